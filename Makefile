@@ -1,0 +1,60 @@
+# Convenience front end over CMake/CTest.  `make demo` and `make test` are the
+# two commands of the README; everything else is optional.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps configure build demo test test-unit test-sanitize fuzz-smoke \
+        test-long bench install clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# Main job: two lanes back to back over a 10 m cable, random packets both
+# ways with bit errors, lossless check.
+demo: build
+	@./$(BUILD)/rifl demo
+
+# Every test: the normal build, then AddressSanitizer + UBSan, then a short
+# libFuzzer run of every harness.
+test: test-unit test-sanitize fuzz-smoke
+
+test-unit: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize: deps
+	@CC=clang cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	    -DRIFL_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    ctest --output-on-failure -j $(JOBS)
+
+fuzz-smoke: deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	    -DRIFL_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@./scripts/fuzz-smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# Full-length randomised runs (10M+ frames per direction, etc.)
+test-long: build
+	@cd $(BUILD) && RIFL_LONG_TESTS=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@./bench/run.sh ./$(BUILD)/rifl
+
+install: build
+	@cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,35 @@
+/* rifl: one error type for the whole library.
+ *
+ * Every fallible call returns an int: RIFL_OK (0) on success, or a negative
+ * rifl_err value.  rifl_strerror() gives a short fixed text for each; calls
+ * that can explain more (configuration checks, parsers) also fill a
+ * caller-owned message buffer. */
+#ifndef RIFL_ERROR_H
+#define RIFL_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rifl_err {
+    RIFL_OK = 0,
+    RIFL_ERR_INVALID_ARG = -1,   /* an argument is out of range or NULL */
+    RIFL_ERR_CONFIG = -2,        /* a configuration is refused (see message) */
+    RIFL_ERR_AGAIN = -3,         /* would block: queue full or nothing ready */
+    RIFL_ERR_TOO_BIG = -4,       /* item larger than the queue can ever hold */
+    RIFL_ERR_NOMEM = -5,         /* allocation failed */
+    RIFL_ERR_PARSE = -6,         /* malformed input text or file */
+    RIFL_ERR_FRAME = -7,         /* malformed wire frame */
+    RIFL_ERR_IO = -8,            /* file or socket error */
+    RIFL_ERR_UNREACHABLE = -9,   /* no route to a destination */
+    RIFL_ERR_STATE = -10,        /* call not valid in the current state */
+    RIFL_ERR_BUFFER = -11        /* caller's buffer too small */
+} rifl_err;
+
+/* Fixed text for an error code; never NULL. */
+const char *rifl_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,103 @@
+/* rifl: explicit, seeded pseudo-random generator (xoshiro256**, seeded
+ * through splitmix64).  Every random choice in the library, the simulators
+ * and the tests draws from a rifl_rng the caller owns, so a run is
+ * reproducible from its seed. */
+#ifndef RIFL_RNG_H
+#define RIFL_RNG_H
+
+#include <stdint.h>
+#include <math.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rifl_rng {
+    uint64_t s[4];
+} rifl_rng;
+
+static inline uint64_t rifl_splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static inline void rifl_rng_seed(rifl_rng *r, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++)
+        r->s[i] = rifl_splitmix64(&x);
+}
+
+static inline uint64_t rifl_rng_next(rifl_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t v = s[1] * 5;
+    uint64_t result = ((v << 7) | (v >> 57)) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return result;
+}
+
+/* Uniform double in [0, 1). */
+static inline double rifl_rng_double(rifl_rng *r)
+{
+    return (double)(rifl_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform integer in [0, n), n > 0 (Lemire's multiply-shift, unbiased). */
+static inline uint64_t rifl_rng_below(rifl_rng *r, uint64_t n)
+{
+    uint64_t x = rifl_rng_next(r);
+    __uint128_t m = (__uint128_t)x * n;
+    uint64_t l = (uint64_t)m;
+    if (l < n) {
+        uint64_t t = (0 - n) % n;
+        while (l < t) {
+            x = rifl_rng_next(r);
+            m = (__uint128_t)x * n;
+            l = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+/* Uniform integer in [lo, hi], lo <= hi. */
+static inline uint64_t rifl_rng_range(rifl_rng *r, uint64_t lo, uint64_t hi)
+{
+    return lo + rifl_rng_below(r, hi - lo + 1);
+}
+
+/* Bernoulli trial with probability p. */
+static inline int rifl_rng_chance(rifl_rng *r, double p)
+{
+    return rifl_rng_double(r) < p;
+}
+
+/* Number of failures before the first success of a Bernoulli(p) process
+ * (geometric on {0,1,...}); used to skip ahead to the next bit error.
+ * Returns UINT64_MAX when p <= 0. */
+static inline uint64_t rifl_rng_geometric(rifl_rng *r, double p)
+{
+    if (p <= 0.0)
+        return UINT64_MAX;
+    if (p >= 1.0)
+        return 0;
+    double u = 1.0 - rifl_rng_double(r); /* (0, 1] */
+    double g = floor(log(u) / log1p(-p));
+    if (!(g < 1.8e19))
+        return UINT64_MAX;
+    return (uint64_t)g;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,20 @@
+#include "rifl/error.h"
+
+const char *rifl_strerror(int err)
+{
+    switch (err) {
+    case RIFL_OK: return "success";
+    case RIFL_ERR_INVALID_ARG: return "invalid argument";
+    case RIFL_ERR_CONFIG: return "configuration refused";
+    case RIFL_ERR_AGAIN: return "resource temporarily unavailable";
+    case RIFL_ERR_TOO_BIG: return "item too large for its queue";
+    case RIFL_ERR_NOMEM: return "out of memory";
+    case RIFL_ERR_PARSE: return "malformed input";
+    case RIFL_ERR_FRAME: return "malformed frame";
+    case RIFL_ERR_IO: return "input/output error";
+    case RIFL_ERR_UNREACHABLE: return "destination unreachable";
+    case RIFL_ERR_STATE: return "not valid in the current state";
+    case RIFL_ERR_BUFFER: return "buffer too small";
+    default: return "unknown error";
+    }
+}

@@ -1,0 +1,107 @@
+/* CRC-12 of a RIFL frame (spec section 4), table driven.
+ *
+ * The CRC of a frame is what a direct-form (XOR at the input) shift register
+ * holds after all F bits, VCODE bits zero: the frame polynomial times x^12,
+ * reduced modulo G = x^12 + x^5 + x^3 + x^2 + x + 1.  That value is linear in
+ * the bytes, so it is the XOR of one table entry per byte:
+ * pos[d][b] = b * x^(8d+12) mod G, with d the byte's distance from the end of
+ * the frame.  All lookups of a frame are independent of each other, which
+ * lets the CPU run them in parallel.  Frames longer than 32 bytes are cut into
+ * 32-byte blocks whose remainders are chained with r <- r * x^256 + block. */
+#include "rifl/frame.h"
+#include "link_priv.h"
+
+static uint16_t pos_table[32][256];   /* b * x^(8d+12) mod G, d = 0..31 */
+static uint16_t chain_table[2][256];  /* b * x^(256+8k) mod G, k = 0, 1 */
+
+static uint16_t mulx_mod(uint16_t r)
+{
+    /* r * x mod G, r of degree < 12 */
+    r = (uint16_t)(r << 1);
+    if (r & 0x1000u)
+        r ^= 0x1000u | RIFL_CRC12_POLY;
+    return r;
+}
+
+__attribute__((constructor)) static void crc12_tables_init(void)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        /* b * x^12 mod G: the CRC register (direct form) of a frame is the
+         * frame polynomial times x^12, reduced */
+        uint16_t r = (uint16_t)b;
+        for (int k = 0; k < 12; k++)
+            r = mulx_mod(r);
+        for (unsigned d = 0; d < 32; d++) {
+            pos_table[d][b] = r;
+            for (int k = 0; k < 8; k++)
+                r = mulx_mod(r);
+        }
+        /* chaining multiplies an already-scaled remainder by x^256 */
+        r = (uint16_t)b;
+        for (int k = 0; k < 256; k++)
+            r = mulx_mod(r);
+        chain_table[0][b] = r;
+        for (int k = 0; k < 8; k++)
+            r = mulx_mod(r);
+        chain_table[1][b] = r;
+    }
+}
+
+/* Remainder of a 32-byte block (bytes at distances 31..0). */
+static inline uint16_t block32(const uint8_t *p)
+{
+    uint16_t a = 0, b = 0, c = 0, d = 0;
+    for (unsigned i = 0; i < 32; i += 4) {
+        a ^= pos_table[31 - i][p[i]];
+        b ^= pos_table[30 - i][p[i + 1]];
+        c ^= pos_table[29 - i][p[i + 2]];
+        d ^= pos_table[28 - i][p[i + 3]];
+    }
+    return (uint16_t)(a ^ b ^ c ^ d);
+}
+
+static inline uint16_t chain(uint16_t r)
+{
+    return (uint16_t)(chain_table[0][r & 0xFF] ^ chain_table[1][r >> 8]);
+}
+
+static uint16_t crc_bytes(const uint8_t *f, unsigned nbytes, uint8_t last2[2])
+{
+    /* `last2` holds the frame's last two bytes with the VCODE bits cleared. */
+    uint16_t r = 0;
+    unsigned i = 0;
+    if (nbytes >= 32) {
+        for (; i + 32 < nbytes; i += 32)
+            r = (uint16_t)(chain(r) ^ block32(f + i));
+        /* final block of exactly 32 bytes, ends with the masked last2 */
+        uint16_t a = 0, b = 0;
+        for (unsigned j = 0; j < 30; j += 2) {
+            a ^= pos_table[31 - j][f[i + j]];
+            b ^= pos_table[30 - j][f[i + j + 1]];
+        }
+        a ^= pos_table[1][last2[0]];
+        /* last2[1] is all VCODE bits: zero, contributes nothing */
+        return (uint16_t)(chain(r) ^ a ^ b);
+    }
+    /* short frame (8 or 16 bytes): one partial block */
+    uint16_t a = 0;
+    for (unsigned j = 0; j + 2 < nbytes; j++)
+        a ^= pos_table[nbytes - 1 - j][f[j]];
+    a ^= pos_table[1][last2[0]];
+    return a;
+}
+
+uint16_t rifl_crc12(const uint8_t *frame, unsigned frame_bits)
+{
+    unsigned n = frame_bits / 8;
+    uint8_t last2[2] = { (uint8_t)(frame[n - 2] & 0xF0), 0 };
+    return crc_bytes(frame, n, last2);
+}
+
+uint16_t rifl_crc12_words(const uint64_t *w, unsigned nwords)
+{
+    uint8_t buf[RIFL_FRAME_MAX_BYTES];
+    for (unsigned i = 0; i < nwords; i++)
+        rifl_store_be64(buf + 8 * i, w[i]);
+    return rifl_crc12(buf, nwords * 64);
+}
