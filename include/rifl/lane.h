@@ -1,0 +1,229 @@
+/* rifl: the RIFL lane engine, a sans-I/O state machine for one lane
+ * (../shared/spec/rifl-link.md, sections 6-9).
+ *
+ * The engine is driven one frame slot at a time.  In every slot the caller
+ *   1. asks for the one frame to send:      rifl_lane_tx(lane, wire_out)
+ *   2. hands over the one frame received:   rifl_lane_rx(lane, wire_in, info)
+ * (wire_in may be NULL when nothing arrived in that slot, e.g. before the
+ * cable delay has passed).  What the receiver learns in slot t acts on the
+ * frame sent in slot t+1.  Frames are F/8-byte arrays, first bit sent = most
+ * significant bit of byte 0, so a simulator, a socket loop or a hardware test
+ * bench linked against the library can all drive it.
+ *
+ * On the user side, rifl_lane_send() takes whole packets of any length (1
+ * byte up to the transmit queue size) or refuses them with RIFL_ERR_AGAIN
+ * while the queue is full; rifl_lane_read() hands back received bytes in
+ * order, marking the end of each packet.
+ *
+ * The engine never reads a clock, never touches I/O, and allocates only in
+ * rifl_lane_create(). */
+#ifndef RIFL_LANE_H
+#define RIFL_LANE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rifl/error.h"
+#include "rifl/frame.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- link parameters and the frame-ID sizing rule (spec section 9) ------ */
+
+typedef struct rifl_link_params {
+    double lane_rate_gbps;   /* serial rate of the lane */
+    double cable_m;          /* cable length */
+    double ns_per_m;         /* propagation delay (5 ns/m fibre or copper) */
+    double transceiver_ns;   /* fixed one-way transceiver (GT) latency */
+} rifl_link_params;
+
+/* Round trip in frame slots: 2 * (transceiver + cable) converted to frames at
+ * the lane rate, plus `extra_frames` of pipeline delay. */
+double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
+                            unsigned extra_frames);
+
+/* Smallest safe frame-ID width: ceil(log2(16 + 16 + RTT_frames)).  May exceed
+ * 12, which means no frame-ID width is safe for that link. */
+unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
+                                unsigned extra_frames);
+
+/* ---- configuration ----------------------------------------------------- */
+
+typedef enum rifl_lane_fc_mode {
+    RIFL_LANE_FC_ONOFF = 0, /* the spec's ON/OFF flow-control frames */
+    RIFL_LANE_FC_NONE = 1   /* no ON/OFF frames: an upper layer (credits)
+                               keeps the receive buffer from filling */
+} rifl_lane_fc_mode;
+
+typedef struct rifl_lane_config {
+    unsigned frame_bits;       /* F: 64, 128, 256, 512, 1024 or 2048 */
+    unsigned fid_bits;         /* K: 1..12, checked against the link */
+    rifl_link_params link;     /* the link this lane runs on */
+    unsigned pipeline_frames;  /* engine + PHY pipeline added to the round
+                                  trip, in frames (both directions together) */
+    unsigned tx_queue_frames;  /* user transmit queue, in frames */
+    unsigned rx_buffer_frames; /* receive (flow-control) buffer; 0 = 2^(K+1) */
+    unsigned fc_on_frames;     /* ON when occupancy > this; 0 = 2/3 of buffer */
+    unsigned fc_off_frames;    /* OFF when occupancy < this; 0 = 1/3 */
+    rifl_lane_fc_mode fc_mode;
+    unsigned rx_lock_frames;   /* consecutive legal SYN headers before the
+                                  receiver counts as aligned; 0 = aligned
+                                  from the start (frames arrive aligned) */
+    unsigned ext_queue_frames; /* extension-frame queues, each direction */
+    bool allow_unsafe_fid;     /* accept a K below the sizing rule (only for
+                                  experiments showing why it is refused) */
+} rifl_lane_config;
+
+/* The paper's reference lane: F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
+ * treated as one lane), 10 m cable at 5 ns/m, 80 ns transceiver latency. */
+extern const rifl_lane_config rifl_lane_default_config;
+
+/* Check a configuration.  On refusal returns RIFL_ERR_CONFIG and writes a
+ * message naming the problem and the smallest safe value (or the supported
+ * values) to `msg`. */
+int rifl_lane_config_check(const rifl_lane_config *cfg, char *msg, size_t msglen);
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+typedef struct rifl_lane rifl_lane;
+
+/* Allocates everything the lane will ever need.  `msg` (may be NULL)
+ * explains a refusal. */
+int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
+                     size_t msglen);
+void rifl_lane_free(rifl_lane *lane);
+/* Bytes allocated by rifl_lane_create for this lane. */
+size_t rifl_lane_memory(const rifl_lane *lane);
+const rifl_lane_config *rifl_lane_get_config(const rifl_lane *lane);
+
+/* ---- per-slot frame interface ------------------------------------------ */
+
+/* Produce the frame to send in this slot (F/8 bytes). */
+int rifl_lane_tx(rifl_lane *lane, uint8_t *wire);
+
+/* What the receiver did with one frame. */
+typedef enum rifl_rx_result {
+    RIFL_RX_EMPTY = 0,      /* wire was NULL: nothing received this slot */
+    RIFL_RX_NOT_ALIGNED,    /* receiver not aligned yet: frame ignored */
+    RIFL_RX_VERIFY_FAIL,    /* VCODE did not match: dropped, frame_error */
+    RIFL_RX_DELIVERED,      /* good data frame, new: delivered/applied */
+    RIFL_RX_SKIPPED,        /* good data frame already delivered (replay)
+                               or inside the 16-frame verification run */
+    RIFL_RX_CONTROL,        /* good control frame */
+    RIFL_RX_OVERFLOW        /* good and new, but the receive buffer was
+                               full: treated as lost, retransmission asked */
+} rifl_rx_result;
+
+const char *rifl_rx_result_name(rifl_rx_result r);
+
+/* Consume the frame received in this slot.  Returns a rifl_rx_result (>= 0)
+ * or a negative error.  `info` (may be NULL) receives the decoded frame. */
+int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
+
+/* ---- user interface ------------------------------------------------------ */
+
+/* Queue one whole packet.  RIFL_ERR_AGAIN when the transmit queue lacks room
+ * now (nothing is taken; try again after some slots), RIFL_ERR_TOO_BIG when
+ * the packet can never fit the queue, RIFL_ERR_INVALID_ARG for len == 0. */
+int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
+
+/* Bytes of packet data the transmit queue can take right now. */
+size_t rifl_lane_send_space(const rifl_lane *lane);
+
+/* Read received bytes in order.  Copies up to `cap` bytes of the current
+ * packet into `buf`, never crossing a packet boundary; *eop = 1 when the
+ * bytes returned end a packet.  Returns RIFL_OK, or RIFL_ERR_AGAIN when no
+ * byte is waiting. */
+int rifl_lane_read(rifl_lane *lane, void *buf, size_t cap, size_t *len, int *eop);
+
+/* Received frames waiting in the receive buffer. */
+unsigned rifl_lane_rx_backlog(const rifl_lane *lane);
+
+/* Extension frames: META-00 data frames whose last payload byte is a format
+ * code >= RIFL_FMT_EXT_MIN, for upper layers (per-queue flow control,
+ * credit packets).  They are numbered, replayed and delivered in order like
+ * user data, ahead of queued user data.  `len` <= P/8 - 1. */
+int rifl_lane_send_ext(rifl_lane *lane, uint8_t code, const void *data, size_t len);
+int rifl_lane_read_ext(rifl_lane *lane, uint8_t *code, void *buf, size_t cap,
+                       size_t *len);
+
+/* ---- inputs from the PHY ------------------------------------------------- */
+
+/* Force the receiver's alignment state (a PHY that aligns frames itself). */
+void rifl_lane_set_rx_aligned(rifl_lane *lane, bool aligned);
+/* Clock compensation: send `n` more IDLE pause slots in NORMAL state. */
+void rifl_lane_add_pause_slots(rifl_lane *lane, unsigned n);
+
+/* ---- state and counters -------------------------------------------------- */
+
+typedef enum rifl_tx_state {
+    RIFL_TX_INIT = 0,
+    RIFL_TX_SEND_PAUSE,
+    RIFL_TX_PAUSE,
+    RIFL_TX_RETRANS,
+    RIFL_TX_SEND_RETRANS,
+    RIFL_TX_NORMAL,
+    RIFL_TX_STATE_COUNT
+} rifl_tx_state;
+
+const char *rifl_tx_state_name(rifl_tx_state s);
+
+typedef struct rifl_lane_flags {
+    bool rx_aligned;       /* local receiver aligned and up */
+    bool frame_error;      /* local receiver has seen a bad frame */
+    bool peer_pause;       /* PAUSE flag from the peer */
+    bool peer_retransmit;  /* RETRANSMIT flag from the peer */
+    bool peer_fc_on;       /* peer asked us to stop user data */
+    bool local_fc_on;      /* we asked the peer to stop */
+    bool replay_active;    /* a replay cycle is running */
+} rifl_lane_flags;
+
+typedef struct rifl_lane_stats {
+    /* transmit */
+    uint64_t tx_slots;
+    uint64_t tx_state_slots[RIFL_TX_STATE_COUNT];
+    uint64_t tx_frames[RIFL_KIND_COUNT];   /* new frames sent, by kind */
+    uint64_t tx_idle, tx_pause, tx_retransmit; /* control frames by key */
+    uint64_t tx_replayed;        /* data frames sent again in replays */
+    uint64_t tx_replay_cycles;   /* replay cycles started */
+    uint64_t tx_clock_comp;      /* pause slots spent for clock compensation */
+    uint64_t tx_fc_wait;         /* slots idled because the peer had FC ON */
+    uint64_t tx_err_wait;        /* slots idled after a local frame error */
+    uint64_t tx_packets, tx_bytes;   /* user packets/bytes accepted */
+    uint64_t tx_rejected;        /* rifl_lane_send calls refused (queue full) */
+    uint64_t tx_ext;             /* extension frames accepted */
+    /* receive */
+    uint64_t rx_slots;           /* rifl_lane_rx calls */
+    uint64_t rx_empty;           /* slots with no frame */
+    uint64_t rx_not_aligned;     /* frames ignored while not aligned */
+    uint64_t rx_bad_syn;         /* frames with an illegal SYN (00/11) */
+    uint64_t rx_align_lost;      /* times alignment was lost */
+    uint64_t rx_verify_fail;     /* frames failing verification */
+    uint64_t rx_frame_errors;    /* times frame_error was raised */
+    uint64_t rx_good_data;       /* good data frames */
+    uint64_t rx_skipped;         /* good data frames not delivered (replays,
+                                    verification run) */
+    uint64_t rx_control;         /* good control frames */
+    uint64_t rx_delivered[RIFL_KIND_COUNT]; /* new data frames by kind */
+    uint64_t rx_bad_format;      /* delivered partial frames with a bad count */
+    uint64_t rx_overflow;        /* new frames refused: receive buffer full */
+    uint64_t rx_keys[3];         /* control frames seen: IDLE, PAUSE, RETRANSMIT */
+    uint64_t rx_unknown_key;     /* control frames with another key */
+    uint64_t flag_pause_raised, flag_retransmit_raised;
+    uint64_t fc_on_sent, fc_off_sent;       /* flow-control events we sent */
+    uint64_t fc_on_received, fc_off_received;
+    uint64_t rx_packets, rx_bytes;          /* user packets/bytes read */
+    uint64_t rx_ext;             /* extension frames read by the user */
+} rifl_lane_stats;
+
+rifl_tx_state rifl_lane_state(const rifl_lane *lane);
+rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
+const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
