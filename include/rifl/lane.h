@@ -73,6 +73,8 @@ typedef struct rifl_lane_config {
                                   receiver counts as aligned; 0 = aligned
                                   from the start (frames arrive aligned) */
     unsigned ext_queue_frames; /* extension-frame queues, each direction */
+    unsigned replay_tail_frames; /* control slots closing a replay cycle;
+                                  0 = max(2^K / 2, RTT + 20), see docs */
     bool allow_unsafe_fid;     /* accept a K below the sizing rule (only for
                                   experiments showing why it is refused) */
 } rifl_lane_config;
@@ -80,6 +82,12 @@ typedef struct rifl_lane_config {
 /* The paper's reference lane: F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
  * treated as one lane), 10 m cable at 5 ns/m, 80 ns transceiver latency. */
 extern const rifl_lane_config rifl_lane_default_config;
+
+/* Length of the closing part of a replay cycle that a configuration gets,
+ * and the shortest safe one (one round trip plus 20 slots). */
+struct rifl_lane_config;
+unsigned rifl_lane_replay_tail(const struct rifl_lane_config *cfg);
+unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);
 
 /* Check a configuration.  On refusal returns RIFL_ERR_CONFIG and writes a
  * message naming the problem and the smallest safe value (or the supported

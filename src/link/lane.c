@@ -43,7 +43,8 @@ struct rifl_lane {
     unsigned init_slots;       /* INIT progress */
     bool replay_active;
     unsigned replay_slot, replay_len;
-    unsigned normal_since_reset, normal_since_err;
+    unsigned new_frames;       /* new data frames sent since reset (saturates) */
+    unsigned normal_since_err;
     unsigned pause_pending;    /* clock-compensation pause slots */
     bool fc_sent_on;           /* last flow-control notice we sent */
     bool peer_fc_on;           /* peer told us to stop user data */
@@ -129,7 +130,7 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     p += (size_t)cfg->ext_queue_frames * stride;
     l->rxq = (ring){ p, rxcap, 0, 0, stride };
 
-    l->replay_len = 2 * nfid + nfid / 2;
+    l->replay_len = 2 * nfid + rifl_lane_replay_tail(cfg);
     l->normal_since_err = nfid; /* no error seen yet: no resume wait */
     l->thr = 16 & l->kmask;
     l->aligned = cfg->rx_lock_frames == 0;
@@ -202,12 +203,22 @@ static void send_data(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
     l->fid = (l->fid + 1) & l->kmask;
 }
 
+/* A new (not replayed) data frame: the first 2^K after reset carry no user
+ * data, so the peer's receiver, which never delivers IDs 0..15 after reset,
+ * loses nothing. */
+static void send_new(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
+{
+    send_data(l, wire, rec);
+    if (l->new_frames < l->nfid)
+        l->new_frames++;
+}
+
 static void send_meta00(rifl_lane *l, uint8_t *wire, uint8_t format, rifl_frame_kind kind)
 {
     uint8_t rec[RIFL_FRAME_MAX_BYTES];
     memset(rec, 0, l->txq.stride);
     rec[l->pbytes] = format; /* last payload byte */
-    send_data(l, wire, rec);
+    send_new(l, wire, rec);
     l->st.tx_frames[kind]++;
 }
 
@@ -253,10 +264,8 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
 
 static void tx_normal(rifl_lane *l, uint8_t *wire)
 {
-    bool user_ok = l->normal_since_reset >= l->nfid;
+    bool user_ok = l->new_frames >= l->nfid;
     bool err_wait = l->normal_since_err < l->nfid;
-    if (l->normal_since_reset < l->nfid)
-        l->normal_since_reset++;
     if (l->normal_since_err < l->nfid)
         l->normal_since_err++;
 
@@ -266,6 +275,7 @@ static void tx_normal(rifl_lane *l, uint8_t *wire)
         send_control(l, wire, RIFL_KEY_IDLE);
         return;
     }
+    bool started = l->new_frames >= 16; /* peer delivers from ID 16 on */
     if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF) {
         unsigned occ = l->rxq.count;
         bool want = l->fc_sent_on;
@@ -273,7 +283,7 @@ static void tx_normal(rifl_lane *l, uint8_t *wire)
             want = true;
         else if (occ < l->off_thr)
             want = false;
-        if (want != l->fc_sent_on) {
+        if (want != l->fc_sent_on && started) {
             l->fc_sent_on = want;
             if (want) {
                 l->st.fc_on_sent++;
@@ -285,8 +295,8 @@ static void tx_normal(rifl_lane *l, uint8_t *wire)
             return;
         }
     }
-    if (l->txext.count && !err_wait) {
-        send_data(l, wire, ring_at(&l->txext, 0));
+    if (l->txext.count && !err_wait && started) {
+        send_new(l, wire, ring_at(&l->txext, 0));
         ring_pop(&l->txext);
         l->st.tx_frames[RIFL_KIND_EXT]++;
         return;
@@ -302,7 +312,7 @@ static void tx_normal(rifl_lane *l, uint8_t *wire)
         return;
     }
     if (user_ok && l->txq.count) {
-        send_data(l, wire, ring_at(&l->txq, 0));
+        send_new(l, wire, ring_at(&l->txq, 0));
         ring_pop(&l->txq);
         l->st.tx_frames[RIFL_KIND_DATA]++;
         return;

@@ -23,6 +23,7 @@ const rifl_lane_config rifl_lane_default_config = {
     .fc_mode = RIFL_LANE_FC_ONOFF,
     .rx_lock_frames = 64,
     .ext_queue_frames = 64,
+    .replay_tail_frames = 0,
     .allow_unsafe_fid = false,
 };
 
@@ -41,6 +42,24 @@ unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bit
     while ((double)(1u << k) < need && k < 31)
         k++;
     return k;
+}
+
+unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)
+{
+    /* the newest replayed frame reaches the peer half a round trip after it
+     * is sent; the peer's first non-RETRANSMIT frame takes the other half;
+     * 16 of them clear the flag; 4 slots of margin */
+    double rtt = rifl_link_rtt_frames(&c->link, c->frame_bits, c->pipeline_frames);
+    return (unsigned)ceil(rtt) + 20;
+}
+
+unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
+{
+    if (c->replay_tail_frames)
+        return c->replay_tail_frames;
+    unsigned half = (1u << c->fid_bits) / 2;
+    unsigned need = rifl_lane_min_replay_tail(c);
+    return half > need ? half : need;
 }
 
 static int refuse(char *msg, size_t msglen, const char *fmt, ...)
@@ -127,6 +146,17 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     if (c->fc_mode != RIFL_LANE_FC_ONOFF && c->fc_mode != RIFL_LANE_FC_NONE)
         return refuse(msg, msglen, "unknown flow-control mode %d; use ONOFF or NONE",
                       (int)c->fc_mode);
+    unsigned tail_min = rifl_lane_min_replay_tail(c);
+    if (c->replay_tail_frames && c->replay_tail_frames < tail_min && !c->allow_unsafe_fid)
+        return refuse(msg, msglen,
+                      "replay tail of %u slots is shorter than one round trip plus 20 "
+                      "(%u slots): the peer's last retransmit requests could restart a "
+                      "replay after it is back in step, and it would take stale frames "
+                      "as new; use at least %u (or 0 for automatic)",
+                      c->replay_tail_frames, tail_min, tail_min);
+    if (c->replay_tail_frames > (1u << 20))
+        return refuse(msg, msglen, "replay tail of %u slots: use at most 1048576",
+                      c->replay_tail_frames);
     if (c->rx_lock_frames > 65536)
         return refuse(msg, msglen, "alignment lock of %u frames: use 0 to 65536",
                       c->rx_lock_frames);
