@@ -42,6 +42,7 @@ struct rifl_lane {
     unsigned fid;              /* frame-ID counter */
     unsigned init_slots;       /* INIT progress */
     bool replay_active;
+    bool replay_restart;       /* next RETRANS slot opens a restarted cycle */
     unsigned replay_slot, replay_len;
     unsigned new_frames;       /* new data frames sent since reset (saturates) */
     unsigned normal_since_err;
@@ -244,6 +245,24 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
         l->replay_slot = 0;
         l->st.tx_replay_cycles++;
     }
+    if (l->replay_restart) {
+        /* A cycle restarts because the peer's RETRANSMIT flag is still up.
+         * That flag may be stale: the peer may already be back in step,
+         * expecting exactly the ID of the oldest buffered frame, and would
+         * take that old frame as new.  One control frame carrying an ID the
+         * peer cannot expect first moves it 16 frames back, where the replay
+         * finds the right frames again. */
+        l->replay_restart = false;
+        l->st.tx_resync++;
+        rifl_frame_encode_control(wire, l->F,
+                                  l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
+                                  (l->fid + 2048u) & 0xFFFu, &l->scr);
+        if (l->frame_error)
+            l->st.tx_retransmit++;
+        else
+            l->st.tx_idle++;
+        return;
+    }
     if (l->replay_slot < 2 * l->nfid && (l->replay_slot & 1u) == 0) {
         /* even slot of the first 2 x 2^K: replay the oldest frame; it goes
          * back into the same buffer entry */
@@ -255,6 +274,7 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
     if (++l->replay_slot >= l->replay_len) {
         if (l->peer_retransmit) {
             l->replay_slot = 0;
+            l->replay_restart = true;
             l->st.tx_replay_cycles++;
         } else {
             l->replay_active = false;
