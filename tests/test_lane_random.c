@@ -7,6 +7,7 @@
 
 #include "rifl/lane.h"
 #include "rifl/sim.h"
+#include "link/lane_priv.h"
 
 struct side {
     uint64_t next_seq;        /* next packet to offer */
@@ -50,6 +51,8 @@ struct trace_rec {
     uint16_t txid, rxid;
     uint8_t txsyn, rxkind, rxres;
     uint16_t rxthr;
+    uint16_t btxid, arxid;
+    uint8_t btxsyn, arxres;
 };
 
 static uint64_t frame_hash(unsigned meta, const uint8_t *payload, unsigned n)
@@ -187,7 +190,18 @@ static void run(const struct run_cfg *rc, struct run_result *out)
         }
         const uint8_t *to_b = rifl_channel_step(p->ch[0], p->wire[0]);
         const uint8_t *to_a = rifl_channel_step(p->ch[1], p->wire[1]);
-        rifl_lane_rx(p->lane[0], to_a, NULL);
+        rifl_frame_info ai;
+        int arx = rifl_lane_rx(p->lane[0], to_a, &ai);
+        if (trace) {
+            struct trace_rec *tr = &trace[t % TRACE_N];
+            uint64_t tmp = 0;
+            rifl_frame_info bt;
+            rifl_frame_decode(p->wire[1], F, &tmp, NULL, &bt);
+            tr->btxid = bt.id;
+            tr->btxsyn = (uint8_t)bt.syn;
+            tr->arxid = to_a ? ai.id : 0xFFFF;
+            tr->arxres = (uint8_t)arx;
+        }
         rifl_frame_info bi;
         uint8_t bpay[RIFL_PAYLOAD_MAX_BYTES];
         if (to_b)
@@ -231,6 +245,24 @@ static void run(const struct run_cfg *rc, struct run_result *out)
             }
         }
         p->slot++;
+    }
+    if (trace && !out->drained) {
+        printf("NOT DRAINED trace (last slots):\n");
+        for (int k = 0; k < 2; k++)
+            printf("lane %c: fid %u new %u rfid %u thr %u ferr %d replay_slot %u\n", 'A' + k,
+                   p->lane[k]->fid, p->lane[k]->new_frames, p->lane[k]->rfid, p->lane[k]->thr,
+                   p->lane[k]->frame_error, p->lane[k]->replay_slot);
+        for (uint64_t k = p->slot > 600 ? p->slot - 600 : 0; k < p->slot; k++) {
+            struct trace_rec *tr = &trace[k % TRACE_N];
+            printf("%llu A:%s fe%d pr%d rp%d tx(syn%u id%u) rx(id%u %s) | B:%s fe%d pr%d rp%d "
+                   "tx(syn%u id%u) rx(id%u %s %s)\n", (unsigned long long)tr->t,
+                   rifl_tx_state_name(tr->st[0]), tr->ferr[0], tr->pretr[0],
+                   tr->replay[0], tr->txsyn, tr->txid, tr->arxid, rifl_rx_result_name(tr->arxres),
+                   rifl_tx_state_name(tr->st[1]), tr->ferr[1], tr->pretr[1],
+                   tr->replay[1], tr->btxsyn, tr->btxid, tr->rxid,
+                   tr->rxkind < RIFL_KIND_COUNT ? rifl_frame_kind_name(tr->rxkind) : "-",
+                   rifl_rx_result_name(tr->rxres));
+        }
     }
     out->oracle_sent = orc.sent;
     out->oracle_delivered = orc.delivered;
@@ -403,7 +435,31 @@ static void t_short_replay_tail_breaks(void)
     CHECK(r.replays > 100);
 }
 
+/* Errors during bring-up: many short runs, each with a burst of errors in
+ * its first thousands of slots, must all come up and deliver everything. */
+static void t_startup_storm(void)
+{
+    unsigned runs = test_long_run ? 400 : 40;
+    unsigned bad = 0;
+    for (unsigned i = 0; i < runs; i++) {
+        static const unsigned widths[] = { 128, 256, 512 };
+        struct run_cfg rc = {
+            .frame_bits = widths[i % 3], .delay_frames = 20 + 37 * (i % 7),
+            .ber = { 3e-5, 2e-5 }, .slots = 2000 + 500 * (i % 9),
+            .seed = test_seed * 1000 + i, .min_len = 1, .max_len = 3000,
+            .backpressure = (i & 1) != 0,
+        };
+        struct run_result r;
+        run(&rc, &r);
+        if (!(r.clean && r.drained && r.ok[0] == r.sent[0] && r.ok[1] == r.sent[1] &&
+              r.oracle_mismatch == 0 && r.oracle_delivered == r.oracle_sent))
+            bad++;
+    }
+    CHECK_EQ_U(bad, 0);
+}
+
 TEST_MAIN({ "ber_sweep_backpressure", t_ber_sweep_backpressure },
+          { "startup_storm", t_startup_storm },
           { "undersized_fid_refused", t_undersized_fid_refused },
           { "short_replay_tail_breaks", t_short_replay_tail_breaks },
           { "frame_widths", t_frame_widths },

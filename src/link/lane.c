@@ -182,15 +182,28 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
     if (!l->replay_active) {
         l->replay_active = true;
         l->replay_slot = 0;
+        l->replay_restart = true;
         l->st.tx_replay_cycles++;
     }
+    if (l->replay_slot == 0 && l->new_frames < l->nfid) {
+        /* Start-up: the replay buffer still holds some of the fillers put in
+         * at INIT, which were never sent.  Replayed, they would carry IDs
+         * ahead of the counter (the peer would take them as new and run
+         * ahead of us), and the frames 0..15 that the peer's receiver must
+         * see in a row after reset may not exist yet.  So fill the buffer
+         * with sent frames first (new fillers, as NORMAL would send), then
+         * replay. */
+        send_meta00(l, wire, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
+        return;
+    }
     if (l->replay_restart) {
-        /* A cycle restarts because the peer's RETRANSMIT flag is still up.
-         * That flag may be stale: the peer may already be back in step,
-         * expecting exactly the ID of the oldest buffered frame, and would
-         * take that old frame as new.  One control frame carrying an ID the
-         * peer cannot expect first moves it 16 frames back, where the replay
-         * finds the right frames again. */
+        /* Every cycle opens with one control frame carrying an ID the peer
+         * cannot expect.  The RETRANSMIT flag that started or restarted the
+         * cycle may be stale: the peer may be back in step already, expecting
+         * exactly the ID of the oldest buffered frame, and would take that
+         * old frame as new.  The out-of-sequence frame moves it 16 frames
+         * back, where the replay finds the right frames again; a peer that
+         * is out of step anyway is not affected. */
         l->replay_restart = false;
         l->st.tx_resync++;
         rifl_frame_encode_control(wire, l->F,
