@@ -230,6 +230,9 @@ typedef struct rifl_lane_stats {
 } rifl_lane_stats;
 
 rifl_tx_state rifl_lane_state(const rifl_lane *lane);
+/* The frame ID the receiver expects next (a frame verifies when it claims
+ * exactly this ID). */
+unsigned rifl_lane_expected_id(const rifl_lane *lane);
 rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
 const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
 

@@ -83,6 +83,7 @@ void rifl_lane_free(rifl_lane *l) { free(l); }
 size_t rifl_lane_memory(const rifl_lane *l) { return l ? l->memory : 0; }
 const rifl_lane_config *rifl_lane_get_config(const rifl_lane *l) { return &l->cfg; }
 rifl_tx_state rifl_lane_state(const rifl_lane *l) { return l->state; }
+unsigned rifl_lane_expected_id(const rifl_lane *l) { return l->rfid; }
 const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *l) { return &l->st; }
 
 rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
