@@ -3,6 +3,7 @@
 #include "testlib.h"
 
 #include "rifl/frame.h"
+#include "rifl/lane.h"
 
 #include "rifl/text.h"
 
@@ -15,7 +16,7 @@ static const char *const scenarios[] = {
 #define NSCEN (sizeof scenarios / sizeof scenarios[0])
 
 struct params {
-    unsigned frame_width, fid_width;
+    unsigned frame_width, fid_width, delay_beats;
     unsigned long encode_vectors, rx_frames, rx_fail, delivered;
 };
 
@@ -45,6 +46,7 @@ static int read_params(const char *scen, struct params *p)
         if (!strcmp(key, "frame_width")) p->frame_width = (unsigned)v;
         else if (!strcmp(key, "frame_id_width")) p->fid_width = (unsigned)v;
         else if (!strcmp(key, "encode_vectors")) p->encode_vectors = v;
+        else if (!strcmp(key, "channel_delay_beats")) p->delay_beats = (unsigned)v;
         else if (!strcmp(key, "rx_frames")) p->rx_frames = v;
         else if (!strcmp(key, "rx_frames_failing_verification")) p->rx_fail = v;
         else if (!strcmp(key, "delivered_frames")) p->delivered = v;
@@ -137,4 +139,86 @@ static void t_encode_and_clean_decode(void)
     }
 }
 
-TEST_MAIN({ "encode_and_clean_decode", t_encode_and_clean_decode })
+/* Check 2: B's received frames, fed to a fresh receiver that is aligned and up
+ * from the first line, fail verification exactly as often as the reference
+ * receiver's did, and the delivered frames start with b_delivered.txt. */
+static void t_receiver_matches_reference(void)
+{
+    for (size_t s = 0; s < NSCEN; s++) {
+        struct params p;
+        REQUIRE(read_params(scenarios[s], &p) == 0);
+        rifl_lane_config cfg = rifl_lane_default_config;
+        cfg.frame_bits = p.frame_width;
+        cfg.fid_bits = p.fid_width;
+        /* the recorded link: 64-bit beats on a 28 Gbit/s lane */
+        cfg.link.lane_rate_gbps = 28.0;
+        cfg.link.transceiver_ns = 0;
+        cfg.link.cable_m = p.delay_beats * 64.0 / 28.0 / cfg.link.ns_per_m;
+        cfg.rx_lock_frames = 0; /* frames arrive aligned */
+        rifl_lane *lane = NULL;
+        char msg[512] = "";
+        int rc = rifl_lane_create(&cfg, &lane, msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "%s: %s", scenarios[s], msg);
+        if (rc != RIFL_OK)
+            continue;
+
+        size_t rlen, dlen;
+        char *rx = load(scenarios[s], "b_rx.frames", &rlen);
+        char *dl = load(scenarios[s], "b_delivered.txt", &dlen);
+        REQUIRE(rx && dl);
+        unsigned fb = p.frame_width / 8, pb = fb - 2;
+        rifl_frame_reader rd;
+        rifl_frame_reader_init(&rd, rx, rlen, fb);
+        uint8_t frame[RIFL_FRAME_MAX_BYTES];
+        char err[256];
+        unsigned long frames = 0, delivered = 0, mismatches = 0, extra = 0;
+        char *dsave = NULL;
+        char *dline = strtok_r(dl, "\n", &dsave);
+        while (dline && dline[0] == '#')
+            dline = strtok_r(NULL, "\n", &dsave);
+        int r;
+        while ((r = rifl_frame_reader_next(&rd, frame, err, sizeof err)) == 1) {
+            frames++;
+            rifl_lane_rx(lane, frame, NULL);
+            uint8_t buf[RIFL_PAYLOAD_MAX_BYTES];
+            size_t n;
+            int eop;
+            while (rifl_lane_read(lane, buf, pb, &n, &eop) == RIFL_OK) {
+                delivered++;
+                if (!dline) {
+                    extra++;
+                    continue;
+                }
+                char hex[2 * RIFL_PAYLOAD_MAX_BYTES + 1];
+                rifl_hex_encode(buf, n, hex);
+                int want_eop = dline[0] - '0';
+                const char *want_hex = dline + 2;
+                if (want_eop != eop || strcmp(want_hex, hex)) {
+                    if (mismatches < 3)
+                        fprintf(stderr, "  %s: delivery %lu: got %d %s, want %s\n",
+                                scenarios[s], delivered, eop, hex, dline);
+                    mismatches++;
+                }
+                dline = strtok_r(NULL, "\n", &dsave);
+            }
+        }
+        CHECK_MSG(r == 0, "%s: %s", scenarios[s], err);
+        const rifl_lane_stats *st = rifl_lane_get_stats(lane);
+        printf("  %s: %lu frames, %llu failed verification (reference %lu), %lu delivered "
+               "(reference %lu, %lu beyond it), %lu mismatches\n",
+               scenarios[s], frames, (unsigned long long)st->rx_verify_fail, p.rx_fail,
+               delivered, p.delivered, extra, mismatches);
+        CHECK_EQ_U(frames, p.rx_frames);
+        CHECK_EQ_U(st->rx_verify_fail, p.rx_fail);
+        CHECK(dline == NULL); /* every reference delivery was reproduced */
+        CHECK(delivered >= p.delivered);
+        CHECK_EQ_U(mismatches, 0);
+        CHECK_EQ_U(st->rx_overflow, 0);
+        free(rx);
+        free(dl);
+        rifl_lane_free(lane);
+    }
+}
+
+TEST_MAIN({ "encode_and_clean_decode", t_encode_and_clean_decode },
+          { "receiver_matches_reference", t_receiver_matches_reference })

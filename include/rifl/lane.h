@@ -73,6 +73,8 @@ typedef struct rifl_lane_config {
                                   receiver counts as aligned; 0 = aligned
                                   from the start (frames arrive aligned) */
     unsigned ext_queue_frames; /* extension-frame queues, each direction */
+    unsigned replay_tail_frames; /* control slots closing a replay cycle;
+                                  0 = max(2^K / 2, RTT + 20), see docs */
     bool allow_unsafe_fid;     /* accept a K below the sizing rule (only for
                                   experiments showing why it is refused) */
 } rifl_lane_config;
@@ -80,6 +82,12 @@ typedef struct rifl_lane_config {
 /* The paper's reference lane: F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
  * treated as one lane), 10 m cable at 5 ns/m, 80 ns transceiver latency. */
 extern const rifl_lane_config rifl_lane_default_config;
+
+/* Length of the closing part of a replay cycle that a configuration gets,
+ * and the shortest safe one (one round trip plus 20 slots). */
+struct rifl_lane_config;
+unsigned rifl_lane_replay_tail(const struct rifl_lane_config *cfg);
+unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);
 
 /* Check a configuration.  On refusal returns RIFL_ERR_CONFIG and writes a
  * message naming the problem and the smallest safe value (or the supported
@@ -189,6 +197,8 @@ typedef struct rifl_lane_stats {
     uint64_t tx_idle, tx_pause, tx_retransmit; /* control frames by key */
     uint64_t tx_replayed;        /* data frames sent again in replays */
     uint64_t tx_replay_cycles;   /* replay cycles started */
+    uint64_t tx_resync;          /* out-of-sequence control frames that
+                                    open replay cycles */
     uint64_t tx_clock_comp;      /* pause slots spent for clock compensation */
     uint64_t tx_fc_wait;         /* slots idled because the peer had FC ON */
     uint64_t tx_err_wait;        /* slots idled after a local frame error */
@@ -220,6 +230,9 @@ typedef struct rifl_lane_stats {
 } rifl_lane_stats;
 
 rifl_tx_state rifl_lane_state(const rifl_lane *lane);
+/* The frame ID the receiver expects next (a frame verifies when it claims
+ * exactly this ID). */
+unsigned rifl_lane_expected_id(const rifl_lane *lane);
 rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
 const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
 

@@ -23,8 +23,46 @@ static uint16_t mulx_mod(uint16_t r)
     return r;
 }
 
+#ifdef RIFL_CRC_CLMUL
+struct rifl_crc_clmul rifl_crc_clmul_consts;
+
+static void clmul_consts_init(void)
+{
+    struct rifl_crc_clmul *c = &rifl_crc_clmul_consts;
+    uint16_t r = 1;
+    for (int k = 0; k < 12; k++)
+        r = mulx_mod(r);
+    for (int j = 0; j < 32; j++) {
+        c->k[j] = r;
+        for (int k = 0; k < 64; k++)
+            r = mulx_mod(r);
+    }
+    r = 1;
+    for (int k = 0; k < 64; k++)
+        r = mulx_mod(r);
+    c->x64 = r;
+    c->g = 0x1000u | RIFL_CRC12_POLY;
+    /* mu = floor(x^64 / G) by long division: bring down the bits of x^64 */
+    uint64_t q = 0;
+    uint32_t rem = 1; /* leading 1 of x^64, then 64 zero bits follow */
+    for (int k = 0; k < 64; k++) {
+        rem <<= 1;
+        q <<= 1;
+        if (rem & 0x1000u) {
+            rem ^= 0x1000u | RIFL_CRC12_POLY;
+            q |= 1;
+        }
+    }
+    /* the loop above divides x^64 and yields a quotient of degree 52 */
+    c->mu = q;
+}
+#endif
+
 __attribute__((constructor)) static void crc12_tables_init(void)
 {
+#ifdef RIFL_CRC_CLMUL
+    clmul_consts_init();
+#endif
     for (unsigned b = 0; b < 256; b++) {
         /* b * x^12 mod G: the CRC register (direct form) of a frame is the
          * frame polynomial times x^12, reduced */
@@ -98,10 +136,5 @@ uint16_t rifl_crc12(const uint8_t *frame, unsigned frame_bits)
     return crc_bytes(frame, n, last2);
 }
 
-uint16_t rifl_crc12_words(const uint64_t *w, unsigned nwords)
-{
-    uint8_t buf[RIFL_FRAME_MAX_BYTES];
-    for (unsigned i = 0; i < nwords; i++)
-        rifl_store_be64(buf + 8 * i, w[i]);
-    return rifl_crc12(buf, nwords * 64);
-}
+const uint16_t (*rifl_crc12_pos_table(void))[256] { return (const uint16_t (*)[256])pos_table; }
+const uint16_t (*rifl_crc12_chain_table(void))[256] { return (const uint16_t (*)[256])chain_table; }

@@ -24,47 +24,69 @@ int rifl_frame_width_check(unsigned frame_bits)
     }
 }
 
-int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
-                      unsigned meta, const uint8_t *payload, unsigned frame_id,
-                      uint64_t *scr)
+/* Encode with a constant number of words m = F/64 (inlined per width). */
+static inline __attribute__((always_inline)) void
+encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *payload,
+         unsigned frame_id, uint64_t *scr)
 {
-    if (!wire || !scr || rifl_frame_width_check(frame_bits) != RIFL_OK ||
-        syn > 3 || meta > 3 || frame_id > 0xFFF)
-        return RIFL_ERR_INVALID_ARG;
-
-    unsigned m = frame_bits / 64;
-    unsigned pbytes = rifl_payload_bytes(frame_bits);
-    uint8_t pbuf[RIFL_FRAME_MAX_BYTES];
     uint64_t p[RIFL_FRAME_MAX_BITS / 64], c[RIFL_FRAME_MAX_BITS / 64];
     uint64_t w[RIFL_FRAME_MAX_BITS / 64];
-
-    if (payload)
-        memcpy(pbuf, payload, pbytes);
-    else
-        memset(pbuf, 0, pbytes);
-    pbuf[pbytes] = 0;
-    pbuf[pbytes + 1] = 0;
-    for (unsigned i = 0; i < m; i++)
-        p[i] = rifl_load_be64(pbuf + 8 * i);
+    /* payload: 8m - 2 bytes as m words, the last 16 bits zero */
+    _Pragma("GCC unroll 32")
+    for (unsigned i = 0; i + 1 < m; i++)
+        p[i] = rifl_load_be64(payload + 8 * i);
+    uint8_t tail[8] = { 0 };
+    memcpy(tail, payload + 8 * (m - 1), 6);
+    p[m - 1] = rifl_load_be64(tail);
 
     /* plain region chunks: META then payload, scrambled on the fly */
     uint64_t h = *scr;
     uint64_t prev = meta;
+    _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
         uint64_t d = (prev << 62) | (p[i] >> 2);
         c[i] = rifl_scr_chunk(d, h);
         h = rifl_hist_after(h, c[i], i + 1 == m);
         prev = p[i];
     }
-    c[m - 1] &= ~(uint64_t)0x3FFF;
-    memset(w, 0, sizeof(uint64_t) * m);
-    w[0] = (uint64_t)syn << 62;
-    rifl_region_store(w, c, m);
+    /* frame words: SYN, region, VCODE */
+    _Pragma("GCC unroll 32")
+    for (unsigned i = 0; i < m; i++) {
+        uint64_t v = c[i] >> 2;
+        if (i > 0)
+            v |= c[i - 1] << 62;
+        w[i] = v;
+    }
+    w[0] = (w[0] & 0x3FFFFFFFFFFFFFFFULL) | ((uint64_t)syn << 62);
+    w[m - 1] &= ~(uint64_t)0xFFF;
     uint16_t crc = rifl_crc12_words(w, m);
     w[m - 1] |= (uint64_t)((crc ^ frame_id) & 0xFFFu);
+    _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++)
         rifl_store_be64(wire + 8 * i, w[i]);
     *scr = h & RIFL_SCRAMBLER_MASK;
+}
+
+int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
+                      unsigned meta, const uint8_t *payload, unsigned frame_id,
+                      uint64_t *scr)
+{
+    if (!wire || !scr || syn > 3 || meta > 3 || frame_id > 0xFFF)
+        return RIFL_ERR_INVALID_ARG;
+    uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
+    if (!payload) {
+        memset(zero, 0, sizeof zero);
+        payload = zero;
+    }
+    switch (frame_bits) {
+    case 64: encode_m(1, wire, syn, meta, payload, frame_id, scr); break;
+    case 128: encode_m(2, wire, syn, meta, payload, frame_id, scr); break;
+    case 256: encode_m(4, wire, syn, meta, payload, frame_id, scr); break;
+    case 512: encode_m(8, wire, syn, meta, payload, frame_id, scr); break;
+    case 1024: encode_m(16, wire, syn, meta, payload, frame_id, scr); break;
+    case 2048: encode_m(32, wire, syn, meta, payload, frame_id, scr); break;
+    default: return RIFL_ERR_INVALID_ARG;
+    }
     return RIFL_OK;
 }
 
@@ -78,45 +100,60 @@ int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
                              payload, frame_id, scr);
 }
 
-int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
-                      uint8_t *payload, rifl_frame_info *info)
+/* Decode with a constant number of words; fills everything but the kind. */
+static inline __attribute__((always_inline)) void
+decode_m(unsigned m, const uint8_t *wire, uint64_t *descr, uint8_t *payload,
+         rifl_frame_info *info)
 {
-    if (!wire || !descr || !info || rifl_frame_width_check(frame_bits) != RIFL_OK)
-        return RIFL_ERR_INVALID_ARG;
-
-    unsigned m = frame_bits / 64;
-    unsigned pbytes = rifl_payload_bytes(frame_bits);
     uint64_t w[RIFL_FRAME_MAX_BITS / 64], d[RIFL_FRAME_MAX_BITS / 64];
-    w[0] = d[0] = 0; /* m >= 1 always; keeps the compiler sure of it */
+    _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++)
         w[i] = rifl_load_be64(wire + 8 * i);
 
     info->syn = (unsigned)(w[0] >> 62);
     info->vcode = (uint16_t)(w[m - 1] & 0xFFF);
-    info->crc = rifl_crc12(wire, frame_bits);
+    info->crc = rifl_crc12_words(w, m);
     info->id = (uint16_t)(info->crc ^ info->vcode);
 
     uint64_t h = *descr;
+    _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
         uint64_t s = rifl_region_chunk(w, i, m);
         d[i] = rifl_descr_chunk(s, h);
         h = rifl_hist_after(h, s, i + 1 == m);
     }
     *descr = h & RIFL_SCRAMBLER_MASK;
-
     info->meta = (unsigned)(d[0] >> 62);
-    /* payload words: region shifted left by the two META bits */
-    uint8_t pbuf[RIFL_FRAME_MAX_BYTES];
-    for (unsigned i = 0; i < m; i++) {
-        uint64_t v = d[i] << 2;
-        if (i + 1 < m)
-            v |= d[i + 1] >> 62;
-        rifl_store_be64(pbuf + 8 * i, v);
+    /* payload words: the region shifted left by the two META bits */
+    uint64_t first = d[0] << 2 | (m > 1 ? d[1] >> 62 : 0);
+    uint64_t lastw = d[m - 1] << 2;
+    info->key = (uint16_t)((info->meta << 14) | (unsigned)(first >> 50));
+    info->format = (uint8_t)(lastw >> 16); /* payload byte 8m-3 */
+    if (payload) {
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i + 1 < m; i++)
+            rifl_store_be64(payload + 8 * i, (d[i] << 2) | (d[i + 1] >> 62));
+        uint8_t tail[8];
+        rifl_store_be64(tail, lastw);
+        memcpy(payload + 8 * (m - 1), tail, 6);
     }
-    if (payload)
-        memcpy(payload, pbuf, pbytes);
-    info->key = (uint16_t)((info->meta << 14) | ((unsigned)pbuf[0] << 6) | (pbuf[1] >> 2));
-    info->format = pbuf[pbytes - 1];
+}
+
+int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
+                      uint8_t *payload, rifl_frame_info *info)
+{
+    if (!wire || !descr || !info)
+        return RIFL_ERR_INVALID_ARG;
+    switch (frame_bits) {
+    case 64: decode_m(1, wire, descr, payload, info); break;
+    case 128: decode_m(2, wire, descr, payload, info); break;
+    case 256: decode_m(4, wire, descr, payload, info); break;
+    case 512: decode_m(8, wire, descr, payload, info); break;
+    case 1024: decode_m(16, wire, descr, payload, info); break;
+    case 2048: decode_m(32, wire, descr, payload, info); break;
+    default: return RIFL_ERR_INVALID_ARG;
+    }
+    unsigned pbytes = rifl_payload_bytes(frame_bits);
     info->payload_len = 0;
     info->eop = 0;
 

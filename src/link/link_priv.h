@@ -25,8 +25,91 @@ static inline void rifl_store_be64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
-/* CRC over frame words already loaded big-endian (nwords = F/64). */
-uint16_t rifl_crc12_words(const uint64_t *w, unsigned nwords);
+/* Tables of crc12.c: pos[d][b] = b * x^(8d+12) mod G (d = 0..31) and
+ * chain[k][b] = b * x^(256+8k) mod G. */
+const uint16_t (*rifl_crc12_pos_table(void))[256];
+const uint16_t (*rifl_crc12_chain_table(void))[256];
+
+/* XOR of the table entries of the 8 bytes of `v`, the last byte at
+ * distance `d0` from the end of its 32-byte block. */
+static inline uint16_t rifl_crc_word(const uint16_t (*pos)[256], uint64_t v, unsigned d0)
+{
+    return (uint16_t)(pos[d0 + 7][v >> 56] ^ pos[d0 + 6][(v >> 48) & 0xFF] ^
+                      pos[d0 + 5][(v >> 40) & 0xFF] ^ pos[d0 + 4][(v >> 32) & 0xFF] ^
+                      pos[d0 + 3][(v >> 24) & 0xFF] ^ pos[d0 + 2][(v >> 16) & 0xFF] ^
+                      pos[d0 + 1][(v >> 8) & 0xFF] ^ pos[d0][v & 0xFF]);
+}
+
+#if defined(__PCLMUL__) && defined(__SSE4_1__)
+#include <immintrin.h>
+#define RIFL_CRC_CLMUL 1
+/* Carry-less multiply constants (crc12.c): k[j] = x^(64j+12) mod G,
+ * x64 = x^64 mod G, mu = floor(x^64 / G) (Barrett), g = G. */
+struct rifl_crc_clmul {
+    uint64_t k[32];
+    uint64_t x64, mu, g;
+};
+extern struct rifl_crc_clmul rifl_crc_clmul_consts;
+
+static inline uint64_t rifl_clmul_lo(uint64_t a, uint64_t b, uint64_t *hi)
+{
+    __m128i r = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a),
+                                     _mm_cvtsi64_si128((long long)b), 0);
+    *hi = (uint64_t)_mm_extract_epi64(r, 1);
+    return (uint64_t)_mm_cvtsi128_si64(r);
+}
+
+/* CRC-12 of a frame held in m big-endian words (VCODE bits ignored): the
+ * frame polynomial times x^12 is the XOR of each word times its constant
+ * x^(64j+12) mod G, reduced once with a Barrett step. */
+static inline __attribute__((always_inline)) uint16_t
+rifl_crc12_words(const uint64_t *w, unsigned m)
+{
+    const struct rifl_crc_clmul *c = &rifl_crc_clmul_consts;
+    uint64_t lo = 0, hi = 0;
+    _Pragma("GCC unroll 32")
+    for (unsigned i = 0; i < m; i++) {
+        uint64_t v = i + 1 == m ? w[i] & ~(uint64_t)0xFFF : w[i];
+        uint64_t h;
+        lo ^= rifl_clmul_lo(v, c->k[m - 1 - i], &h);
+        hi ^= h;
+    }
+    /* fold the bits above x^64: hi * (x^64 mod G), degree < 23 */
+    uint64_t h2;
+    lo ^= rifl_clmul_lo(hi, c->x64, &h2);
+    /* Barrett: q = floor(lo / G), remainder = lo - q*G */
+    uint64_t qh, q = rifl_clmul_lo(lo >> 12, c->mu, &qh);
+    q = (q >> 52) | (qh << 12);
+    uint64_t t = rifl_clmul_lo(q, c->g, &qh);
+    return (uint16_t)((lo ^ t) & 0xFFF);
+}
+#else
+/* CRC-12 of a frame held in m big-endian words (VCODE bits ignored).  With
+ * a constant m the compiler unrolls it into independent table lookups. */
+static inline __attribute__((always_inline)) uint16_t
+rifl_crc12_words(const uint64_t *w, unsigned m)
+{
+    const uint16_t (*pos)[256] = rifl_crc12_pos_table();
+    uint64_t last = w[m - 1] & ~(uint64_t)0xFFF;
+    if (m < 4) {
+        uint16_t r = rifl_crc_word(pos, last, 0);
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i + 1 < m; i++)
+            r ^= rifl_crc_word(pos, w[i], 8 * (m - 1 - i));
+        return r;
+    }
+    const uint16_t (*chain)[256] = rifl_crc12_chain_table();
+    uint16_t r = 0;
+    _Pragma("GCC unroll 32")
+    for (unsigned b = 0; b < m; b += 4) {
+        uint64_t w3 = b + 4 == m ? last : w[b + 3];
+        uint16_t blk = (uint16_t)(rifl_crc_word(pos, w[b], 24) ^ rifl_crc_word(pos, w[b + 1], 16) ^
+                                  rifl_crc_word(pos, w[b + 2], 8) ^ rifl_crc_word(pos, w3, 0));
+        r = (uint16_t)(chain[0][r & 0xFF] ^ chain[1][r >> 8] ^ blk);
+    }
+    return r;
+}
+#endif
 
 #endif
 
@@ -78,6 +161,7 @@ static inline void rifl_region_store(uint64_t *w, const uint64_t *c, unsigned m)
 {
     uint64_t syn = w[0] & 0xC000000000000000ULL;
     uint64_t vcode = w[m - 1] & 0xFFFu;
+    _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
         uint64_t v = c[i] >> 2;
         if (i > 0)

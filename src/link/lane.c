@@ -1,0 +1,636 @@
+/* The RIFL lane engine (spec sections 6-9): sender state machine, replay
+ * buffer, receiver verification and delivery, control-key monitor, receive
+ * buffer with ON/OFF flow control, user queues.
+ *
+ * Storage is allocated once in rifl_lane_create.  Every queue is a ring of
+ * fixed-size frame records: byte 0 = META (or the extension format code),
+ * bytes 1..P/8 = payload. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/lane.h"
+#include "lane_priv.h"
+
+static const char *const state_names[RIFL_TX_STATE_COUNT] = {
+    "INIT", "SEND_PAUSE", "PAUSE", "RETRANS", "SEND_RETRANS", "NORMAL",
+};
+
+const char *rifl_tx_state_name(rifl_tx_state s)
+{
+    return (unsigned)s < RIFL_TX_STATE_COUNT ? state_names[s] : "?";
+}
+
+static const char *const rx_names[] = {
+    "empty", "not_aligned", "verify_fail", "delivered", "skipped", "control", "overflow",
+};
+
+const char *rifl_rx_result_name(rifl_rx_result r)
+{
+    return (unsigned)r < sizeof rx_names / sizeof rx_names[0] ? rx_names[r] : "?";
+}
+
+/* ------------------------------------------------------------------------ */
+
+int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
+                     size_t msglen)
+{
+    if (!out)
+        return RIFL_ERR_INVALID_ARG;
+    *out = NULL;
+    int rc = rifl_lane_config_check(cfg, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    unsigned F = cfg->frame_bits;
+    unsigned stride = F / 8 - 1; /* META byte + P/8 payload bytes */
+    unsigned nfid = 1u << cfg->fid_bits;
+    unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
+    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap;
+    size_t bytes = sizeof(rifl_lane) + recs * stride;
+    rifl_lane *l = calloc(1, bytes);
+    if (!l)
+        return RIFL_ERR_NOMEM;
+    l->cfg = *cfg;
+    l->cfg.rx_buffer_frames = rxcap;
+    l->F = F;
+    l->fbytes = F / 8;
+    l->pbytes = rifl_payload_bytes(F);
+    l->nfid = nfid;
+    l->kmask = nfid - 1;
+    l->on_thr = cfg->fc_on_frames ? cfg->fc_on_frames : rxcap * 2 / 3;
+    l->off_thr = cfg->fc_off_frames ? cfg->fc_off_frames : rxcap / 3;
+    l->memory = bytes;
+    uint8_t *p = (uint8_t *)(l + 1);
+    l->replay = p;
+    p += (size_t)nfid * stride;
+    l->txq = (ring){ p, cfg->tx_queue_frames, 0, 0, stride };
+    p += (size_t)cfg->tx_queue_frames * stride;
+    l->txext = (ring){ p, cfg->ext_queue_frames, 0, 0, stride };
+    p += (size_t)cfg->ext_queue_frames * stride;
+    l->rxext = (ring){ p, cfg->ext_queue_frames, 0, 0, stride };
+    p += (size_t)cfg->ext_queue_frames * stride;
+    l->rxq = (ring){ p, rxcap, 0, 0, stride };
+
+    l->replay_len = 2 * nfid + rifl_lane_replay_tail(cfg);
+    l->normal_since_err = nfid; /* no error seen yet: no resume wait */
+    l->thr = 16 & l->kmask;
+    l->aligned = cfg->rx_lock_frames == 0;
+    l->state = RIFL_TX_INIT;
+    *out = l;
+    return RIFL_OK;
+}
+
+void rifl_lane_free(rifl_lane *l) { free(l); }
+size_t rifl_lane_memory(const rifl_lane *l) { return l ? l->memory : 0; }
+const rifl_lane_config *rifl_lane_get_config(const rifl_lane *l) { return &l->cfg; }
+rifl_tx_state rifl_lane_state(const rifl_lane *l) { return l->state; }
+unsigned rifl_lane_expected_id(const rifl_lane *l) { return l->rfid; }
+const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *l) { return &l->st; }
+
+rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
+{
+    rifl_lane_flags f = {
+        .rx_aligned = l->aligned,
+        .frame_error = l->frame_error,
+        .peer_pause = l->peer_pause,
+        .peer_retransmit = l->peer_retransmit,
+        .peer_fc_on = l->peer_fc_on,
+        .local_fc_on = l->fc_sent_on,
+        .replay_active = l->replay_active,
+    };
+    return f;
+}
+
+void rifl_lane_set_rx_aligned(rifl_lane *l, bool aligned)
+{
+    if (l->aligned && !aligned)
+        l->st.rx_align_lost++;
+    l->aligned = aligned;
+    l->lock_count = 0;
+    l->syn_window = 0;
+    l->syn_bad_in_window = 0;
+}
+
+void rifl_lane_add_pause_slots(rifl_lane *l, unsigned n)
+{
+    l->pause_pending = n > UINT32_MAX - l->pause_pending ? UINT32_MAX : l->pause_pending + n;
+}
+
+/* ---- transmit ------------------------------------------------------------ */
+
+static inline uint8_t *replay_rec(const rifl_lane *l, unsigned id)
+{
+    return l->replay + (size_t)id * l->txq.stride;
+}
+
+static void send_control(rifl_lane *l, uint8_t *wire, uint16_t key)
+{
+    rifl_frame_encode_control(wire, l->F, key, l->fid, &l->scr);
+    if (key == RIFL_KEY_IDLE)
+        l->st.tx_idle++;
+    else if (key == RIFL_KEY_PAUSE)
+        l->st.tx_pause++;
+    else
+        l->st.tx_retransmit++;
+}
+
+/* Send the data frame record `rec` (META + payload) with the current ID and
+ * keep it in the replay buffer. */
+static void send_data(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
+{
+    uint8_t *slot = replay_rec(l, l->fid);
+    if (slot != rec)
+        memcpy(slot, rec, l->txq.stride);
+    rifl_frame_encode(wire, l->F, RIFL_SYN_DATA, slot[0] & 3u, slot + 1, l->fid, &l->scr);
+    l->fid = (l->fid + 1) & l->kmask;
+}
+
+/* A new (not replayed) data frame: the first 2^K after reset carry no user
+ * data, so the peer's receiver, which never delivers IDs 0..15 after reset,
+ * loses nothing. */
+static void send_new(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
+{
+    send_data(l, wire, rec);
+    if (l->new_frames < l->nfid)
+        l->new_frames++;
+}
+
+static void send_meta00(rifl_lane *l, uint8_t *wire, uint8_t format, rifl_frame_kind kind)
+{
+    uint8_t rec[RIFL_FRAME_MAX_BYTES];
+    memset(rec, 0, l->txq.stride);
+    rec[l->pbytes] = format; /* last payload byte */
+    send_new(l, wire, rec);
+    l->st.tx_frames[kind]++;
+}
+
+static rifl_tx_state next_state(const rifl_lane *l)
+{
+    if (l->init_slots < l->nfid)
+        return RIFL_TX_INIT;
+    if (!l->aligned)
+        return RIFL_TX_SEND_PAUSE;
+    if (l->peer_pause)
+        return RIFL_TX_PAUSE;
+    if (l->peer_retransmit || l->replay_active)
+        return RIFL_TX_RETRANS;
+    if (l->frame_error)
+        return RIFL_TX_SEND_RETRANS;
+    return RIFL_TX_NORMAL;
+}
+
+static void tx_retrans(rifl_lane *l, uint8_t *wire)
+{
+    if (!l->replay_active) {
+        l->replay_active = true;
+        l->replay_slot = 0;
+        l->replay_restart = true;
+        l->st.tx_replay_cycles++;
+    }
+    if (l->replay_slot == 0 && l->new_frames < l->nfid) {
+        /* Start-up: the replay buffer still holds some of the fillers put in
+         * at INIT, which were never sent.  Replayed, they would carry IDs
+         * ahead of the counter (the peer would take them as new and run
+         * ahead of us), and the frames 0..15 that the peer's receiver must
+         * see in a row after reset may not exist yet.  So fill the buffer
+         * with sent frames first (new fillers, as NORMAL would send), then
+         * replay. */
+        send_meta00(l, wire, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
+        return;
+    }
+    if (l->replay_restart) {
+        /* Every cycle opens with one control frame carrying an ID the peer
+         * cannot expect.  The RETRANSMIT flag that started or restarted the
+         * cycle may be stale: the peer may be back in step already, expecting
+         * exactly the ID of the oldest buffered frame, and would take that
+         * old frame as new.  The out-of-sequence frame moves it 16 frames
+         * back, where the replay finds the right frames again; a peer that
+         * is out of step anyway is not affected. */
+        l->replay_restart = false;
+        l->st.tx_resync++;
+        rifl_frame_encode_control(wire, l->F,
+                                  l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
+                                  (l->fid + 2048u) & 0xFFFu, &l->scr);
+        if (l->frame_error)
+            l->st.tx_retransmit++;
+        else
+            l->st.tx_idle++;
+        return;
+    }
+    if (l->replay_slot < 2 * l->nfid && (l->replay_slot & 1u) == 0) {
+        /* even slot of the first 2 x 2^K: replay the oldest frame; it goes
+         * back into the same buffer entry */
+        send_data(l, wire, replay_rec(l, l->fid));
+        l->st.tx_replayed++;
+    } else {
+        send_control(l, wire, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
+    }
+    if (++l->replay_slot >= l->replay_len) {
+        if (l->peer_retransmit) {
+            l->replay_slot = 0;
+            l->replay_restart = true;
+            l->st.tx_replay_cycles++;
+        } else {
+            l->replay_active = false;
+        }
+    }
+}
+
+static void tx_normal(rifl_lane *l, uint8_t *wire)
+{
+    bool user_ok = l->new_frames >= l->nfid;
+    bool err_wait = l->normal_since_err < l->nfid;
+    if (l->normal_since_err < l->nfid)
+        l->normal_since_err++;
+
+    if (l->pause_pending) {
+        l->pause_pending--;
+        l->st.tx_clock_comp++;
+        send_control(l, wire, RIFL_KEY_IDLE);
+        return;
+    }
+    bool started = l->new_frames >= 16; /* peer delivers from ID 16 on */
+    if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF) {
+        unsigned occ = l->rxq.count;
+        bool want = l->fc_sent_on;
+        if (occ > l->on_thr)
+            want = true;
+        else if (occ < l->off_thr)
+            want = false;
+        if (want != l->fc_sent_on && started) {
+            l->fc_sent_on = want;
+            if (want) {
+                l->st.fc_on_sent++;
+                send_meta00(l, wire, RIFL_FMT_FC_ON, RIFL_KIND_FC_ON);
+            } else {
+                l->st.fc_off_sent++;
+                send_meta00(l, wire, RIFL_FMT_FC_OFF, RIFL_KIND_FC_OFF);
+            }
+            return;
+        }
+    }
+    if (l->txext.count && !err_wait && started) {
+        send_new(l, wire, ring_at(&l->txext, 0));
+        ring_pop(&l->txext);
+        l->st.tx_frames[RIFL_KIND_EXT]++;
+        return;
+    }
+    if (l->peer_fc_on) {
+        l->st.tx_fc_wait++;
+        send_control(l, wire, RIFL_KEY_IDLE);
+        return;
+    }
+    if (err_wait) {
+        l->st.tx_err_wait++;
+        send_control(l, wire, RIFL_KEY_IDLE);
+        return;
+    }
+    if (user_ok && l->txq.count) {
+        send_new(l, wire, ring_at(&l->txq, 0));
+        ring_pop(&l->txq);
+        l->st.tx_frames[RIFL_KIND_DATA]++;
+        return;
+    }
+    send_meta00(l, wire, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
+}
+
+int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
+{
+    if (!l || !wire)
+        return RIFL_ERR_INVALID_ARG;
+    if (l->frame_error)
+        l->normal_since_err = 0;
+    rifl_tx_state s = next_state(l);
+    l->state = s;
+    l->st.tx_slots++;
+    l->st.tx_state_slots[s]++;
+    switch (s) {
+    case RIFL_TX_INIT: {
+        /* fill the replay buffer with filler frames, IDs 0 .. 2^K-1 */
+        uint8_t *rec = replay_rec(l, l->init_slots);
+        memset(rec, 0, l->txq.stride);
+        l->init_slots++;
+        send_control(l, wire, RIFL_KEY_PAUSE);
+        break;
+    }
+    case RIFL_TX_SEND_PAUSE:
+        send_control(l, wire, RIFL_KEY_PAUSE);
+        break;
+    case RIFL_TX_PAUSE:
+        send_control(l, wire, RIFL_KEY_IDLE);
+        break;
+    case RIFL_TX_RETRANS:
+        tx_retrans(l, wire);
+        break;
+    case RIFL_TX_SEND_RETRANS:
+        send_control(l, wire, RIFL_KEY_RETRANSMIT);
+        break;
+    default:
+        tx_normal(l, wire);
+        break;
+    }
+    return RIFL_OK;
+}
+
+/* ---- receive ------------------------------------------------------------- */
+
+static void monitor_control(rifl_lane *l, const rifl_frame_info *fi)
+{
+    if (fi->syn == RIFL_SYN_CONTROL) {
+        uint16_t key = fi->key;
+        if (key == l->last_key) {
+            if (l->key_count < 8)
+                l->key_count++;
+        } else {
+            l->last_key = key;
+            l->key_count = 1;
+        }
+        if (key == RIFL_KEY_PAUSE || key == RIFL_KEY_RETRANSMIT) {
+            l->clear_count = 0;
+            l->st.rx_keys[key == RIFL_KEY_PAUSE ? 1 : 2]++;
+            if (l->key_count >= 8) {
+                if (key == RIFL_KEY_PAUSE && !l->peer_pause) {
+                    l->peer_pause = true;
+                    l->st.flag_pause_raised++;
+                } else if (key == RIFL_KEY_RETRANSMIT && !l->peer_retransmit) {
+                    l->peer_retransmit = true;
+                    l->st.flag_retransmit_raised++;
+                }
+            }
+            return;
+        }
+        if (key == RIFL_KEY_IDLE) {
+            l->st.rx_keys[0]++;
+        } else {
+            l->st.rx_unknown_key++;
+            l->clear_count = 0;
+            return;
+        }
+    } else if (fi->syn != RIFL_SYN_DATA) {
+        l->clear_count = 0;
+        return;
+    }
+    /* a data frame or an IDLE */
+    if (l->clear_count < 16 && ++l->clear_count == 16) {
+        l->peer_pause = false;
+        l->peer_retransmit = false;
+    }
+}
+
+static void track_alignment(rifl_lane *l, bool legal)
+{
+    if (l->cfg.rx_lock_frames == 0)
+        return;
+    bool out = (l->syn_window >> 63) & 1u;
+    l->syn_window = (l->syn_window << 1) | (legal ? 0u : 1u);
+    l->syn_bad_in_window += (legal ? 0u : 1u);
+    l->syn_bad_in_window -= out ? 1u : 0u;
+    if (l->syn_bad_in_window >= 16) {
+        l->aligned = false;
+        l->st.rx_align_lost++;
+        l->lock_count = 0;
+        l->syn_window = 0;
+        l->syn_bad_in_window = 0;
+    }
+}
+
+/* A new data frame that must be stored: returns false when it cannot be. */
+static bool store(ring *r, const rifl_frame_info *fi, uint8_t first, const uint8_t *payload,
+                  unsigned pbytes)
+{
+    (void)fi;
+    if (r->count >= r->cap)
+        return false;
+    uint8_t *rec = ring_tail(r);
+    rec[0] = first;
+    memcpy(rec + 1, payload, pbytes);
+    ring_push(r);
+    return true;
+}
+
+int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
+{
+    if (!l)
+        return RIFL_ERR_INVALID_ARG;
+    l->st.rx_slots++;
+    if (!wire) {
+        l->st.rx_empty++;
+        return RIFL_RX_EMPTY;
+    }
+    rifl_frame_info local;
+    rifl_frame_info *fi = info ? info : &local;
+    uint8_t payload[RIFL_PAYLOAD_MAX_BYTES];
+    int drc = rifl_frame_decode(wire, l->F, &l->descr, payload, fi);
+    bool legal = fi->syn == RIFL_SYN_DATA || fi->syn == RIFL_SYN_CONTROL;
+    if (!legal)
+        l->st.rx_bad_syn++;
+
+    if (!l->aligned) {
+        l->lock_count = legal ? l->lock_count + 1 : 0;
+        if (l->lock_count >= l->cfg.rx_lock_frames) {
+            l->aligned = true;
+            l->syn_window = 0;
+            l->syn_bad_in_window = 0;
+        }
+        l->st.rx_not_aligned++;
+        return RIFL_RX_NOT_ALIGNED;
+    }
+    track_alignment(l, legal);
+    monitor_control(l, fi);
+
+    if (fi->id != l->rfid) {
+        l->st.rx_verify_fail++;
+        if (!l->frame_error)
+            l->st.rx_frame_errors++;
+        l->frame_error = true;
+        l->rfid = (l->thr - 16) & l->kmask;
+        return RIFL_RX_VERIFY_FAIL;
+    }
+    bool in_step = ((l->rfid + 1) & l->kmask) == l->thr;
+    int res = RIFL_RX_CONTROL;
+    if (fi->syn == RIFL_SYN_DATA) {
+        l->st.rx_good_data++;
+        if (l->rfid == l->thr) {
+            bool ok = true;
+            switch (fi->kind) {
+            case RIFL_KIND_DATA:
+                if (drc == RIFL_ERR_FRAME)
+                    l->st.rx_bad_format++;
+                ok = store(&l->rxq, fi, (uint8_t)fi->meta, payload, l->pbytes);
+                break;
+            case RIFL_KIND_FC_ON:
+                if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF)
+                    l->peer_fc_on = true;
+                l->st.fc_on_received++;
+                break;
+            case RIFL_KIND_FC_OFF:
+                l->peer_fc_on = false;
+                l->st.fc_off_received++;
+                break;
+            case RIFL_KIND_EXT:
+                ok = store(&l->rxext, fi, fi->format, payload, l->pbytes);
+                break;
+            default:
+                break;
+            }
+            if (!ok) {
+                /* no room: handle it like a lost frame, so the peer replays it
+                 * once the user has made room; nothing is dropped */
+                l->st.rx_overflow++;
+                if (!l->frame_error)
+                    l->st.rx_frame_errors++;
+                l->frame_error = true;
+                l->rfid = (l->thr - 16) & l->kmask;
+                return RIFL_RX_OVERFLOW;
+            }
+            l->st.rx_delivered[fi->kind]++;
+            l->thr = (l->thr + 1) & l->kmask;
+            res = RIFL_RX_DELIVERED;
+        } else {
+            l->st.rx_skipped++;
+            res = RIFL_RX_SKIPPED;
+        }
+        l->rfid = (l->rfid + 1) & l->kmask;
+    } else {
+        l->st.rx_control++;
+    }
+    if (l->frame_error && in_step)
+        l->frame_error = false;
+    return res;
+}
+
+/* ---- user side ----------------------------------------------------------- */
+
+size_t rifl_lane_send_space(const rifl_lane *l)
+{
+    return (size_t)(l->txq.cap - l->txq.count) * l->pbytes;
+}
+
+int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
+{
+    if (!l || (!pkt && len) || len == 0)
+        return RIFL_ERR_INVALID_ARG;
+    size_t frames = (len + l->pbytes - 1) / l->pbytes;
+    if (frames > l->txq.cap)
+        return RIFL_ERR_TOO_BIG;
+    if (frames > l->txq.cap - l->txq.count) {
+        l->st.tx_rejected++;
+        return RIFL_ERR_AGAIN;
+    }
+    const uint8_t *p = pkt;
+    size_t left = len;
+    while (left) {
+        uint8_t *rec = ring_tail(&l->txq);
+        if (left > l->pbytes) {
+            rec[0] = RIFL_META_FULL;
+            memcpy(rec + 1, p, l->pbytes);
+            p += l->pbytes;
+            left -= l->pbytes;
+        } else if (left == l->pbytes) {
+            rec[0] = RIFL_META_FULL_EOP;
+            memcpy(rec + 1, p, l->pbytes);
+            left = 0;
+        } else {
+            rec[0] = RIFL_META_PARTIAL_EOP;
+            memcpy(rec + 1, p, left);
+            memset(rec + 1 + left, 0, l->pbytes - left);
+            rec[l->pbytes] = (uint8_t)left; /* format byte: valid count */
+            left = 0;
+        }
+        ring_push(&l->txq);
+    }
+    l->st.tx_packets++;
+    l->st.tx_bytes += len;
+    return RIFL_OK;
+}
+
+static unsigned rec_valid(const rifl_lane *l, const uint8_t *rec)
+{
+    if (rec[0] == RIFL_META_PARTIAL_EOP) {
+        unsigned n = rec[l->pbytes];
+        if (n == 0)
+            return 0;
+        return n < l->pbytes ? n : l->pbytes - 1;
+    }
+    return l->pbytes;
+}
+
+int rifl_lane_read(rifl_lane *l, void *buf, size_t cap, size_t *len, int *eop)
+{
+    if (!l || (!buf && cap))
+        return RIFL_ERR_INVALID_ARG;
+    size_t n = 0;
+    int end = 0;
+    if (!l->rxq.count) {
+        if (len)
+            *len = 0;
+        if (eop)
+            *eop = 0;
+        return RIFL_ERR_AGAIN;
+    }
+    while (l->rxq.count && (n < cap || rec_valid(l, ring_at(&l->rxq, 0)) == 0)) {
+        /* (a partial frame claiming zero bytes, counted as rx_bad_format at
+         * receive, still ends its packet) */
+        const uint8_t *rec = ring_at(&l->rxq, 0);
+        unsigned valid = rec_valid(l, rec);
+        unsigned avail = valid - l->rx_offset;
+        size_t take = cap - n < avail ? cap - n : avail;
+        memcpy((uint8_t *)buf + n, rec + 1 + l->rx_offset, take);
+        n += take;
+        l->rx_offset += (unsigned)take;
+        if (l->rx_offset == valid) {
+            bool last = rec[0] & 2u;
+            ring_pop(&l->rxq);
+            l->rx_offset = 0;
+            if (last) {
+                end = 1;
+                l->st.rx_packets++;
+                break;
+            }
+        }
+    }
+    l->st.rx_bytes += n;
+    if (len)
+        *len = n;
+    if (eop)
+        *eop = end;
+    return RIFL_OK;
+}
+
+unsigned rifl_lane_rx_backlog(const rifl_lane *l) { return l->rxq.count; }
+
+int rifl_lane_send_ext(rifl_lane *l, uint8_t code, const void *data, size_t len)
+{
+    if (!l || code < RIFL_FMT_EXT_MIN || len > l->pbytes - 1 || (!data && len))
+        return RIFL_ERR_INVALID_ARG;
+    if (l->txext.count >= l->txext.cap)
+        return RIFL_ERR_AGAIN;
+    uint8_t *rec = ring_tail(&l->txext);
+    memset(rec, 0, l->txext.stride);
+    rec[0] = RIFL_META_NONE;
+    if (len)
+        memcpy(rec + 1, data, len);
+    rec[l->pbytes] = code;
+    ring_push(&l->txext);
+    l->st.tx_ext++;
+    return RIFL_OK;
+}
+
+int rifl_lane_read_ext(rifl_lane *l, uint8_t *code, void *buf, size_t cap, size_t *len)
+{
+    if (!l || (!buf && cap))
+        return RIFL_ERR_INVALID_ARG;
+    if (!l->rxext.count)
+        return RIFL_ERR_AGAIN;
+    const uint8_t *rec = ring_at(&l->rxext, 0);
+    size_t n = l->pbytes - 1;
+    if (cap < n)
+        return RIFL_ERR_BUFFER;
+    if (code)
+        *code = rec[0];
+    memcpy(buf, rec + 1, n);
+    if (len)
+        *len = n;
+    ring_pop(&l->rxext);
+    l->st.rx_ext++;
+    return RIFL_OK;
+}

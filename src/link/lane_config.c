@@ -1,0 +1,164 @@
+/* Lane configuration: defaults, the frame-ID sizing rule (spec section 9) and
+ * the checks that refuse unsafe configurations. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "rifl/lane.h"
+
+const rifl_lane_config rifl_lane_default_config = {
+    .frame_bits = 256,
+    .fid_bits = 8,
+    .link = {
+        .lane_rate_gbps = 112.0,
+        .cable_m = 10.0,
+        .ns_per_m = 5.0,
+        .transceiver_ns = 80.0,
+    },
+    .pipeline_frames = 2,
+    .tx_queue_frames = 1024,
+    .rx_buffer_frames = 0,
+    .fc_on_frames = 0,
+    .fc_off_frames = 0,
+    .fc_mode = RIFL_LANE_FC_ONOFF,
+    .rx_lock_frames = 64,
+    .ext_queue_frames = 64,
+    .replay_tail_frames = 0,
+    .allow_unsafe_fid = false,
+};
+
+double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
+                            unsigned extra_frames)
+{
+    double rtt_ns = 2.0 * (link->transceiver_ns + link->cable_m * link->ns_per_m);
+    return rtt_ns * link->lane_rate_gbps / (double)frame_bits + (double)extra_frames;
+}
+
+unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
+                                unsigned extra_frames)
+{
+    double need = 32.0 + rifl_link_rtt_frames(link, frame_bits, extra_frames);
+    unsigned k = 0;
+    while ((double)(1u << k) < need && k < 31)
+        k++;
+    return k;
+}
+
+unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)
+{
+    /* the newest replayed frame reaches the peer half a round trip after it
+     * is sent; the peer's first non-RETRANSMIT frame takes the other half;
+     * 16 of them clear the flag; 4 slots of margin */
+    double rtt = rifl_link_rtt_frames(&c->link, c->frame_bits, c->pipeline_frames);
+    return (unsigned)ceil(rtt) + 20;
+}
+
+unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
+{
+    if (c->replay_tail_frames)
+        return c->replay_tail_frames;
+    unsigned half = (1u << c->fid_bits) / 2;
+    unsigned need = rifl_lane_min_replay_tail(c);
+    return half > need ? half : need;
+}
+
+static int refuse(char *msg, size_t msglen, const char *fmt, ...)
+{
+    if (msg && msglen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, msglen, fmt, ap);
+        va_end(ap);
+    }
+    return RIFL_ERR_CONFIG;
+}
+
+int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
+{
+    if (!c)
+        return refuse(msg, msglen, "no configuration given");
+    if (rifl_frame_width_check(c->frame_bits) != RIFL_OK)
+        return refuse(msg, msglen,
+                      "frame width %u bits is not supported; use 64, 128, 256, 512, "
+                      "1024 or 2048", c->frame_bits);
+    if (c->fid_bits > RIFL_FID_MAX_BITS)
+        return refuse(msg, msglen,
+                      "frame-ID width %u exceeds 12 bits (the verification code is 12 "
+                      "bits wide); use a frame-ID width of at most 12", c->fid_bits);
+    if (c->fid_bits < 5)
+        return refuse(msg, msglen,
+                      "frame-ID width %u is below 5: the receiver's 16-frame verification "
+                      "run needs more than 16 frame IDs; use at least 5 (and what the "
+                      "link needs)", c->fid_bits);
+    const rifl_link_params *l = &c->link;
+    if (!(l->lane_rate_gbps > 0) || !isfinite(l->lane_rate_gbps))
+        return refuse(msg, msglen, "lane rate %g Gbit/s must be a positive number",
+                      l->lane_rate_gbps);
+    if (!(l->cable_m >= 0) || !isfinite(l->cable_m))
+        return refuse(msg, msglen, "cable length %g m must be zero or positive", l->cable_m);
+    if (!(l->ns_per_m > 0) || !isfinite(l->ns_per_m))
+        return refuse(msg, msglen, "propagation delay %g ns/m must be positive "
+                      "(5 ns/m for fibre or copper)", l->ns_per_m);
+    if (!(l->transceiver_ns >= 0) || !isfinite(l->transceiver_ns))
+        return refuse(msg, msglen, "transceiver latency %g ns must be zero or positive",
+                      l->transceiver_ns);
+    double rtt = rifl_link_rtt_frames(l, c->frame_bits, c->pipeline_frames);
+    unsigned kmin = rifl_lane_min_fid_bits(l, c->frame_bits, c->pipeline_frames);
+    if (kmin > RIFL_FID_MAX_BITS)
+        return refuse(msg, msglen,
+                      "the link is too long for RIFL: its round trip of %.1f frames "
+                      "(2 x (%g ns + %g m x %g ns/m) at %g Gbit/s, %u-bit frames, plus %u "
+                      "pipeline frames) needs a frame-ID width of %u, above the maximum "
+                      "of 12; shorten the cable, lower the lane rate or use wider frames",
+                      rtt, l->transceiver_ns, l->cable_m, l->ns_per_m, l->lane_rate_gbps,
+                      c->frame_bits, c->pipeline_frames, kmin);
+    if (c->fid_bits < kmin && !c->allow_unsafe_fid)
+        return refuse(msg, msglen,
+                      "frame-ID width %u is too small for this link: the round trip is "
+                      "%.1f frames (2 x (%g ns + %g m x %g ns/m) at %g Gbit/s, %u-bit "
+                      "frames, plus %u pipeline frames) and the replay buffer of 2^K "
+                      "frames must cover 32 + RTT = %.1f; the smallest safe frame-ID "
+                      "width is %u",
+                      c->fid_bits, rtt, l->transceiver_ns, l->cable_m, l->ns_per_m,
+                      l->lane_rate_gbps, c->frame_bits, c->pipeline_frames, 32.0 + rtt,
+                      kmin);
+    if (c->tx_queue_frames < 1 || c->tx_queue_frames > (1u << 24))
+        return refuse(msg, msglen, "transmit queue of %u frames: use 1 to 16777216",
+                      c->tx_queue_frames);
+    if (c->ext_queue_frames < 1 || c->ext_queue_frames > (1u << 16))
+        return refuse(msg, msglen, "extension queue of %u frames: use 1 to 65536",
+                      c->ext_queue_frames);
+    unsigned buf = c->rx_buffer_frames ? c->rx_buffer_frames : 2u << c->fid_bits;
+    if (buf > (1u << 24))
+        return refuse(msg, msglen, "receive buffer of %u frames: use at most 16777216", buf);
+    unsigned safe_buf = (unsigned)ceil(1.5 * rtt);
+    if (buf < safe_buf && !c->allow_unsafe_fid)
+        return refuse(msg, msglen,
+                      "receive buffer of %u frames is below 1.5 round trips (%.1f frames): "
+                      "flow control could not stop the peer in time; use at least %u "
+                      "frames (or 0 for the default 2^(K+1))", buf, 1.5 * rtt, safe_buf);
+    unsigned on = c->fc_on_frames ? c->fc_on_frames : buf * 2 / 3;
+    unsigned off = c->fc_off_frames ? c->fc_off_frames : buf / 3;
+    if (c->fc_mode == RIFL_LANE_FC_ONOFF && !(off < on && on < buf))
+        return refuse(msg, msglen,
+                      "flow-control thresholds OFF=%u and ON=%u must satisfy OFF < ON < "
+                      "buffer size %u; leave both 0 for the spec's 1/3 and 2/3", off, on, buf);
+    if (c->fc_mode != RIFL_LANE_FC_ONOFF && c->fc_mode != RIFL_LANE_FC_NONE)
+        return refuse(msg, msglen, "unknown flow-control mode %d; use ONOFF or NONE",
+                      (int)c->fc_mode);
+    unsigned tail_min = rifl_lane_min_replay_tail(c);
+    if (c->replay_tail_frames && c->replay_tail_frames < tail_min && !c->allow_unsafe_fid)
+        return refuse(msg, msglen,
+                      "replay tail of %u slots is shorter than one round trip plus 20 "
+                      "(%u slots): the peer's last retransmit requests could restart a "
+                      "replay after it is back in step, and it would take stale frames "
+                      "as new; use at least %u (or 0 for automatic)",
+                      c->replay_tail_frames, tail_min, tail_min);
+    if (c->replay_tail_frames > (1u << 20))
+        return refuse(msg, msglen, "replay tail of %u slots: use at most 1048576",
+                      c->replay_tail_frames);
+    if (c->rx_lock_frames > 65536)
+        return refuse(msg, msglen, "alignment lock of %u frames: use 0 to 65536",
+                      c->rx_lock_frames);
+    return RIFL_OK;
+}

@@ -1,0 +1,75 @@
+/* Private state of the lane engine, shared by the sources of src/link/ (and
+ * by library code that needs to look inside, such as a simulator's fast
+ * path).  Not installed; not part of the API. */
+#ifndef RIFL_LANE_PRIV_H
+#define RIFL_LANE_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rifl/lane.h"
+
+/* A ring of fixed-size records. */
+typedef struct ring {
+    uint8_t *mem;
+    unsigned cap, head, count, stride;
+} ring;
+
+static inline uint8_t *ring_at(const ring *r, unsigned i)
+{
+    unsigned idx = r->head + i;
+    if (idx >= r->cap)
+        idx -= r->cap;
+    return r->mem + (size_t)idx * r->stride;
+}
+static inline uint8_t *ring_tail(const ring *r) { return ring_at(r, r->count); }
+static inline void ring_push(ring *r) { r->count++; }
+static inline void ring_pop(ring *r)
+{
+    r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
+    r->count--;
+}
+
+struct rifl_lane {
+    rifl_lane_config cfg;
+    unsigned F, fbytes, pbytes, nfid, kmask;
+    unsigned on_thr, off_thr;
+    size_t memory;
+
+    /* ---- transmit ---- */
+    uint64_t scr;              /* scrambler state */
+    unsigned fid;              /* frame-ID counter */
+    unsigned init_slots;       /* INIT progress */
+    bool replay_active;
+    bool replay_restart;       /* next RETRANS slot opens a restarted cycle */
+    unsigned replay_slot, replay_len;
+    unsigned new_frames;       /* new data frames sent since reset (saturates) */
+    unsigned normal_since_err;
+    unsigned pause_pending;    /* clock-compensation pause slots */
+    bool fc_sent_on;           /* last flow-control notice we sent */
+    bool peer_fc_on;           /* peer told us to stop user data */
+    uint8_t *replay;           /* 2^K records (META + payload) */
+    ring txq;                  /* user data frames */
+    ring txext;                /* extension frames */
+    rifl_tx_state state;
+
+    /* ---- receive ---- */
+    uint64_t descr;
+    bool aligned;
+    unsigned lock_count;
+    uint64_t syn_window;       /* last 64 SYN checks, bit = 1 when illegal */
+    unsigned syn_bad_in_window;
+    unsigned rfid, thr;
+    bool frame_error;
+    uint16_t last_key;
+    unsigned key_count, clear_count;
+    bool peer_pause, peer_retransmit;
+    ring rxq;                  /* delivered user data frames */
+    ring rxext;                /* delivered extension frames */
+    unsigned rx_offset;        /* bytes already read from rxq head */
+
+    rifl_lane_stats st;
+};
+
+
+#endif

@@ -1,0 +1,127 @@
+/* One-way channel: a delay line of whole frames with independent random bit
+ * errors, skipping ahead to the next error instead of drawing per bit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/sim.h"
+
+struct rifl_channel {
+    rifl_channel_config cfg;
+    unsigned fbytes;
+    unsigned slots;        /* delay_frames + 1 ring entries */
+    unsigned pos;          /* next entry to write */
+    uint8_t *ring;         /* frames in flight */
+    uint8_t *valid;        /* entry holds a frame */
+    uint64_t gap;          /* error-free bits before the next error */
+    rifl_rng rng;
+    rifl_channel_stats st;
+};
+
+int rifl_channel_create(const rifl_channel_config *cfg, rifl_channel **out,
+                        char *msg, size_t msglen)
+{
+    if (!cfg || !out)
+        return RIFL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (rifl_frame_width_check(cfg->frame_bits) != RIFL_OK) {
+        if (msg)
+            snprintf(msg, msglen, "frame width %u is not supported; use 64, 128, 256, "
+                     "512, 1024 or 2048", cfg->frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(cfg->ber >= 0.0 && cfg->ber <= 0.5)) {
+        if (msg)
+            snprintf(msg, msglen, "bit error rate %g is out of range; use a value from "
+                     "0 to 0.5", cfg->ber);
+        return RIFL_ERR_CONFIG;
+    }
+    if (cfg->delay_frames > (1u << 24)) {
+        if (msg)
+            snprintf(msg, msglen, "channel delay of %u frames is too long; use at most "
+                     "16777216", cfg->delay_frames);
+        return RIFL_ERR_CONFIG;
+    }
+    rifl_channel *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return RIFL_ERR_NOMEM;
+    ch->cfg = *cfg;
+    ch->fbytes = cfg->frame_bits / 8;
+    ch->slots = cfg->delay_frames + 1;
+    ch->ring = calloc(ch->slots, ch->fbytes);
+    ch->valid = calloc(ch->slots, 1);
+    if (!ch->ring || !ch->valid) {
+        rifl_channel_free(ch);
+        return RIFL_ERR_NOMEM;
+    }
+    rifl_rng_seed(&ch->rng, cfg->seed);
+    ch->gap = rifl_rng_geometric(&ch->rng, cfg->ber);
+    *out = ch;
+    return RIFL_OK;
+}
+
+void rifl_channel_free(rifl_channel *ch)
+{
+    if (!ch)
+        return;
+    free(ch->ring);
+    free(ch->valid);
+    free(ch);
+}
+
+const rifl_channel_stats *rifl_channel_get_stats(const rifl_channel *ch)
+{
+    return &ch->st;
+}
+
+const uint8_t *rifl_channel_step(rifl_channel *ch, const uint8_t *sent)
+{
+    uint8_t *slot = ch->ring + (size_t)ch->pos * ch->fbytes;
+    if (sent) {
+        memcpy(slot, sent, ch->fbytes);
+        ch->valid[ch->pos] = 1;
+        unsigned F = ch->cfg.frame_bits;
+        ch->st.frames++;
+        ch->st.bits += F;
+        if (ch->gap >= F) {
+            if (ch->gap != UINT64_MAX)
+                ch->gap -= F;
+        } else {
+            unsigned bit = (unsigned)ch->gap;
+            unsigned hits = 0;
+            while (bit < F) {
+                slot[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+                hits++;
+                uint64_t g = rifl_rng_geometric(&ch->rng, ch->cfg.ber);
+                if (g >= (uint64_t)F) {
+                    ch->gap = g == UINT64_MAX ? g : g - (F - 1 - bit);
+                    bit = F;
+                } else if (bit + 1 + (unsigned)g >= F) {
+                    ch->gap = (uint64_t)(bit + 1 + (unsigned)g - F);
+                    bit = F;
+                } else {
+                    bit += 1 + (unsigned)g;
+                }
+            }
+            ch->st.bit_errors += hits;
+            ch->st.frames_hit++;
+        }
+    } else {
+        ch->valid[ch->pos] = 0;
+    }
+    /* the entry written `delay` slots ago leaves now */
+    unsigned outpos = ch->pos + 1 == ch->slots ? 0 : ch->pos + 1;
+    if (ch->cfg.delay_frames == 0)
+        outpos = ch->pos;
+    ch->pos = ch->pos + 1 == ch->slots ? 0 : ch->pos + 1;
+    return ch->valid[outpos] ? ch->ring + (size_t)outpos * ch->fbytes : NULL;
+}
+
+int rifl_channel_set_ber(rifl_channel *ch, double ber)
+{
+    if (!ch || !(ber >= 0.0 && ber <= 0.5))
+        return RIFL_ERR_INVALID_ARG;
+    ch->cfg.ber = ber;
+    ch->gap = rifl_rng_geometric(&ch->rng, ber);
+    return RIFL_OK;
+}
