@@ -229,7 +229,9 @@ static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
         c.stall_fixed = true;
         c.stall_on = o->stall_on * (double)rtt;
         c.stall_off = o->stall_off * (double)rtt;
-        c.duration = (uint64_t)(o->duration ? (double)o->duration : 0);
+        c.duration = o->duration ? o->duration : 400 * rtt;
+        if (c.duration < 4000000)
+            c.duration = 4000000; /* start-up (link activation) stays below 0.2% */
         uint64_t res[2];
         for (int m = 0; m < 2; m++) {
             c.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
@@ -364,7 +366,7 @@ static int run(int argc, char **argv)
         .vls = 2, .duration = 4000000, .rtt = 4000, .buffer = 32768, .chunk = 64,
         .min_len = 64, .max_len = 2048, .fcp_period = 4096, .high_limit = 255, .seed = 1,
         .load = 1.0, .drain = 1.0, .on_frac = 2.0 / 3.0, .off_frac = 1.0 / 3.0,
-        .hol_vl = -1, .hol_start = 0.25, .hol_end = 0.75, .target = 0.99,
+        .hol_vl = -1, .hol_start = 0.25, .hol_end = 0.75, .target = 0.98,
     };
     const struct cli_opt opts[] = {
         { "mode", CLI_STRING, &o.mode, "credit (per-VL credits, FCPs) or onoff (one shared"

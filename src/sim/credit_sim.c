@@ -247,6 +247,8 @@ static bool stalled_now(struct sim *s, unsigned v)
     const rifl_csim_config *c = s->cfg;
     if (s->quiet)
         return false;
+    if (c->drain[v] <= 0)
+        return true; /* a consumer that never takes anything */
     if (c->hol_vl == (int)v && s->now >= c->hol_start && s->now < c->hol_end)
         return true;
     return s->con[v].stalled;
@@ -304,6 +306,8 @@ static int deliver(struct sim *s, unsigned vl, uint32_t len)
 static uint64_t service_time(struct sim *s, unsigned vl, uint32_t len)
 {
     double d = s->cfg->drain[vl];
+    if (s->quiet && d < 1.0)
+        d = 1.0; /* the drain after the run empties every buffer */
     if (d <= 0)
         return UINT64_MAX / 4;
     uint64_t t = (uint64_t)ceil(len / d);

@@ -1,0 +1,388 @@
+/* The credit engine on a link: link states, FCP handling and counters, and
+ * seeded randomised runs over a lossy channel (FCPs delayed, lost and
+ * corrupted, data corrupted): no overflow, no credit leak, every VL moves,
+ * arbitration shares follow the tables; ON/OFF comparison. */
+#include "testlib.h"
+
+#include "rifl/credit.h"
+#include "rifl/credit_sim.h"
+#include "rifl/rng.h"
+
+static rifl_credit *mk(unsigned vls, uint64_t buf)
+{
+    rifl_credit_config c = rifl_credit_default_config;
+    c.data_vls = vls;
+    c.rx_buffer_bytes = buf;
+    c.fcp_period = 1000;
+    rifl_credit *e = NULL;
+    char msg[256];
+    int rc = rifl_credit_create(&c, &e, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    return e;
+}
+
+/* Move one item from `from` to `to` when there is one. */
+static int hop(rifl_credit *from, rifl_credit *to, uint64_t now)
+{
+    rifl_credit_item it;
+    if (rifl_credit_poll(from, now, &it) != RIFL_OK)
+        return 0;
+    if (it.kind == RIFL_CREDIT_ITEM_FCP)
+        rifl_credit_rx_fcp(to, it.fcp, 8, now);
+    else
+        rifl_credit_rx_data(to, it.vl, it.len);
+    return (int)it.kind;
+}
+
+static void t_link_states(void)
+{
+    rifl_credit *a = mk(2, 4096), *b = mk(2, 4096);
+    REQUIRE(a && b);
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_INIT);
+    CHECK_EQ_I(rifl_credit_enqueue(a, 0, 100, 7), RIFL_OK);
+    CHECK_EQ_I(rifl_credit_enqueue(a, 15, 256, 8), RIFL_OK);
+    /* INIT: FCPs with Op 1 first, then only VL15 goes */
+    rifl_credit_item it;
+    CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_OK);
+    CHECK_EQ_U(it.kind, RIFL_CREDIT_ITEM_FCP);
+    CHECK_EQ_U(it.fcp[0] >> 4, RIFL_FCP_OP_INIT);
+    CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_OK); /* VL1's FCP */
+    CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_OK);
+    CHECK_EQ_U(it.kind, RIFL_CREDIT_ITEM_DATA);
+    CHECK_EQ_U(it.vl, 15);
+    CHECK_EQ_U(it.tag, 8);
+    CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_ERR_AGAIN); /* VL0 waits */
+    /* data arriving in INIT is dropped and counted */
+    CHECK_EQ_I(rifl_credit_rx_data(b, 0, 64), RIFL_ERR_STATE);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->rx_not_ready, 1);
+    /* exchange FCPs: both arm, then both go active */
+    uint64_t now = 0;
+    for (int i = 0; i < 8; i++, now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    for (now = 1000; now < 3000; now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_ACTIVE);
+    CHECK_EQ_U(rifl_credit_state(b), RIFL_FC_LINK_ACTIVE);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->vl[0].rx_packets, 1);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 0)->fctbs, 2);
+    /* FCPs sent in ARM/ACTIVE use Op 0 */
+    CHECK(rifl_credit_get_stats(a)->fcp_tx > rifl_credit_get_stats(a)->fcp_tx_init);
+    /* going back to INIT resets the registers */
+    rifl_credit_set_state(a, RIFL_FC_LINK_INIT);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 0)->fctbs, 0);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 0)->cl, 0);
+    rifl_credit_free(a);
+    rifl_credit_free(b);
+}
+
+static void t_fcp_drops_counted(void)
+{
+    rifl_credit *a = mk(2, 4096);
+    REQUIRE(a);
+    uint8_t b[8];
+    rifl_fcp f = { 0, 5, 1, 64 };
+    rifl_fcp_encode(&f, b);
+    b[5] ^= 1; /* LPCRC */
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_ERR_FRAME);
+    f.vl = 15; /* VL15 is never flow controlled */
+    rifl_fcp_encode(&f, b);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_ERR_FRAME);
+    f.vl = 3; /* unused VL */
+    rifl_fcp_encode(&f, b);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_ERR_FRAME);
+    f.vl = 1;
+    rifl_fcp_encode(&f, b);
+    b[0] |= 0x70; /* Op 7 */
+    uint16_t crc = rifl_fcp_crc16(b, 4);
+    b[4] = (uint8_t)(crc >> 8);
+    b[5] = (uint8_t)crc;
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_ERR_FRAME);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 3, 0), RIFL_ERR_FRAME);
+    const rifl_credit_stats *st = rifl_credit_get_stats(a);
+    CHECK_EQ_U(st->fcp_rx_drop[RIFL_FCP_BAD_CRC], 1);
+    CHECK_EQ_U(st->fcp_rx_drop[RIFL_FCP_BAD_OP], 1);
+    CHECK_EQ_U(st->fcp_rx_drop[RIFL_FCP_SHORT], 1);
+    CHECK_EQ_U(st->fcp_rx_bad_vl, 2);
+    CHECK_EQ_U(st->fcp_rx_good, 0);
+    /* a good one: CL and ABR move, the resync is counted */
+    f.op = 0;
+    rifl_fcp_encode(&f, b);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_OK);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 1)->cl, 64);
+    CHECK_EQ_U(rifl_credit_rx_regs(a, 1)->abr, 5);
+    CHECK_EQ_U(st->abr_resyncs, 1);
+    CHECK_EQ_U(st->abr_resync_blocks, 5);
+    /* VL15 receive buffer: 4 packets, then drops counted */
+    int ok = 0;
+    for (int i = 0; i < 6; i++)
+        ok += rifl_credit_rx_data(a, 15, 100) == RIFL_OK;
+    CHECK_EQ_I(ok, 4);
+    CHECK_EQ_U(st->vl15_drops, 2);
+    CHECK_EQ_I(rifl_credit_rx_release(a, 15, 100, 0), RIFL_OK);
+    CHECK_EQ_I(rifl_credit_rx_data(a, 15, 100), RIFL_OK);
+    /* config errors explain themselves */
+    rifl_credit_config c = rifl_credit_default_config;
+    char msg[256];
+    rifl_credit *e;
+    c.fcp_period = 70000;
+    CHECK_EQ_I(rifl_credit_create(&c, &e, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "65536") != NULL);
+    c = rifl_credit_default_config;
+    c.rx_buffer_bytes = 1024;
+    CHECK_EQ_I(rifl_credit_create(&c, &e, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "largest packet") != NULL);
+    rifl_credit_free(a);
+}
+
+/* Periodic FCPs: at least one per VL per period, even with no traffic. */
+static void t_fcp_period(void)
+{
+    rifl_credit *a = mk(3, 4096);
+    REQUIRE(a);
+    rifl_credit_item it;
+    uint64_t last[3] = { 0 }, worst = 0;
+    int seen[3] = { 0 };
+    for (uint64_t now = 0; now < 20000; now++) {
+        uint64_t due = rifl_credit_next_due(a, now);
+        CHECK(due > now);
+        while (rifl_credit_poll(a, now, &it) == RIFL_OK) {
+            REQUIRE(it.kind == RIFL_CREDIT_ITEM_FCP && it.vl < 3);
+            if (seen[it.vl] && now - last[it.vl] > worst)
+                worst = now - last[it.vl];
+            seen[it.vl] = 1;
+            last[it.vl] = now;
+        }
+    }
+    CHECK(worst <= 1000);
+    CHECK(worst >= 999);
+    CHECK_EQ_U(rifl_credit_get_stats(a)->fcp_tx, 3 * 20);
+    rifl_credit_free(a);
+}
+
+/* ---- randomised runs through the simulator ------------------------------- */
+
+static void check_run(const rifl_csim_config *c, rifl_csim_result *r)
+{
+    char msg[256] = "";
+    int rc = rifl_csim_run(c, r, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+}
+
+static void t_random_lossy(void)
+{
+    int runs = test_long_run ? 60 : 12;
+    rifl_rng r;
+    rifl_rng_seed(&r, test_seed);
+    for (int i = 0; i < runs; i++) {
+        rifl_csim_config c;
+        rifl_csim_default_config(&c);
+        c.seed = rifl_rng_next(&r);
+        c.vls = (unsigned)rifl_rng_range(&r, 1, 8);
+        c.duration = test_long_run ? 20000000 : 1500000;
+        c.one_way = rifl_rng_range(&r, 10, 4000);
+        c.jitter = rifl_rng_below(&r, 2000);
+        c.min_len = (uint32_t)rifl_rng_range(&r, 1, 256);
+        c.max_len = (uint32_t)rifl_rng_range(&r, c.min_len, 4096);
+        c.chunk_bytes = 64u << rifl_rng_below(&r, 3);
+        c.buffer_bytes = rifl_rng_range(&r, 2 * 4096, 64 * 1024) / c.chunk_bytes * c.chunk_bytes;
+        for (unsigned v = 0; v < c.vls; v++) {
+            c.load[v] = rifl_rng_chance(&r, 0.5) ? 1.0 : 0.05 + 0.5 * rifl_rng_double(&r);
+            c.drain[v] = 0.05 + rifl_rng_double(&r);
+        }
+        c.stall_on = (double)rifl_rng_range(&r, 5000, 100000);
+        c.stall_off = (double)rifl_rng_range(&r, 1000, 50000);
+        c.fcp_loss = 0.3 * rifl_rng_double(&r);
+        c.fcp_corrupt = 0.3 * rifl_rng_double(&r);
+        c.data_corrupt = 0.02 * rifl_rng_double(&r);
+        c.fcp_period = (uint32_t)rifl_rng_range(&r, 256, 65536);
+        c.fcp_min_gap = (uint32_t)rifl_rng_below(&r, 512);
+        rifl_csim_result res;
+        check_run(&c, &res);
+        CHECK_MSG(res.rx_overflow == 0, "seed %llu: %llu overflow drops",
+                  (unsigned long long)c.seed, (unsigned long long)res.rx_overflow);
+        CHECK_MSG(res.converged, "seed %llu: credit leaked %llu blocks",
+                  (unsigned long long)c.seed, (unsigned long long)res.leaked_blocks);
+        for (unsigned v = 0; v < c.vls; v++) {
+            const rifl_csim_vl_result *x = &res.vl[v];
+            CHECK_MSG(x->drops == 0, "seed %llu VL%u drops", (unsigned long long)c.seed, v);
+            CHECK_MSG(x->max_occupancy <= c.buffer_bytes / c.chunk_bytes * c.chunk_bytes,
+                      "seed %llu VL%u held %llu", (unsigned long long)c.seed, v,
+                      (unsigned long long)x->max_occupancy);
+            /* every VL keeps moving: all it sent arrives by the end of the
+             * drain, and it got a real share of the run */
+            uint64_t lost_to_corruption = res.data_corrupted ? x->sent_bytes : 0;
+            CHECK_MSG(x->delivered_total + lost_to_corruption >= x->sent_bytes,
+                      "seed %llu VL%u", (unsigned long long)c.seed, v);
+            CHECK_MSG(x->delivered_bytes > 0 && x->delivered_bytes * 20 > x->offered_bytes,
+                      "seed %llu VL%u delivered %llu of %llu offered",
+                      (unsigned long long)c.seed, v, (unsigned long long)x->delivered_bytes,
+                      (unsigned long long)x->offered_bytes);
+        }
+        /* faults were really injected and really handled */
+        if (c.fcp_loss > 0.01)
+            CHECK(res.fcp_lost > 0);
+        if (res.fcp_corrupted)
+            CHECK_EQ_U(res.fcp_rejected, res.fcp_corrupted);
+        if (res.data_corrupted)
+            CHECK(res.abr_resyncs > 0);
+    }
+}
+
+/* Without resynchronisation a corrupted data packet would leak its credit
+ * for good: check that the leak really happens before FCTBS arrives and is
+ * gone after. */
+static void t_resync_recovers(void)
+{
+    rifl_credit *a = mk(1, 8192), *b = mk(1, 8192);
+    REQUIRE(a && b);
+    uint64_t now = 0;
+    for (; now < 3000; now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    REQUIRE(rifl_credit_state(a) == RIFL_FC_LINK_ACTIVE);
+    uint32_t full = rifl_fc_tx_credit(rifl_credit_tx_regs(a, 0));
+    CHECK_EQ_U(full, 128);
+    /* one packet of 10 blocks is lost on the wire */
+    rifl_credit_enqueue(a, 0, 640, 1);
+    rifl_credit_item it;
+    int got = 0;
+    while (rifl_credit_poll(a, now, &it) == RIFL_OK)
+        got |= it.kind == RIFL_CREDIT_ITEM_DATA; /* dropped, never delivered */
+    CHECK(got);
+    rifl_credit_rx_corrupt(b);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->rx_corrupt, 1);
+    /* B's FCPs alone keep the sender 10 blocks short */
+    for (int i = 0; i < 3; i++) {
+        now += 1000;
+        while (rifl_credit_poll(b, now, &it) == RIFL_OK)
+            rifl_credit_rx_fcp(a, it.fcp, 8, now);
+    }
+    CHECK_EQ_U(rifl_fc_tx_credit(rifl_credit_tx_regs(a, 0)), 118);
+    /* A's periodic FCP carries FCTBS; B resyncs ABR; B's next FCCL is whole */
+    now += 1000;
+    while (rifl_credit_poll(a, now, &it) == RIFL_OK)
+        rifl_credit_rx_fcp(b, it.fcp, 8, now);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->abr_resyncs, 1);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->abr_resync_blocks, 10);
+    now += 1000;
+    while (rifl_credit_poll(b, now, &it) == RIFL_OK)
+        rifl_credit_rx_fcp(a, it.fcp, 8, now);
+    CHECK_EQ_U(rifl_fc_tx_credit(rifl_credit_tx_regs(a, 0)), 128);
+    rifl_credit_free(a);
+    rifl_credit_free(b);
+}
+
+static void t_arbitration_shares(void)
+{
+    rifl_csim_config c;
+    rifl_csim_default_config(&c);
+    c.seed = test_seed;
+    c.vls = 3;
+    c.duration = 3000000;
+    c.buffer_bytes = 64 * 1024;
+    c.one_way = 500;
+    char msg[256];
+    CHECK_EQ_I(rifl_vlarb_parse_table("0:64,1:32,2:16", c.arb.low, &c.arb.n_low, msg,
+                                      sizeof msg), RIFL_OK);
+    c.arb.high_limit = 255;
+    rifl_csim_result r;
+    check_run(&c, &r);
+    double tot = (double)r.total_delivered;
+    double want[3] = { 4.0 / 7, 2.0 / 7, 1.0 / 7 };
+    for (int v = 0; v < 3; v++) {
+        double share = (double)r.vl[v].delivered_bytes / tot;
+        CHECK_MSG(share > want[v] * 0.95 && share < want[v] * 1.05, "VL%d share %f", v, share);
+    }
+    CHECK(r.total_throughput > 0.97);
+    /* a VL without credit (consumer stopped) gives its share to the others */
+    c.drain[2] = 0;
+    check_run(&c, &r);
+    tot = (double)r.total_delivered;
+    CHECK((double)r.vl[0].delivered_bytes / tot > 0.64);
+    CHECK(r.vl[2].delivered_bytes <= c.buffer_bytes);
+    CHECK(r.total_throughput > 0.95);
+    /* high priority first, limited by the limit */
+    rifl_csim_default_config(&c);
+    c.seed = test_seed + 1;
+    c.vls = 2;
+    c.duration = 2000000;
+    c.buffer_bytes = 64 * 1024;
+    c.min_len = c.max_len = 1024;
+    memset(&c.arb, 0, sizeof c.arb);
+    rifl_vlarb_parse_table("0:255", c.arb.high, &c.arb.n_high, msg, sizeof msg);
+    rifl_vlarb_parse_table("1:16", c.arb.low, &c.arb.n_low, msg, sizeof msg);
+    c.arb.high_limit = 1; /* 4 KiB of high, then one low packet */
+    check_run(&c, &r);
+    double hs = (double)r.vl[0].delivered_bytes / (double)r.total_delivered;
+    CHECK_MSG(hs > 0.78 && hs < 0.82, "high share %f", hs);
+}
+
+/* Head-of-line blocking: one stalled consumer stops everything under
+ * ON/OFF with a shared buffer, nothing else under per-VL credits. */
+static void t_hol(void)
+{
+    rifl_csim_config c;
+    rifl_csim_default_config(&c);
+    c.seed = test_seed;
+    c.vls = 2;
+    c.duration = 2000000;
+    c.one_way = 1000;
+    c.buffer_bytes = 16384;
+    c.load[0] = c.load[1] = 0.45;
+    c.hol_vl = 1;
+    c.hol_start = 500000;
+    c.hol_end = 1500000;
+    rifl_csim_result r;
+    check_run(&c, &r);
+    double vl0 = (double)r.vl[0].hol_bytes / 1e6;
+    CHECK_MSG(vl0 > 0.4, "credit: VL0 got %f during the stall", vl0);
+    CHECK_EQ_U(r.rx_overflow, 0);
+    c.mode = RIFL_CSIM_ONOFF;
+    c.buffer_bytes = 32768;
+    check_run(&c, &r);
+    vl0 = (double)r.vl[0].hol_bytes / 1e6;
+    CHECK_MSG(vl0 < 0.05, "on/off: VL0 got %f during the stall", vl0);
+}
+
+/* ON/OFF drops when its buffer is below what the round trip needs; credit
+ * never does, whatever the buffer. */
+static void t_onoff_vs_credit_small_buffer(void)
+{
+    rifl_csim_config c;
+    rifl_csim_default_config(&c);
+    c.seed = test_seed;
+    c.vls = 1;
+    c.duration = 2000000;
+    c.one_way = 4000;
+    c.buffer_bytes = 8192; /* one RTT is 8000 bytes */
+    c.stall_on = 80000;
+    c.stall_off = 40000;
+    c.stall_fixed = true;
+    rifl_csim_result r;
+    c.mode = RIFL_CSIM_ONOFF;
+    check_run(&c, &r);
+    CHECK(r.rx_overflow > 0);
+    c.mode = RIFL_CSIM_CREDIT;
+    check_run(&c, &r);
+    CHECK_EQ_U(r.rx_overflow, 0);
+    CHECK(r.converged);
+    /* and with 2 RTT of buffer (1 RTT + two largest packets would do) the
+     * credit link runs at full speed */
+    c.buffer_bytes = 16384;
+    check_run(&c, &r);
+    CHECK_MSG(r.efficiency > 0.98, "efficiency %f", r.efficiency);
+}
+
+TEST_MAIN({"link_states", t_link_states},
+          {"fcp_drops_counted", t_fcp_drops_counted},
+          {"fcp_period", t_fcp_period},
+          {"random_lossy", t_random_lossy},
+          {"resync_recovers", t_resync_recovers},
+          {"arbitration_shares", t_arbitration_shares},
+          {"hol", t_hol},
+          {"onoff_vs_credit_small_buffer", t_onoff_vs_credit_small_buffer})
