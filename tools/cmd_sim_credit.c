@@ -15,7 +15,7 @@ struct opts {
     uint64_t vls, duration, rtt, jitter, buffer, chunk, min_len, max_len;
     uint64_t fcp_period, fcp_min_gap, overhead, high_limit, seed;
     double load, drain, stall_on, stall_off, data_corrupt, fcp_loss, fcp_corrupt;
-    double on_frac, off_frac, hol_start, hol_end, target;
+    double on_frac, off_frac, hol_start, hol_end, target, ber, cable_m;
     int64_t hol_vl;
     bool stall_fixed, json, quiet;
 };
@@ -50,7 +50,8 @@ static int build_config(const struct opts *o, rifl_csim_config *c)
     else if (!strcmp(o->mode, "onoff"))
         c->mode = RIFL_CSIM_ONOFF;
     else {
-        fprintf(stderr, "error: --mode '%s' unknown; use credit or onoff\n", o->mode);
+        fprintf(stderr, "error: --mode '%s' unknown; use credit, onoff, lane-credit or"
+                " lane-onoff\n", o->mode);
         return 2;
     }
     c->vls = (unsigned)o->vls;
@@ -359,6 +360,69 @@ static int experiment_hol(const struct opts *o, rifl_csim_config *base)
     return 0;
 }
 
+/* ---- lane modes: two RIFL lanes back to back ------------------------------ */
+
+static int run_lanes(const struct opts *o)
+{
+    rifl_clane_config c;
+    rifl_clane_default_config(&c);
+    c.credit = !strcmp(o->mode, "lane-credit");
+    c.vls = (unsigned)o->vls;
+    c.slots = o->duration;
+    c.buffer_bytes = o->buffer;
+    c.min_len = (uint32_t)o->min_len;
+    c.max_len = (uint32_t)o->max_len;
+    for (unsigned v = 0; v < RIFL_FC_MAX_DATA_VLS; v++) {
+        c.load[v] = o->load;
+        c.drain[v] = o->drain;
+    }
+    if (o->loads && parse_list(o->loads, c.load, RIFL_FC_MAX_DATA_VLS, "loads") < 0)
+        return 2;
+    if (o->drains && parse_list(o->drains, c.drain, RIFL_FC_MAX_DATA_VLS, "drains") < 0)
+        return 2;
+    c.hol_vl = (int)o->hol_vl;
+    c.hol_start = (uint64_t)(o->hol_start * (double)c.slots);
+    c.hol_end = (uint64_t)(o->hol_end * (double)c.slots);
+    c.ber = o->ber;
+    c.fcp_period = (uint32_t)o->fcp_period;
+    c.lane.link.cable_m = o->cable_m;
+    c.seed = o->seed;
+    rifl_clane_result r;
+    char msg[256] = "";
+    int rc = rifl_clane_run(&c, &r, msg, sizeof msg);
+    if (rc != RIFL_OK) {
+        fprintf(stderr, "error: %s\n", msg[0] ? msg : rifl_strerror(rc));
+        return 2;
+    }
+    uint64_t win = c.hol_end - c.hol_start;
+    double pay = (double)(c.lane.frame_bits / 8 - 2);
+    printf("mode %s: two RIFL lanes (F=%u, K=%u, %.0f m), %u VL%s, %" PRIu64
+           " slots, BER %g, seed %" PRIu64 "\n",
+           o->mode, c.lane.frame_bits, c.lane.fid_bits, c.lane.link.cable_m, c.vls,
+           c.vls > 1 ? "s" : "", c.slots, c.ber, c.seed);
+    printf("  VL  sent_pkts  delivered_pkts  throughput%s\n",
+           c.hol_vl >= 0 ? "  in_stall" : "");
+    for (unsigned v = 0; v < c.vls; v++) {
+        printf("  %2u  %9" PRIu64 "  %14" PRIu64 "  %10.4f", v, r.sent_packets[v],
+               r.delivered_packets[v], (double)r.delivered_bytes[v] / ((double)c.slots * pay));
+        if (c.hol_vl >= 0)
+            printf("  %8.4f", win ? (double)r.hol_bytes[v] / ((double)win * pay) : 0.0);
+        printf("\n");
+    }
+    printf("  throughput %.4f of the lane payload rate; %s; bad packets %" PRIu64
+           "; replay cycles %" PRIu64 "; lane rx overflow %" PRIu64 "\n",
+           r.throughput, r.lossless ? "lossless" : "NOT LOSSLESS", r.bad_packets, r.replays,
+           r.lane_rx_overflow);
+    if (c.credit)
+        printf("  FCPs sent %" PRIu64 " (extension frames, code 0x%02x); credit drops %" PRIu64
+               "; credit after drain: %s\n",
+               r.fcp_sent, RIFL_FCP_EXT_CODE, r.credit_drops,
+               r.converged ? "consistent" : "INCONSISTENT");
+    else
+        printf("  ON/OFF flow-control frames sent %" PRIu64 "\n", r.fc_onoff_sent);
+    return r.lossless && (!c.credit || r.converged) ? 0 : 1;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
@@ -367,10 +431,12 @@ static int run(int argc, char **argv)
         .min_len = 64, .max_len = 2048, .fcp_period = 4096, .high_limit = 255, .seed = 1,
         .load = 1.0, .drain = 1.0, .on_frac = 2.0 / 3.0, .off_frac = 1.0 / 3.0,
         .hol_vl = -1, .hol_start = 0.25, .hol_end = 0.75, .target = 0.98,
+        .cable_m = 10,
     };
     const struct cli_opt opts[] = {
         { "mode", CLI_STRING, &o.mode, "credit (per-VL credits, FCPs) or onoff (one shared"
-          " buffer, ON/OFF notices)", 0, 0 },
+          " buffer, ON/OFF notices) over the raw channel; lane-credit or lane-onoff over two"
+          " RIFL lanes (--duration then counts frame slots)", 0, 0 },
         { "vls", CLI_UINT, &o.vls, "data VLs carrying traffic", 1, 15 },
         { "duration", CLI_UINT, &o.duration, "symbol times of traffic (0 in --experiment"
           " buffer: 400 RTT)", 0, 1e12 },
@@ -416,6 +482,8 @@ static int run(int argc, char **argv)
         { "low", CLI_STRING, &o.low, "low-priority table VL:WEIGHT,...", 0, 0 },
         { "high-limit", CLI_UINT, &o.high_limit, "high-priority limit, 4096-byte units"
           " (255: none)", 0, 255 },
+        { "ber", CLI_DOUBLE, &o.ber, "lane modes: bit error rate on the lanes", 0, 0.01 },
+        { "cable-m", CLI_DOUBLE, &o.cable_m, "lane modes: cable length in metres", 0, 1e5 },
         { "seed", CLI_UINT, &o.seed, "random seed", 0, 1.8e19 },
         { "experiment", CLI_STRING, &o.experiment, "buffer (min buffer vs RTT), curve"
           " (efficiency vs buffer at --rtt) or hol (head-of-line blocking)", 0, 0 },
@@ -433,6 +501,19 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if (!strncmp(o.mode, "lane-", 5)) {
+        if (strcmp(o.mode, "lane-credit") && strcmp(o.mode, "lane-onoff")) {
+            fprintf(stderr, "error: --mode '%s' unknown; use credit, onoff, lane-credit or"
+                    " lane-onoff\n", o.mode);
+            return 2;
+        }
+        if (o.experiment) {
+            fprintf(stderr, "error: the experiments run on the raw channel; drop --mode %s"
+                    " or --experiment\n", o.mode);
+            return 2;
+        }
+        return run_lanes(&o);
+    }
     rifl_csim_config c;
     if (build_config(&o, &c))
         return 2;

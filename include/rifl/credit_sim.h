@@ -102,4 +102,66 @@ int rifl_csim_run(const rifl_csim_config *cfg, rifl_csim_result *res, char *msg,
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- on a RIFL link: two lanes back to back ------------------------------ */
+#include "rifl/lane.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Project rule for carrying credit flow control on a RIFL lane:
+ *   - the lanes run with fc_mode = RIFL_LANE_FC_NONE (no ON/OFF frames);
+ *   - every user packet starts with one VL byte (0..14 data, 15 management)
+ *     followed by the packet's bytes; credits count the bytes after it;
+ *   - an FCP travels as an extension frame with format code
+ *     RIFL_FCP_EXT_CODE, the 8 FCP bytes first in the payload.
+ * The lane delivers both in order and replays them after errors, so an FCP
+ * is never lost on a lane, only delayed. */
+#define RIFL_FCP_EXT_CODE 0x04
+
+typedef struct rifl_clane_config {
+    bool credit;               /* true: FC_NONE lanes + credits; false: the
+                                  lanes' own ON/OFF flow control */
+    rifl_lane_config lane;     /* both lanes (fc_mode is set from `credit`) */
+    double ber;                /* bit error rate, both directions */
+    unsigned vls;              /* 1..15 */
+    uint64_t slots;            /* frame slots of traffic */
+    uint64_t buffer_bytes;     /* credit: receive buffer per VL */
+    uint32_t min_len, max_len; /* packet sizes (without the VL byte) */
+    double load[RIFL_FC_MAX_DATA_VLS];  /* >= 1: backlogged; else fraction
+                                           of the lane's payload rate */
+    double drain[RIFL_FC_MAX_DATA_VLS]; /* consumer rate, fraction of the
+                                           lane's payload rate */
+    int hol_vl;                /* consumer of this VL stalls in the window */
+    uint64_t hol_start, hol_end; /* slots */
+    uint32_t fcp_period;       /* symbol times */
+    uint64_t seed;
+} rifl_clane_config;
+
+void rifl_clane_default_config(rifl_clane_config *cfg);
+
+typedef struct rifl_clane_result {
+    uint64_t sent_packets[RIFL_FC_MAX_DATA_VLS], sent_bytes[RIFL_FC_MAX_DATA_VLS];
+    uint64_t delivered_packets[RIFL_FC_MAX_DATA_VLS];
+    uint64_t delivered_bytes[RIFL_FC_MAX_DATA_VLS]; /* within the traffic slots */
+    uint64_t hol_bytes[RIFL_FC_MAX_DATA_VLS];        /* inside the stall window */
+    uint64_t bad_packets;      /* content or order mismatch at the receiver */
+    uint64_t credit_drops;     /* packets refused by the credit receiver */
+    uint64_t lane_rx_overflow; /* frames refused by B's lane receive buffer */
+    uint64_t replays;          /* replay cycles (both lanes) */
+    uint64_t fcp_sent, fc_onoff_sent;
+    uint64_t fcp_ext_full;     /* slots an FCP waited: extension queue full */
+    uint64_t slots_run;
+    double throughput;         /* delivered bytes / (slots x payload bytes) */
+    bool lossless;             /* every packet sent arrived intact, in order */
+    bool converged;            /* credit: no leak after the drain */
+} rifl_clane_result;
+
+int rifl_clane_run(const rifl_clane_config *cfg, rifl_clane_result *res, char *msg,
+                   size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
 #endif
