@@ -342,6 +342,21 @@ static bool all_delivered(const struct cl *s)
     return true;
 }
 
+static bool consistent(const struct cl *s)
+{
+    for (unsigned v = 0; v < s->cfg->vls; v++) {
+        const rifl_fc_tx *tx = rifl_credit_tx_regs(s->a, v);
+        const rifl_fc_rx *rx = rifl_credit_rx_regs(s->b, v);
+        uint32_t space = rifl_fc_rx_space(rx);
+        if (space > RIFL_FC_CREDIT_CAP)
+            space = RIFL_FC_CREDIT_CAP;
+        if (rifl_fc_tx_credit(tx) != space || rx->abr != tx->fctbs ||
+            rx->free_chunks != rx->capacity)
+            return false;
+    }
+    return true;
+}
+
 int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg,
                    size_t msglen)
 {
@@ -413,7 +428,11 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
         if (s.quiet) {
             if (!settle && all_delivered(&s))
                 settle = s.slot + margin;
-            if (settle && s.slot >= settle)
+            /* bit errors go on during the drain, so replays may delay the
+             * last FCPs: wait for the credit state to agree (the result
+             * reports whether it did) */
+            if (settle && s.slot >= settle && (!c->credit || consistent(&s) ||
+                                               s.slot >= settle + 20 * margin))
                 break;
         }
     }
@@ -432,18 +451,8 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
             res->fc_onoff_sent += ls->fc_on_sent + ls->fc_off_sent;
         }
         res->lane_rx_overflow = rifl_lane_get_stats(s.pair->lane[1])->rx_overflow;
-        if (c->credit) {
-            res->converged = true;
-            for (unsigned v = 0; v < c->vls; v++) {
-                const rifl_fc_tx *tx = rifl_credit_tx_regs(s.a, v);
-                const rifl_fc_rx *rx = rifl_credit_rx_regs(s.b, v);
-                uint32_t space = rifl_fc_rx_space(rx);
-                if (space > RIFL_FC_CREDIT_CAP)
-                    space = RIFL_FC_CREDIT_CAP;
-                res->converged &= rifl_fc_tx_credit(tx) == space && rx->abr == tx->fctbs &&
-                                  rx->free_chunks == rx->capacity;
-            }
-        }
+        if (c->credit)
+            res->converged = consistent(&s);
         if (!settle) {
             snprintf(msg, msglen, "the link did not drain within %llu slots",
                      (unsigned long long)limit);
