@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# CLI tests of `rifl sim credit`.
+# usage: cli_sim_credit.sh RIFL_BINARY SHARED_DIR SOURCE_DIR
+set -u
+rifl=$1
+fail=0 pass=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$rifl" --help | grep -q "sim credit" && ok || bad "rifl --help lists sim credit"
+"$rifl" sim credit --help | grep -q "usage: rifl sim credit" && ok || bad "--help"
+
+# a lossy run: faults injected, no overflow, credit consistent, exit 0
+"$rifl" sim credit --vls 4 --fcp-loss 0.2 --fcp-corrupt 0.1 --data-corrupt 0.005 \
+  --jitter 300 --drain 0.3 --stall-on 40000 --stall-off 10000 --buffer 8KiB \
+  --duration 1000000 --seed 7 > "$tmp/lossy.txt" && ok || bad "lossy run exit status"
+grep -q "seed 7" "$tmp/lossy.txt" && ok || bad "the run prints its seed"
+grep -q "overflow drops 0" "$tmp/lossy.txt" && ok || bad "no overflow"
+grep -q "credit after drain: consistent" "$tmp/lossy.txt" && ok || bad "no credit leak"
+grep -Eq "FCPs sent [0-9]+, lost [1-9]" "$tmp/lossy.txt" && ok || bad "FCPs were lost"
+
+# JSON output, deterministic for a seed
+"$rifl" sim credit --json --duration 300000 --seed 3 > "$tmp/a.json" && ok || bad "json run"
+"$rifl" sim credit --json --duration 300000 --seed 3 > "$tmp/b.json"
+cmp -s "$tmp/a.json" "$tmp/b.json" && ok || bad "same seed, same result"
+grep -q '"converged":true' "$tmp/a.json" && ok || bad "json converged"
+"$rifl" sim credit --json --duration 300000 --seed 4 > "$tmp/c.json"
+cmp -s "$tmp/a.json" "$tmp/c.json" && bad "another seed, another run" || ok
+
+# on/off mode with a small buffer drops; credit mode never does
+"$rifl" sim credit --mode onoff --vls 1 --rtt 8000 --buffer 8KiB --stall-on 80000 \
+  --stall-off 40000 --stall-fixed --duration 1000000 > "$tmp/onoff.txt" && ok || bad "onoff run"
+grep -Eq "overflow drops [1-9]" "$tmp/onoff.txt" && ok || bad "on/off overflows"
+
+# head-of-line experiment: VL0 keeps its rate under credits, stops under on/off
+"$rifl" sim credit --experiment hol --load 0.45 --duration 2000000 > "$tmp/hol.txt" \
+  && ok || bad "hol experiment"
+c=$(awk -F'|' '/^\| credit/{print $4}' "$tmp/hol.txt")
+o=$(awk -F'|' '/^\| onoff/{print $4}' "$tmp/hol.txt")
+awk -v c="$c" -v o="$o" 'BEGIN{exit !(c > 0.4 && o < 0.05)}' && ok \
+  || bad "hol: credit VL0 $c, on/off VL0 $o"
+
+# lanes: credit in FC_NONE mode, with bit errors, lossless
+"$rifl" sim credit --mode lane-credit --duration 100000 --ber 1e-6 --load 0.4 \
+  > "$tmp/lane.txt" && ok || bad "lane-credit exit status"
+grep -q "lossless" "$tmp/lane.txt" && ok || bad "lane-credit lossless"
+grep -q "code 0x04" "$tmp/lane.txt" && ok || bad "FCPs in extension frames 0x04"
+"$rifl" sim credit --mode lane-onoff --duration 100000 > /dev/null && ok || bad "lane-onoff"
+
+# errors name the problem
+"$rifl" sim credit --mode bogus 2> "$tmp/e1.txt"; [ $? -eq 2 ] && ok || bad "bad mode exit 2"
+grep -q "lane-credit" "$tmp/e1.txt" && ok || bad "bad mode lists the modes"
+"$rifl" sim credit --buffer 1KiB --max-len 2048 2> "$tmp/e2.txt"; [ $? -eq 2 ] && ok || bad "small buffer refused"
+grep -q "largest packet" "$tmp/e2.txt" && ok || bad "small buffer message"
+"$rifl" sim credit --low "0:16" --vls 2 2> "$tmp/e3.txt"; [ $? -eq 2 ] && ok || bad "unreachable VL refused"
+grep -q "VL1" "$tmp/e3.txt" && ok || bad "unreachable VL named"
+
+# --config file
+printf 'vls = 3\nduration = 200000\nseed = 9\n' > "$tmp/cfg"
+"$rifl" sim credit --config "$tmp/cfg" | grep -q "3 VLs" && ok || bad "--config"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
