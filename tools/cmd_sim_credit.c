@@ -425,7 +425,7 @@ static int run_lanes(const struct opts *o)
 
 static int run(int argc, char **argv)
 {
-    struct opts o = {
+    static struct opts o = { /* static: CLI strings stay reachable */
         .mode = "credit", .experiment = NULL, .rtts = "1000,2000,4000,8000,16000,32000,64000",
         .vls = 2, .duration = 4000000, .rtt = 4000, .buffer = 32768, .chunk = 64,
         .min_len = 64, .max_len = 2048, .fcp_period = 4096, .high_limit = 255, .seed = 1,
