@@ -311,6 +311,10 @@ static void t_fcp_layout(void)
     CHECK_EQ_U(b[6], 0);
     CHECK_EQ_U(b[7], 0);
     CHECK_EQ_U((unsigned)(b[4] << 8 | b[5]), ref_crc(0x1ABC5123u));
+    /* the value docs/credit-flow-control.md gives for this FCP */
+    CHECK_EQ_U(b[4], 0xB7);
+    CHECK_EQ_U(b[5], 0xB4);
+    CHECK_EQ_U(rifl_fcp_crc16((const uint8_t *)"123456789", 9), 0xBA6E);
     rifl_fcp g;
     rifl_fcp_status st;
     CHECK_EQ_I(rifl_fcp_decode(b, 8, &g, &st), RIFL_OK);
