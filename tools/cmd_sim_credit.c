@@ -333,26 +333,13 @@ static int experiment_hol(const struct opts *o, rifl_csim_config *base)
         c.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
         if (m)
             c.buffer_bytes = 2 * base->buffer_bytes; /* same total memory */
-        double seg[3] = { o->hol_start, o->hol_end - o->hol_start, 1.0 - o->hol_end };
-        /* three runs give the three windows: delivered up to a time is
-         * measured as a run ending at that time (same seed, same prefix) */
-        uint64_t d0[3], d1 = 0;
         rifl_csim_result r;
-        uint64_t ends[3] = { c.hol_start, c.hol_end, c.duration };
-        uint64_t prev0 = 0;
-        for (int k = 0; k < 3; k++) {
-            rifl_csim_config ck = c;
-            ck.duration = ends[k];
-            if (run_one(&ck, &r))
-                return 2;
-            d0[k] = r.vl[0].delivered_bytes - prev0;
-            prev0 = r.vl[0].delivered_bytes;
-            if (k == 1)
-                d1 = r.vl[1].hol_bytes;
-        }
-        double len[3];
-        for (int k = 0; k < 3; k++)
-            len[k] = seg[k] * (double)c.duration;
+        if (run_one(&c, &r))
+            return 2;
+        double len[3] = { (double)c.hol_start, (double)(c.hol_end - c.hol_start),
+                          (double)(c.duration - c.hol_end) };
+        uint64_t d0[3] = { r.vl[0].pre_bytes, r.vl[0].hol_bytes, r.vl[0].post_bytes };
+        uint64_t d1 = r.vl[1].hol_bytes;
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %" PRIu64 " |\n", rifl_csim_mode_name(c.mode),
                d0[0] / len[0], d0[1] / len[1], d1 / len[1], d0[2] / len[2],
                r.vl[0].drops + r.vl[1].drops);

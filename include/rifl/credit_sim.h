@@ -65,6 +65,8 @@ typedef struct rifl_csim_vl_result {
     uint64_t delivered_total;    /* ... including the drain after it */
     uint64_t delivered_packets;
     uint64_t hol_bytes;          /* delivered inside the stall window */
+    uint64_t pre_bytes, post_bytes; /* ... before it and after it (within
+                                       duration) */
     uint64_t drops;              /* packets dropped at B: no room */
     uint64_t max_occupancy;      /* bytes held at B (credit mode) */
     double capacity_bytes;       /* what the consumer could have taken

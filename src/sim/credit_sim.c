@@ -286,8 +286,14 @@ static int deliver(struct sim *s, unsigned vl, uint32_t len)
     rifl_csim_vl_result *r = &s->res->vl[vl];
     if (s->now <= s->cfg->duration) {
         r->delivered_bytes += len;
-        if (s->cfg->hol_vl >= 0 && s->now >= s->cfg->hol_start && s->now < s->cfg->hol_end)
-            r->hol_bytes += len;
+        if (s->cfg->hol_vl >= 0) {
+            if (s->now < s->cfg->hol_start)
+                r->pre_bytes += len;
+            else if (s->now < s->cfg->hol_end)
+                r->hol_bytes += len;
+            else
+                r->post_bytes += len;
+        }
     }
     r->delivered_total += len;
     r->delivered_packets++;
