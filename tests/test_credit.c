@@ -212,14 +212,21 @@ static void t_register_wrap(void)
     for (int i = 0; i < 200000; i++) {
         uint64_t sent = rifl_rng_below(&r, 1u << 30);
         uint32_t credit = (uint32_t)rifl_rng_below(&r, RIFL_FC_CREDIT_CAP + 1);
-        uint32_t np = (uint32_t)rifl_rng_range(&r, 1, 2048);
+        uint32_t np = (uint32_t)rifl_rng_range(&r, 1, 2047);
         uint16_t cl = (uint16_t)((sent + credit) & 0xFFF);
         uint16_t fctbs = (uint16_t)(sent & 0xFFF);
         bool want = np <= credit;
         bad += rifl_fc_may_send(cl, fctbs, np) != want;
+        rifl_fc_tx tx = { fctbs, cl };
+        bad += rifl_fc_tx_may_send(&tx, np) != want;
         bad += rifl_fc_sub_ones_complement(cl, fctbs) != rifl_fc_sub(cl, fctbs);
     }
     CHECK_EQ_U(bad, 0);
+    /* the one ambiguous case of the modular rule, and its guard */
+    CHECK(rifl_fc_may_send(100, 100, 2048)); /* no credit, yet 2048 passes */
+    rifl_fc_tx none = { 100, 100 };
+    CHECK(!rifl_fc_tx_may_send(&none, 2048));
+    CHECK(!rifl_fc_tx_may_send(&none, 1));
 }
 
 /* Chunked receivers advertise the worst case: one block per free chunk. */
@@ -273,7 +280,8 @@ static void t_cap_2048(void)
     rifl_fc_tx_reset(&tx);
     rifl_fc_tx_set_limit(&tx, rifl_fc_rx_fccl(&rx));
     CHECK_EQ_U(rifl_fc_tx_credit(&tx), 2048);
-    CHECK(rifl_fc_tx_may_send(&tx, 2048));
+    CHECK(rifl_fc_tx_may_send(&tx, 2047));
+    CHECK(!rifl_fc_tx_may_send(&tx, 2048)); /* never: see rifl_fc_may_send */
     CHECK(!rifl_fc_tx_may_send(&tx, 2049));
     /* a resync moves ABR to FCTBS and counts it */
     rifl_fc_rx_resync(&rx, 100);

@@ -63,7 +63,8 @@ uint16_t rifl_fc_sub_ones_complement(uint16_t a, uint16_t b);
 
 /* The credit check: may a packet of `np` blocks go with credit limit `cl`
  * and `fctbs` blocks already sent?  True when (CL - CR) mod 4096 <= 2048,
- * CR = (FCTBS + NP) mod 4096. */
+ * CR = (FCTBS + NP) mod 4096.  Exact for 1 <= np <= 2047 (np = 2048 with no
+ * credit also gives 2048); rifl_fc_tx_may_send() refuses np >= 2048. */
 static inline bool rifl_fc_may_send(uint16_t cl, uint16_t fctbs, uint32_t np)
 {
     return rifl_fc_sub(cl, (uint32_t)fctbs + np) <= RIFL_FC_CREDIT_CAP;
@@ -76,7 +77,8 @@ typedef struct rifl_fc_tx {
 } rifl_fc_tx;
 
 void rifl_fc_tx_reset(rifl_fc_tx *tx);
-/* Credit check for a packet of `blocks` blocks. */
+/* Credit check for a packet of `blocks` blocks (always false for 2048 or
+ * more: the largest packet is 2047 blocks, 131008 bytes). */
 bool rifl_fc_tx_may_send(const rifl_fc_tx *tx, uint32_t blocks);
 /* Record a packet sent: FCTBS += blocks.  RIFL_ERR_AGAIN (nothing changes)
  * when the credit check fails. */
@@ -236,7 +238,8 @@ typedef struct rifl_credit_config {
     uint32_t fcp_min_gap;         /* least symbol times between two credit-
                                      return FCPs of one VL (0 = at once) */
     uint32_t tx_queue_packets;    /* descriptors queued per VL */
-    uint32_t max_packet_bytes;    /* largest packet accepted for sending */
+    uint32_t max_packet_bytes;    /* largest packet accepted for sending,
+                                     at most 2047 blocks (131008 bytes) */
     unsigned vl15_rx_packets;     /* VL15 receive buffer, in packets (>= 1) */
     bool auto_activate;           /* INIT -> ARM once every data VL has heard
                                      an FCP; ARM -> ACTIVE once the peer

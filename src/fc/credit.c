@@ -19,9 +19,10 @@ void rifl_fc_tx_reset(rifl_fc_tx *tx)
 
 bool rifl_fc_tx_may_send(const rifl_fc_tx *tx, uint32_t blocks)
 {
-    /* A packet larger than the cap could never pass; say no rather than let
-     * the modular test wrap round. */
-    if (blocks > RIFL_FC_CREDIT_CAP)
+    /* The modular test is exact only for NP < 2048: with no credit at all
+     * (CL = FCTBS) a packet of exactly 2048 blocks gives (CL - CR) mod 4096 =
+     * 2048 and would pass.  Packets of 2048 blocks or more never go. */
+    if (blocks >= RIFL_FC_CREDIT_CAP)
         return false;
     return rifl_fc_may_send(tx->cl, tx->fctbs, blocks);
 }

@@ -78,10 +78,10 @@ int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t ms
         return RIFL_ERR_CONFIG;
     }
     if (cfg->max_packet_bytes < 1 ||
-        cfg->max_packet_bytes > RIFL_FC_CREDIT_CAP * RIFL_FC_BLOCK_BYTES) {
+        cfg->max_packet_bytes > (RIFL_FC_CREDIT_CAP - 1) * RIFL_FC_BLOCK_BYTES) {
         if (msg)
-            snprintf(msg, msglen, "largest packet of %u bytes; credit never exceeds 2048"
-                     " blocks, so use 1..131072", cfg->max_packet_bytes);
+            snprintf(msg, msglen, "largest packet of %u bytes; the credit check is exact"
+                     " only below 2048 blocks, so use 1..131008", cfg->max_packet_bytes);
         return RIFL_ERR_CONFIG;
     }
     if (cfg->vl15_rx_packets < 1) {
