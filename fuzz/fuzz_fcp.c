@@ -23,16 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     }
 
-    static rifl_credit *e;
-    if (!e) {
-        rifl_credit_config c = rifl_credit_default_config;
-        c.data_vls = 3;
-        c.rx_buffer_bytes = 8192;
-        c.max_packet_bytes = 1024;
-        if (rifl_credit_create(&c, &e, NULL, 0) != RIFL_OK)
-            __builtin_trap();
-    }
-    rifl_credit_set_state(e, RIFL_FC_LINK_INIT); /* fresh registers */
+    rifl_credit *e;
+    rifl_credit_config c = rifl_credit_default_config;
+    c.data_vls = 3;
+    c.rx_buffer_bytes = 8192;
+    c.max_packet_bytes = 1024;
+    c.tx_queue_packets = 8;
+    if (rifl_credit_create(&c, &e, NULL, 0) != RIFL_OK)
+        __builtin_trap();
     uint64_t now = 0;
     uint32_t held[3] = { 0 };
     for (size_t i = 0; i + 9 <= size; i += 9) {
@@ -67,7 +65,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         default: { /* queue and send */
             rifl_credit_enqueue(e, p[1] % 3, 1 + p[2] * 4u, p[3]);
             rifl_credit_item it;
-            for (int k = 0; k < 4 && rifl_credit_poll(e, now, &it) == RIFL_OK; k++) {
+            for (int k = 0; k < 4; k++) {
+                uint32_t credit[3];
+                for (unsigned v = 0; v < 3; v++)
+                    credit[v] = rifl_fc_tx_credit(rifl_credit_tx_regs(e, v));
+                if (rifl_credit_poll(e, now, &it) != RIFL_OK)
+                    break;
+                if (it.kind == RIFL_CREDIT_ITEM_DATA && it.vl < 3 &&
+                    (rifl_credit_state(e) != RIFL_FC_LINK_ACTIVE ||
+                     rifl_fc_blocks(it.len) > credit[it.vl]))
+                    __builtin_trap(); /* sent without credit */
                 if (it.kind == RIFL_CREDIT_ITEM_FCP) {
                     rifl_fcp g;
                     if (rifl_fcp_decode(it.fcp, 8, &g, NULL) != RIFL_OK)
@@ -84,5 +91,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 __builtin_trap();
         }
     }
+    rifl_credit_free(e);
     return 0;
 }

@@ -116,6 +116,19 @@ static void t_fcp_drops_counted(void)
     CHECK_EQ_U(rifl_credit_rx_regs(a, 1)->abr, 5);
     CHECK_EQ_U(st->abr_resyncs, 1);
     CHECK_EQ_U(st->abr_resync_blocks, 5);
+    /* an FCCL more than 2048 ahead of FCTBS cannot happen on a correct
+     * link: dropped and counted, CL and ABR unchanged */
+    f.fccl = 64 + 2049;
+    f.fctbs = 9;
+    rifl_fcp_encode(&f, b);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_ERR_FRAME);
+    CHECK_EQ_U(st->fcp_rx_bad_fccl, 1);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 1)->cl, 64);
+    CHECK_EQ_U(rifl_credit_rx_regs(a, 1)->abr, 5);
+    f.fccl = 2048; /* exactly the cap ahead: fine */
+    rifl_fcp_encode(&f, b);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, b, 8, 0), RIFL_OK);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 1)->cl, 2048);
     /* VL15 receive buffer: 4 packets, then drops counted */
     int ok = 0;
     for (int i = 0; i < 6; i++)

@@ -328,6 +328,9 @@ typedef struct rifl_credit_stats {
     uint64_t fcp_rx_good;
     uint64_t fcp_rx_drop[RIFL_FCP_STATUS_COUNT]; /* by reason */
     uint64_t fcp_rx_bad_vl;      /* good FCPs naming VL15 or an unused VL */
+    uint64_t fcp_rx_bad_fccl;    /* FCPs whose FCCL lies outside FCTBS ..
+                                    FCTBS + 2048 (impossible on a correct
+                                    link): dropped */
     uint64_t abr_resyncs;        /* FCTBS values that corrected ABR */
     uint64_t abr_resync_blocks;
     uint64_t rx_corrupt;         /* data packets failing their link check */

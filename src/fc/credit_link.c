@@ -343,6 +343,15 @@ int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t 
         c->st.fcp_rx_bad_vl++;
         return RIFL_ERR_FRAME;
     }
+    /* On a correct link FCTBS <= FCCL <= FCTBS + 2048 (mod 4096) whenever an
+     * FCP arrives: the sender never passes CL, FCCL never falls, and ABR
+     * never exceeds FCTBS.  A value outside that window can only come from
+     * an undetected corruption or a broken peer; taking it would hand out
+     * credit the receiver does not have, so the whole FCP is dropped. */
+    if (rifl_fc_sub(f.fccl, c->tx[f.vl].fctbs) > RIFL_FC_CREDIT_CAP) {
+        c->st.fcp_rx_bad_fccl++;
+        return RIFL_ERR_FRAME;
+    }
     c->st.fcp_rx_good++;
     c->st.vl[f.vl].fcp_rx++;
     /* Both operands carry valid FCTBS and FCCL; Op only tells the peer's
