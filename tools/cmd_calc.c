@@ -207,12 +207,13 @@ static int ffr_cmd(const struct opts *o)
     }
     fprintf(stderr, "rifl calc ffr: seed %llu\n", (unsigned long long)o->seed);
     if (o->csv)
-        printf("ber,frames,hit,undetected,ffr_measured,ffr_eq15,ratio,undetected_below_4\n");
+        printf("ber,frames,hit,undetected,ffr_measured,ffr_eq15,ratio,undetected_below_4,"
+                   "w4_hit,w4_undetected,w5_hit,w5_undetected,w6plus_hit,w6plus_undetected\n");
     else
         printf("undetected frame errors, %u-bit frames, %llu frames per BER (Eq. 15: 12-bit "
-               "CRC, HD 4)\n%-8s %12s %10s %14s %14s %8s %10s\n", F,
+               "CRC, HD 4)\n%-8s %12s %10s %14s %14s %8s %10s %22s\n", F,
                (unsigned long long)o->frames, "BER", "frames hit", "undetected", "measured FFR",
-               "Eq. 15 FFR", "ratio", "<4 errors");
+               "Eq. 15 FFR", "ratio", "<4 errors", "undetected/hit: 4 5 6+");
     char *list = strdup(o->bers), *save = NULL;
     int rc = 0;
     for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -227,14 +228,25 @@ static int ffr_cmd(const struct opts *o)
         double meas = (double)c.undetected / (double)c.frames;
         double eq = rifl_eq_ffr(F, 12, 4, ber);
         uint64_t low = c.undetected_by_w[1] + c.undetected_by_w[2] + c.undetected_by_w[3];
+        uint64_t h6 = 0, u6 = 0;
+        for (int w = 6; w <= 16; w++) {
+            h6 += c.hit_by_w[w];
+            u6 += c.undetected_by_w[w];
+        }
         if (o->csv)
-            printf("%g,%llu,%llu,%llu,%.4g,%.4g,%.3f,%llu\n", ber, (unsigned long long)c.frames,
-                   (unsigned long long)c.hit, (unsigned long long)c.undetected, meas, eq,
-                   meas / eq, (unsigned long long)low);
+            printf("%g,%llu,%llu,%llu,%.4g,%.4g,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", ber,
+                   (unsigned long long)c.frames, (unsigned long long)c.hit,
+                   (unsigned long long)c.undetected, meas, eq, meas / eq,
+                   (unsigned long long)low, (unsigned long long)c.hit_by_w[4],
+                   (unsigned long long)c.undetected_by_w[4], (unsigned long long)c.hit_by_w[5],
+                   (unsigned long long)c.undetected_by_w[5], (unsigned long long)h6,
+                   (unsigned long long)u6);
         else
-            printf("%-8g %12llu %10llu %14.4g %14.4g %8.3f %10llu\n", ber,
+            printf("%-8g %12llu %10llu %14.4g %14.4g %8.3f %10llu   1/%.0f 1/%.0f 1/%.0f\n", ber,
                    (unsigned long long)c.hit, (unsigned long long)c.undetected, meas, eq,
-                   meas / eq, (unsigned long long)low);
+                   meas / eq, (unsigned long long)low,
+                   (double)c.hit_by_w[4] / (double)c.undetected_by_w[4],
+                   (double)c.hit_by_w[5] / (double)c.undetected_by_w[5], (double)h6 / (double)u6);
         fflush(stdout);
     }
     free(list);
