@@ -26,11 +26,11 @@ int rifl_frame_width_check(unsigned frame_bits)
 
 /* Encode with a constant number of words m = F/64 (inlined per width). */
 static inline __attribute__((always_inline)) void
-encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *payload,
-         unsigned frame_id, uint64_t *scr)
+encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsigned syn,
+         unsigned meta, const uint8_t *payload, unsigned frame_id, uint64_t *scr)
 {
-    uint64_t p[RIFL_FRAME_MAX_BITS / 64], c[RIFL_FRAME_MAX_BITS / 64];
-    uint64_t w[RIFL_FRAME_MAX_BITS / 64];
+    /* p, c, w: m words each, declared by the caller with exactly m elements so
+     * that the compiler can keep them in registers */
     /* payload: 8m - 2 bytes as m words, the last 16 bits zero */
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i + 1 < m; i++)
@@ -44,7 +44,7 @@ encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *
     uint64_t prev = meta;
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        uint64_t d = (prev << 62) | (p[i] >> 2);
+        uint64_t d = rifl_funnel(prev, p[i], 2);
         c[i] = rifl_scr_chunk(d, h);
         h = rifl_hist_after(h, c[i], i + 1 == m);
         prev = p[i];
@@ -52,10 +52,7 @@ encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *
     /* frame words: SYN, region, VCODE */
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        uint64_t v = c[i] >> 2;
-        if (i > 0)
-            v |= c[i - 1] << 62;
-        w[i] = v;
+        w[i] = i > 0 ? rifl_funnel(c[i - 1], c[i], 2) : c[i] >> 2;
     }
     w[0] = (w[0] & 0x3FFFFFFFFFFFFFFFULL) | ((uint64_t)syn << 62);
     w[m - 1] &= ~(uint64_t)0xFFF;
@@ -78,15 +75,21 @@ int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
         memset(zero, 0, sizeof zero);
         payload = zero;
     }
+#define ENC(M)                                                                   \
+    do {                                                                         \
+        uint64_t p_[M], c_[M], w_[M];                                            \
+        encode_m(M, p_, c_, w_, wire, syn, meta, payload, frame_id, scr);        \
+    } while (0)
     switch (frame_bits) {
-    case 64: encode_m(1, wire, syn, meta, payload, frame_id, scr); break;
-    case 128: encode_m(2, wire, syn, meta, payload, frame_id, scr); break;
-    case 256: encode_m(4, wire, syn, meta, payload, frame_id, scr); break;
-    case 512: encode_m(8, wire, syn, meta, payload, frame_id, scr); break;
-    case 1024: encode_m(16, wire, syn, meta, payload, frame_id, scr); break;
-    case 2048: encode_m(32, wire, syn, meta, payload, frame_id, scr); break;
+    case 64: ENC(1); break;
+    case 128: ENC(2); break;
+    case 256: ENC(4); break;
+    case 512: ENC(8); break;
+    case 1024: ENC(16); break;
+    case 2048: ENC(32); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
+#undef ENC
     return RIFL_OK;
 }
 
@@ -102,17 +105,17 @@ int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
 
 /* Decode with a constant number of words; fills everything but the kind. */
 static inline __attribute__((always_inline)) void
-decode_m(unsigned m, const uint8_t *wire, uint64_t *descr, uint8_t *payload,
-         rifl_frame_info *info)
+decode_m(unsigned m, uint64_t *w, uint64_t *d, const uint8_t *wire, uint64_t *descr,
+         uint8_t *payload, rifl_frame_info *info)
 {
-    uint64_t w[RIFL_FRAME_MAX_BITS / 64], d[RIFL_FRAME_MAX_BITS / 64];
-    _Pragma("GCC unroll 32")
+    /* w, d: m words each, declared by the caller with exactly m elements so
+     * that the compiler can keep them in registers */
     for (unsigned i = 0; i < m; i++)
         w[i] = rifl_load_be64(wire + 8 * i);
 
     info->syn = (unsigned)(w[0] >> 62);
     info->vcode = (uint16_t)(w[m - 1] & 0xFFF);
-    info->crc = rifl_crc12_words(w, m);
+    info->crc = rifl_crc12_wire(wire, m);
     info->id = (uint16_t)(info->crc ^ info->vcode);
 
     uint64_t h = *descr;
@@ -132,7 +135,7 @@ decode_m(unsigned m, const uint8_t *wire, uint64_t *descr, uint8_t *payload,
     if (payload) {
         _Pragma("GCC unroll 32")
         for (unsigned i = 0; i + 1 < m; i++)
-            rifl_store_be64(payload + 8 * i, (d[i] << 2) | (d[i + 1] >> 62));
+            rifl_store_be64(payload + 8 * i, rifl_funnel(d[i], d[i + 1], 62));
         uint8_t tail[8];
         rifl_store_be64(tail, lastw);
         memcpy(payload + 8 * (m - 1), tail, 6);
@@ -144,15 +147,21 @@ int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
 {
     if (!wire || !descr || !info)
         return RIFL_ERR_INVALID_ARG;
+#define DEC(M)                                                                   \
+    do {                                                                         \
+        uint64_t w_[M], d_[M];                                                   \
+        decode_m(M, w_, d_, wire, descr, payload, info);                         \
+    } while (0)
     switch (frame_bits) {
-    case 64: decode_m(1, wire, descr, payload, info); break;
-    case 128: decode_m(2, wire, descr, payload, info); break;
-    case 256: decode_m(4, wire, descr, payload, info); break;
-    case 512: decode_m(8, wire, descr, payload, info); break;
-    case 1024: decode_m(16, wire, descr, payload, info); break;
-    case 2048: decode_m(32, wire, descr, payload, info); break;
+    case 64: DEC(1); break;
+    case 128: DEC(2); break;
+    case 256: DEC(4); break;
+    case 512: DEC(8); break;
+    case 1024: DEC(16); break;
+    case 2048: DEC(32); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
+#undef DEC
     unsigned pbytes = rifl_payload_bytes(frame_bits);
     info->payload_len = 0;
     info->eop = 0;
