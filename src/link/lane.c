@@ -407,6 +407,17 @@ static bool store(ring *r, const rifl_frame_info *fi, uint8_t first, const uint8
     return true;
 }
 
+/* A frame not taken: raise frame_error and roll the expected ID back 16
+ * frames (spec section 7), so the peer's replay brings it again. */
+static int rx_reject(rifl_lane *l, int result)
+{
+    if (!l->frame_error)
+        l->st.rx_frame_errors++;
+    l->frame_error = true;
+    l->rfid = (l->thr - 16) & l->kmask;
+    return result;
+}
+
 int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
 {
     if (!l)
@@ -439,11 +450,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
 
     if (fi->id != l->rfid) {
         l->st.rx_verify_fail++;
-        if (!l->frame_error)
-            l->st.rx_frame_errors++;
-        l->frame_error = true;
-        l->rfid = (l->thr - 16) & l->kmask;
-        return RIFL_RX_VERIFY_FAIL;
+        return rx_reject(l, RIFL_RX_VERIFY_FAIL);
     }
     bool in_step = ((l->rfid + 1) & l->kmask) == l->thr;
     int res = RIFL_RX_CONTROL;
@@ -476,11 +483,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
                 /* no room: handle it like a lost frame, so the peer replays it
                  * once the user has made room; nothing is dropped */
                 l->st.rx_overflow++;
-                if (!l->frame_error)
-                    l->st.rx_frame_errors++;
-                l->frame_error = true;
-                l->rfid = (l->thr - 16) & l->kmask;
-                return RIFL_RX_OVERFLOW;
+                return rx_reject(l, RIFL_RX_OVERFLOW);
             }
             l->st.rx_delivered[fi->kind]++;
             l->thr = (l->thr + 1) & l->kmask;
