@@ -35,9 +35,14 @@ encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsig
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i + 1 < m; i++)
         p[i] = rifl_load_be64(payload + 8 * i);
-    uint8_t tail[8] = { 0 };
-    memcpy(tail, payload + 8 * (m - 1), 6);
-    p[m - 1] = rifl_load_be64(tail);
+    if (m > 1) {
+        /* the last 6 bytes: one 8-byte load ending at the payload's end */
+        p[m - 1] = rifl_load_be64(payload + 8 * m - 10) << 16;
+    } else {
+        uint8_t tail[8] = { 0 };
+        memcpy(tail, payload, 6);
+        p[0] = rifl_load_be64(tail);
+    }
 
     /* plain region chunks: META then payload, scrambled on the fly */
     uint64_t h = *scr;
@@ -136,9 +141,16 @@ decode_m(unsigned m, uint64_t *w, uint64_t *d, const uint8_t *wire, uint64_t *de
         _Pragma("GCC unroll 32")
         for (unsigned i = 0; i + 1 < m; i++)
             rifl_store_be64(payload + 8 * i, rifl_funnel(d[i], d[i + 1], 62));
-        uint8_t tail[8];
-        rifl_store_be64(tail, lastw);
-        memcpy(payload + 8 * (m - 1), tail, 6);
+        if (m > 1) {
+            /* the last 6 bytes with one 8-byte store that rewrites the two
+             * bytes before them with their own value */
+            uint64_t prevw = rifl_funnel(d[m - 2], d[m - 1], 62);
+            rifl_store_be64(payload + 8 * m - 10, rifl_funnel(prevw, lastw, 16));
+        } else {
+            uint8_t tail[8];
+            rifl_store_be64(tail, lastw);
+            memcpy(payload, tail, 6);
+        }
     }
 }
 
