@@ -11,6 +11,7 @@
 #include "rifl/rng.h"
 
 #define NFRAMES 4096 /* working set: 4096 payloads, reused round robin */
+#define BATCH 32     /* frames in flight between encoder and decoder */
 
 struct result {
     unsigned frame_bits;
@@ -30,23 +31,29 @@ static void bench_width(unsigned F, double seconds, struct result *r)
     for (size_t i = 0; i < (size_t)NFRAMES * pb; i++)
         payloads[i] = (uint8_t)rifl_rng_next(&rng);
 
-    /* encode + verify + decode */
+    /* encode + verify + decode: the sender encodes a batch of frames, the
+     * receiver then verifies and decodes them, as frames cross a link */
     uint64_t scr = 0, descr = 0, frames = 0, bad = 0;
-    uint8_t wire[RIFL_FRAME_MAX_BYTES];
+    uint8_t *wire = malloc((size_t)BATCH * fb);
     double t0 = cli_now(), t1;
     unsigned id = 0;
     do {
-        for (unsigned i = 0; i < NFRAMES; i++) {
-            rifl_frame_encode(wire, F, RIFL_SYN_DATA, RIFL_META_FULL, payloads + (size_t)i * pb,
-                              id, &scr);
-            rifl_frame_info info;
-            rifl_frame_decode(wire, F, &descr, out + (size_t)i * pb, &info);
-            bad += info.id != id; /* verification */
-            id = (id + 1) & 0xFF;
+        for (unsigned i = 0; i < NFRAMES; i += BATCH) {
+            for (unsigned j = 0; j < BATCH; j++)
+                rifl_frame_encode(wire + (size_t)j * fb, F, RIFL_SYN_DATA, RIFL_META_FULL,
+                                  payloads + (size_t)(i + j) * pb, (id + j) & 0xFF, &scr);
+            for (unsigned j = 0; j < BATCH; j++) {
+                rifl_frame_info info;
+                rifl_frame_decode(wire + (size_t)j * fb, F, &descr, out + (size_t)(i + j) * pb,
+                                  &info);
+                bad += info.id != ((id + j) & 0xFF); /* verification */
+            }
+            id = (id + BATCH) & 0xFF;
         }
         frames += NFRAMES;
         t1 = cli_now();
     } while (t1 - t0 < seconds);
+    free(wire);
     double codec_s = t1 - t0;
     if (bad || memcmp(out, payloads, (size_t)NFRAMES * pb)) {
         fprintf(stderr, "error: codec round trip failed at %u bits\n", F);

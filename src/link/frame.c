@@ -69,6 +69,23 @@ encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsig
     *scr = h & RIFL_SCRAMBLER_MASK;
 }
 
+/* One small function per width: exact-size word arrays the compiler keeps
+ * in registers, and a short path from the dispatcher. */
+#define RIFL_ENCODE_WIDTH(M)                                                     \
+    static __attribute__((noinline)) void encode_w##M(                          \
+        uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *payload,      \
+        unsigned frame_id, uint64_t *scr)                                        \
+    {                                                                            \
+        uint64_t p[M], c[M], w[M];                                               \
+        encode_m(M, p, c, w, wire, syn, meta, payload, frame_id, scr);           \
+    }
+RIFL_ENCODE_WIDTH(1)
+RIFL_ENCODE_WIDTH(2)
+RIFL_ENCODE_WIDTH(4)
+RIFL_ENCODE_WIDTH(8)
+RIFL_ENCODE_WIDTH(16)
+RIFL_ENCODE_WIDTH(32)
+
 int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
                       unsigned meta, const uint8_t *payload, unsigned frame_id,
                       uint64_t *scr)
@@ -80,21 +97,15 @@ int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
         memset(zero, 0, sizeof zero);
         payload = zero;
     }
-#define ENC(M)                                                                   \
-    do {                                                                         \
-        uint64_t p_[M], c_[M], w_[M];                                            \
-        encode_m(M, p_, c_, w_, wire, syn, meta, payload, frame_id, scr);        \
-    } while (0)
     switch (frame_bits) {
-    case 64: ENC(1); break;
-    case 128: ENC(2); break;
-    case 256: ENC(4); break;
-    case 512: ENC(8); break;
-    case 1024: ENC(16); break;
-    case 2048: ENC(32); break;
+    case 64: encode_w1(wire, syn, meta, payload, frame_id, scr); break;
+    case 128: encode_w2(wire, syn, meta, payload, frame_id, scr); break;
+    case 256: encode_w4(wire, syn, meta, payload, frame_id, scr); break;
+    case 512: encode_w8(wire, syn, meta, payload, frame_id, scr); break;
+    case 1024: encode_w16(wire, syn, meta, payload, frame_id, scr); break;
+    case 2048: encode_w32(wire, syn, meta, payload, frame_id, scr); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
-#undef ENC
     return RIFL_OK;
 }
 
@@ -154,26 +165,34 @@ decode_m(unsigned m, uint64_t *w, uint64_t *d, const uint8_t *wire, uint64_t *de
     }
 }
 
+#define RIFL_DECODE_WIDTH(M)                                                     \
+    static __attribute__((noinline)) void decode_w##M(                          \
+        const uint8_t *wire, uint64_t *descr, uint8_t *payload, rifl_frame_info *info) \
+    {                                                                            \
+        uint64_t w[M], d[M];                                                     \
+        decode_m(M, w, d, wire, descr, payload, info);                           \
+    }
+RIFL_DECODE_WIDTH(1)
+RIFL_DECODE_WIDTH(2)
+RIFL_DECODE_WIDTH(4)
+RIFL_DECODE_WIDTH(8)
+RIFL_DECODE_WIDTH(16)
+RIFL_DECODE_WIDTH(32)
+
 int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
                       uint8_t *payload, rifl_frame_info *info)
 {
     if (!wire || !descr || !info)
         return RIFL_ERR_INVALID_ARG;
-#define DEC(M)                                                                   \
-    do {                                                                         \
-        uint64_t w_[M], d_[M];                                                   \
-        decode_m(M, w_, d_, wire, descr, payload, info);                         \
-    } while (0)
     switch (frame_bits) {
-    case 64: DEC(1); break;
-    case 128: DEC(2); break;
-    case 256: DEC(4); break;
-    case 512: DEC(8); break;
-    case 1024: DEC(16); break;
-    case 2048: DEC(32); break;
+    case 64: decode_w1(wire, descr, payload, info); break;
+    case 128: decode_w2(wire, descr, payload, info); break;
+    case 256: decode_w4(wire, descr, payload, info); break;
+    case 512: decode_w8(wire, descr, payload, info); break;
+    case 1024: decode_w16(wire, descr, payload, info); break;
+    case 2048: decode_w32(wire, descr, payload, info); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
-#undef DEC
     unsigned pbytes = rifl_payload_bytes(frame_bits);
     info->payload_len = 0;
     info->eop = 0;
