@@ -92,11 +92,9 @@ int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
 {
     if (!wire || !scr || syn > 3 || meta > 3 || frame_id > 0xFFF)
         return RIFL_ERR_INVALID_ARG;
-    uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
-    if (!payload) {
-        memset(zero, 0, sizeof zero);
+    static const uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
+    if (!payload)
         payload = zero;
-    }
     switch (frame_bits) {
     case 64: encode_w1(wire, syn, meta, payload, frame_id, scr); break;
     case 128: encode_w2(wire, syn, meta, payload, frame_id, scr); break;
