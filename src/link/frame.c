@@ -191,42 +191,5 @@ int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
     case 2048: decode_w32(wire, descr, payload, info); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
-    unsigned pbytes = rifl_payload_bytes(frame_bits);
-    info->payload_len = 0;
-    info->eop = 0;
-
-    int rc = RIFL_OK;
-    if (info->syn == RIFL_SYN_CONTROL) {
-        info->kind = RIFL_KIND_CONTROL;
-    } else if (info->syn != RIFL_SYN_DATA) {
-        info->kind = RIFL_KIND_INVALID;
-    } else {
-        switch (info->meta) {
-        case RIFL_META_NONE:
-            info->kind = info->format == RIFL_FMT_FILLER ? RIFL_KIND_FILLER
-                       : info->format == RIFL_FMT_FC_ON  ? RIFL_KIND_FC_ON
-                       : info->format == RIFL_FMT_FC_OFF ? RIFL_KIND_FC_OFF
-                       : RIFL_KIND_EXT;
-            break;
-        case RIFL_META_FULL:
-            info->kind = RIFL_KIND_DATA;
-            info->payload_len = pbytes;
-            break;
-        case RIFL_META_FULL_EOP:
-            info->kind = RIFL_KIND_DATA;
-            info->payload_len = pbytes;
-            info->eop = 1;
-            break;
-        default: /* partial, end of packet */
-            info->kind = RIFL_KIND_DATA;
-            info->eop = 1;
-            info->payload_len = info->format;
-            if (info->format == 0 || info->format >= pbytes) {
-                info->payload_len = info->format >= pbytes ? pbytes - 1 : 0;
-                rc = RIFL_ERR_FRAME;
-            }
-            break;
-        }
-    }
-    return rc;
+    return rifl_frame_classify(info, rifl_payload_bytes(frame_bits));
 }

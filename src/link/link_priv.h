@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "rifl/frame.h"
+
 #define RIFL_CRC12_POLY 0x02Fu
 
 static inline uint64_t rifl_load_be64(const uint8_t *p)
@@ -155,7 +157,6 @@ rifl_crc12_wire(const uint8_t *f, unsigned m)
 }
 #endif
 
-#endif
 
 /* ---- word-parallel scrambler core ------------------------------------
  *
@@ -232,3 +233,45 @@ static inline void rifl_region_store(uint64_t *w, const uint64_t *c, unsigned m)
     w[0] = (w[0] & 0x3FFFFFFFFFFFFFFFULL) | syn;
     w[m - 1] = (w[m - 1] & ~(uint64_t)0xFFF) | vcode;
 }
+
+/* Kind, payload length and end-of-packet of a frame whose syn, meta and
+ * format are filled in.  RIFL_ERR_FRAME for a partial frame with an
+ * impossible byte count (the length is clamped). */
+static inline int rifl_frame_classify(rifl_frame_info *info, unsigned pbytes)
+{
+    info->payload_len = 0;
+    info->eop = 0;
+    if (info->syn == RIFL_SYN_CONTROL) {
+        info->kind = RIFL_KIND_CONTROL;
+        return RIFL_OK;
+    }
+    if (info->syn != RIFL_SYN_DATA) {
+        info->kind = RIFL_KIND_INVALID;
+        return RIFL_OK;
+    }
+    switch (info->meta) {
+    case RIFL_META_NONE:
+        info->kind = info->format == RIFL_FMT_FILLER ? RIFL_KIND_FILLER
+                   : info->format == RIFL_FMT_FC_ON  ? RIFL_KIND_FC_ON
+                   : info->format == RIFL_FMT_FC_OFF ? RIFL_KIND_FC_OFF
+                   : RIFL_KIND_EXT;
+        return RIFL_OK;
+    case RIFL_META_FULL:
+    case RIFL_META_FULL_EOP:
+        info->kind = RIFL_KIND_DATA;
+        info->payload_len = pbytes;
+        info->eop = info->meta == RIFL_META_FULL_EOP;
+        return RIFL_OK;
+    default: /* partial, end of packet */
+        info->kind = RIFL_KIND_DATA;
+        info->eop = 1;
+        info->payload_len = info->format;
+        if (info->format == 0 || info->format >= pbytes) {
+            info->payload_len = info->format >= pbytes ? pbytes - 1 : 0;
+            return RIFL_ERR_FRAME;
+        }
+        return RIFL_OK;
+    }
+}
+
+#endif
