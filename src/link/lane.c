@@ -508,22 +508,14 @@ size_t rifl_lane_send_space(const rifl_lane *l)
     return (size_t)(l->txq.cap - l->txq.count) * l->pbytes;
 }
 
-int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
+/* Segment `len` bytes into frame records; `end` marks the last frame of the
+ * packet.  The caller has checked the room. */
+static void enqueue(rifl_lane *l, const uint8_t *p, size_t len, bool end)
 {
-    if (!l || (!pkt && len) || len == 0)
-        return RIFL_ERR_INVALID_ARG;
-    size_t frames = (len + l->pbytes - 1) / l->pbytes;
-    if (frames > l->txq.cap)
-        return RIFL_ERR_TOO_BIG;
-    if (frames > l->txq.cap - l->txq.count) {
-        l->st.tx_rejected++;
-        return RIFL_ERR_AGAIN;
-    }
-    const uint8_t *p = pkt;
     size_t left = len;
     while (left) {
         uint8_t *rec = ring_tail(&l->txq);
-        if (left > l->pbytes) {
+        if (left > l->pbytes || (left == l->pbytes && !end)) {
             rec[0] = RIFL_META_FULL;
             memcpy(rec + 1, p, l->pbytes);
             p += l->pbytes;
@@ -541,6 +533,46 @@ int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
         }
         ring_push(&l->txq);
     }
+}
+
+int rifl_lane_send_part(rifl_lane *l, const void *data, size_t len, int end, size_t *taken)
+{
+    if (!l || !taken || (!data && len) || (len == 0 && !end) || (len == 0 && end))
+        return RIFL_ERR_INVALID_ARG;
+    *taken = 0;
+    size_t room = l->txq.cap - l->txq.count;
+    size_t need = (len + l->pbytes - 1) / l->pbytes;
+    if (end && need <= room) {
+        enqueue(l, data, len, true);
+        *taken = len;
+        l->st.tx_packets++;
+    } else {
+        size_t full = len / l->pbytes;
+        if (full == need && end)
+            full--; /* keep the packet's last frame until it can end it */
+        if (full > room)
+            full = room;
+        enqueue(l, data, full * l->pbytes, false);
+        *taken = full * l->pbytes;
+        if (!full)
+            l->st.tx_rejected++;
+    }
+    l->st.tx_bytes += *taken;
+    return RIFL_OK;
+}
+
+int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
+{
+    if (!l || (!pkt && len) || len == 0)
+        return RIFL_ERR_INVALID_ARG;
+    size_t frames = (len + l->pbytes - 1) / l->pbytes;
+    if (frames > l->txq.cap)
+        return RIFL_ERR_TOO_BIG;
+    if (frames > l->txq.cap - l->txq.count) {
+        l->st.tx_rejected++;
+        return RIFL_ERR_AGAIN;
+    }
+    enqueue(l, pkt, len, true);
     l->st.tx_packets++;
     l->st.tx_bytes += len;
     return RIFL_OK;
