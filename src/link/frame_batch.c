@@ -2,8 +2,8 @@
  *
  * Same results as calling rifl_frame_encode / rifl_frame_decode frame by
  * frame, bit for bit.  On x86-64 CPUs with AVX-512 (F, BW, VBMI2) and
- * VPCLMULQDQ, 256-bit frames go eight at a time, one frame per 64-bit vector
- * lane:
+ * VPCLMULQDQ, frames of 256 bits and more go eight at a time, one frame per
+ * 64-bit vector lane:
  *
  * - decode has no chain from frame to frame: the descrambler history of
  *   frame k is the end of frame k-1, which has arrived;
@@ -27,9 +27,22 @@
 #define RIFL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,vpclmulqdq")))
 
 static int have_avx512;
-static uint64_t mtab[5][256]; /* M for 256-bit frames, by history byte */
-static uint64_t crc_k[4];     /* x^(64j+12) mod G, j = 0..3 */
+/* Per supported width (index 0..3 = 256, 512, 1024, 2048 bits): M, the
+ * history a zero-data frame leaves, by history byte. */
+static uint64_t mtab[4][5][256];
+static uint64_t crc_k[32];   /* x^(64j+12) mod G */
 static uint64_t crc_x64, crc_mu, crc_g;
+
+static int width_index(unsigned frame_bits)
+{
+    switch (frame_bits) {
+    case 256: return 0;
+    case 512: return 1;
+    case 1024: return 2;
+    case 2048: return 3;
+    default: return -1;
+    }
+}
 
 static uint64_t mulx_mod12(uint64_t r)
 {
@@ -45,17 +58,19 @@ __attribute__((constructor)) static void batch_init(void)
     have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2") &&
                   __builtin_cpu_supports("vpclmulqdq");
-    /* M: the history after a zero-data frame, for each history bit */
-    for (int byte = 0; byte < 5; byte++)
-        for (int v = 0; v < 256; v++) {
-            uint8_t f[32] = { 0 };
-            uint64_t h = ((uint64_t)v << (8 * byte)) & RIFL_SCRAMBLER_MASK;
-            mtab[byte][v] = rifl_scramble(f, 256, h);
-        }
+    for (int wi = 0; wi < 4; wi++) {
+        unsigned F = 256u << wi;
+        for (int byte = 0; byte < 5; byte++)
+            for (int v = 0; v < 256; v++) {
+                uint8_t f[RIFL_FRAME_MAX_BYTES] = { 0 };
+                uint64_t h = ((uint64_t)v << (8 * byte)) & RIFL_SCRAMBLER_MASK;
+                mtab[wi][byte][v] = rifl_scramble(f, F, h);
+            }
+    }
     uint64_t r = 1;
     for (int k = 0; k < 12; k++)
         r = mulx_mod12(r);
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < 32; j++) {
         crc_k[j] = r;
         for (int k = 0; k < 64; k++)
             r = mulx_mod12(r);
@@ -102,21 +117,19 @@ RIFL_AVX512 static inline __m512i scr8(__m512i d, __m512i h)
                                           _mm512_slli_epi64(h, 31), 0x96));
 }
 
-/* CRC-12 of eight 256-bit frames given as four word vectors (VCODE bits
- * zero); the result lane k holds frame k's CRC. */
-RIFL_AVX512 static inline __m512i crc8(__m512i w0, __m512i w1, __m512i w2, __m512i w3)
+/* CRC-12 of eight frames of m words each (VCODE bits zero); lane k of the
+ * result holds frame k's CRC. */
+RIFL_AVX512 static inline __attribute__((always_inline)) __m512i
+crc8(const __m512i *w, unsigned m)
 {
-    __m512i k3 = _mm512_set1_epi64((long long)crc_k[3]), k2 = _mm512_set1_epi64((long long)crc_k[2]);
-    __m512i k1 = _mm512_set1_epi64((long long)crc_k[1]), k0 = _mm512_set1_epi64((long long)crc_k[0]);
+    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
     /* even frames: low qword of each 128-bit lane; odd: high qword */
-    __m512i ev = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(w0, k3, 0x00),
-                                           _mm512_clmulepi64_epi128(w1, k2, 0x00),
-                                           _mm512_clmulepi64_epi128(w2, k1, 0x00), 0x96);
-    ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(w3, k0, 0x00));
-    __m512i od = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(w0, k3, 0x01),
-                                           _mm512_clmulepi64_epi128(w1, k2, 0x01),
-                                           _mm512_clmulepi64_epi128(w2, k1, 0x01), 0x96);
-    od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(w3, k0, 0x01));
+    _Pragma("GCC unroll 32")
+    for (unsigned i = 0; i < m; i++) {
+        __m512i k = _mm512_set1_epi64((long long)crc_k[m - 1 - i]);
+        ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
+        od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
+    }
     __m512i fold = _mm512_set1_epi64((long long)crc_x64), mu = _mm512_set1_epi64((long long)crc_mu);
     __m512i g = _mm512_set1_epi64((long long)crc_g);
     __m512i acc[2] = { ev, od };
@@ -129,125 +142,137 @@ RIFL_AVX512 static inline __m512i crc8(__m512i w0, __m512i w1, __m512i w2, __m51
         __m512i qg = _mm512_clmulepi64_epi128(q, g, 0x00);
         acc[i] = _mm512_and_si512(_mm512_xor_si512(a, qg), _mm512_set1_epi64(0xFFF));
     }
-    /* result of frame 2j is in qword 2j of acc[0], of frame 2j+1 in qword 2j
-     * of acc[1]: move the odd ones up one qword and merge */
+    /* frame 2j's result is in qword 2j of acc[0], frame 2j+1's in qword 2j of
+     * acc[1]: move the odd ones up one qword and merge */
     return _mm512_mask_blend_epi64(0xAA, acc[0], _mm512_bslli_epi128(acc[1], 8));
 }
 
-RIFL_AVX512 static unsigned encode256x8(uint8_t *wire, unsigned n, const uint8_t *syn,
-                                        const uint8_t *meta, const uint8_t *payloads,
-                                        const uint16_t *ids, uint64_t *scr)
+RIFL_AVX512 static inline __attribute__((always_inline)) unsigned
+encode_x8(unsigned m, const uint64_t (*mt)[256], uint8_t *wire, unsigned n, const uint8_t *syn,
+          const uint8_t *meta, const uint8_t *payloads, const uint16_t *ids, uint64_t *scr)
 {
+    const long long fb = 8 * m, pb = 8 * m - 2;
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i poff = _mm512_set_epi64(210, 180, 150, 120, 90, 60, 30, 0);
-    const __m512i woff = _mm512_slli_epi64(lane, 5);
+    const __m512i poff = _mm512_set_epi64(7 * pb, 6 * pb, 5 * pb, 4 * pb, 3 * pb, 2 * pb, pb, 0);
+    const __m512i woff = _mm512_slli_epi64(lane, (unsigned)__builtin_ctz((unsigned)fb));
     const __m512i m33 = _mm512_set1_epi64((long long)RIFL_SCRAMBLER_MASK);
+    __m512i d[32], s[32];
     uint64_t h = *scr & RIFL_SCRAMBLER_MASK;
     unsigned done;
     for (done = 0; done + 8 <= n; done += 8) {
-        const uint8_t *pl = payloads + (size_t)done * 30;
-        __m512i p0 = bswap64x8(_mm512_i64gather_epi64(poff, pl, 1));
-        __m512i p1 = bswap64x8(_mm512_i64gather_epi64(_mm512_add_epi64(poff, _mm512_set1_epi64(8)), pl, 1));
-        __m512i p2 = bswap64x8(_mm512_i64gather_epi64(_mm512_add_epi64(poff, _mm512_set1_epi64(16)), pl, 1));
-        __m512i p3 = _mm512_slli_epi64(
-            bswap64x8(_mm512_i64gather_epi64(_mm512_add_epi64(poff, _mm512_set1_epi64(22)), pl, 1)), 16);
-        __m512i mv = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(meta + done)));
-        __m512i d0 = _mm512_shrdi_epi64(p0, mv, 2);
-        __m512i d1 = _mm512_shrdi_epi64(p1, p0, 2);
-        __m512i d2 = _mm512_shrdi_epi64(p2, p1, 2);
-        __m512i d3 = _mm512_and_si512(_mm512_shrdi_epi64(p3, p2, 2),
-                                      _mm512_set1_epi64(~(long long)0x3FFF));
+        const uint8_t *pl = payloads + (size_t)done * (size_t)pb;
+        /* plain region chunks: META then payload */
+        __m512i prev = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(meta + done)));
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i < m; i++) {
+            __m512i p;
+            if (i + 1 < m)
+                p = bswap64x8(_mm512_i64gather_epi64(poff, pl + 8 * i, 1));
+            else
+                p = _mm512_slli_epi64(bswap64x8(_mm512_i64gather_epi64(poff, pl + 8 * i - 2, 1)),
+                                      16);
+            d[i] = _mm512_shrdi_epi64(p, prev, 2);
+            prev = p;
+        }
+        d[m - 1] = _mm512_and_si512(d[m - 1], _mm512_set1_epi64(~(long long)0x3FFF));
         /* zero-history pass: the history each frame leaves, F(data) */
-        __m512i z0 = inv8(d0);
-        __m512i z1 = scr8(d1, z0);
-        __m512i z2 = scr8(d2, z1);
-        __m512i z3 = scr8(d3, z2);
+        __m512i z = inv8(d[0]);
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 1; i < m; i++)
+            z = scr8(d[i], z);
         uint64_t fz[8], hist[8];
-        _mm512_storeu_si512(fz, _mm512_and_si512(_mm512_srli_epi64(z3, 14), m33));
+        _mm512_storeu_si512(fz, _mm512_and_si512(_mm512_srli_epi64(z, 14), m33));
         for (int k = 0; k < 8; k++) {
             hist[k] = h;
-            h = fz[k] ^ mtab[0][h & 0xFF] ^ mtab[1][(h >> 8) & 0xFF] ^
-                mtab[2][(h >> 16) & 0xFF] ^ mtab[3][(h >> 24) & 0xFF] ^ mtab[4][h >> 32];
+            h = fz[k] ^ mt[0][h & 0xFF] ^ mt[1][(h >> 8) & 0xFF] ^ mt[2][(h >> 16) & 0xFF] ^
+                mt[3][(h >> 24) & 0xFF] ^ mt[4][h >> 32];
         }
-        __m512i hv = _mm512_loadu_si512(hist);
-        __m512i s0 = scr8(d0, hv);
-        __m512i s1 = scr8(d1, s0);
-        __m512i s2 = scr8(d2, s1);
-        __m512i s3 = scr8(d3, s2);
+        /* the frames scrambled with their true histories */
+        s[0] = scr8(d[0], _mm512_loadu_si512(hist));
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 1; i < m; i++)
+            s[i] = scr8(d[i], s[i - 1]);
         __m512i sv = _mm512_slli_epi64(
             _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(syn + done))), 62);
-        __m512i w0 = _mm512_or_si512(_mm512_srli_epi64(s0, 2), sv);
-        __m512i w1 = _mm512_shrdi_epi64(s1, s0, 2);
-        __m512i w2 = _mm512_shrdi_epi64(s2, s1, 2);
-        __m512i w3 = _mm512_and_si512(_mm512_shrdi_epi64(s3, s2, 2),
-                                      _mm512_set1_epi64(~(long long)0xFFF));
-        __m512i crc = crc8(w0, w1, w2, w3);
+        /* frame words (reusing d[]) */
+        d[0] = _mm512_or_si512(_mm512_srli_epi64(s[0], 2), sv);
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 1; i < m; i++)
+            d[i] = _mm512_shrdi_epi64(s[i], s[i - 1], 2);
+        d[m - 1] = _mm512_and_si512(d[m - 1], _mm512_set1_epi64(~(long long)0xFFF));
+        __m512i crc = crc8(d, m);
         __m512i idv = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(ids + done)));
-        w3 = _mm512_or_si512(w3, _mm512_and_si512(_mm512_xor_si512(crc, idv),
-                                                  _mm512_set1_epi64(0xFFF)));
-        uint8_t *wl = wire + (size_t)done * 32;
-        _mm512_i64scatter_epi64(wl, woff, bswap64x8(w0), 1);
-        _mm512_i64scatter_epi64(wl + 8, woff, bswap64x8(w1), 1);
-        _mm512_i64scatter_epi64(wl + 16, woff, bswap64x8(w2), 1);
-        _mm512_i64scatter_epi64(wl + 24, woff, bswap64x8(w3), 1);
+        d[m - 1] = _mm512_or_si512(d[m - 1], _mm512_and_si512(_mm512_xor_si512(crc, idv),
+                                                              _mm512_set1_epi64(0xFFF)));
+        uint8_t *wl = wire + (size_t)done * (size_t)fb;
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i < m; i++)
+            _mm512_i64scatter_epi64(wl + 8 * i, woff, bswap64x8(d[i]), 1);
     }
     *scr = h;
     return done;
 }
 
-RIFL_AVX512 static unsigned decode256x8(const uint8_t *wire, unsigned n, uint64_t *descr,
-                                        uint8_t *payloads, rifl_frame_info *infos, int *bad)
+RIFL_AVX512 static inline __attribute__((always_inline)) unsigned
+decode_x8(unsigned m, const uint8_t *wire, unsigned n, uint64_t *descr, uint8_t *payloads,
+          rifl_frame_info *infos, int *bad)
 {
+    const long long fb = 8 * m, pb = 8 * m - 2;
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i poff = _mm512_set_epi64(210, 180, 150, 120, 90, 60, 30, 0);
-    const __m512i woff = _mm512_slli_epi64(lane, 5);
+    const __m512i poff = _mm512_set_epi64(7 * pb, 6 * pb, 5 * pb, 4 * pb, 3 * pb, 2 * pb, pb, 0);
+    const __m512i woff = _mm512_slli_epi64(lane, (unsigned)__builtin_ctz((unsigned)fb));
+    __m512i w[32], r[32];
     uint64_t h = *descr & RIFL_SCRAMBLER_MASK;
     unsigned done;
     for (done = 0; done + 8 <= n; done += 8) {
-        const uint8_t *wl = wire + (size_t)done * 32;
-        __m512i w0 = bswap64x8(_mm512_i64gather_epi64(woff, wl, 1));
-        __m512i w1 = bswap64x8(_mm512_i64gather_epi64(woff, wl + 8, 1));
-        __m512i w2 = bswap64x8(_mm512_i64gather_epi64(woff, wl + 16, 1));
-        __m512i w3 = bswap64x8(_mm512_i64gather_epi64(woff, wl + 24, 1));
-        __m512i vcode = _mm512_and_si512(w3, _mm512_set1_epi64(0xFFF));
-        __m512i crc = crc8(w0, w1, w2, _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w3));
-        /* scrambled region chunks and the descrambler histories */
-        __m512i r0 = _mm512_shldi_epi64(w0, w1, 2);
-        __m512i r1 = _mm512_shldi_epi64(w1, w2, 2);
-        __m512i r2 = _mm512_shldi_epi64(w2, w3, 2);
-        __m512i r3 = _mm512_and_si512(_mm512_slli_epi64(w3, 2),
-                                      _mm512_set1_epi64(~(long long)0x3FFF));
-        __m512i last = _mm512_srli_epi64(r3, 14);
+        const uint8_t *wl = wire + (size_t)done * (size_t)fb;
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i < m; i++)
+            w[i] = bswap64x8(_mm512_i64gather_epi64(woff, wl + 8 * i, 1));
+        __m512i vcode = _mm512_and_si512(w[m - 1], _mm512_set1_epi64(0xFFF));
+        __m512i wlast = w[m - 1];
+        w[m - 1] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), wlast);
+        __m512i crc = crc8(w, m);
+        __m512i syn = _mm512_srli_epi64(w[0], 62);
+        /* scrambled region chunks */
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i + 1 < m; i++)
+            r[i] = _mm512_shldi_epi64(w[i], w[i + 1], 2);
+        r[m - 1] = _mm512_and_si512(_mm512_slli_epi64(wlast, 2),
+                                    _mm512_set1_epi64(~(long long)0x3FFF));
+        /* descramble (into w[]): chunk 0's history is the end of the frame
+         * before, one lane down */
+        __m512i last = _mm512_srli_epi64(r[m - 1], 14);
         __m512i hv = _mm512_alignr_epi64(last, _mm512_set1_epi64((long long)h), 7);
-        __m512i d0 = _mm512_ternarylogic_epi64(r0, _mm512_shrdi_epi64(r0, hv, 13),
-                                               _mm512_shrdi_epi64(r0, hv, 33), 0x96);
-        __m512i d1 = _mm512_ternarylogic_epi64(r1, _mm512_shrdi_epi64(r1, r0, 13),
-                                               _mm512_shrdi_epi64(r1, r0, 33), 0x96);
-        __m512i d2 = _mm512_ternarylogic_epi64(r2, _mm512_shrdi_epi64(r2, r1, 13),
-                                               _mm512_shrdi_epi64(r2, r1, 33), 0x96);
-        __m512i d3 = _mm512_ternarylogic_epi64(r3, _mm512_shrdi_epi64(r3, r2, 13),
-                                               _mm512_shrdi_epi64(r3, r2, 33), 0x96);
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i < m; i++) {
+            __m512i hi = i ? r[i - 1] : hv;
+            w[i] = _mm512_ternarylogic_epi64(r[i], _mm512_shrdi_epi64(r[i], hi, 13),
+                                             _mm512_shrdi_epi64(r[i], hi, 33), 0x96);
+        }
         uint64_t lastv[8];
         _mm512_storeu_si512(lastv, last);
         h = lastv[7] & RIFL_SCRAMBLER_MASK;
-        __m512i q0 = _mm512_shldi_epi64(d0, d1, 2);
-        __m512i q1 = _mm512_shldi_epi64(d1, d2, 2);
-        __m512i q2 = _mm512_shldi_epi64(d2, d3, 2);
-        __m512i q3 = _mm512_slli_epi64(d3, 2);
+        /* payload words (into r[]) */
+        _Pragma("GCC unroll 32")
+        for (unsigned i = 0; i + 1 < m; i++)
+            r[i] = _mm512_shldi_epi64(w[i], w[i + 1], 2);
+        r[m - 1] = _mm512_slli_epi64(w[m - 1], 2);
         if (payloads) {
-            uint8_t *pl = payloads + (size_t)done * 30;
-            _mm512_i64scatter_epi64(pl, poff, bswap64x8(q0), 1);
-            _mm512_i64scatter_epi64(pl + 8, poff, bswap64x8(q1), 1);
-            _mm512_i64scatter_epi64(pl + 16, poff, bswap64x8(q2), 1);
-            _mm512_i64scatter_epi64(pl + 22, poff, bswap64x8(_mm512_shrdi_epi64(q3, q2, 16)), 1);
+            uint8_t *pl = payloads + (size_t)done * (size_t)pb;
+            _Pragma("GCC unroll 32")
+            for (unsigned i = 0; i + 1 < m; i++)
+                _mm512_i64scatter_epi64(pl + 8 * i, poff, bswap64x8(r[i]), 1);
+            _mm512_i64scatter_epi64(pl + 8 * m - 10, poff,
+                                    bswap64x8(_mm512_shrdi_epi64(r[m - 1], r[m - 2], 16)), 1);
         }
         uint64_t sy[8], vc[8], cr[8], me[8], fi[8], la[8];
-        _mm512_storeu_si512(sy, _mm512_srli_epi64(w0, 62));
+        _mm512_storeu_si512(sy, syn);
         _mm512_storeu_si512(vc, vcode);
         _mm512_storeu_si512(cr, crc);
-        _mm512_storeu_si512(me, _mm512_srli_epi64(d0, 62));
-        _mm512_storeu_si512(fi, q0);
-        _mm512_storeu_si512(la, q3);
+        _mm512_storeu_si512(me, _mm512_srli_epi64(w[0], 62));
+        _mm512_storeu_si512(fi, r[0]);
+        _mm512_storeu_si512(la, r[m - 1]);
         for (int k = 0; k < 8; k++) {
             rifl_frame_info *info = &infos[done + k];
             info->syn = (unsigned)sy[k];
@@ -257,12 +282,54 @@ RIFL_AVX512 static unsigned decode256x8(const uint8_t *wire, unsigned n, uint64_
             info->meta = (unsigned)me[k];
             info->key = (uint16_t)((me[k] << 14) | (fi[k] >> 50));
             info->format = (uint8_t)(la[k] >> 16);
-            if (rifl_frame_classify(info, 30) != RIFL_OK)
+            if (rifl_frame_classify(info, (unsigned)pb) != RIFL_OK)
                 *bad = 1;
         }
     }
     *descr = h;
     return done;
+}
+
+#define RIFL_BATCH_WIDTH(M, WI)                                                   \
+    RIFL_AVX512 static unsigned encode_x8_##M(uint8_t *wire, unsigned n,          \
+                                              const uint8_t *syn, const uint8_t *meta, \
+                                              const uint8_t *payloads, const uint16_t *ids, \
+                                              uint64_t *scr)                      \
+    {                                                                             \
+        return encode_x8(M, mtab[WI], wire, n, syn, meta, payloads, ids, scr);    \
+    }                                                                             \
+    RIFL_AVX512 static unsigned decode_x8_##M(const uint8_t *wire, unsigned n,    \
+                                              uint64_t *descr, uint8_t *payloads, \
+                                              rifl_frame_info *infos, int *bad)   \
+    {                                                                             \
+        return decode_x8(M, wire, n, descr, payloads, infos, bad);                \
+    }
+RIFL_BATCH_WIDTH(4, 0)
+RIFL_BATCH_WIDTH(8, 1)
+RIFL_BATCH_WIDTH(16, 2)
+RIFL_BATCH_WIDTH(32, 3)
+
+static unsigned encode_vec(unsigned frame_bits, uint8_t *wire, unsigned n, const uint8_t *syn,
+                           const uint8_t *meta, const uint8_t *payloads, const uint16_t *ids,
+                           uint64_t *scr)
+{
+    switch (frame_bits) {
+    case 256: return encode_x8_4(wire, n, syn, meta, payloads, ids, scr);
+    case 512: return encode_x8_8(wire, n, syn, meta, payloads, ids, scr);
+    case 1024: return encode_x8_16(wire, n, syn, meta, payloads, ids, scr);
+    default: return encode_x8_32(wire, n, syn, meta, payloads, ids, scr);
+    }
+}
+
+static unsigned decode_vec(unsigned frame_bits, const uint8_t *wire, unsigned n, uint64_t *descr,
+                           uint8_t *payloads, rifl_frame_info *infos, int *bad)
+{
+    switch (frame_bits) {
+    case 256: return decode_x8_4(wire, n, descr, payloads, infos, bad);
+    case 512: return decode_x8_8(wire, n, descr, payloads, infos, bad);
+    case 1024: return decode_x8_16(wire, n, descr, payloads, infos, bad);
+    default: return decode_x8_32(wire, n, descr, payloads, infos, bad);
+    }
 }
 #endif
 
@@ -278,8 +345,8 @@ int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
             return RIFL_ERR_INVALID_ARG;
     unsigned fb = frame_bits / 8, pb = rifl_payload_bytes(frame_bits), done = 0;
 #ifdef RIFL_BATCH_AVX512
-    if (frame_bits == 256 && have_avx512)
-        done = encode256x8(wire, n, syn, meta, payloads, ids, scr);
+    if (have_avx512 && width_index(frame_bits) >= 0)
+        done = encode_vec(frame_bits, wire, n, syn, meta, payloads, ids, scr);
 #endif
     for (unsigned j = done; j < n; j++)
         rifl_frame_encode(wire + (size_t)j * fb, frame_bits, syn[j], meta[j],
@@ -295,8 +362,8 @@ int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n
     unsigned fb = frame_bits / 8, pb = rifl_payload_bytes(frame_bits), done = 0;
     int bad = 0;
 #ifdef RIFL_BATCH_AVX512
-    if (frame_bits == 256 && have_avx512)
-        done = decode256x8(wire, n, descr, payloads, infos, &bad);
+    if (have_avx512 && width_index(frame_bits) >= 0)
+        done = decode_vec(frame_bits, wire, n, descr, payloads, infos, &bad);
 #endif
     for (unsigned j = done; j < n; j++)
         if (rifl_frame_decode(wire + (size_t)j * fb, frame_bits, descr,
@@ -308,7 +375,7 @@ int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n
 int rifl_frame_batch_simd(unsigned frame_bits)
 {
 #ifdef RIFL_BATCH_AVX512
-    return frame_bits == 256 && have_avx512;
+    return have_avx512 && width_index(frame_bits) >= 0;
 #else
     (void)frame_bits;
     return 0;
