@@ -394,10 +394,8 @@ static void track_alignment(rifl_lane *l, bool legal)
 }
 
 /* A new data frame that must be stored: returns false when it cannot be. */
-static bool store(ring *r, const rifl_frame_info *fi, uint8_t first, const uint8_t *payload,
-                  unsigned pbytes)
+static bool store(ring *r, uint8_t first, const uint8_t *payload, unsigned pbytes)
 {
-    (void)fi;
     if (r->count >= r->cap)
         return false;
     uint8_t *rec = ring_tail(r);
@@ -462,7 +460,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
             case RIFL_KIND_DATA:
                 if (drc == RIFL_ERR_FRAME)
                     l->st.rx_bad_format++;
-                ok = store(&l->rxq, fi, (uint8_t)fi->meta, payload, l->pbytes);
+                ok = store(&l->rxq, (uint8_t)fi->meta, payload, l->pbytes);
                 break;
             case RIFL_KIND_FC_ON:
                 if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF)
@@ -474,7 +472,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
                 l->st.fc_off_received++;
                 break;
             case RIFL_KIND_EXT:
-                ok = store(&l->rxext, fi, fi->format, payload, l->pbytes);
+                ok = store(&l->rxext, fi->format, payload, l->pbytes);
                 break;
             default:
                 break;
