@@ -146,6 +146,9 @@ void rifl_islip_free(rifl_islip *s);
 /* Set/clear the request of input i for output o. */
 void rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on);
 void rifl_islip_clear_requests(rifl_islip *s);
+/* Load all requests at once: req = n rows of ceil(n/64) words (bit o of row
+ * i = input i requests output o), reqT = its transpose. */
+void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT);
 /* Run one slot: match[i] = output matched to input i or -1.  Returns the
  * number of matches; iter_matches (may be NULL, >= iterations entries)
  * receives matches per iteration. */

@@ -14,6 +14,9 @@ struct rifl_fabric {
     uint16_t *pos;    /* [m] scratch */
     uint32_t *mark;   /* [m] stage stamp of the last cell on each line */
     uint32_t stamp;
+    uint16_t (*cmp)[2];  /* comparators of the sorting network, in order */
+    uint8_t *cmp_up;     /* 1: ascending comparator */
+    unsigned ncmp;
 };
 
 int rifl_fabric_create(unsigned nports, rifl_fabric **out)
@@ -33,10 +36,29 @@ int rifl_fabric_create(unsigned nports, rifl_fabric **out)
     f->who = calloc(f->m, sizeof *f->who);
     f->pos = calloc(f->m, sizeof *f->pos);
     f->mark = calloc(f->m, sizeof *f->mark);
-    if (!f->key || !f->who || !f->pos || !f->mark) {
+    /* the bitonic network of M lines: M/2 comparators per pass,
+     * log2(M) (log2(M) + 1) / 2 passes */
+    size_t maxc = (size_t)(f->m / 2) * (f->stages * (f->stages + 1) / 2 + 1);
+    f->cmp = calloc(maxc, sizeof *f->cmp);
+    f->cmp_up = calloc(maxc, 1);
+    if (!f->key || !f->who || !f->pos || !f->mark || !f->cmp || !f->cmp_up) {
         rifl_fabric_free(f);
         return RIFL_ERR_NOMEM;
     }
+    for (unsigned k = 2; k <= f->m; k <<= 1)
+        for (unsigned j = k >> 1; j > 0; j >>= 1)
+            for (unsigned i = 0; i < f->m; i++) {
+                unsigned l = i ^ j;
+                if (l <= i)
+                    continue;
+                /* stored as (line getting the minimum, line getting the
+                 * maximum): an ascending comparator puts the minimum on i */
+                int up = (i & k) == 0;
+                f->cmp[f->ncmp][0] = (uint16_t)(up ? i : l);
+                f->cmp[f->ncmp][1] = (uint16_t)(up ? l : i);
+                f->cmp_up[f->ncmp] = (uint8_t)up;
+                f->ncmp++;
+            }
     *out = f;
     return RIFL_OK;
 }
@@ -49,30 +71,32 @@ void rifl_fabric_free(rifl_fabric *f)
     free(f->who);
     free(f->pos);
     free(f->mark);
+    free(f->cmp);
+    free(f->cmp_up);
     free(f);
 }
 
 static void bitonic_sort(rifl_fabric *f)
 {
-    const unsigned m = f->m;
     uint16_t *key = f->key;
     int16_t *who = f->who;
-    for (unsigned k = 2; k <= m; k <<= 1)
-        for (unsigned j = k >> 1; j > 0; j >>= 1)
-            for (unsigned i = 0; i < m; i++) {
-                unsigned l = i ^ j;
-                if (l <= i)
-                    continue;
-                int up = (i & k) == 0;
-                if ((key[i] > key[l]) == up && key[i] != key[l]) {
-                    uint16_t tk = key[i];
-                    key[i] = key[l];
-                    key[l] = tk;
-                    int16_t tw = who[i];
-                    who[i] = who[l];
-                    who[l] = tw;
-                }
-            }
+    /* keys and inputs travel together: pack them into one word per line */
+    uint32_t line[RIFL_L2_MAX_PORTS];
+    for (unsigned l = 0; l < f->m; l++)
+        line[l] = ((uint32_t)key[l] << 16) | (uint16_t)who[l];
+    /* a comparator orders by key, then by input (all words differ) */
+    const uint16_t (*cmp)[2] = (const uint16_t (*)[2])f->cmp;
+    for (unsigned c = 0, nc = f->ncmp; c < nc; c++) {
+        unsigned x = cmp[c][0], y = cmp[c][1];
+        uint32_t a = line[x], b = line[y];
+        uint32_t lo = a < b ? a : b;
+        line[x] = lo;
+        line[y] = a ^ b ^ lo;
+    }
+    for (unsigned l = 0; l < f->m; l++) {
+        key[l] = (uint16_t)(line[l] >> 16);
+        who[l] = (int16_t)(uint16_t)line[l];
+    }
 }
 
 unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,

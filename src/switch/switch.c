@@ -405,15 +405,18 @@ int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *ou
     int switched = 0;
     if (sw->cfg.scheduler == RIFL_SCHED_ISLIP) {
         /* requests = non-empty VOQs whose head is not held back */
-        rifl_islip_clear_requests(sw->islip);
-        for (unsigned i = 0; i < n; i++) {
+        if (!sw->outputs_paused)
+            rifl_islip_load(sw->islip, sw->nonempty, sw->nonemptyT);
+        else
+            rifl_islip_clear_requests(sw->islip);
+        for (unsigned i = 0; sw->outputs_paused && i < n; i++) {
             const uint64_t *ne = sw->nonempty + (size_t)i * W;
             for (unsigned w = 0; w < W; w++) {
                 uint64_t bits = ne[w];
                 while (bits) {
                     unsigned o = w * 64 + (unsigned)__builtin_ctzll(bits);
                     bits &= bits - 1;
-                    if (sw->outputs_paused && head_blocked(sw, i, o)) {
+                    if (head_blocked(sw, i, o)) {
                         sw->st.fc_blocked_requests++;
                         continue;
                     }
