@@ -15,9 +15,9 @@
 
 struct opts {
     uint64_t ports, iterations, packet_bytes, var_min, var_max, bytes_per_pair, latency;
-    uint64_t voq_cells, fc_on, fc_off, seed, max_slots;
+    uint64_t voq_cells, fc_on, fc_off, seed, max_slots, host_fifo_cells;
     double load, burst_bytes, cell_ns;
-    const char *scheduler, *traffic, *topology, *sweep, *plot, *plot_y;
+    const char *scheduler, *traffic, *topology, *sweep, *plot, *plot_y, *host_queue, *plot_title;
     bool csv, json, no_fabric_check, progress;
 };
 
@@ -71,6 +71,14 @@ static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topol
     c->max_slots = o->max_slots;
     c->check_fabric = !o->no_fabric_check;
     c->topo = topo;
+    if (!strcasecmp(o->host_queue, "fifo"))
+        c->host_fifo = true;
+    else if (strcasecmp(o->host_queue, "per-dest")) {
+        fprintf(stderr, "error: host-queue '%s' is unknown; use per-dest or fifo\n",
+                o->host_queue);
+        return 2;
+    }
+    c->host_fifo_cells = (unsigned)o->host_fifo_cells;
     return 0;
 }
 
@@ -116,10 +124,12 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
             (unsigned long long)r->sw.fc_blocked_requests);
     fprintf(f, "%s \"queues\": {\"voq_cells\": %u, \"fc_on\": %u, \"fc_off\": %u, "
             "\"rtt_slots\": %u, \"voq_mean\": %.6g, \"voq_max\": %llu, "
-            "\"host_backlog_mean\": %.6g, \"host_backlog_max\": %llu}}", ind, r->voq_cells,
+            "\"host_backlog_mean\": %.6g, \"host_backlog_max\": %llu, \"host_queue\": \"%s\", "
+            "\"source_stalls\": %llu, \"paused_head_slots\": %llu}}", ind, r->voq_cells,
             r->fc_on, r->fc_off, r->rtt_slots, r->voq_mean,
             (unsigned long long)r->sw.max_voq_cells, r->host_backlog_mean,
-            (unsigned long long)r->host_backlog_max);
+            (unsigned long long)r->host_backlog_max, c->host_fifo ? "fifo" : "per-dest",
+            (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
 }
 
 static void print_csv_header(FILE *f)
@@ -127,7 +137,7 @@ static void print_csv_header(FILE *f)
     fprintf(f, "scheduler,iterations,traffic,load,packet_bytes,seed,finished,slots,utilization,"
                "cell_utilization,p1,p50,p75,p90,p95,p99,p100,mean,dropped,overflow,misrouted,"
                "invalid,fabric_collisions,fc_on,fc_off,voq_mean,voq_max,host_backlog_mean,"
-               "lost,duplicated,misdelivered\n");
+               "lost,duplicated,misdelivered,host_queue\n");
 }
 
 static void print_csv(FILE *f, const struct row *w)
@@ -139,14 +149,14 @@ static void print_csv(FILE *f, const struct row *w)
             r->finished, (unsigned long long)r->slots, r->utilization, r->cell_utilization);
     for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
         fprintf(f, ",%llu", (unsigned long long)r->lat_pct[k]);
-    fprintf(f, ",%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.3f,%llu,%llu,%llu\n",
+    fprintf(f, ",%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.3f,%llu,%llu,%llu,%s\n",
             r->lat_mean, (unsigned long long)r->dropped,
             (unsigned long long)r->sw.drop_overflow, (unsigned long long)r->sw.drop_misrouted,
             (unsigned long long)r->sw.drop_invalid, (unsigned long long)r->sw.fabric_collisions,
             (unsigned long long)r->sw.fc_on_sent, (unsigned long long)r->sw.fc_off_sent,
             r->voq_mean, (unsigned long long)r->sw.max_voq_cells, r->host_backlog_mean,
             (unsigned long long)r->lost, (unsigned long long)r->duplicated,
-            (unsigned long long)r->misdelivered);
+            (unsigned long long)r->misdelivered, c->host_fifo ? "fifo" : "per-dest");
 }
 
 static void print_summary(FILE *f, const struct row *w, double cell_ns)
@@ -178,8 +188,10 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
     fprintf(f, "\n  VOQs               %u cells each (ON above %u, OFF at %u, round trip %u "
             "slots); mean %.2f, max %llu\n", r->voq_cells, r->fc_on, r->fc_off, r->rtt_slots,
             r->voq_mean, (unsigned long long)r->sw.max_voq_cells);
-    fprintf(f, "  host backlog       mean %.1f cells, max %llu\n", r->host_backlog_mean,
-            (unsigned long long)r->host_backlog_max);
+    fprintf(f, "  hosts (%s)    backlog mean %.1f cells, max %llu; source stalls %llu, "
+            "paused-head slots %llu\n", c->host_fifo ? "fifo    " : "per-dest",
+            r->host_backlog_mean, (unsigned long long)r->host_backlog_max,
+            (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
     fprintf(f, "  flow control       %llu frames (%llu ON, %llu OFF), %llu requests held back\n",
             (unsigned long long)r->sw.fc_frames_sent, (unsigned long long)r->sw.fc_on_sent,
             (unsigned long long)r->sw.fc_off_sent,
@@ -279,7 +291,7 @@ static double plot_value(const struct row *w, const char *y)
 }
 
 static int write_plot(const char *png, const struct row *rows, unsigned nrows, const char *xkey,
-                      const char *ykey)
+                      const char *ykey, const char *title)
 {
     char dat[1024], gp[1024];
     size_t L = strlen(png);
@@ -321,9 +333,15 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
     fprintf(f, "set xlabel '%s'\n", xkey);
     if (!strcmp(ykey, "utilization")) {
         fprintf(f, "set ylabel 'bandwidth utilization'\nset yrange [0:1.05]\n");
-        fprintf(f, "set title 'RIFL Layer 2 switch: utilization against load'\n");
     } else
         fprintf(f, "set ylabel 'latency %s (cell times)'\nset logscale y\n", ykey);
+    if (title) {
+        fprintf(f, "set title '");
+        for (const char *p = title; *p; p++)
+            if (*p != '\'' && *p != '\\')
+                fputc(*p == '\n' ? ' ' : *p, f);
+        fprintf(f, "'\n");
+    }
     fprintf(f, "plot ");
     for (unsigned k = 0; k < nl; k++)
         fprintf(f, "%s'%s' index %u using 1:2 with linespoints lw 2 title '%s'",
@@ -351,7 +369,7 @@ static int run(int argc, char **argv)
         .bytes_per_pair = 2500000, .latency = 17, .voq_cells = 0, .fc_on = 0, .fc_off = 0,
         .seed = 1, .max_slots = 0, .load = 0.9, .burst_bytes = 1024, .cell_ns = 20,
         .scheduler = "islip", .traffic = "bernoulli", .topology = NULL, .sweep = NULL,
-        .plot = NULL, .plot_y = "utilization",
+        .plot = NULL, .plot_y = "utilization", .host_queue = "per-dest", .host_fifo_cells = 16,
     };
     const struct cli_opt table[] = {
         { "ports", CLI_UINT, &o.ports, "switch ports = hosts (single-switch mode)", 2, 256 },
@@ -374,6 +392,10 @@ static int run(int argc, char **argv)
         { "fc-off", CLI_UINT, &o.fc_off, "flow-control OFF threshold (cells); 0 = derived", 0, 65535 },
         { "seed", CLI_UINT, &o.seed, "random seed (printed with every run)", 0, 0 },
         { "max-slots", CLI_UINT, &o.max_slots, "stop after this many slots (0 = run to the end)", 0, 0 },
+        { "host-queue", CLI_STRING, &o.host_queue,
+          "per-dest (a queue per destination) or fifo (one FIFO, blocks on a paused head)", 0, 0 },
+        { "host-fifo-cells", CLI_UINT, &o.host_fifo_cells,
+          "fifo hosts: cells buffered before the source stalls", 1, 65535 },
         { "topology", CLI_STRING, &o.topology, "topology file (multi-switch mode; see docs/layer2.md)", 0, 0 },
         { "no-fabric-check", CLI_FLAG, &o.no_fabric_check,
           "skip the Batcher-Banyan collision check", 0, 0 },
@@ -381,6 +403,7 @@ static int run(int argc, char **argv)
           "runs over values: 'KEY=V1,V2 KEY2=FROM:TO:STEP' (any option above)", 0, 0 },
         { "plot", CLI_STRING, &o.plot, "write a gnuplot PNG of the sweep (needs --sweep)", 0, 0 },
         { "plot-y", CLI_STRING, &o.plot_y, "plotted value: utilization, p50, p99, p100, mean", 0, 0 },
+        { "plot-title", CLI_STRING, &o.plot_title, "title of the plot", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV rows instead of the summary", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON instead of the summary", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0, 0 },
@@ -525,7 +548,7 @@ static int run(int argc, char **argv)
     if (o.json && nsw)
         printf("]}\n");
     if (status != 2 && o.plot)
-        status = write_plot(o.plot, rows, total, xk >= 0 ? sw[xk].key : "run", o.plot_y) ? 2
+        status = write_plot(o.plot, rows, total, xk >= 0 ? sw[xk].key : "run", o.plot_y, o.plot_title) ? 2
                                                                                            : status;
     free(rows);
     rifl_topo_free(topo);

@@ -16,8 +16,11 @@
  * bytes_per_pair to every other host, then stops; the run ends when every
  * cell has been delivered.  Hosts keep one queue per destination and send
  * one cell per slot, round robin over destinations whose first-hop VOQ is
- * not paused by flow control.  Latency = slot of delivery - slot the cell
- * left its host. */
+ * not paused by flow control.  With host_fifo, a host instead keeps one FIFO
+ * in generation order: when the head cell's VOQ is paused the host waits
+ * (head-of-line blocking at the source), and when the FIFO is full the
+ * traffic source stalls (a closed-loop generator).  Latency = slot of
+ * delivery - slot the cell left its host. */
 #ifndef RIFL_SWITCH_SIM_H
 #define RIFL_SWITCH_SIM_H
 
@@ -55,6 +58,9 @@ typedef struct rifl_ssim_config {
     uint64_t seed;
     uint64_t max_slots;       /* give up after this many slots (0 = no limit) */
     const rifl_topology *topo;/* NULL = single switch */
+    bool host_fifo;           /* hosts send in generation order (see below) */
+    unsigned host_fifo_cells; /* FIFO mode: cells a host buffers before its
+                                 traffic source stalls */
 } rifl_ssim_config;
 
 extern const rifl_ssim_config rifl_ssim_default_config;
@@ -83,6 +89,8 @@ typedef struct rifl_ssim_result {
     uint64_t dropped;         /* misrouted + invalid + overflow, all switches */
     uint64_t fc_frames_to_hosts;
     uint64_t host_backlog_max;/* cells waiting in one host, highest seen */
+    uint64_t source_stalls;   /* FIFO mode: slots a source waited for space */
+    uint64_t hol_blocked;     /* FIFO mode: slots a host's head cell was paused */
     double host_backlog_mean; /* cells waiting per host, mean over slots */
     double voq_mean;          /* mean cells per VOQ */
     unsigned voq_cells;       /* allocation per VOQ used */

@@ -33,6 +33,8 @@ const rifl_ssim_config rifl_ssim_default_config = {
     .seed = 1,
     .max_slots = 0,
     .topo = NULL,
+    .host_fifo = false,
+    .host_fifo_cells = 16,
 };
 
 const double rifl_ssim_percentiles[RIFL_SSIM_NPCT] = { 1, 50, 75, 90, 95, 99, 100 };
@@ -80,6 +82,8 @@ struct host {
     uint32_t cells_left;
     uint64_t next_start;
     rifl_rng rng;
+    uint16_t *fifo;          /* FIFO mode: destinations in generation order */
+    unsigned fifo_head, fifo_len;
 };
 
 struct rifl_ssim {
@@ -94,7 +98,7 @@ struct rifl_ssim {
     uint64_t lat_max, lat_sum, lat_n;
     uint64_t t;
     uint64_t generated, delivered, payload, lost, duplicated, misdelivered;
-    uint64_t backlog_sum, backlog_max, fc_to_hosts;
+    uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol;
     unsigned hosts_done;
     double off_p, burst_p;
     unsigned voq_cells, fc_on, fc_off, rtt;
@@ -129,7 +133,7 @@ void rifl_ssim_free(rifl_ssim *s)
     for (unsigned h = 0; s->host && h < s->H; h++) {
         struct host *x = &s->host[h];
         free(x->rx_ring); free(x->rx_valid); free(x->fc_ring); free(x->fc_valid);
-        free(x->queue); free(x->ready); free(x->remaining); free(x->active);
+        free(x->queue); free(x->ready); free(x->remaining); free(x->active); free(x->fifo);
     }
     free(s->sw);
     free(s->host);
@@ -185,6 +189,10 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
         seterr(err, errlen, "bytes-per-pair = 0: every pair needs some data to send");
         return RIFL_ERR_CONFIG;
     }
+    if (c->host_fifo && (c->host_fifo_cells < 1 || c->host_fifo_cells > 65535)) {
+        seterr(err, errlen, "host-fifo-cells = %u: use 1 to 65535", c->host_fifo_cells);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->latency < 2 || c->latency > 100000) {
         seterr(err, errlen, "latency = %u: use 2 to 100000 cell times", c->latency);
         return RIFL_ERR_CONFIG;
@@ -192,8 +200,9 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
     return RIFL_OK;
 }
 
-static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned R)
+static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned R, unsigned fifo)
 {
+    x->fifo = calloc(fifo ? fifo : 1, sizeof *x->fifo);
     x->rx_ring = calloc(R, sizeof *x->rx_ring);
     x->rx_valid = calloc(R, 1);
     x->fc_ring = calloc(R, sizeof *x->fc_ring);
@@ -202,7 +211,7 @@ static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned R)
     x->ready = calloc(HW, sizeof *x->ready);
     x->remaining = calloc(H, sizeof *x->remaining);
     x->active = calloc(H, sizeof *x->active);
-    return x->rx_ring && x->rx_valid && x->fc_ring && x->fc_valid && x->queue && x->ready &&
+    return x->fifo && x->rx_ring && x->rx_valid && x->fc_ring && x->fc_valid && x->queue && x->ready &&
            x->remaining && x->active ? 0 : -1;
 }
 
@@ -299,7 +308,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     int bad = !s->sw || !s->host || !s->route || !s->first_q || !s->next_seq || !s->expect ||
               !s->hist;
     for (unsigned h = 0; !bad && h < H; h++)
-        bad = alloc_host(&s->host[h], H, s->HW, R);
+        bad = alloc_host(&s->host[h], H, s->HW, R, cfg->host_fifo ? cfg->host_fifo_cells : 1);
     /* wiring */
     if (!bad && !T) {
         unsigned n = cfg->nports;
@@ -449,6 +458,15 @@ static void new_packet(rifl_ssim *s, struct host *x)
 
 static void generate(rifl_ssim *s, struct host *x)
 {
+    if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
+        /* closed loop: the source waits for room, its clock stands still */
+        if (x->in_train || (x->nactive && s->t >= x->next_start)) {
+            s->stalls++;
+            if (!x->in_train)
+                x->next_start = s->t + 1;
+        }
+        return;
+    }
     if (!x->in_train) {
         if (!x->nactive || s->t < x->next_start)
             return;
@@ -460,7 +478,9 @@ static void generate(rifl_ssim *s, struct host *x)
         new_packet(s, x);
     }
     unsigned d = x->train_dst;
-    if (x->queue[d]++ == 0)
+    if (s->cfg.host_fifo)
+        x->fifo[(x->fifo_head + x->fifo_len++) % s->cfg.host_fifo_cells] = (uint16_t)d;
+    else if (x->queue[d]++ == 0)
         bset(x->ready, d);
     x->backlog++;
     s->generated++;
@@ -483,12 +503,41 @@ static void generate(rifl_ssim *s, struct host *x)
     x->next_start = s->t + 1 + rifl_rng_geometric(&x->rng, s->off_p);
 }
 
+static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
+{
+    size_t pr = (size_t)h * s->H + d;
+    rifl_cell c;
+    c.hdr = s->route[pr];
+    c.bytes = 256;
+    c.src = (uint16_t)h;
+    c.dst = (uint16_t)d;
+    c.seq = s->next_seq[pr]++;
+    c.stamp = s->t;
+    struct ssw *w = &s->sw[x->up.idx];
+    size_t at = (size_t)x->up.port * s->R + (s->t + x->up.delay) % s->R;
+    w->in_ring[at] = c;
+    w->in_valid[at] = 1;
+}
+
 static void send_cell(rifl_ssim *s, unsigned h)
 {
     struct host *x = &s->host[h];
     if (!x->backlog || x->up.kind != PEER_SWITCH)
         return;
     const unsigned H = s->H, HW = s->HW;
+    if (s->cfg.host_fifo) {
+        unsigned d = x->fifo[x->fifo_head];
+        size_t pr = (size_t)h * H + d;
+        if (bget(x->paused, s->first_q[pr])) {
+            s->hol++;
+            return;
+        }
+        x->fifo_head = (x->fifo_head + 1) % s->cfg.host_fifo_cells;
+        x->fifo_len--;
+        x->backlog--;
+        inject(s, x, h, d);
+        return;
+    }
     unsigned pos = x->rr;
     for (unsigned tries = 0; tries < H; tries++) {
         /* next destination with cells at or after pos */
@@ -517,17 +566,7 @@ static void send_cell(rifl_ssim *s, unsigned h)
                 return;
             continue;
         }
-        rifl_cell c;
-        c.hdr = s->route[pr];
-        c.bytes = 256;
-        c.src = (uint16_t)h;
-        c.dst = (uint16_t)d;
-        c.seq = s->next_seq[pr]++;
-        c.stamp = s->t;
-        struct ssw *w = &s->sw[x->up.idx];
-        size_t at = (size_t)x->up.port * s->R + (s->t + x->up.delay) % s->R;
-        w->in_ring[at] = c;
-        w->in_valid[at] = 1;
+        inject(s, x, h, (unsigned)d);
         if (--x->queue[d] == 0)
             bclr(x->ready, (unsigned)d);
         x->backlog--;
@@ -733,6 +772,8 @@ void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
     r->dropped = r->sw.drop_misrouted + r->sw.drop_invalid + r->sw.drop_overflow;
     r->fc_frames_to_hosts = s->fc_to_hosts;
     r->host_backlog_max = s->backlog_max;
+    r->source_stalls = s->stalls;
+    r->hol_blocked = s->hol;
     r->host_backlog_mean = s->t ? (double)s->backlog_sum / ((double)s->t * s->H) : 0;
     r->voq_mean = s->t && voq_total ? (double)r->sw.occupancy_sum / ((double)s->t * voq_total)
                                      : 0;
