@@ -213,7 +213,10 @@ static void t_segment_roundtrip(void)
         int done = 0;
         size_t got = 0;
         for (size_t c = 0; c < nc; c++) {
-            REQUIRE(rifl_l2_msg_cell(msg, L, c, cell) == RIFL_OK);
+            {
+                int req_rc_ = rifl_l2_msg_cell(msg, L, c, cell);
+                REQUIRE(req_rc_ == RIFL_OK);
+            }
             int rc = rifl_l2_reasm_push(&r, cell, &got);
             cells++;
             if (c + 1 < nc)

@@ -27,7 +27,10 @@ static void t_fabric_permutations(void)
     for (unsigned s = 0; s < 9; s++) {
         unsigned N = sizes[s];
         rifl_fabric *f;
-        REQUIRE(rifl_fabric_create(N, &f) == RIFL_OK);
+        {
+            int req_rc_ = rifl_fabric_create(N, &f);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
         int16_t perm[256], dest[256], at[256];
         for (unsigned r = 0; r < rounds; r++) {
             for (unsigned i = 0; i < N; i++)
@@ -59,7 +62,10 @@ static void t_fabric_duplicates_detected(void)
     unsigned rounds = test_long_run ? 20000 : 3000, missed = 0;
     for (unsigned N = 2; N <= 64; N = N * 2 + 1) {
         rifl_fabric *f;
-        REQUIRE(rifl_fabric_create(N, &f) == RIFL_OK);
+        {
+            int req_rc_ = rifl_fabric_create(N, &f);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
         int16_t dest[256], at[256];
         for (unsigned r = 0; r < rounds; r++) {
             for (unsigned i = 0; i < N; i++)
@@ -81,7 +87,10 @@ static void t_fabric_duplicates_detected(void)
 static void t_fabric_needs_sorter(void)
 {
     rifl_fabric *f;
-    REQUIRE(rifl_fabric_create(8, &f) == RIFL_OK);
+    {
+        int req_rc_ = rifl_fabric_create(8, &f);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     int16_t at[8];
     /* 0->0 and 4->1 share the first-stage element in an omega banyan */
     int16_t dest[8] = { 0, -1, -1, -1, 1, -1, -1, -1 };
@@ -121,7 +130,10 @@ static void t_islip_valid_matching(void)
         for (unsigned iters = 1; iters <= 4; iters++) {
             unsigned it = iters == 4 || iters > N ? N : iters;
             rifl_islip *is;
-            REQUIRE(rifl_islip_create(N, it, &is) == RIFL_OK);
+            {
+                int req_rc_ = rifl_islip_create(N, it, &is);
+                REQUIRE(req_rc_ == RIFL_OK);
+            }
             for (unsigned r = 0; r < 300; r++) {
                 double p = rifl_rng_double(&rng);
                 rifl_islip_clear_requests(is);
@@ -161,7 +173,10 @@ static void t_islip_valid_matching(void)
 static void t_islip_pointer_rule(void)
 {
     rifl_islip *is;
-    REQUIRE(rifl_islip_create(4, 2, &is) == RIFL_OK);
+    {
+        int req_rc_ = rifl_islip_create(4, 2, &is);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     int16_t match[4];
     unsigned per_iter[2];
     /* inputs 0 and 1 both request outputs 0 and 1; all pointers at 0, so
@@ -193,7 +208,10 @@ static void t_islip_desync_full_load(void)
 {
     const unsigned N = 16;
     rifl_islip *is;
-    REQUIRE(rifl_islip_create(N, 1, &is) == RIFL_OK);
+    {
+        int req_rc_ = rifl_islip_create(N, 1, &is);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     for (unsigned i = 0; i < N; i++)
         for (unsigned o = 0; o < N; o++)
             rifl_islip_request(is, i, o, true);
@@ -229,7 +247,10 @@ static void t_islip_no_starvation(void)
     rifl_rng_seed(&rng, test_seed ^ 0x577);
     const unsigned N = 8;
     rifl_islip *is;
-    REQUIRE(rifl_islip_create(N, 3, &is) == RIFL_OK);
+    {
+        int req_rc_ = rifl_islip_create(N, 3, &is);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     uint8_t req[64];
     unsigned wait[64] = { 0 }, worst = 0;
     for (unsigned k = 0; k < N * N; k++) {
@@ -306,7 +327,10 @@ static void t_drop_counters(void)
     c.nports = 8;
     rifl_switch *sw;
     char err[200];
-    REQUIRE(rifl_switch_create(&c, &sw, err, sizeof err) == RIFL_OK);
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     rifl_cell x = mkcell(8, 2, 5, 0, 0);
     rifl_l2_set_remain_hops(&x.hdr, 0);
     CHECK_EQ_I(rifl_switch_input(sw, 2, &x, 0), RIFL_SW_DROP_MISROUTED);
@@ -367,7 +391,10 @@ static void run_overload(rifl_sched sched, unsigned N, unsigned slots, uint64_t 
     c.voq_cells = rifl_switch_min_voq_cells(c.rtt_slots);
     rifl_switch *sw;
     char err[256];
-    REQUIRE(rifl_switch_create(&c, &sw, err, sizeof err) == RIFL_OK);
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     rifl_rng rng;
     rifl_rng_seed(&rng, seed);
     enum { MAXN = 32, L = 64 };

@@ -53,7 +53,10 @@ static void t_mixes_lossless(void)
                 c.bytes_per_pair = per_pair;
                 c.seed = test_seed + (uint64_t)(sched * 4 + tr * 2 + var);
                 rifl_ssim_result r;
-                REQUIRE(simulate(&c, &r) == RIFL_OK);
+                {
+                    int req_rc_ = simulate(&c, &r);
+                    REQUIRE(req_rc_ == RIFL_OK);
+                }
                 check_clean(&r);
                 /* every byte of every pair was generated */
                 CHECK_EQ_U(r.payload_bytes, per_pair * 16 * 15);
@@ -73,7 +76,10 @@ static void t_light_load(void)
     c.bytes_per_pair = 100000;
     c.seed = test_seed;
     rifl_ssim_result r;
-    REQUIRE(simulate(&c, &r) == RIFL_OK);
+    {
+        int req_rc_ = simulate(&c, &r);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     check_clean(&r);
     CHECK_EQ_U(r.lat_pct[0], 12);
     CHECK_MSG(r.utilization > 0.17 && r.utilization < 0.23, "utilization %f", r.utilization);
@@ -89,10 +95,19 @@ static void t_reproducible(void)
     c.bytes_per_pair = 30000;
     c.seed = 77;
     rifl_ssim_result a, b, d;
-    REQUIRE(simulate(&c, &a) == RIFL_OK);
-    REQUIRE(simulate(&c, &b) == RIFL_OK);
+    {
+        int req_rc_ = simulate(&c, &a);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    {
+        int req_rc_ = simulate(&c, &b);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     c.seed = 78;
-    REQUIRE(simulate(&c, &d) == RIFL_OK);
+    {
+        int req_rc_ = simulate(&c, &d);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     CHECK_EQ_U(a.slots, b.slots);
     CHECK_EQ_U(a.payload_bytes, b.payload_bytes);
     CHECK_EQ_U(a.cells_generated, b.cells_generated);
@@ -114,7 +129,10 @@ static void t_overload_small_voqs(void)
     c.bytes_per_pair = test_long_run ? 500000 : 60000;
     c.seed = test_seed;
     rifl_ssim_result r;
-    REQUIRE(simulate(&c, &r) == RIFL_OK);
+    {
+        int req_rc_ = simulate(&c, &r);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     check_clean(&r);
     CHECK(r.sw.fc_on_sent > 100);
     CHECK_EQ_U(r.voq_cells, (3 * r.rtt_slots + 1) / 2);
@@ -132,7 +150,10 @@ static void t_two_switches(void)
                        "link s1:4 s2:4 delay 3\n";
     rifl_topology *t;
     char err[256];
-    REQUIRE(rifl_topo_parse(text, strlen(text), &t, err, sizeof err) == RIFL_OK);
+    {
+        int req_rc_ = rifl_topo_parse(text, strlen(text), &t, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     for (int sched = 0; sched < 2; sched++) {
         rifl_ssim_config c = rifl_ssim_default_config;
         c.topo = t;
@@ -143,7 +164,10 @@ static void t_two_switches(void)
         c.bytes_per_pair = test_long_run ? 200000 : 30000;
         c.seed = test_seed;
         rifl_ssim_result r;
-        REQUIRE(simulate(&c, &r) == RIFL_OK);
+        {
+            int req_rc_ = simulate(&c, &r);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
         check_clean(&r);
         CHECK_EQ_U(r.switches, 2);
         CHECK_EQ_U(r.hosts, 8);
@@ -175,7 +199,10 @@ static void t_refused_configs(void)
     /* a host that cannot reach another */
     const char *text = "switch x 4\nswitch y 4\nhost a\nhost b\nlink a x:0\nlink b y:0\n";
     rifl_topology *t;
-    REQUIRE(rifl_topo_parse(text, strlen(text), &t, err, sizeof err) == RIFL_OK);
+    {
+        int req_rc_ = rifl_topo_parse(text, strlen(text), &t, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
     c = rifl_ssim_default_config;
     c.topo = t;
     CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_UNREACHABLE);

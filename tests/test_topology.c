@@ -134,8 +134,14 @@ static void t_chain_routes(void)
             rifl_topo_route back;
             uint8_t rev[5];
             unsigned hops;
-            REQUIRE(rifl_topo_route_hosts(t, b, a, &back, err, sizeof err) == RIFL_OK);
-            REQUIRE(rifl_l2_reverse_route(&h, rev, &hops) == RIFL_OK);
+            {
+                int req_rc_ = rifl_topo_route_hosts(t, b, a, &back, err, sizeof err);
+                REQUIRE(req_rc_ == RIFL_OK);
+            }
+            {
+                int req_rc_ = rifl_l2_reverse_route(&h, rev, &hops);
+                REQUIRE(req_rc_ == RIFL_OK);
+            }
             CHECK_EQ_U(hops, back.hops);
             CHECK(!memcmp(rev, back.rel, hops));
         }
