@@ -35,6 +35,7 @@ static void check_clean(const rifl_ssim_result *r)
     CHECK_EQ_U(r->dropped, 0);
     CHECK_EQ_U(r->sw.fabric_collisions, 0);
     CHECK(r->sw.max_voq_cells <= r->voq_cells);
+    CHECK_EQ_U(r->fc_decode_errors, 0);
 }
 
 static void t_mixes_lossless(void)

@@ -119,9 +119,11 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
             (unsigned long long)r->misdelivered, (unsigned long long)r->cells_generated,
             (unsigned long long)r->cells_delivered);
     fprintf(f, "%s \"flow_control\": {\"frames\": %llu, \"on\": %llu, \"off\": %llu, "
-            "\"blocked_requests\": %llu},\n", ind, (unsigned long long)r->sw.fc_frames_sent,
+            "\"blocked_requests\": %llu, \"decode_errors\": %llu},\n", ind,
+            (unsigned long long)r->sw.fc_frames_sent,
             (unsigned long long)r->sw.fc_on_sent, (unsigned long long)r->sw.fc_off_sent,
-            (unsigned long long)r->sw.fc_blocked_requests);
+            (unsigned long long)r->sw.fc_blocked_requests,
+            (unsigned long long)r->fc_decode_errors);
     fprintf(f, "%s \"queues\": {\"voq_cells\": %u, \"fc_on\": %u, \"fc_off\": %u, "
             "\"rtt_slots\": %u, \"voq_mean\": %.6g, \"voq_max\": %llu, "
             "\"host_backlog_mean\": %.6g, \"host_backlog_max\": %llu, \"host_queue\": \"%s\", "
@@ -192,10 +194,12 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
             "paused-head slots %llu\n", c->host_fifo ? "fifo    " : "per-dest",
             r->host_backlog_mean, (unsigned long long)r->host_backlog_max,
             (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
-    fprintf(f, "  flow control       %llu frames (%llu ON, %llu OFF), %llu requests held back\n",
+    fprintf(f, "  flow control       %llu frames (%llu ON, %llu OFF), %llu requests held back, "
+            "%llu undecodable\n",
             (unsigned long long)r->sw.fc_frames_sent, (unsigned long long)r->sw.fc_on_sent,
             (unsigned long long)r->sw.fc_off_sent,
-            (unsigned long long)r->sw.fc_blocked_requests);
+            (unsigned long long)r->sw.fc_blocked_requests,
+            (unsigned long long)r->fc_decode_errors);
     fprintf(f, "  drops              %llu (misrouted %llu, invalid %llu, VOQ overflow %llu); "
             "fabric collisions %llu in %llu checked slots\n", (unsigned long long)r->dropped,
             (unsigned long long)r->sw.drop_misrouted, (unsigned long long)r->sw.drop_invalid,
@@ -557,8 +561,18 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
             if ((int)k == xk)
                 continue;
             size_t L = strlen(w->label);
-            snprintf(w->label + L, sizeof w->label - L, "%s%s=%s", L ? " " : "", sw[k].key,
-                     w->vals[k]);
+            char pretty[128];
+            if (!strcmp(sw[k].key, "scheduler"))
+                snprintf(pretty, sizeof pretty, "%s",
+                         !strcasecmp(w->vals[k], "safc") ? "SAFC" : "iSLIP");
+            else if (!strcmp(sw[k].key, "packet-bytes") || !strcmp(sw[k].key, "packet_bytes"))
+                snprintf(pretty, sizeof pretty, "%s%s%s",
+                         strcmp(w->vals[k], "0") ? "fixed " : "variable",
+                         strcmp(w->vals[k], "0") ? w->vals[k] : "",
+                         strcmp(w->vals[k], "0") ? " B" : "");
+            else
+                snprintf(pretty, sizeof pretty, "%.60s=%.31s", sw[k].key, w->vals[k]);
+            snprintf(w->label + L, sizeof w->label - L, "%s%s", L ? ", " : "", pretty);
         }
         if (xk >= 0)
             cli_parse_double(w->vals[xk], &w->x);

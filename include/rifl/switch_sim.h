@@ -19,7 +19,9 @@
  * not paused by flow control.  With host_fifo, a host instead keeps one FIFO
  * in generation order: when the head cell's VOQ is paused the host waits
  * (head-of-line blocking at the source), and when the FIFO is full the
- * traffic source stalls (a closed-loop generator).  Latency = slot of
+ * traffic source stalls (a closed-loop generator).  Flow-control frames
+ * travel encoded (rifl_l2_fc_encode, 30-byte payload of a 256-bit link
+ * frame) with the delay of their link.  Latency = slot of
  * delivery - slot the cell left its host. */
 #ifndef RIFL_SWITCH_SIM_H
 #define RIFL_SWITCH_SIM_H
@@ -91,6 +93,7 @@ typedef struct rifl_ssim_result {
     uint64_t host_backlog_max;/* cells waiting in one host, highest seen */
     uint64_t source_stalls;   /* FIFO mode: slots a source waited for space */
     uint64_t hol_blocked;     /* FIFO mode: slots a host's head cell was paused */
+    uint64_t fc_decode_errors;/* flow-control frames that failed to decode */
     double host_backlog_mean; /* cells waiting per host, mean over slots */
     double voq_mean;          /* mean cells per VOQ */
     unsigned voq_cells;       /* allocation per VOQ used */

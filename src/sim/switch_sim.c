@@ -12,6 +12,11 @@
 #include "rifl/switch_sim.h"
 
 #define HIST_MAX (1u << 18)
+/* flow-control frames travel encoded: the payload of one 256-bit link frame */
+#define FC_BYTES 30
+typedef struct fc_wire {
+    uint8_t b[FC_BYTES];
+} fc_wire;
 #define MAX_HOSTS 1024
 
 const rifl_ssim_config rifl_ssim_default_config = {
@@ -54,7 +59,7 @@ struct ssw {
     struct peer *peer;       /* [n] */
     rifl_cell *in_ring;      /* [n][R] cells arriving at input p */
     uint8_t *in_valid;
-    rifl_l2_fc *fc_ring;     /* [n][R] FC arriving at output p from downstream */
+    fc_wire *fc_ring;        /* [n][R] FC arriving at output p from downstream */
     uint8_t *fc_valid;
     rifl_cell *out;
     uint8_t *outv;
@@ -66,7 +71,7 @@ struct host {
     struct peer up;          /* the switch port it hangs on */
     rifl_cell *rx_ring;      /* [R] */
     uint8_t *rx_valid;
-    rifl_l2_fc *fc_ring;     /* [R] */
+    fc_wire *fc_ring;        /* [R] */
     uint8_t *fc_valid;
     uint64_t paused[4];      /* first-hop VOQs paused */
     uint32_t *queue;         /* [H] cells waiting per destination */
@@ -98,7 +103,7 @@ struct rifl_ssim {
     uint64_t lat_max, lat_sum, lat_n;
     uint64_t t;
     uint64_t generated, delivered, payload, lost, duplicated, misdelivered;
-    uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol;
+    uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol, fc_bad;
     unsigned hosts_done;
     double off_p, burst_p;
     unsigned voq_cells, fc_on, fc_off, rtt;
@@ -625,7 +630,11 @@ static void slot(rifl_ssim *s)
             }
             if (x->fc_valid[at]) {
                 x->fc_valid[at] = 0;
-                rifl_switch_fc_receive(x->sw, p, &x->fc_ring[at]);
+                rifl_l2_fc f;
+                if (rifl_l2_fc_decode(x->fc_ring[at].b, FC_BYTES, &f) == RIFL_OK)
+                    rifl_switch_fc_receive(x->sw, p, &f);
+                else
+                    s->fc_bad++;
             }
         }
     }
@@ -639,11 +648,15 @@ static void slot(rifl_ssim *s)
         }
         if (x->fc_valid[k]) {
             x->fc_valid[k] = 0;
-            const rifl_l2_fc *f = &x->fc_ring[k];
-            if (f->on_valid)
-                bset(x->paused, f->on_queue);
-            if (f->off_valid)
-                bclr(x->paused, f->off_queue);
+            rifl_l2_fc f;
+            if (rifl_l2_fc_decode(x->fc_ring[k].b, FC_BYTES, &f) != RIFL_OK) {
+                s->fc_bad++;
+            } else {
+                if (f.on_valid)
+                    bset(x->paused, f.on_queue);
+                if (f.off_valid)
+                    bclr(x->paused, f.off_queue);
+            }
         }
         generate(s, x);
         send_cell(s, h);
@@ -668,7 +681,7 @@ static void slot(rifl_ssim *s)
                     hh->rx_valid[at] = 1;
                 }
                 if (x->fcv[p]) {
-                    hh->fc_ring[at] = x->fc[p];
+                    rifl_l2_fc_encode(&x->fc[p], hh->fc_ring[at].b, FC_BYTES);
                     hh->fc_valid[at] = 1;
                     s->fc_to_hosts++;
                 }
@@ -680,7 +693,7 @@ static void slot(rifl_ssim *s)
                     y->in_valid[a2] = 1;
                 }
                 if (x->fcv[p]) {
-                    y->fc_ring[a2] = x->fc[p];
+                    rifl_l2_fc_encode(&x->fc[p], y->fc_ring[a2].b, FC_BYTES);
                     y->fc_valid[a2] = 1;
                 }
             }
@@ -774,6 +787,7 @@ void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
     r->host_backlog_max = s->backlog_max;
     r->source_stalls = s->stalls;
     r->hol_blocked = s->hol;
+    r->fc_decode_errors = s->fc_bad;
     r->host_backlog_mean = s->t ? (double)s->backlog_sum / ((double)s->t * s->H) : 0;
     r->voq_mean = s->t && voq_total ? (double)r->sw.occupancy_sum / ((double)s->t * voq_total)
                                      : 0;
