@@ -24,7 +24,7 @@ for hq in per-dest fifo; do
       --host-queue "$hq" \
       --sweep "scheduler=islip,safc packet-bytes=256,0 load=0.1:1:0.1" \
       --plot "$out/fig5-$tr-$hq.png" \
-      --plot-title "Utilization against load, $tr arrivals, $hq hosts (packet-bytes 0 = variable)" \
+      --plot-title "Utilization against load, $tr arrivals, $hq hosts" \
       > "$out/fig5-$tr-$hq.csv"
   done
 done
