@@ -190,8 +190,8 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
     fprintf(f, "\n  VOQs               %u cells each (ON above %u, OFF at %u, round trip %u "
             "slots); mean %.2f, max %llu\n", r->voq_cells, r->fc_on, r->fc_off, r->rtt_slots,
             r->voq_mean, (unsigned long long)r->sw.max_voq_cells);
-    fprintf(f, "  hosts (%s)    backlog mean %.1f cells, max %llu; source stalls %llu, "
-            "paused-head slots %llu\n", c->host_fifo ? "fifo    " : "per-dest",
+    fprintf(f, "  %-19sbacklog mean %.1f cells, max %llu; source stalls %llu, "
+            "paused-head slots %llu\n", c->host_fifo ? "hosts (fifo)" : "hosts (per-dest)",
             r->host_backlog_mean, (unsigned long long)r->host_backlog_max,
             (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
     fprintf(f, "  flow control       %llu frames (%llu ON, %llu OFF), %llu requests held back, "
