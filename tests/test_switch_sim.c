@@ -179,6 +179,49 @@ static void t_two_switches(void)
     rifl_topo_free(t);
 }
 
+/* Hosts at both ends of a chain of five switches (the longest route a
+ * header holds) and hosts on the middle switch: every route works, and a
+ * sixth switch makes the far hosts unreachable. */
+static void t_five_hop_chain(void)
+{
+    for (unsigned k = 5; k <= 6; k++) {
+        char text[2048];
+        size_t n = 0;
+        for (unsigned s = 0; s < k; s++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "switch s%u 4\n", s);
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "host a\nhost b\nhost m\nlink a s0:0\nlink b s%u:3\n"
+                              "link m s2:3 delay 2\n", k - 1);
+        for (unsigned s = 0; s + 1 < k; s++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "link s%u:1 s%u:2 delay 4\n", s,
+                                  s + 1);
+        rifl_topology *t;
+        char err[256];
+        int rc = rifl_topo_parse(text, n, &t, err, sizeof err);
+        REQUIRE(rc == RIFL_OK);
+        rifl_ssim_config c = rifl_ssim_default_config;
+        c.topo = t;
+        c.load = 0.8;
+        c.traffic = RIFL_TRAFFIC_BURSTY;
+        c.bytes_per_pair = 40000;
+        c.seed = test_seed;
+        rifl_ssim_result r;
+        if (k == 5) {
+            rc = simulate(&c, &r);
+            REQUIRE(rc == RIFL_OK);
+            check_clean(&r);
+            CHECK_EQ_U(r.switches, 5);
+            /* a -> b: two 8-slot host links, four 4-slot switch links, 5 switches */
+            CHECK(r.lat_pct[RIFL_SSIM_NPCT - 1] >= 8 + 4 * 4 + 8 + 5);
+        } else {
+            rifl_ssim *s = NULL;
+            CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_UNREACHABLE);
+            CHECK(strstr(err, "at most 5 hops") != NULL);
+        }
+        rifl_topo_free(t);
+    }
+}
+
 static void t_refused_configs(void)
 {
     rifl_ssim *s = NULL;
@@ -214,4 +257,4 @@ static void t_refused_configs(void)
 
 TEST_MAIN({ "mixes_lossless", t_mixes_lossless }, { "light_load", t_light_load },
           { "reproducible", t_reproducible }, { "overload_small_voqs", t_overload_small_voqs },
-          { "two_switches", t_two_switches }, { "refused_configs", t_refused_configs })
+          { "two_switches", t_two_switches }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })

@@ -405,7 +405,7 @@ static const char **string_opt(const struct cli_opt *table, const char *key)
     return NULL;
 }
 
-static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *op,
+static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o,
                       const struct str_slot *owned);
 
 static int run(int argc, char **argv)
@@ -465,10 +465,9 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *op,
+static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o,
                       const struct str_slot *owned)
 {
-#define o (*op)
     int rc = cli_parse(argc, argv, table, "[options]",
                        "Cell-time simulation of hosts around a RIFL Layer 2 switch: VOQs, iSLIP\n"
                        "or SAFC, per-VOQ flow control, Bernoulli or bursty traffic.  Defaults are\n"
@@ -477,31 +476,31 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (o.csv && o.json) {
+    if (o->csv && o->json) {
         fprintf(stderr, "error: choose one of --csv and --json\n");
         return 2;
     }
-    if (o.plot && !o.sweep) {
+    if (o->plot && !o->sweep) {
         fprintf(stderr, "error: --plot needs --sweep (e.g. --sweep load=0.1:1:0.1)\n");
         return 2;
     }
     rifl_topology *topo = NULL;
-    if (o.topology) {
+    if (o->topology) {
         size_t len;
-        char *text = cli_read_file(o.topology, &len);
+        char *text = cli_read_file(o->topology, &len);
         if (!text)
             return 2;
         char err[512];
         int prc = rifl_topo_parse(text, len, &topo, err, sizeof err);
         free(text);
         if (prc) {
-            fprintf(stderr, "error: %s: %s\n", o.topology, err);
+            fprintf(stderr, "error: %s: %s\n", o->topology, err);
             return 2;
         }
     }
     struct sweep sw[MAX_SWEEP_KEYS];
     unsigned nsw = 0;
-    if (o.sweep && parse_sweeps(o.sweep, sw, &nsw)) {
+    if (o->sweep && parse_sweeps(o->sweep, sw, &nsw)) {
         rifl_topo_free(topo);
         return 2;
     }
@@ -533,10 +532,10 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         return 2;
     }
     int status = 0;
-    if (o.csv)
+    if (o->csv)
         print_csv_header(stdout);
-    if (o.json && nsw)
-        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)o.seed);
+    if (o->json && nsw)
+        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)o->seed);
     for (unsigned n = 0; n < total && status != 2; n++) {
         struct row *w = &rows[n];
         unsigned idx = n;
@@ -576,7 +575,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         }
         if (xk >= 0)
             cli_parse_double(w->vals[xk], &w->x);
-        if (build_cfg(&o, &w->cfg, topo)) {
+        if (build_cfg(o, &w->cfg, topo)) {
             status = 2;
             break;
         }
@@ -596,9 +595,9 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
             rifl_ssim_result_get(sim, &tmp);
             if (w->cfg.max_slots && tmp.slots >= w->cfg.max_slots)
                 break;
-            cli_progress(what, rifl_ssim_progress(sim), NULL, o.progress);
+            cli_progress(what, rifl_ssim_progress(sim), NULL, o->progress);
         }
-        cli_progress_done(o.progress);
+        cli_progress_done(o->progress);
         w->seconds = cli_now() - t0;
         rifl_ssim_result_get(sim, &w->r);
         rifl_ssim_free(sim);
@@ -606,27 +605,26 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         if (!r->finished || r->lost || r->duplicated || r->misdelivered ||
             r->sw.fabric_collisions)
             status = status ? status : 1;
-        if (o.csv)
+        if (o->csv)
             print_csv(stdout, w);
-        else if (o.json) {
-            print_json(stdout, w, o.cell_ns, nsw ? "  " : "");
+        else if (o->json) {
+            print_json(stdout, w, o->cell_ns, nsw ? "  " : "");
             printf(nsw && n + 1 < total ? ",\n" : "\n");
         } else {
             if (n)
                 printf("\n");
-            print_summary(stdout, w, o.cell_ns);
+            print_summary(stdout, w, o->cell_ns);
         }
         fflush(stdout);
     }
-    if (o.json && nsw)
+    if (o->json && nsw)
         printf("]}\n");
-    if (status != 2 && o.plot)
-        status = write_plot(o.plot, rows, total, xk >= 0 ? sw[xk].key : "run", o.plot_y, o.plot_title) ? 2
+    if (status != 2 && o->plot)
+        status = write_plot(o->plot, rows, total, xk >= 0 ? sw[xk].key : "run", o->plot_y, o->plot_title) ? 2
                                                                                            : status;
     free(rows);
     rifl_topo_free(topo);
     return status;
-#undef o
 }
 
 const struct rifl_command rifl_cmd_sim_switch = {
