@@ -106,8 +106,10 @@ struct rifl_ssim {
     uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol, fc_bad;
     unsigned hosts_done;
     double off_p, burst_p;
+    double off_lp, burst_lp; /* log(1 - p) of the two geometric laws, 0 = p is 1 */
     unsigned voq_cells, fc_on, fc_off, rtt;
     bool finished;
+    bool identity_q;         /* single switch: first-hop VOQ = destination */
     uint64_t last_delivery;
 };
 
@@ -124,6 +126,16 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 static inline void bset(uint64_t *b, unsigned i) { b[i >> 6] |= 1ull << (i & 63); }
 static inline void bclr(uint64_t *b, unsigned i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 static inline int bget(const uint64_t *b, unsigned i) { return (int)((b[i >> 6] >> (i & 63)) & 1); }
+
+/* failures before the first success, log(1 - p) given (0 when p = 1) */
+static uint64_t geometric(rifl_rng *r, double lp)
+{
+    if (lp == 0)
+        return 0;
+    double u = 1.0 - rifl_rng_double(r); /* (0, 1] */
+    double g = floor(log(u) / lp);
+    return g < 1e15 ? (uint64_t)g : (uint64_t)1e15;
+}
 
 void rifl_ssim_free(rifl_ssim *s)
 {
@@ -324,6 +336,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
             s->host[p].up = (struct peer){ PEER_SWITCH, (uint16_t)p, 0, dup };
         }
         s->rtt = dup + ddown + 1;
+        s->identity_q = true;
         for (unsigned a = 0; !bad && a < H; a++)
             for (unsigned b = 0; b < H; b++)
                 if (a != b) {
@@ -434,6 +447,8 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     if (g < 0)
         g = 0;
     s->off_p = 1.0 / (1.0 + g);
+    s->off_lp = s->off_p < 1 ? log1p(-s->off_p) : 0;
+    s->burst_lp = s->burst_p < 1 ? log1p(-s->burst_p) : 0;
     for (unsigned h = 0; h < H; h++) {
         struct host *x = &s->host[h];
         rifl_rng_seed(&x->rng, cfg->seed * 0x9e3779b97f4a7c15ull + h + 1);
@@ -442,7 +457,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
                 x->remaining[d] = cfg->bytes_per_pair;
                 x->active[x->nactive++] = d;
             }
-        x->next_start = rifl_rng_geometric(&x->rng, s->off_p);
+        x->next_start = geometric(&x->rng, s->off_lp);
     }
     *out = s;
     return RIFL_OK;
@@ -477,7 +492,7 @@ static void generate(rifl_ssim *s, struct host *x)
             return;
         x->train_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
         x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
-                         ? 1 + rifl_rng_geometric(&x->rng, s->burst_p)
+                         ? 1 + geometric(&x->rng, s->burst_lp)
                          : 1;
         x->in_train = true;
         new_packet(s, x);
@@ -505,7 +520,7 @@ static void generate(rifl_ssim *s, struct host *x)
         if (!x->nactive)
             s->hosts_done++;
     }
-    x->next_start = s->t + 1 + rifl_rng_geometric(&x->rng, s->off_p);
+    x->next_start = s->t + 1 + geometric(&x->rng, s->off_lp);
 }
 
 static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
@@ -541,6 +556,37 @@ static void send_cell(rifl_ssim *s, unsigned h)
         x->fifo_len--;
         x->backlog--;
         inject(s, x, h, d);
+        return;
+    }
+    if (s->identity_q) {
+        /* eligible = destinations with cells whose VOQ is not paused */
+        uint64_t el[4];
+        int any = 0;
+        for (unsigned w = 0; w < HW; w++) {
+            el[w] = x->ready[w] & ~x->paused[w];
+            any |= el[w] != 0;
+        }
+        if (!any)
+            return;
+        unsigned pos = x->rr, w0 = pos >> 6;
+        int d = -1;
+        uint64_t v = el[w0] & (~0ull << (pos & 63));
+        if (v)
+            d = (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
+        else
+            for (unsigned k = 1; k <= HW && d < 0; k++) {
+                unsigned w = (w0 + k) % HW;
+                v = el[w];
+                if (w == w0)
+                    v &= ~(~0ull << (pos & 63));
+                if (v)
+                    d = (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+            }
+        inject(s, x, h, (unsigned)d);
+        if (--x->queue[d] == 0)
+            bclr(x->ready, (unsigned)d);
+        x->backlog--;
+        x->rr = ((unsigned)d + 1) % H;
         return;
     }
     unsigned pos = x->rr;

@@ -102,7 +102,8 @@ static void bitonic_sort(rifl_fabric *f)
 unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,
                            bool sort)
 {
-    const unsigned m = f->m, n = f->n, S = f->stages;
+    const unsigned m = f->m, n = f->n;
+    unsigned S = f->stages;
     for (unsigned l = 0; l < m; l++) {
         int d = l < n ? dest[l] : -1;
         f->key[l] = (uint16_t)(d >= 0 && (unsigned)d < n ? (unsigned)d : m);
@@ -122,6 +123,21 @@ unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_outp
             cnt++;
         }
     unsigned collisions = 0;
+    if (m <= 64) {
+        /* small fabrics: one bit per line and stage */
+        for (unsigned s = 0; s < S; s++) {
+            uint64_t used = 0;
+            for (unsigned c = 0; c < cnt; c++) {
+                unsigned p = f->pos[c];
+                unsigned q = ((p << 1) | (p >> (S - 1))) & (m - 1);
+                q = (q & ~1u) | ((f->key[c] >> (S - 1 - s)) & 1u);
+                collisions += (unsigned)((used >> q) & 1u);
+                used |= 1ull << q;
+                f->pos[c] = (uint16_t)q;
+            }
+        }
+        S = 0; /* done */
+    }
     for (unsigned s = 0; s < S; s++) {
         uint32_t st = ++f->stamp;
         if (st == 0) {
