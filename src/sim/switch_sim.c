@@ -814,18 +814,11 @@ void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
         rifl_switch_get_stats(s->sw[k].sw, &st);
         uint64_t *a = (uint64_t *)&r->sw;
         const uint64_t *b = (const uint64_t *)&st;
+        uint64_t maxv = r->sw.max_voq_cells;
         for (size_t f = 0; f < sizeof st / sizeof(uint64_t); f++)
-            a[f] += b[f];
-        if (st.max_voq_cells > r->sw.max_voq_cells)
-            r->sw.max_voq_cells = st.max_voq_cells;
+            a[f] += b[f]; /* every field is a count, summed over switches ... */
+        r->sw.max_voq_cells = maxv > st.max_voq_cells ? maxv : st.max_voq_cells; /* ... but this */
         voq_total += (uint64_t)s->sw[k].n * s->sw[k].n;
-    }
-    r->sw.max_voq_cells = 0;
-    for (unsigned k = 0; k < s->S; k++) {
-        rifl_switch_stats st;
-        rifl_switch_get_stats(s->sw[k].sw, &st);
-        if (st.max_voq_cells > r->sw.max_voq_cells)
-            r->sw.max_voq_cells = st.max_voq_cells;
     }
     r->sw.slots = s->t;
     r->dropped = r->sw.drop_misrouted + r->sw.drop_invalid + r->sw.drop_overflow;

@@ -448,30 +448,25 @@ int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *ou
             int best = -1;
             uint64_t best_t = UINT64_MAX;
             unsigned start = sw->rr[o];
-            for (unsigned k = 0; k < W; k++) {
-                if (!req[k])
-                    continue;
-                for (unsigned w = 0; w < W; w++) {
-                    uint64_t bits = req[w];
-                    while (bits) {
-                        unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
-                        bits &= bits - 1;
-                        if (sw->outputs_paused && head_blocked(sw, i, o)) {
-                            sw->st.fc_blocked_requests++;
-                            continue;
-                        }
-                        size_t v = (size_t)i * n + o;
-                        uint64_t t = sw->arrive[v * sw->cap + sw->head[v]];
-                        /* ties: first input at or after the pointer */
-                        unsigned rank = (i + n - start) % n;
-                        unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
-                        if (t < best_t || (t == best_t && rank < brank)) {
-                            best_t = t;
-                            best = (int)i;
-                        }
+            for (unsigned w = 0; w < W; w++) {
+                uint64_t bits = req[w];
+                while (bits) {
+                    unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+                    bits &= bits - 1;
+                    if (sw->outputs_paused && head_blocked(sw, i, o)) {
+                        sw->st.fc_blocked_requests++;
+                        continue;
+                    }
+                    size_t v = (size_t)i * n + o;
+                    uint64_t t = sw->arrive[v * sw->cap + sw->head[v]];
+                    /* ties: first input at or after the pointer */
+                    unsigned rank = (i + n - start) % n;
+                    unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
+                    if (t < best_t || (t == best_t && rank < brank)) {
+                        best_t = t;
+                        best = (int)i;
                     }
                 }
-                break;
             }
             if (best >= 0) {
                 dequeue(sw, (unsigned)best, o, &out[o]);
