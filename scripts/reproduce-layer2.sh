@@ -28,3 +28,9 @@ for hq in per-dest fifo; do
       > "$out/fig5-$tr-$hq.csv"
   done
 done
+echo "p99 latency against load" >&2
+"$rifl" sim switch --csv --seed 1 --bytes-per-pair "$bpp" \
+  --sweep "scheduler=islip,safc traffic=bernoulli,bursty load=0.1:1:0.1" \
+  --plot "$out/latency-p99.png" --plot-y p99 \
+  --plot-title "99th percentile cell latency against load, per-dest hosts" \
+  > "$out/latency-p99.csv"
