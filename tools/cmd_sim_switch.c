@@ -366,47 +366,7 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
     return 0;
 }
 
-/* cli_set keeps a strdup'ed copy of every string option; free the copies
- * (anything that is not the built-in default) when the command ends or a
- * sweep replaces them. */
-struct str_slot {
-    const char **p;
-    const char *dflt;
-};
-
-static void free_owned(const struct str_slot *slots, const char **only)
-{
-    for (const struct str_slot *s = slots; s->p; s++) {
-        if (only && s->p != only)
-            continue;
-        if (*s->p && *s->p != s->dflt) {
-            free((void *)(uintptr_t)*s->p);
-            *s->p = s->dflt;
-        }
-    }
-}
-
-static const char **string_opt(const struct cli_opt *table, const char *key)
-{
-    for (const struct cli_opt *o = table; o->name; o++) {
-        if (o->type != CLI_STRING)
-            continue;
-        size_t n = strlen(o->name), i = 0;
-        if (strlen(key) != n)
-            continue;
-        for (; i < n; i++) {
-            char a = o->name[i] == '-' ? '_' : o->name[i], b = key[i] == '-' ? '_' : key[i];
-            if (a != b)
-                break;
-        }
-        if (i == n)
-            return (const char **)o->ptr;
-    }
-    return NULL;
-}
-
-static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o,
-                      const struct str_slot *owned);
+static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o);
 
 static int run(int argc, char **argv)
 {
@@ -455,18 +415,11 @@ static int run(int argc, char **argv)
         { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0, 0 },
         CLI_END
     };
-    const struct str_slot owned[] = {
-        { &o.scheduler, "islip" }, { &o.traffic, "bernoulli" }, { &o.topology, NULL },
-        { &o.sweep, NULL }, { &o.plot, NULL }, { &o.plot_y, "utilization" },
-        { &o.host_queue, "per-dest" }, { &o.plot_title, NULL }, { NULL, NULL }
-    };
-    int rc = run_parsed(argc, argv, table, &o, owned);
-    free_owned(owned, NULL);
-    return rc;
+    /* string option values are owned by the CLI layer (tools/cli_opts.c) */
+    return run_parsed(argc, argv, table, &o);
 }
 
-static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o,
-                      const struct str_slot *owned)
+static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o)
 {
     int rc = cli_parse(argc, argv, table, "[options]",
                        "Cell-time simulation of hosts around a RIFL Layer 2 switch: VOQs, iSLIP\n"
@@ -545,9 +498,6 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
             idx /= sw[k].n;
             char where[96];
             snprintf(where, sizeof where, "--sweep %s", sw[k].key);
-            const char **sp = string_opt(table, sw[k].key);
-            if (sp)
-                free_owned(owned, sp);
             if (cli_set(table, sw[k].key, sw[k].val[v], where)) {
                 status = 2;
                 break;
