@@ -1,0 +1,463 @@
+/* Unit tests of the lane engine's state machine, one transition at a time:
+ * the test plays the peer, building the frames the lane receives and
+ * decoding the frames it sends. */
+#include "testlib.h"
+
+#include "rifl/lane.h"
+
+#define F 256
+#define K 6
+#define N (1u << K)
+
+struct peer {
+    uint64_t scr;     /* scrambler of frames we send to the lane */
+    unsigned fid;     /* our frame-ID counter */
+    uint64_t descr;   /* descrambler of the lane's frames */
+    uint8_t wire[32];
+};
+
+static rifl_lane *make_lane(unsigned lock)
+{
+    rifl_lane_config c = rifl_lane_default_config;
+    c.frame_bits = F;
+    c.fid_bits = K;
+    c.link.cable_m = 1;
+    c.link.transceiver_ns = 0;
+    c.rx_lock_frames = lock;
+    c.tx_queue_frames = 64;
+    rifl_lane *l = NULL;
+    char msg[256];
+    int rc = rifl_lane_create(&c, &l, msg, sizeof msg);
+    if (rc)
+        fprintf(stderr, "  %s\n", msg);
+    return l;
+}
+
+/* frames the peer sends */
+static const uint8_t *ctl(struct peer *p, uint16_t key)
+{
+    rifl_frame_encode_control(p->wire, F, key, p->fid, &p->scr);
+    return p->wire;
+}
+static const uint8_t *data(struct peer *p, unsigned meta, const uint8_t *pay)
+{
+    rifl_frame_encode(p->wire, F, RIFL_SYN_DATA, meta, pay, p->fid, &p->scr);
+    p->fid = (p->fid + 1) & (N - 1);
+    return p->wire;
+}
+static const uint8_t *filler(struct peer *p)
+{
+    uint8_t z[30] = { 0 };
+    return data(p, 0, z);
+}
+static const uint8_t *meta00(struct peer *p, uint8_t fmt)
+{
+    uint8_t z[30] = { 0 };
+    z[29] = fmt;
+    return data(p, 0, z);
+}
+
+/* one slot: the lane sends (decoded into fi), then receives `in` */
+static int slot(rifl_lane *l, struct peer *p, const uint8_t *in, rifl_frame_info *fi,
+                uint8_t *payload)
+{
+    uint8_t w[32];
+    rifl_lane_tx(l, w);
+    rifl_frame_decode(w, F, &p->descr, payload, fi);
+    return rifl_lane_rx(l, in, NULL);
+}
+
+/* bring a lane to NORMAL with the peer's first 16 fillers sent */
+static void bring_up(rifl_lane *l, struct peer *p)
+{
+    rifl_frame_info fi;
+    for (unsigned i = 0; i < N; i++)
+        slot(l, p, ctl(p, RIFL_KEY_IDLE), &fi, NULL);
+    for (unsigned i = 0; i < N; i++) /* our N fillers out, peer's fillers in */
+        slot(l, p, filler(p), &fi, NULL);
+}
+
+static void t_init_and_pause_states(void)
+{
+    rifl_lane *l = make_lane(64);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    for (unsigned i = 0; i < N; i++) {
+        slot(l, &p, NULL, &fi, NULL);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_INIT);
+        CHECK_EQ_U(fi.kind, RIFL_KIND_CONTROL);
+        CHECK_EQ_U(fi.key, RIFL_KEY_PAUSE);
+        CHECK_EQ_U(fi.id, 0);
+    }
+    /* not aligned: SEND_PAUSE; 63 legal SYN headers are not enough */
+    for (int i = 0; i < 63; i++) {
+        CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL), RIFL_RX_NOT_ALIGNED);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
+        CHECK_EQ_U(fi.key, RIFL_KEY_PAUSE);
+    }
+    slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL); /* 64th: aligned now */
+    CHECK(rifl_lane_get_flags(l).rx_aligned);
+    /* 7 PAUSE keys do not raise the flag, an IDLE resets the count */
+    for (int i = 0; i < 7; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).peer_pause);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    for (int i = 0; i < 7; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).peer_pause);
+    slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_pause);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->flag_pause_raised, 1);
+    /* PAUSE state sends IDLE */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_PAUSE);
+    CHECK_EQ_U(fi.key, RIFL_KEY_IDLE);
+    /* 16 IDLE/data frames clear it; 15 do not */
+    for (int i = 0; i < 14; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_pause);
+    slot(l, &p, filler(&p), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).peer_pause);
+    /* losing alignment: 16 illegal SYN headers within 64 frames */
+    uint8_t bad[32];
+    memcpy(bad, ctl(&p, RIFL_KEY_IDLE), 32);
+    bad[0] &= 0x3F; /* SYN 00 */
+    for (int i = 0; i < 16; i++)
+        slot(l, &p, bad, &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).rx_aligned);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_align_lost, 1);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_bad_syn, 16);
+    slot(l, &p, NULL, &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
+    rifl_lane_free(l);
+}
+
+static void t_normal_fillers_then_data(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    for (unsigned i = 0; i < N; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    /* 70-byte packet: 30 + 30 + 10 */
+    uint8_t pkt[70];
+    for (int i = 0; i < 70; i++)
+        pkt[i] = (uint8_t)(i + 1);
+    CHECK_EQ_I(rifl_lane_send(l, pkt, 70), RIFL_OK);
+    /* N fillers with IDs 0..N-1 first, although data is waiting */
+    for (unsigned i = 0; i < N; i++) {
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_NORMAL);
+        CHECK_EQ_U(fi.kind, RIFL_KIND_FILLER);
+        CHECK_EQ_U(fi.id, i);
+    }
+    uint8_t pay[30];
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.meta, RIFL_META_FULL);
+    CHECK(memcmp(pay, pkt, 30) == 0);
+    CHECK_EQ_U(fi.id, 0);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.meta, RIFL_META_FULL);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.meta, RIFL_META_PARTIAL_EOP);
+    CHECK_EQ_U(fi.payload_len, 10);
+    CHECK_EQ_U(pay[29], 10);
+    CHECK(memcmp(pay, pkt + 60, 10) == 0);
+    /* exactly 30 bytes: one full end-of-packet frame */
+    CHECK_EQ_I(rifl_lane_send(l, pkt, 30), RIFL_OK);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.meta, RIFL_META_FULL_EOP);
+    /* nothing queued: filler */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_FILLER);
+    /* clock compensation: an IDLE pause slot */
+    rifl_lane_add_pause_slots(l, 2);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_CONTROL);
+    CHECK_EQ_U(fi.key, RIFL_KEY_IDLE);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, pay);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_FILLER);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_clock_comp, 2);
+    /* user queue limits */
+    CHECK_EQ_I(rifl_lane_send(l, pkt, 0), RIFL_ERR_INVALID_ARG);
+    uint8_t big[64 * 30 + 1];
+    memset(big, 1, sizeof big);
+    CHECK_EQ_I(rifl_lane_send(l, big, sizeof big), RIFL_ERR_TOO_BIG);
+    CHECK_EQ_I(rifl_lane_send(l, big, 64 * 30), RIFL_OK);
+    CHECK_EQ_I(rifl_lane_send(l, pkt, 1), RIFL_ERR_AGAIN);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_rejected, 1);
+    rifl_lane_free(l);
+}
+
+static void t_receiver_rule(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    uint8_t pay[30] = { 0 };
+    for (unsigned i = 0; i < N; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    /* IDs 0..15 are verified but never delivered */
+    for (int i = 0; i < 16; i++) {
+        pay[0] = (uint8_t)i;
+        CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL, pay), &fi, NULL), RIFL_RX_SKIPPED);
+    }
+    CHECK_EQ_U(rifl_lane_rx_backlog(l), 0);
+    pay[0] = 16;
+    CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_DELIVERED);
+    uint8_t buf[64];
+    size_t n;
+    int eop;
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_OK);
+    CHECK(n == 30 && eop == 1 && buf[0] == 16);
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_ERR_AGAIN);
+    /* a corrupted frame: verification fails, frame_error, roll back 16 */
+    uint8_t bad[32];
+    pay[0] = 17;
+    memcpy(bad, data(&p, RIFL_META_FULL_EOP, pay), 32);
+    bad[10] ^= 0x04;
+    CHECK_EQ_I(slot(l, &p, bad, &fi, NULL), RIFL_RX_VERIFY_FAIL);
+    CHECK(rifl_lane_get_flags(l).frame_error);
+    CHECK_EQ_U(rifl_lane_expected_id(l), (17 - 16) & (N - 1));
+    /* the lane asks for a retransmission */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_RETRANS);
+    CHECK_EQ_U(fi.key, RIFL_KEY_RETRANSMIT);
+    /* the peer replays from ID 1: 1..16 are skipped, error clears at 16,
+     * 17 is delivered once */
+    p.fid = 1;
+    for (int i = 1; i <= 16; i++) {
+        pay[0] = (uint8_t)i;
+        CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_SKIPPED);
+    }
+    CHECK(!rifl_lane_get_flags(l).frame_error);
+    pay[0] = 17;
+    CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_DELIVERED);
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_OK);
+    CHECK(buf[0] == 17);
+    /* after an error the sender idles 2^K NORMAL slots before new data */
+    unsigned idles = 0;
+    for (unsigned i = 0; i < N + 2; i++) {
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+        idles += fi.kind == RIFL_KIND_CONTROL;
+    }
+    CHECK(idles >= N - 2 && idles <= N);
+    /* two failures: the corrupted frame, and the peer's IDLE that still
+     * carried its counter (18) while the lane expected ID 1 */
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_verify_fail, 2);
+    rifl_lane_free(l);
+}
+
+static void t_retransmit_cycle(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    bring_up(l, &p);
+    /* 8 RETRANSMIT keys raise the flag */
+    for (int i = 0; i < 8; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_retransmit);
+    unsigned tail = rifl_lane_replay_tail(rifl_lane_get_config(l));
+    /* slot 0: an out-of-sequence control frame; then 2^K replays, oldest
+     * first (the oldest has the ID of the counter), interleaved with IDLE;
+     * then the tail */
+    unsigned first = rifl_lane_get_stats(l)->tx_frames[RIFL_KIND_FILLER] & (N - 1);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_RETRANS);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_CONTROL);
+    CHECK(fi.id >= N); /* no receiver can expect it */
+    unsigned replayed = 0, order_bad = 0;
+    for (unsigned s = 0; s < 2 * N + tail; s++) {
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+        if (s < 2 * N && s % 2 == 0) {
+            replayed += fi.syn == RIFL_SYN_DATA;
+            order_bad += fi.id != ((first + s / 2) & (N - 1));
+        } else {
+            order_bad += fi.kind != RIFL_KIND_CONTROL || fi.key != RIFL_KEY_IDLE;
+        }
+    }
+    CHECK_EQ_U(replayed, N);
+    CHECK_EQ_U(order_bad, 0);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_replayed, N);
+    /* the 16 IDLE keys received during the cycle cleared the flag: NORMAL */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_NORMAL);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_replay_cycles, 1);
+    /* a flag still raised at the end restarts the cycle */
+    for (int i = 0; i < 8; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    for (unsigned s = 0; s < 2 * N + tail + 1; s++)
+        slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_replay_cycles, 3);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_RETRANS);
+    rifl_lane_free(l);
+}
+
+static void t_flow_control(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    bring_up(l, &p); /* the peer's IDs 16.. will be delivered */
+    unsigned buf = 2 * N, on = buf * 2 / 3, off = buf / 3;
+    uint8_t pay[30] = { 1 };
+    /* fill the receive buffer past ON without reading */
+    unsigned fc_on_at = 0;
+    for (unsigned i = 0; i < on + 1; i++) {
+        slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL);
+        if (fi.kind == RIFL_KIND_FC_ON && !fc_on_at)
+            fc_on_at = i + 1;
+    }
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    if (fi.kind == RIFL_KIND_FC_ON && !fc_on_at)
+        fc_on_at = on + 2;
+    CHECK_EQ_U(fc_on_at, on + 2); /* the slot after occupancy exceeded ON */
+    CHECK(rifl_lane_get_flags(l).local_fc_on);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->fc_on_sent, 1);
+    /* read down below OFF: FC OFF follows */
+    uint8_t b[30];
+    size_t n;
+    int eop;
+    while (rifl_lane_rx_backlog(l) >= off)
+        rifl_lane_read(l, b, sizeof b, &n, &eop);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_FC_OFF);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->fc_off_sent, 1);
+    /* peer's FC ON stops our user data; FC OFF resumes it */
+    slot(l, &p, meta00(&p, RIFL_FMT_FC_ON), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_fc_on);
+    CHECK_EQ_I(rifl_lane_send(l, pay, 30), RIFL_OK);
+    slot(l, &p, filler(&p), &fi, NULL);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_CONTROL);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_fc_wait, 1);
+    slot(l, &p, meta00(&p, RIFL_FMT_FC_OFF), &fi, NULL);
+    slot(l, &p, filler(&p), &fi, NULL);
+    CHECK_EQ_U(fi.kind, RIFL_KIND_DATA);
+    /* a full receive buffer refuses a new frame without losing it */
+    while (rifl_lane_rx_backlog(l) < buf)
+        CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_DELIVERED);
+    CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_OVERFLOW);
+    CHECK(rifl_lane_get_flags(l).frame_error);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_overflow, 1);
+    rifl_lane_free(l);
+}
+
+static void t_extension_frames(void)
+{
+    rifl_lane *a = make_lane(0), *b = make_lane(0);
+    REQUIRE(a && b);
+    uint8_t msg[29];
+    for (int i = 0; i < 29; i++)
+        msg[i] = (uint8_t)(100 + i);
+    CHECK_EQ_I(rifl_lane_send_ext(a, 2, msg, 3), RIFL_ERR_INVALID_ARG); /* code < 3 */
+    CHECK_EQ_I(rifl_lane_send_ext(a, 4, msg, 30), RIFL_ERR_INVALID_ARG); /* too long */
+    CHECK_EQ_I(rifl_lane_send_ext(a, 4, msg, 29), RIFL_OK);
+    CHECK_EQ_I(rifl_lane_send(a, "hello", 5), RIFL_OK);
+    uint8_t wa[32], wb[32];
+    for (int t = 0; t < 4 * (int)N; t++) {
+        rifl_lane_tx(a, wa);
+        rifl_lane_tx(b, wb);
+        rifl_lane_rx(a, wb, NULL);
+        rifl_lane_rx(b, wa, NULL);
+    }
+    uint8_t code, out[64];
+    size_t n;
+    CHECK_EQ_I(rifl_lane_read_ext(b, &code, out, sizeof out, &n), RIFL_OK);
+    CHECK(code == 4 && n == 29 && memcmp(out, msg, 29) == 0);
+    CHECK_EQ_I(rifl_lane_read_ext(b, &code, out, sizeof out, &n), RIFL_ERR_AGAIN);
+    int eop;
+    CHECK_EQ_I(rifl_lane_read(b, out, sizeof out, &n, &eop), RIFL_OK);
+    CHECK(n == 5 && eop && memcmp(out, "hello", 5) == 0);
+    rifl_lane_free(a);
+    rifl_lane_free(b);
+}
+
+/* A packet far larger than the transmit queue goes through in parts and
+ * arrives as one packet, byte for byte. */
+static void t_packet_larger_than_queue(void)
+{
+    rifl_lane *a = make_lane(0), *b = make_lane(0); /* 64-frame queues */
+    REQUIRE(a && b);
+    enum { LEN = 100000 + 7 };
+    static uint8_t pkt[LEN], got[LEN + 64];
+    for (int i = 0; i < LEN; i++)
+        pkt[i] = (uint8_t)(i * 31 + 7);
+    CHECK_EQ_I(rifl_lane_send(a, pkt, LEN), RIFL_ERR_TOO_BIG);
+    size_t sent = 0, have = 0, n;
+    int eop = 0, ended = 0;
+    uint8_t wa[32], wb[32];
+    for (int t = 0; t < 20000 && !ended; t++) {
+        if (sent < LEN) {
+            size_t taken;
+            CHECK_EQ_I(rifl_lane_send_part(a, pkt + sent, LEN - sent, 1, &taken), RIFL_OK);
+            sent += taken;
+        }
+        rifl_lane_tx(a, wa);
+        rifl_lane_tx(b, wb);
+        rifl_lane_rx(a, wb, NULL);
+        rifl_lane_rx(b, wa, NULL);
+        while (!ended && rifl_lane_read(b, got + have, sizeof got - have, &n, &eop) == RIFL_OK) {
+            have += n;
+            ended = eop;
+        }
+    }
+    CHECK(ended);
+    CHECK_EQ_U(have, LEN);
+    CHECK(memcmp(got, pkt, LEN) == 0);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_packets, 1);
+    CHECK_EQ_U(rifl_lane_get_stats(b)->rx_packets, 1);
+    size_t taken;
+    CHECK_EQ_I(rifl_lane_send_part(a, pkt, 0, 0, &taken), RIFL_ERR_INVALID_ARG);
+    rifl_lane_free(a);
+    rifl_lane_free(b);
+}
+
+static void t_config_refusals(void)
+{
+    rifl_lane_config c = rifl_lane_default_config;
+    char msg[512];
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
+    c.frame_bits = 300;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "use 64, 128, 256, 512, 1024 or 2048") != NULL);
+    c = rifl_lane_default_config;
+    c.fid_bits = 7; /* the reference 10 m link needs 8 */
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "smallest safe frame-ID width is 8") != NULL);
+    c.fid_bits = 12;
+    c.link.cable_m = 2000; /* ~2.5k frames of round trip */
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "too long") != NULL);
+    c = rifl_lane_default_config;
+    c.link.ns_per_m = -1;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    c = rifl_lane_default_config;
+    c.rx_buffer_frames = 100; /* below 1.5 RTT */
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "1.5 round trips") != NULL);
+    c = rifl_lane_default_config;
+    c.fc_on_frames = 100;
+    c.fc_off_frames = 200;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    /* the sizing rule, spec section 9: 10 m, 80 ns, 112 Gbit/s, 256 bits */
+    CHECK_EQ_U(rifl_lane_min_fid_bits(&rifl_lane_default_config.link, 256, 2), 8);
+    rifl_lane *l;
+    CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_CONFIG);
+}
+
+TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
+          { "normal_fillers_then_data", t_normal_fillers_then_data },
+          { "receiver_rule", t_receiver_rule },
+          { "retransmit_cycle", t_retransmit_cycle },
+          { "flow_control", t_flow_control },
+          { "extension_frames", t_extension_frames },
+          { "packet_larger_than_queue", t_packet_larger_than_queue },
+          { "config_refusals", t_config_refusals })
