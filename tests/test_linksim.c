@@ -185,6 +185,26 @@ static void t_lossless_sweep(void)
     }
 }
 
+/* slow receivers: flow control keeps the receive buffers from overflowing
+ * and nothing is lost, with and without bit errors */
+static void t_backpressure(void)
+{
+    static const double bers[] = { 0, 1e-6 };
+    for (int i = 0; i < 2; i++) {
+        rifl_linksim_config c = base(test_seed * 5 + (uint64_t)i, bers[i], 1000000);
+        c.rx_ready = 0.5;
+        c.rx_stall = 3000; /* receivers read only 1000 slots out of 4000 */
+        c.rx_period = 4000;
+        rifl_linksim_result r;
+        if (!run_ok(&c, &r))
+            continue;
+        CHECK(r.lossless && r.complete);
+        CHECK(r.lane[0].fc_on_sent + r.lane[1].fc_on_sent > 0);
+        CHECK(r.goodput_gbps < 0.5 * 104.6); /* the receivers set the pace */
+        rifl_linksim_result_free(&r);
+    }
+}
+
 /* identical seeds, identical runs; another seed, another run */
 static void t_deterministic(void)
 {
@@ -253,5 +273,5 @@ static void t_histogram(void)
 }
 
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain }, { "channel_ber", t_channel_ber },
-          { "lossless_sweep", t_lossless_sweep }, { "deterministic", t_deterministic },
+          { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram })
