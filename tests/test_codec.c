@@ -254,7 +254,63 @@ static void t_text_parsers(void)
     CHECK(strstr(err, "line 5") != NULL);
 }
 
+/* The batch calls give exactly what frame-by-frame calls give: valid frames
+ * encoded and decoded, and arbitrary (corrupted) bytes decoded, for every
+ * width and batch sizes that are not multiples of the vector width. */
+static void t_batch_equals_scalar(void)
+{
+    rifl_rng r;
+    rifl_rng_seed(&r, test_seed + 9);
+    printf("  vector path for 256-bit frames: %s\n", rifl_frame_batch_simd(256) ? "yes" : "no");
+    enum { MAXN = 77 };
+    static uint8_t pay[MAXN * RIFL_PAYLOAD_MAX_BYTES], w1[MAXN * RIFL_FRAME_MAX_BYTES],
+        w2[MAXN * RIFL_FRAME_MAX_BYTES], o1[MAXN * RIFL_PAYLOAD_MAX_BYTES],
+        o2[MAXN * RIFL_PAYLOAD_MAX_BYTES];
+    uint8_t syn[MAXN], meta[MAXN];
+    uint16_t ids[MAXN];
+    rifl_frame_info i1[MAXN], i2[MAXN];
+    unsigned enc_bad = 0, dec_bad = 0, state_bad = 0;
+    for (int round = 0; round < 120; round++) {
+        unsigned F = widths[round % 6], fb = F / 8, pb = fb - 2;
+        unsigned n = 1 + (unsigned)rifl_rng_below(&r, MAXN);
+        for (unsigned j = 0; j < n * pb; j++)
+            pay[j] = (uint8_t)rifl_rng_next(&r);
+        for (unsigned j = 0; j < n; j++) {
+            syn[j] = (uint8_t)(1 + rifl_rng_below(&r, 2));
+            meta[j] = (uint8_t)rifl_rng_below(&r, 4);
+            ids[j] = (uint16_t)rifl_rng_below(&r, 4096);
+        }
+        uint64_t s0 = rifl_rng_next(&r) & RIFL_SCRAMBLER_MASK, sa = s0, sb = s0;
+        CHECK_EQ_I(rifl_frame_encode_batch(w1, F, n, syn, meta, pay, ids, &sa), RIFL_OK);
+        for (unsigned j = 0; j < n; j++)
+            rifl_frame_encode(w2 + j * fb, F, syn[j], meta[j], pay + j * pb, ids[j], &sb);
+        enc_bad += memcmp(w1, w2, n * fb) != 0;
+        state_bad += sa != sb;
+        /* decode the clean stream, or a corrupted copy of it */
+        if (round & 1)
+            for (unsigned j = 0; j < n * fb; j += 1 + (unsigned)rifl_rng_below(&r, 40))
+                w1[j] = (uint8_t)rifl_rng_next(&r);
+        uint64_t da = s0, db = s0;
+        int rca = rifl_frame_decode_batch(w1, F, n, &da, o1, i1);
+        int rcb = RIFL_OK;
+        for (unsigned j = 0; j < n; j++)
+            if (rifl_frame_decode(w1 + j * fb, F, &db, o2 + j * pb, &i2[j]) != RIFL_OK)
+                rcb = RIFL_ERR_FRAME;
+        dec_bad += rca != rcb || da != db || memcmp(o1, o2, n * pb) != 0;
+        for (unsigned j = 0; j < n; j++)
+            dec_bad += i1[j].syn != i2[j].syn || i1[j].meta != i2[j].meta ||
+                       i1[j].id != i2[j].id || i1[j].crc != i2[j].crc ||
+                       i1[j].vcode != i2[j].vcode || i1[j].key != i2[j].key ||
+                       i1[j].format != i2[j].format || i1[j].kind != i2[j].kind ||
+                       i1[j].payload_len != i2[j].payload_len || i1[j].eop != i2[j].eop;
+    }
+    CHECK_EQ_U(enc_bad, 0);
+    CHECK_EQ_U(state_bad, 0);
+    CHECK_EQ_U(dec_bad, 0);
+}
+
 TEST_MAIN({ "crc_reference", t_crc_reference },
+          { "batch_equals_scalar", t_batch_equals_scalar },
           { "crc_detects_small_errors", t_crc_detects_small_errors },
           { "scrambler", t_scrambler },
           { "codec_roundtrip", t_codec_roundtrip },

@@ -380,6 +380,46 @@ static void t_extension_frames(void)
     rifl_lane_free(b);
 }
 
+/* A packet far larger than the transmit queue goes through in parts and
+ * arrives as one packet, byte for byte. */
+static void t_packet_larger_than_queue(void)
+{
+    rifl_lane *a = make_lane(0), *b = make_lane(0); /* 64-frame queues */
+    REQUIRE(a && b);
+    enum { LEN = 100000 + 7 };
+    static uint8_t pkt[LEN], got[LEN + 64];
+    for (int i = 0; i < LEN; i++)
+        pkt[i] = (uint8_t)(i * 31 + 7);
+    CHECK_EQ_I(rifl_lane_send(a, pkt, LEN), RIFL_ERR_TOO_BIG);
+    size_t sent = 0, have = 0, n;
+    int eop = 0, ended = 0;
+    uint8_t wa[32], wb[32];
+    for (int t = 0; t < 20000 && !ended; t++) {
+        if (sent < LEN) {
+            size_t taken;
+            CHECK_EQ_I(rifl_lane_send_part(a, pkt + sent, LEN - sent, 1, &taken), RIFL_OK);
+            sent += taken;
+        }
+        rifl_lane_tx(a, wa);
+        rifl_lane_tx(b, wb);
+        rifl_lane_rx(a, wb, NULL);
+        rifl_lane_rx(b, wa, NULL);
+        while (!ended && rifl_lane_read(b, got + have, sizeof got - have, &n, &eop) == RIFL_OK) {
+            have += n;
+            ended = eop;
+        }
+    }
+    CHECK(ended);
+    CHECK_EQ_U(have, LEN);
+    CHECK(memcmp(got, pkt, LEN) == 0);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_packets, 1);
+    CHECK_EQ_U(rifl_lane_get_stats(b)->rx_packets, 1);
+    size_t taken;
+    CHECK_EQ_I(rifl_lane_send_part(a, pkt, 0, 0, &taken), RIFL_ERR_INVALID_ARG);
+    rifl_lane_free(a);
+    rifl_lane_free(b);
+}
+
 static void t_config_refusals(void)
 {
     rifl_lane_config c = rifl_lane_default_config;
@@ -419,4 +459,5 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "retransmit_cycle", t_retransmit_cycle },
           { "flow_control", t_flow_control },
           { "extension_frames", t_extension_frames },
+          { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals })

@@ -93,6 +93,38 @@ static int parse_bool(const char *s, bool *out)
     return -1;
 }
 
+/* String option values live for the whole run; they are kept in one list
+ * (so an overridden value is not lost) and freed at exit. */
+static char **kept;
+static size_t nkept, capkept;
+
+static void free_kept(void)
+{
+    for (size_t i = 0; i < nkept; i++)
+        free(kept[i]);
+    free(kept);
+    kept = NULL;
+    nkept = capkept = 0;
+}
+
+static char *keep_string(const char *value)
+{
+    if (nkept == capkept) {
+        size_t cap = capkept ? 2 * capkept : 16;
+        char **nk = realloc(kept, cap * sizeof *nk);
+        if (!nk)
+            return NULL;
+        if (!kept)
+            atexit(free_kept);
+        kept = nk;
+        capkept = cap;
+    }
+    char *copy = strdup(value);
+    if (copy)
+        kept[nkept++] = copy;
+    return copy;
+}
+
 static const struct cli_opt *find_opt(const struct cli_opt *opts, const char *name)
 {
     for (const struct cli_opt *o = opts; o && o->name; o++) {
@@ -188,12 +220,12 @@ int cli_set(const struct cli_opt *opts, const char *name, const char *value,
         if (!value)
             bad = 1;
         else {
-            char *copy = strdup(value);
+            char *copy = keep_string(value);
             if (!copy) {
                 fprintf(stderr, "error: out of memory\n");
                 return 2;
             }
-            *(const char **)o->ptr = copy; /* kept for the life of the run */
+            *(const char **)o->ptr = copy;
         }
         break;
     }

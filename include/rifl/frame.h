@@ -142,6 +142,24 @@ typedef struct rifl_frame_info {
 int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
                       uint8_t *payload, rifl_frame_info *info);
 
+/* Batch versions: n consecutive frames of one stream, frame j from syn[j],
+ * meta[j], the payload at payloads + j*(F/8-2) and ids[j], written to
+ * wire + j*(F/8); the scrambler state runs through them.  Bit for bit the same
+ * as calling rifl_frame_encode n times; faster where the CPU allows (AVX-512
+ * and VPCLMULQDQ for 256-bit frames, see rifl_frame_batch_simd). */
+int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
+                            const uint8_t *syn, const uint8_t *meta, const uint8_t *payloads,
+                            const uint16_t *ids, uint64_t *scr);
+
+/* n consecutive received frames; infos[j] as rifl_frame_decode gives; the
+ * payloads (may be NULL) at payloads + j*(F/8-2).  RIFL_ERR_FRAME when any
+ * frame had an impossible byte count (see rifl_frame_decode). */
+int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n,
+                            uint64_t *descr, uint8_t *payloads, rifl_frame_info *infos);
+
+/* 1 when the batch calls use vector instructions for this frame width. */
+int rifl_frame_batch_simd(unsigned frame_bits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -138,6 +138,15 @@ int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
  * the packet can never fit the queue, RIFL_ERR_INVALID_ARG for len == 0. */
 int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
 
+/* Queue part of a packet, for packets of any length (larger than the
+ * transmit queue).  Takes as many whole frames' worth of bytes (P/8 each) as
+ * fit now and reports them in *taken; with `end` set and all of `len`
+ * fitting, it also takes the tail and ends the packet.  Call again with the
+ * rest.  RIFL_OK (even when *taken is 0: the queue is full), or
+ * RIFL_ERR_INVALID_ARG for len == 0 without `end`. */
+int rifl_lane_send_part(rifl_lane *lane, const void *data, size_t len, int end,
+                        size_t *taken);
+
 /* Bytes of packet data the transmit queue can take right now. */
 size_t rifl_lane_send_space(const rifl_lane *lane);
 

@@ -54,6 +54,19 @@ const rifl_channel_stats *rifl_channel_get_stats(const rifl_channel *ch);
 /* Change the bit error rate from the next frame on (0 stops errors). */
 int rifl_channel_set_ber(rifl_channel *ch, double ber);
 
+/* Fast-forward support.  Frames that can still be put on the wire before
+ * the next bit error (UINT64_MAX when the error rate is 0). */
+uint64_t rifl_channel_clear_frames(const rifl_channel *ch);
+/* Account for `frames` error-free frames sent without stepping (at most
+ * rifl_channel_clear_frames()): statistics, the distance to the next error
+ * and the ring position advance as if rifl_channel_step had carried them.
+ * The caller rewrites the frames left in flight with
+ * rifl_channel_inflight(). */
+void rifl_channel_skip(rifl_channel *ch, uint64_t frames);
+/* The ring entry of the frame that leaves `k` + 1 slots from now
+ * (k < delay_frames), marked as holding a frame; F/8 writable bytes. */
+uint8_t *rifl_channel_inflight(rifl_channel *ch, unsigned k);
+
 /* ---- deterministic packets ----------------------------------------------- */
 
 /* Packet `seq` of stream `seed`: its length (uniform in [min_len, max_len])
@@ -81,6 +94,10 @@ typedef struct rifl_validator {
     size_t have;           /* bytes of the current packet so far */
     bool overlong;
     rifl_validator_stats st;
+    /* optional packet-length model replacing rifl_packet_len(seed, seq,
+     * min_len, max_len) (min_len/max_len then only bound the buffer) */
+    size_t (*len_fn)(void *ctx, uint64_t seq);
+    void *len_ctx;
 } rifl_validator;
 
 int rifl_validator_init(rifl_validator *v, uint64_t seed, size_t min_len, size_t max_len);

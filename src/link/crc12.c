@@ -40,7 +40,9 @@ static void clmul_consts_init(void)
     r = 1;
     for (int k = 0; k < 64; k++)
         r = mulx_mod(r);
-    c->x64 = r;
+    c->fold = _mm_set_epi64x(0, (long long)r);
+    for (int j = 0; j < 16; j++)
+        c->kp[j] = _mm_set_epi64x((long long)c->k[2 * j], (long long)c->k[2 * j + 1]);
     c->g = 0x1000u | RIFL_CRC12_POLY;
     /* mu = floor(x^64 / G) by long division: bring down the bits of x^64 */
     uint64_t q = 0;

@@ -26,25 +26,30 @@ int rifl_frame_width_check(unsigned frame_bits)
 
 /* Encode with a constant number of words m = F/64 (inlined per width). */
 static inline __attribute__((always_inline)) void
-encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *payload,
-         unsigned frame_id, uint64_t *scr)
+encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsigned syn,
+         unsigned meta, const uint8_t *payload, unsigned frame_id, uint64_t *scr)
 {
-    uint64_t p[RIFL_FRAME_MAX_BITS / 64], c[RIFL_FRAME_MAX_BITS / 64];
-    uint64_t w[RIFL_FRAME_MAX_BITS / 64];
+    /* p, c, w: m words each, declared by the caller with exactly m elements so
+     * that the compiler can keep them in registers */
     /* payload: 8m - 2 bytes as m words, the last 16 bits zero */
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i + 1 < m; i++)
         p[i] = rifl_load_be64(payload + 8 * i);
-    uint8_t tail[8] = { 0 };
-    memcpy(tail, payload + 8 * (m - 1), 6);
-    p[m - 1] = rifl_load_be64(tail);
+    if (m > 1) {
+        /* the last 6 bytes: one 8-byte load ending at the payload's end */
+        p[m - 1] = rifl_load_be64(payload + 8 * m - 10) << 16;
+    } else {
+        uint8_t tail[8] = { 0 };
+        memcpy(tail, payload, 6);
+        p[0] = rifl_load_be64(tail);
+    }
 
     /* plain region chunks: META then payload, scrambled on the fly */
     uint64_t h = *scr;
     uint64_t prev = meta;
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        uint64_t d = (prev << 62) | (p[i] >> 2);
+        uint64_t d = rifl_funnel(prev, p[i], 2);
         c[i] = rifl_scr_chunk(d, h);
         h = rifl_hist_after(h, c[i], i + 1 == m);
         prev = p[i];
@@ -52,10 +57,7 @@ encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *
     /* frame words: SYN, region, VCODE */
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        uint64_t v = c[i] >> 2;
-        if (i > 0)
-            v |= c[i - 1] << 62;
-        w[i] = v;
+        w[i] = i > 0 ? rifl_funnel(c[i - 1], c[i], 2) : c[i] >> 2;
     }
     w[0] = (w[0] & 0x3FFFFFFFFFFFFFFFULL) | ((uint64_t)syn << 62);
     w[m - 1] &= ~(uint64_t)0xFFF;
@@ -67,24 +69,39 @@ encode_m(unsigned m, uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *
     *scr = h & RIFL_SCRAMBLER_MASK;
 }
 
+/* One small function per width: exact-size word arrays the compiler keeps
+ * in registers, and a short path from the dispatcher. */
+#define RIFL_ENCODE_WIDTH(M)                                                     \
+    static __attribute__((noinline)) void encode_w##M(                          \
+        uint8_t *wire, unsigned syn, unsigned meta, const uint8_t *payload,      \
+        unsigned frame_id, uint64_t *scr)                                        \
+    {                                                                            \
+        uint64_t p[M], c[M], w[M];                                               \
+        encode_m(M, p, c, w, wire, syn, meta, payload, frame_id, scr);           \
+    }
+RIFL_ENCODE_WIDTH(1)
+RIFL_ENCODE_WIDTH(2)
+RIFL_ENCODE_WIDTH(4)
+RIFL_ENCODE_WIDTH(8)
+RIFL_ENCODE_WIDTH(16)
+RIFL_ENCODE_WIDTH(32)
+
 int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
                       unsigned meta, const uint8_t *payload, unsigned frame_id,
                       uint64_t *scr)
 {
     if (!wire || !scr || syn > 3 || meta > 3 || frame_id > 0xFFF)
         return RIFL_ERR_INVALID_ARG;
-    uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
-    if (!payload) {
-        memset(zero, 0, sizeof zero);
+    static const uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
+    if (!payload)
         payload = zero;
-    }
     switch (frame_bits) {
-    case 64: encode_m(1, wire, syn, meta, payload, frame_id, scr); break;
-    case 128: encode_m(2, wire, syn, meta, payload, frame_id, scr); break;
-    case 256: encode_m(4, wire, syn, meta, payload, frame_id, scr); break;
-    case 512: encode_m(8, wire, syn, meta, payload, frame_id, scr); break;
-    case 1024: encode_m(16, wire, syn, meta, payload, frame_id, scr); break;
-    case 2048: encode_m(32, wire, syn, meta, payload, frame_id, scr); break;
+    case 64: encode_w1(wire, syn, meta, payload, frame_id, scr); break;
+    case 128: encode_w2(wire, syn, meta, payload, frame_id, scr); break;
+    case 256: encode_w4(wire, syn, meta, payload, frame_id, scr); break;
+    case 512: encode_w8(wire, syn, meta, payload, frame_id, scr); break;
+    case 1024: encode_w16(wire, syn, meta, payload, frame_id, scr); break;
+    case 2048: encode_w32(wire, syn, meta, payload, frame_id, scr); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
     return RIFL_OK;
@@ -102,17 +119,17 @@ int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
 
 /* Decode with a constant number of words; fills everything but the kind. */
 static inline __attribute__((always_inline)) void
-decode_m(unsigned m, const uint8_t *wire, uint64_t *descr, uint8_t *payload,
-         rifl_frame_info *info)
+decode_m(unsigned m, uint64_t *w, uint64_t *d, const uint8_t *wire, uint64_t *descr,
+         uint8_t *payload, rifl_frame_info *info)
 {
-    uint64_t w[RIFL_FRAME_MAX_BITS / 64], d[RIFL_FRAME_MAX_BITS / 64];
-    _Pragma("GCC unroll 32")
+    /* w, d: m words each, declared by the caller with exactly m elements so
+     * that the compiler can keep them in registers */
     for (unsigned i = 0; i < m; i++)
         w[i] = rifl_load_be64(wire + 8 * i);
 
     info->syn = (unsigned)(w[0] >> 62);
     info->vcode = (uint16_t)(w[m - 1] & 0xFFF);
-    info->crc = rifl_crc12_words(w, m);
+    info->crc = rifl_crc12_wire(wire, m);
     info->id = (uint16_t)(info->crc ^ info->vcode);
 
     uint64_t h = *descr;
@@ -132,12 +149,33 @@ decode_m(unsigned m, const uint8_t *wire, uint64_t *descr, uint8_t *payload,
     if (payload) {
         _Pragma("GCC unroll 32")
         for (unsigned i = 0; i + 1 < m; i++)
-            rifl_store_be64(payload + 8 * i, (d[i] << 2) | (d[i + 1] >> 62));
-        uint8_t tail[8];
-        rifl_store_be64(tail, lastw);
-        memcpy(payload + 8 * (m - 1), tail, 6);
+            rifl_store_be64(payload + 8 * i, rifl_funnel(d[i], d[i + 1], 62));
+        if (m > 1) {
+            /* the last 6 bytes with one 8-byte store that rewrites the two
+             * bytes before them with their own value */
+            uint64_t prevw = rifl_funnel(d[m - 2], d[m - 1], 62);
+            rifl_store_be64(payload + 8 * m - 10, rifl_funnel(prevw, lastw, 16));
+        } else {
+            uint8_t tail[8];
+            rifl_store_be64(tail, lastw);
+            memcpy(payload, tail, 6);
+        }
     }
 }
+
+#define RIFL_DECODE_WIDTH(M)                                                     \
+    static __attribute__((noinline)) void decode_w##M(                          \
+        const uint8_t *wire, uint64_t *descr, uint8_t *payload, rifl_frame_info *info) \
+    {                                                                            \
+        uint64_t w[M], d[M];                                                     \
+        decode_m(M, w, d, wire, descr, payload, info);                           \
+    }
+RIFL_DECODE_WIDTH(1)
+RIFL_DECODE_WIDTH(2)
+RIFL_DECODE_WIDTH(4)
+RIFL_DECODE_WIDTH(8)
+RIFL_DECODE_WIDTH(16)
+RIFL_DECODE_WIDTH(32)
 
 int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
                       uint8_t *payload, rifl_frame_info *info)
@@ -145,50 +183,13 @@ int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
     if (!wire || !descr || !info)
         return RIFL_ERR_INVALID_ARG;
     switch (frame_bits) {
-    case 64: decode_m(1, wire, descr, payload, info); break;
-    case 128: decode_m(2, wire, descr, payload, info); break;
-    case 256: decode_m(4, wire, descr, payload, info); break;
-    case 512: decode_m(8, wire, descr, payload, info); break;
-    case 1024: decode_m(16, wire, descr, payload, info); break;
-    case 2048: decode_m(32, wire, descr, payload, info); break;
+    case 64: decode_w1(wire, descr, payload, info); break;
+    case 128: decode_w2(wire, descr, payload, info); break;
+    case 256: decode_w4(wire, descr, payload, info); break;
+    case 512: decode_w8(wire, descr, payload, info); break;
+    case 1024: decode_w16(wire, descr, payload, info); break;
+    case 2048: decode_w32(wire, descr, payload, info); break;
     default: return RIFL_ERR_INVALID_ARG;
     }
-    unsigned pbytes = rifl_payload_bytes(frame_bits);
-    info->payload_len = 0;
-    info->eop = 0;
-
-    int rc = RIFL_OK;
-    if (info->syn == RIFL_SYN_CONTROL) {
-        info->kind = RIFL_KIND_CONTROL;
-    } else if (info->syn != RIFL_SYN_DATA) {
-        info->kind = RIFL_KIND_INVALID;
-    } else {
-        switch (info->meta) {
-        case RIFL_META_NONE:
-            info->kind = info->format == RIFL_FMT_FILLER ? RIFL_KIND_FILLER
-                       : info->format == RIFL_FMT_FC_ON  ? RIFL_KIND_FC_ON
-                       : info->format == RIFL_FMT_FC_OFF ? RIFL_KIND_FC_OFF
-                       : RIFL_KIND_EXT;
-            break;
-        case RIFL_META_FULL:
-            info->kind = RIFL_KIND_DATA;
-            info->payload_len = pbytes;
-            break;
-        case RIFL_META_FULL_EOP:
-            info->kind = RIFL_KIND_DATA;
-            info->payload_len = pbytes;
-            info->eop = 1;
-            break;
-        default: /* partial, end of packet */
-            info->kind = RIFL_KIND_DATA;
-            info->eop = 1;
-            info->payload_len = info->format;
-            if (info->format == 0 || info->format >= pbytes) {
-                info->payload_len = info->format >= pbytes ? pbytes - 1 : 0;
-                rc = RIFL_ERR_FRAME;
-            }
-            break;
-        }
-    }
-    return rc;
+    return rifl_frame_classify(info, rifl_payload_bytes(frame_bits));
 }

@@ -394,10 +394,8 @@ static void track_alignment(rifl_lane *l, bool legal)
 }
 
 /* A new data frame that must be stored: returns false when it cannot be. */
-static bool store(ring *r, const rifl_frame_info *fi, uint8_t first, const uint8_t *payload,
-                  unsigned pbytes)
+static bool store(ring *r, uint8_t first, const uint8_t *payload, unsigned pbytes)
 {
-    (void)fi;
     if (r->count >= r->cap)
         return false;
     uint8_t *rec = ring_tail(r);
@@ -405,6 +403,17 @@ static bool store(ring *r, const rifl_frame_info *fi, uint8_t first, const uint8
     memcpy(rec + 1, payload, pbytes);
     ring_push(r);
     return true;
+}
+
+/* A frame not taken: raise frame_error and roll the expected ID back 16
+ * frames (spec section 7), so the peer's replay brings it again. */
+static int rx_reject(rifl_lane *l, int result)
+{
+    if (!l->frame_error)
+        l->st.rx_frame_errors++;
+    l->frame_error = true;
+    l->rfid = (l->thr - 16) & l->kmask;
+    return result;
 }
 
 int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
@@ -439,11 +448,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
 
     if (fi->id != l->rfid) {
         l->st.rx_verify_fail++;
-        if (!l->frame_error)
-            l->st.rx_frame_errors++;
-        l->frame_error = true;
-        l->rfid = (l->thr - 16) & l->kmask;
-        return RIFL_RX_VERIFY_FAIL;
+        return rx_reject(l, RIFL_RX_VERIFY_FAIL);
     }
     bool in_step = ((l->rfid + 1) & l->kmask) == l->thr;
     int res = RIFL_RX_CONTROL;
@@ -455,7 +460,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
             case RIFL_KIND_DATA:
                 if (drc == RIFL_ERR_FRAME)
                     l->st.rx_bad_format++;
-                ok = store(&l->rxq, fi, (uint8_t)fi->meta, payload, l->pbytes);
+                ok = store(&l->rxq, (uint8_t)fi->meta, payload, l->pbytes);
                 break;
             case RIFL_KIND_FC_ON:
                 if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF)
@@ -467,7 +472,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
                 l->st.fc_off_received++;
                 break;
             case RIFL_KIND_EXT:
-                ok = store(&l->rxext, fi, fi->format, payload, l->pbytes);
+                ok = store(&l->rxext, fi->format, payload, l->pbytes);
                 break;
             default:
                 break;
@@ -476,11 +481,7 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
                 /* no room: handle it like a lost frame, so the peer replays it
                  * once the user has made room; nothing is dropped */
                 l->st.rx_overflow++;
-                if (!l->frame_error)
-                    l->st.rx_frame_errors++;
-                l->frame_error = true;
-                l->rfid = (l->thr - 16) & l->kmask;
-                return RIFL_RX_OVERFLOW;
+                return rx_reject(l, RIFL_RX_OVERFLOW);
             }
             l->st.rx_delivered[fi->kind]++;
             l->thr = (l->thr + 1) & l->kmask;
@@ -505,22 +506,14 @@ size_t rifl_lane_send_space(const rifl_lane *l)
     return (size_t)(l->txq.cap - l->txq.count) * l->pbytes;
 }
 
-int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
+/* Segment `len` bytes into frame records; `end` marks the last frame of the
+ * packet.  The caller has checked the room. */
+static void enqueue(rifl_lane *l, const uint8_t *p, size_t len, bool end)
 {
-    if (!l || (!pkt && len) || len == 0)
-        return RIFL_ERR_INVALID_ARG;
-    size_t frames = (len + l->pbytes - 1) / l->pbytes;
-    if (frames > l->txq.cap)
-        return RIFL_ERR_TOO_BIG;
-    if (frames > l->txq.cap - l->txq.count) {
-        l->st.tx_rejected++;
-        return RIFL_ERR_AGAIN;
-    }
-    const uint8_t *p = pkt;
     size_t left = len;
     while (left) {
         uint8_t *rec = ring_tail(&l->txq);
-        if (left > l->pbytes) {
+        if (left > l->pbytes || (left == l->pbytes && !end)) {
             rec[0] = RIFL_META_FULL;
             memcpy(rec + 1, p, l->pbytes);
             p += l->pbytes;
@@ -538,6 +531,46 @@ int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
         }
         ring_push(&l->txq);
     }
+}
+
+int rifl_lane_send_part(rifl_lane *l, const void *data, size_t len, int end, size_t *taken)
+{
+    if (!l || !taken || (!data && len) || (len == 0 && !end) || (len == 0 && end))
+        return RIFL_ERR_INVALID_ARG;
+    *taken = 0;
+    size_t room = l->txq.cap - l->txq.count;
+    size_t need = (len + l->pbytes - 1) / l->pbytes;
+    if (end && need <= room) {
+        enqueue(l, data, len, true);
+        *taken = len;
+        l->st.tx_packets++;
+    } else {
+        size_t full = len / l->pbytes;
+        if (full == need && end)
+            full--; /* keep the packet's last frame until it can end it */
+        if (full > room)
+            full = room;
+        enqueue(l, data, full * l->pbytes, false);
+        *taken = full * l->pbytes;
+        if (!full)
+            l->st.tx_rejected++;
+    }
+    l->st.tx_bytes += *taken;
+    return RIFL_OK;
+}
+
+int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
+{
+    if (!l || (!pkt && len) || len == 0)
+        return RIFL_ERR_INVALID_ARG;
+    size_t frames = (len + l->pbytes - 1) / l->pbytes;
+    if (frames > l->txq.cap)
+        return RIFL_ERR_TOO_BIG;
+    if (frames > l->txq.cap - l->txq.count) {
+        l->st.tx_rejected++;
+        return RIFL_ERR_AGAIN;
+    }
+    enqueue(l, pkt, len, true);
     l->st.tx_packets++;
     l->st.tx_bytes += len;
     return RIFL_OK;

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "rifl/frame.h"
+
 #define RIFL_CRC12_POLY 0x02Fu
 
 static inline uint64_t rifl_load_be64(const uint8_t *p)
@@ -43,45 +45,80 @@ static inline uint16_t rifl_crc_word(const uint16_t (*pos)[256], uint64_t v, uns
 #if defined(__PCLMUL__) && defined(__SSE4_1__)
 #include <immintrin.h>
 #define RIFL_CRC_CLMUL 1
-/* Carry-less multiply constants (crc12.c): k[j] = x^(64j+12) mod G,
- * x64 = x^64 mod G, mu = floor(x^64 / G) (Barrett), g = G. */
+/* Carry-less multiply constants (crc12.c): k[j] = x^(64j+12) mod G;
+ * kp[j] = { k[2j+1], k[2j] } as one vector (low, high) for a pair of words;
+ * fold = { x^64 mod G, 0 }; mu = floor(x^64 / G) (Barrett); g = G. */
 struct rifl_crc_clmul {
+    __m128i kp[16];
+    __m128i fold;
     uint64_t k[32];
-    uint64_t x64, mu, g;
+    uint64_t mu, g;
 };
 extern struct rifl_crc_clmul rifl_crc_clmul_consts;
 
-static inline uint64_t rifl_clmul_lo(uint64_t a, uint64_t b, uint64_t *hi)
+/* Reduce the XOR of the word products (degree < 76, in a vector) to the
+ * 12-bit remainder. */
+static inline uint16_t rifl_crc_reduce(__m128i acc)
 {
-    __m128i r = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a),
-                                     _mm_cvtsi64_si128((long long)b), 0);
-    *hi = (uint64_t)_mm_extract_epi64(r, 1);
-    return (uint64_t)_mm_cvtsi128_si64(r);
+    const struct rifl_crc_clmul *c = &rifl_crc_clmul_consts;
+    /* fold the bits above x^64: high half times x^64 mod G */
+    acc = _mm_xor_si128(acc, _mm_clmulepi64_si128(acc, c->fold, 0x01));
+    uint64_t lo = (uint64_t)_mm_cvtsi128_si64(acc);
+    /* Barrett: q = floor(lo / G), remainder = lo - q*G */
+    __m128i t = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)(lo >> 12)),
+                                     _mm_cvtsi64_si128((long long)c->mu), 0x00);
+    uint64_t q = ((uint64_t)_mm_cvtsi128_si64(t) >> 52) |
+                 ((uint64_t)_mm_extract_epi64(t, 1) << 12);
+    __m128i qg = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)q),
+                                      _mm_cvtsi64_si128((long long)c->g), 0x00);
+    return (uint16_t)((lo ^ (uint64_t)_mm_cvtsi128_si64(qg)) & 0xFFF);
 }
 
 /* CRC-12 of a frame held in m big-endian words (VCODE bits ignored): the
  * frame polynomial times x^12 is the XOR of each word times its constant
- * x^(64j+12) mod G, reduced once with a Barrett step. */
+ * x^(64j+12) mod G (two words per vector), reduced once. */
 static inline __attribute__((always_inline)) uint16_t
 rifl_crc12_words(const uint64_t *w, unsigned m)
 {
     const struct rifl_crc_clmul *c = &rifl_crc_clmul_consts;
-    uint64_t lo = 0, hi = 0;
-    _Pragma("GCC unroll 32")
-    for (unsigned i = 0; i < m; i++) {
-        uint64_t v = i + 1 == m ? w[i] & ~(uint64_t)0xFFF : w[i];
-        uint64_t h;
-        lo ^= rifl_clmul_lo(v, c->k[m - 1 - i], &h);
-        hi ^= h;
+    uint64_t last = w[m - 1] & ~(uint64_t)0xFFF;
+    if (m == 1)
+        return rifl_crc_reduce(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)last),
+                                                    _mm_cvtsi64_si128((long long)c->k[0]), 0));
+    __m128i acc = _mm_setzero_si128();
+    _Pragma("GCC unroll 16")
+    for (unsigned i = 0; i < m; i += 2) {
+        uint64_t hi = i + 2 == m ? last : w[i + 1];
+        __m128i v = _mm_set_epi64x((long long)hi, (long long)w[i]);
+        __m128i k = c->kp[(m - 2 - i) / 2];
+        acc = _mm_xor_si128(acc, _mm_clmulepi64_si128(v, k, 0x00));
+        acc = _mm_xor_si128(acc, _mm_clmulepi64_si128(v, k, 0x11));
     }
-    /* fold the bits above x^64: hi * (x^64 mod G), degree < 23 */
-    uint64_t h2;
-    lo ^= rifl_clmul_lo(hi, c->x64, &h2);
-    /* Barrett: q = floor(lo / G), remainder = lo - q*G */
-    uint64_t qh, q = rifl_clmul_lo(lo >> 12, c->mu, &qh);
-    q = (q >> 52) | (qh << 12);
-    uint64_t t = rifl_clmul_lo(q, c->g, &qh);
-    return (uint16_t)((lo ^ t) & 0xFFF);
+    return rifl_crc_reduce(acc);
+}
+
+/* The same from the frame's bytes, two words per 16-byte load. */
+static inline __attribute__((always_inline)) uint16_t
+rifl_crc12_wire(const uint8_t *f, unsigned m)
+{
+    const struct rifl_crc_clmul *c = &rifl_crc_clmul_consts;
+    if (m == 1) {
+        uint64_t last = rifl_load_be64(f) & ~(uint64_t)0xFFF;
+        return rifl_crc_reduce(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)last),
+                                                    _mm_cvtsi64_si128((long long)c->k[0]), 0));
+    }
+    const __m128i swap = _mm_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    __m128i acc = _mm_setzero_si128();
+    _Pragma("GCC unroll 16")
+    for (unsigned i = 0; i < m; i += 2) {
+        __m128i v = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(f + 8 * i)), swap);
+        if (i + 2 == m)
+            v = _mm_and_si128(v, _mm_set_epi64x((long long)~(uint64_t)0xFFF, -1));
+        __m128i k = c->kp[(m - 2 - i) / 2];
+        acc = _mm_xor_si128(acc, _mm_clmulepi64_si128(v, k, 0x00));
+        acc = _mm_xor_si128(acc, _mm_clmulepi64_si128(v, k, 0x11));
+    }
+    return rifl_crc_reduce(acc);
 }
 #else
 /* CRC-12 of a frame held in m big-endian words (VCODE bits ignored).  With
@@ -109,9 +146,17 @@ rifl_crc12_words(const uint64_t *w, unsigned m)
     }
     return r;
 }
+
+static inline __attribute__((always_inline)) uint16_t
+rifl_crc12_wire(const uint8_t *f, unsigned m)
+{
+    uint64_t w[32];
+    for (unsigned i = 0; i < m; i++)
+        w[i] = rifl_load_be64(f + 8 * i);
+    return rifl_crc12_words(w, m);
+}
 #endif
 
-#endif
 
 /* ---- word-parallel scrambler core ------------------------------------
  *
@@ -129,22 +174,39 @@ rifl_crc12_words(const uint64_t *w, unsigned m)
 static inline uint64_t rifl_scr_chunk(uint64_t d, uint64_t h)
 {
     uint64_t s = d ^ (h << 51) ^ (h << 31);
+#if defined(RIFL_CRC_CLMUL) && defined(RIFL_SCR_CLMUL)
+    /* (Off by default: fewer instructions, but a longer dependency chain
+     * from one frame to the next, and measured slower.)  The product expands to shifts by 0, 13, 26, 33, 39, 52 and 59: s XOR
+     * the high half of s times sum(x^(64-k)), one carry-less multiply. */
+    const uint64_t p = (1ULL << 51) | (1ULL << 38) | (1ULL << 31) | (1ULL << 25) |
+                       (1ULL << 12) | (1ULL << 5);
+    __m128i t = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)s),
+                                     _mm_cvtsi64_si128((long long)p), 0x00);
+    return s ^ (uint64_t)_mm_extract_epi64(t, 1);
+#else
     s ^= (s >> 13) ^ (s >> 33);
     s ^= s >> 26;
     s ^= s >> 52;
     return s;
+#endif
+}
+
+/* (hi:lo) >> n, the low 64 bits: one SHRD on x86-64 */
+static inline uint64_t rifl_funnel(uint64_t hi, uint64_t lo, unsigned n)
+{
+    return (uint64_t)((((unsigned __int128)hi << 64) | lo) >> n);
 }
 
 static inline uint64_t rifl_descr_chunk(uint64_t s, uint64_t h)
 {
-    return s ^ (s >> 13) ^ (s >> 33) ^ (h << 51) ^ (h << 31);
+    return s ^ rifl_funnel(h, s, 13) ^ rifl_funnel(h, s, 33);
 }
 
 /* Region chunks of a frame held in words w[0..m-1]. */
 static inline uint64_t rifl_region_chunk(const uint64_t *w, unsigned i, unsigned m)
 {
     if (i + 1 < m)
-        return (w[i] << 2) | (w[i + 1] >> 62);
+        return rifl_funnel(w[i], w[i + 1], 62);
     return (w[i] << 2) & ~(uint64_t)0x3FFF; /* last: 50 valid bits */
 }
 
@@ -171,3 +233,45 @@ static inline void rifl_region_store(uint64_t *w, const uint64_t *c, unsigned m)
     w[0] = (w[0] & 0x3FFFFFFFFFFFFFFFULL) | syn;
     w[m - 1] = (w[m - 1] & ~(uint64_t)0xFFF) | vcode;
 }
+
+/* Kind, payload length and end-of-packet of a frame whose syn, meta and
+ * format are filled in.  RIFL_ERR_FRAME for a partial frame with an
+ * impossible byte count (the length is clamped). */
+static inline int rifl_frame_classify(rifl_frame_info *info, unsigned pbytes)
+{
+    info->payload_len = 0;
+    info->eop = 0;
+    if (info->syn == RIFL_SYN_CONTROL) {
+        info->kind = RIFL_KIND_CONTROL;
+        return RIFL_OK;
+    }
+    if (info->syn != RIFL_SYN_DATA) {
+        info->kind = RIFL_KIND_INVALID;
+        return RIFL_OK;
+    }
+    switch (info->meta) {
+    case RIFL_META_NONE:
+        info->kind = info->format == RIFL_FMT_FILLER ? RIFL_KIND_FILLER
+                   : info->format == RIFL_FMT_FC_ON  ? RIFL_KIND_FC_ON
+                   : info->format == RIFL_FMT_FC_OFF ? RIFL_KIND_FC_OFF
+                   : RIFL_KIND_EXT;
+        return RIFL_OK;
+    case RIFL_META_FULL:
+    case RIFL_META_FULL_EOP:
+        info->kind = RIFL_KIND_DATA;
+        info->payload_len = pbytes;
+        info->eop = info->meta == RIFL_META_FULL_EOP;
+        return RIFL_OK;
+    default: /* partial, end of packet */
+        info->kind = RIFL_KIND_DATA;
+        info->eop = 1;
+        info->payload_len = info->format;
+        if (info->format == 0 || info->format >= pbytes) {
+            info->payload_len = info->format >= pbytes ? pbytes - 1 : 0;
+            return RIFL_ERR_FRAME;
+        }
+        return RIFL_OK;
+    }
+}
+
+#endif

@@ -125,3 +125,27 @@ int rifl_channel_set_ber(rifl_channel *ch, double ber)
     ch->gap = rifl_rng_geometric(&ch->rng, ber);
     return RIFL_OK;
 }
+
+uint64_t rifl_channel_clear_frames(const rifl_channel *ch)
+{
+    if (ch->gap == UINT64_MAX)
+        return UINT64_MAX;
+    return ch->gap / ch->cfg.frame_bits;
+}
+
+void rifl_channel_skip(rifl_channel *ch, uint64_t frames)
+{
+    unsigned F = ch->cfg.frame_bits;
+    ch->st.frames += frames;
+    ch->st.bits += frames * F;
+    if (ch->gap != UINT64_MAX)
+        ch->gap -= frames * F;
+    ch->pos = (unsigned)((ch->pos + frames % ch->slots) % ch->slots);
+}
+
+uint8_t *rifl_channel_inflight(rifl_channel *ch, unsigned k)
+{
+    unsigned idx = (ch->pos + 1 + k) % ch->slots;
+    ch->valid[idx] = 1;
+    return ch->ring + (size_t)idx * ch->fbytes;
+}

@@ -61,7 +61,8 @@ void rifl_validator_free(rifl_validator *v)
 
 static bool matches(rifl_validator *v, uint64_t seq)
 {
-    size_t n = rifl_packet_len(v->seed, seq, v->min_len, v->max_len);
+    size_t n = v->len_fn ? v->len_fn(v->len_ctx, seq)
+                         : rifl_packet_len(v->seed, seq, v->min_len, v->max_len);
     if (n != v->have)
         return false;
     rifl_packet_fill(v->seed, seq, v->ref, n);

@@ -1,0 +1,36 @@
+/* rifl: latency histogram with exact counts per value (values are frame
+ * slots, so the resolution is one slot), for averages and percentiles. */
+#ifndef RIFL_LATENCY_H
+#define RIFL_LATENCY_H
+
+#include <stdint.h>
+
+#include "rifl/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rifl_hist {
+    uint64_t *count;     /* count[v] for v < cap */
+    uint64_t cap;
+    uint64_t n, over;    /* samples; samples >= cap (kept as max only) */
+    uint64_t min, max;
+    double sum;
+} rifl_hist;
+
+int rifl_hist_init(rifl_hist *h);
+void rifl_hist_free(rifl_hist *h);
+/* Add one sample (the table grows up to 2^24 values; larger ones only
+ * count towards n, sum and max). */
+void rifl_hist_add(rifl_hist *h, uint64_t v);
+/* Add every sample of `src`. */
+void rifl_hist_merge(rifl_hist *dst, const rifl_hist *src);
+double rifl_hist_avg(const rifl_hist *h);
+/* Smallest value v with at least q of the samples <= v (0 < q <= 1). */
+uint64_t rifl_hist_quantile(const rifl_hist *h, double q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,117 @@
+/* rifl: cell-time simulator of hosts around RIFL Layer 2 switches
+ * (sans-I/O: the caller drives it slot by slot; no clock, no files).
+ *
+ * Without a topology: N hosts on one N-port switch; everything outside the
+ * VOQs and the scheduler is a fixed latency (paper: 17 cell times), split
+ * into the host->switch link (ceil(L/2) slots) and the switch->host link
+ * (floor(L/2)); crossing the fabric takes one more slot, so an unqueued
+ * cell's latency is L + 1.  With a topology: every link has its own delay,
+ * routes are the shortest source routes.
+ *
+ * Traffic per host: trains of packets separated by geometric idle periods.
+ * Bernoulli: one packet per train, uniform random destination.  Bursty: a
+ * geometric number of packets (mean burst_bytes of data) to one destination.
+ * Cells of a train enter the host one per slot (line rate); the idle mean
+ * is set so the offered payload load is `load`.  Each host sends exactly
+ * bytes_per_pair to every other host, then stops; the run ends when every
+ * cell has been delivered.  Hosts keep one queue per destination and send
+ * one cell per slot, round robin over destinations whose first-hop VOQ is
+ * not paused by flow control.  With host_fifo, a host instead keeps one FIFO
+ * in generation order: when the head cell's VOQ is paused the host waits
+ * (head-of-line blocking at the source), and when the FIFO is full the
+ * traffic source stalls (a closed-loop generator).  Flow-control frames
+ * travel encoded (rifl_l2_fc_encode, 30-byte payload of a 256-bit link
+ * frame) with the delay of their link.  Latency = slot of
+ * delivery - slot the cell left its host. */
+#ifndef RIFL_SWITCH_SIM_H
+#define RIFL_SWITCH_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rifl/error.h"
+#include "rifl/l2.h"
+#include "rifl/switch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rifl_traffic {
+    RIFL_TRAFFIC_BERNOULLI = 0,
+    RIFL_TRAFFIC_BURSTY = 1
+} rifl_traffic;
+
+typedef struct rifl_ssim_config {
+    unsigned nports;          /* single-switch mode: hosts = ports */
+    rifl_sched scheduler;
+    unsigned iterations;
+    double load;              /* offered payload load per host, (0, 1] */
+    rifl_traffic traffic;
+    unsigned packet_bytes;    /* fixed packet size (multiple of 256); 0 = variable */
+    unsigned var_min, var_max;/* variable sizes: uniform in [var_min, var_max] */
+    double burst_bytes;       /* bursty: mean data per burst */
+    uint64_t bytes_per_pair;  /* data each host sends to each other host */
+    unsigned latency;         /* fixed latency outside queues and scheduler */
+    unsigned voq_cells;       /* 0 = the minimum of the 1.5-round-trip rule */
+    unsigned fc_on, fc_off;   /* 0 = derived */
+    bool check_fabric;
+    uint64_t seed;
+    uint64_t max_slots;       /* give up after this many slots (0 = no limit) */
+    const rifl_topology *topo;/* NULL = single switch */
+    bool host_fifo;           /* hosts send in generation order (see below) */
+    unsigned host_fifo_cells; /* FIFO mode: cells a host buffers before its
+                                 traffic source stalls */
+} rifl_ssim_config;
+
+extern const rifl_ssim_config rifl_ssim_default_config;
+
+#define RIFL_SSIM_NPCT 7
+extern const double rifl_ssim_percentiles[RIFL_SSIM_NPCT]; /* 1 50 75 90 95 99 100 */
+
+typedef struct rifl_ssim_result {
+    bool finished;            /* every cell delivered or dropped */
+    uint64_t slots;           /* slots simulated (last delivery + 1 when finished) */
+    unsigned hosts, switches;
+    uint64_t payload_bytes;   /* message data generated */
+    uint64_t cells_generated;
+    uint64_t cells_delivered;
+    double utilization;       /* payload bytes / (hosts x 256 x slots) */
+    double cell_utilization;  /* cells delivered / (hosts x slots) */
+    uint64_t lat_pct[RIFL_SSIM_NPCT]; /* cell latency percentiles, cell times */
+    double lat_mean;
+    uint64_t lat_samples;
+    /* checks at the hosts */
+    uint64_t lost;            /* gaps in a pair's sequence */
+    uint64_t duplicated;      /* repeated or older sequence numbers */
+    uint64_t misdelivered;    /* reached the wrong host or with hops left */
+    /* switches, summed */
+    rifl_switch_stats sw;
+    uint64_t dropped;         /* misrouted + invalid + overflow, all switches */
+    uint64_t fc_frames_to_hosts;
+    uint64_t host_backlog_max;/* cells waiting in one host, highest seen */
+    uint64_t source_stalls;   /* FIFO mode: slots a source waited for space */
+    uint64_t hol_blocked;     /* FIFO mode: slots a host's head cell was paused */
+    uint64_t fc_decode_errors;/* flow-control frames that failed to decode */
+    double host_backlog_mean; /* cells waiting per host, mean over slots */
+    double voq_mean;          /* mean cells per VOQ */
+    unsigned voq_cells;       /* allocation per VOQ used */
+    unsigned fc_on, fc_off, rtt_slots;
+} rifl_ssim_result;
+
+typedef struct rifl_ssim rifl_ssim;
+
+/* Check the configuration, compute routes and allocate everything. */
+int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen);
+void rifl_ssim_free(rifl_ssim *s);
+/* Run up to `slots` more slots; returns 1 when finished, 0 otherwise. */
+int rifl_ssim_run(rifl_ssim *s, uint64_t slots);
+/* Fraction of the generated data delivered so far (for progress). */
+double rifl_ssim_progress(const rifl_ssim *s);
+void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,367 @@
+/* Topology files (hosts, switches, links between numbered ports) and
+ * shortest source routes between hosts. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/l2.h"
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+void rifl_topo_free(rifl_topology *t)
+{
+    if (!t)
+        return;
+    for (unsigned i = 0; i < t->nnodes; i++) {
+        free(t->nodes[i].peer);
+        free(t->nodes[i].peer_port);
+        free(t->nodes[i].delay);
+    }
+    free(t->nodes);
+    free(t);
+}
+
+int rifl_topo_find(const rifl_topology *t, const char *name)
+{
+    for (unsigned i = 0; t && i < t->nnodes; i++)
+        if (!strcmp(t->nodes[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static int valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= RIFL_TOPO_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+            return 0;
+    }
+    return 1;
+}
+
+/* strict unsigned decimal in [lo, hi] */
+static int parse_num(const char *s, unsigned long lo, unsigned long hi, unsigned *out)
+{
+    if (!*s || strlen(s) > 9)
+        return -1;
+    unsigned long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (unsigned long)(*p - '0');
+    }
+    if (v < lo || v > hi)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int add_node(rifl_topology *t, const char *name, bool sw, unsigned nports,
+                    unsigned *cap)
+{
+    if (t->nnodes == *cap) {
+        unsigned nc = *cap ? *cap * 2 : 16;
+        rifl_topo_node *nn = realloc(t->nodes, nc * sizeof *nn);
+        if (!nn)
+            return RIFL_ERR_NOMEM;
+        t->nodes = nn;
+        *cap = nc;
+    }
+    rifl_topo_node *n = &t->nodes[t->nnodes];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    n->is_switch = sw;
+    n->nports = nports;
+    n->peer = malloc(nports * sizeof *n->peer);
+    n->peer_port = calloc(nports, sizeof *n->peer_port);
+    n->delay = calloc(nports, sizeof *n->delay);
+    if (!n->peer || !n->peer_port || !n->delay) {
+        free(n->peer);
+        free(n->peer_port);
+        free(n->delay);
+        return RIFL_ERR_NOMEM;
+    }
+    for (unsigned p = 0; p < nports; p++)
+        n->peer[p] = -1;
+    t->nnodes++;
+    if (sw)
+        t->nswitches++;
+    else
+        t->nhosts++;
+    return RIFL_OK;
+}
+
+/* "name" or "name:port" -> node and port; message on failure */
+static int parse_end(const rifl_topology *t, char *tok, int *node, unsigned *port,
+                     unsigned line, char *err, size_t errlen)
+{
+    char *colon = strchr(tok, ':');
+    if (colon)
+        *colon = '\0';
+    int n = rifl_topo_find(t, tok);
+    if (n < 0) {
+        seterr(err, errlen, "line %u: unknown node '%s'; declare it with 'switch' or "
+               "'host' before the link", line, tok);
+        return RIFL_ERR_PARSE;
+    }
+    const rifl_topo_node *nd = &t->nodes[n];
+    if (!nd->is_switch) {
+        if (colon && strcmp(colon + 1, "0")) {
+            seterr(err, errlen, "line %u: host '%s' has a single port; write '%s' or '%s:0'",
+                   line, tok, tok, tok);
+            return RIFL_ERR_PARSE;
+        }
+        *port = 0;
+    } else {
+        if (!colon) {
+            seterr(err, errlen, "line %u: switch end '%s' needs a port: write '%s:PORT' "
+                   "with PORT from 0 to %u", line, tok, tok, nd->nports - 1);
+            return RIFL_ERR_PARSE;
+        }
+        if (parse_num(colon + 1, 0, nd->nports - 1, port)) {
+            seterr(err, errlen, "line %u: bad port '%s' on switch '%s'; use 0 to %u",
+                   line, colon + 1, tok, nd->nports - 1);
+            return RIFL_ERR_PARSE;
+        }
+    }
+    if (nd->peer[*port] >= 0) {
+        seterr(err, errlen, "line %u: port %u of '%s' is already linked to '%s'; "
+               "each port takes one link", line, *port, tok,
+               t->nodes[nd->peer[*port]].name);
+        return RIFL_ERR_PARSE;
+    }
+    *node = n;
+    return RIFL_OK;
+}
+
+int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err,
+                    size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!out || (!text && len))
+        return RIFL_ERR_INVALID_ARG;
+    *out = NULL;
+    rifl_topology *t = calloc(1, sizeof *t);
+    if (!t)
+        return RIFL_ERR_NOMEM;
+    unsigned cap = 0, line = 0;
+    int rc = RIFL_OK;
+    size_t pos = 0;
+    char buf[1024];
+    while (pos < len && rc == RIFL_OK) {
+        line++;
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        size_t n = end - pos;
+        if (n >= sizeof buf) {
+            seterr(err, errlen, "line %u: line longer than %zu characters; split it",
+                   line, sizeof buf - 1);
+            rc = RIFL_ERR_PARSE;
+            break;
+        }
+        if (memchr(text + pos, '\0', n)) {
+            seterr(err, errlen, "line %u: NUL byte in the text; topology files are plain text",
+                   line);
+            rc = RIFL_ERR_PARSE;
+            break;
+        }
+        memcpy(buf, text + pos, n);
+        buf[n] = '\0';
+        pos = end + 1;
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        char *tok[8];
+        int nt = 0;
+        char *save = NULL;
+        for (char *p = strtok_r(buf, " \t\r\v\f", &save); p;
+             p = strtok_r(NULL, " \t\r\v\f", &save)) {
+            if (nt == 8) {
+                nt = 9;
+                break;
+            }
+            tok[nt++] = p;
+        }
+        if (nt == 0)
+            continue;
+        if (nt > 8) {
+            seterr(err, errlen, "line %u: too many words; expected at most "
+                   "'link A:P B:P delay N'", line);
+            rc = RIFL_ERR_PARSE;
+        } else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {
+            bool sw = tok[0][0] == 's';
+            unsigned nports = 1;
+            if (nt != (sw ? 3 : 2)) {
+                seterr(err, errlen, "line %u: expected '%s'", line,
+                       sw ? "switch NAME PORTS" : "host NAME");
+                rc = RIFL_ERR_PARSE;
+            } else if (!valid_name(tok[1])) {
+                seterr(err, errlen, "line %u: bad name '%s'; use 1 to %d characters "
+                       "from A-Z a-z 0-9 _ . -", line, tok[1], RIFL_TOPO_NAME_MAX - 1);
+                rc = RIFL_ERR_PARSE;
+            } else if (rifl_topo_find(t, tok[1]) >= 0) {
+                seterr(err, errlen, "line %u: '%s' is declared twice; give each node "
+                       "its own name", line, tok[1]);
+                rc = RIFL_ERR_PARSE;
+            } else if (sw && parse_num(tok[2], 2, RIFL_L2_MAX_PORTS, &nports)) {
+                seterr(err, errlen, "line %u: bad port count '%s' for switch '%s'; use "
+                       "2 to %d", line, tok[2], tok[1], RIFL_L2_MAX_PORTS);
+                rc = RIFL_ERR_PARSE;
+            } else if (t->nnodes >= RIFL_TOPO_MAX_NODES) {
+                seterr(err, errlen, "line %u: more than %d nodes; split the topology",
+                       line, RIFL_TOPO_MAX_NODES);
+                rc = RIFL_ERR_PARSE;
+            } else {
+                rc = add_node(t, tok[1], sw, nports, &cap);
+                if (rc)
+                    seterr(err, errlen, "line %u: out of memory", line);
+            }
+        } else if (!strcmp(tok[0], "link")) {
+            unsigned delay = RIFL_TOPO_DEFAULT_DELAY;
+            int na = -1, nb = -1;
+            unsigned pa = 0, pb = 0;
+            if (nt != 3 && !(nt == 5 && !strcmp(tok[3], "delay"))) {
+                seterr(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
+                       "[delay SLOTS]'", line);
+                rc = RIFL_ERR_PARSE;
+            } else if (nt == 5 && parse_num(tok[4], 0, 100000, &delay)) {
+                seterr(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
+                       line, tok[4]);
+                rc = RIFL_ERR_PARSE;
+            } else if ((rc = parse_end(t, tok[1], &na, &pa, line, err, errlen)) == RIFL_OK &&
+                       (rc = parse_end(t, tok[2], &nb, &pb, line, err, errlen)) == RIFL_OK) {
+                rifl_topo_node *A = &t->nodes[na], *B = &t->nodes[nb];
+                if (na == nb) {
+                    seterr(err, errlen, "line %u: link from '%s' to itself; connect two "
+                           "different nodes", line, A->name);
+                    rc = RIFL_ERR_PARSE;
+                } else if (!A->is_switch && !B->is_switch) {
+                    seterr(err, errlen, "line %u: link between two hosts ('%s', '%s'); "
+                           "hosts connect to switches", line, A->name, B->name);
+                    rc = RIFL_ERR_PARSE;
+                } else {
+                    A->peer[pa] = nb;
+                    A->peer_port[pa] = pb;
+                    A->delay[pa] = delay;
+                    B->peer[pb] = na;
+                    B->peer_port[pb] = pa;
+                    B->delay[pb] = delay;
+                    t->nlinks++;
+                }
+            }
+        } else {
+            seterr(err, errlen, "line %u: unknown statement '%.40s'; use 'switch', "
+                   "'host' or 'link'", line, tok[0]);
+            rc = RIFL_ERR_PARSE;
+        }
+    }
+    if (rc == RIFL_OK && t->nhosts == 0) {
+        seterr(err, errlen, "line %u: no host declared; add 'host NAME' lines", line);
+        rc = RIFL_ERR_PARSE;
+    }
+    if (rc != RIFL_OK) {
+        rifl_topo_free(t);
+        return rc;
+    }
+    *out = t;
+    return RIFL_OK;
+}
+
+int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
+                          rifl_topo_route *route, char *err, size_t errlen)
+{
+    if (!t || !route || src >= t->nnodes || dst >= t->nnodes || src == dst ||
+        t->nodes[src].is_switch || t->nodes[dst].is_switch) {
+        seterr(err, errlen, "route: source and destination must be two different hosts");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    const rifl_topo_node *S = &t->nodes[src], *D = &t->nodes[dst];
+    if (S->peer[0] < 0 || D->peer[0] < 0) {
+        seterr(err, errlen, "no route from '%s' to '%s': host '%s' is not linked to any "
+               "switch; add a link", S->name, D->name, S->peer[0] < 0 ? S->name : D->name);
+        return RIFL_ERR_UNREACHABLE;
+    }
+    unsigned n = t->nnodes;
+    int *dist = malloc(n * sizeof *dist);
+    int *prev = malloc(n * sizeof *prev);
+    unsigned *inp = malloc(n * sizeof *inp);
+    unsigned *queue = malloc(n * sizeof *queue);
+    if (!dist || !prev || !inp || !queue) {
+        free(dist); free(prev); free(inp); free(queue);
+        seterr(err, errlen, "route: out of memory");
+        return RIFL_ERR_NOMEM;
+    }
+    for (unsigned i = 0; i < n; i++)
+        dist[i] = -1;
+    unsigned qh = 0, qt = 0;
+    unsigned first = (unsigned)S->peer[0];
+    dist[first] = 0;
+    prev[first] = -1;
+    inp[first] = S->peer_port[0];
+    queue[qt++] = first;
+    while (qh < qt) {
+        unsigned u = queue[qh++];
+        const rifl_topo_node *U = &t->nodes[u];
+        for (unsigned p = 0; p < U->nports; p++) {
+            int v = U->peer[p];
+            if (v < 0 || !t->nodes[v].is_switch || dist[v] >= 0)
+                continue;
+            dist[v] = dist[u] + 1;
+            prev[v] = (int)u;
+            inp[v] = U->peer_port[p];
+            queue[qt++] = (unsigned)v;
+        }
+    }
+    unsigned last = (unsigned)D->peer[0];
+    int rc = RIFL_OK;
+    if (dist[last] < 0) {
+        seterr(err, errlen, "no route from '%s' to '%s': they are in disconnected parts "
+               "of the topology; add a link between them", S->name, D->name);
+        rc = RIFL_ERR_UNREACHABLE;
+    } else if (dist[last] + 1 > RIFL_L2_MAX_HOPS) {
+        seterr(err, errlen, "no route from '%s' to '%s': the shortest path crosses %d "
+               "switches and a Layer 2 header holds at most %d hops; add a shorter path",
+               S->name, D->name, dist[last] + 1, RIFL_L2_MAX_HOPS);
+        rc = RIFL_ERR_UNREACHABLE;
+    } else {
+        unsigned hops = (unsigned)dist[last] + 1;
+        route->hops = hops;
+        unsigned out_port = D->peer_port[0];
+        unsigned u = last;
+        for (int k = (int)hops - 1; k >= 0; k--) {
+            const rifl_topo_node *U = &t->nodes[u];
+            route->sw[k] = (int)u;
+            route->in_port[k] = inp[u];
+            route->out_port[k] = out_port;
+            route->rel[k] = (uint8_t)rifl_l2_rel_port(U->nports, inp[u], out_port);
+            if (prev[u] >= 0) {
+                /* output port on prev that leads to u = peer of u's input port */
+                out_port = U->peer_port[inp[u]];
+                u = (unsigned)prev[u];
+            }
+        }
+        for (unsigned k = hops; k < RIFL_L2_MAX_HOPS; k++) {
+            route->rel[k] = 0;
+            route->sw[k] = -1;
+            route->in_port[k] = route->out_port[k] = 0;
+        }
+    }
+    free(dist); free(prev); free(inp); free(queue);
+    return rc;
+}

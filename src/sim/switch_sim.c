@@ -1,0 +1,837 @@
+/* Cell-time simulator of hosts around RIFL Layer 2 switches: traffic
+ * sources, fixed-delay links, per-VOQ flow control, delivery checks and
+ * statistics.  Sans-I/O: the caller drives it; all memory is allocated by
+ * rifl_ssim_create. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/rng.h"
+#include "rifl/switch_sim.h"
+
+#define HIST_MAX (1u << 18)
+/* flow-control frames travel encoded: the payload of one 256-bit link frame */
+#define FC_BYTES 30
+typedef struct fc_wire {
+    uint8_t b[FC_BYTES];
+} fc_wire;
+#define MAX_HOSTS 1024
+
+const rifl_ssim_config rifl_ssim_default_config = {
+    .nports = 32,
+    .scheduler = RIFL_SCHED_ISLIP,
+    .iterations = 3,
+    .load = 0.9,
+    .traffic = RIFL_TRAFFIC_BERNOULLI,
+    .packet_bytes = 256,
+    .var_min = 64,
+    .var_max = 2048,
+    .burst_bytes = 1024,
+    .bytes_per_pair = 2500000,
+    .latency = 17,
+    .voq_cells = 0,
+    .fc_on = 0,
+    .fc_off = 0,
+    .check_fabric = true,
+    .seed = 1,
+    .max_slots = 0,
+    .topo = NULL,
+    .host_fifo = false,
+    .host_fifo_cells = 16,
+};
+
+const double rifl_ssim_percentiles[RIFL_SSIM_NPCT] = { 1, 50, 75, 90, 95, 99, 100 };
+
+enum { PEER_NONE = 0, PEER_HOST, PEER_SWITCH };
+
+struct peer {
+    uint8_t kind;
+    uint16_t port;    /* port on the peer (switch) */
+    uint32_t idx;     /* host or switch index */
+    uint32_t delay;
+};
+
+struct ssw {
+    rifl_switch *sw;
+    unsigned n;
+    struct peer *peer;       /* [n] */
+    rifl_cell *in_ring;      /* [n][R] cells arriving at input p */
+    uint8_t *in_valid;
+    fc_wire *fc_ring;        /* [n][R] FC arriving at output p from downstream */
+    uint8_t *fc_valid;
+    rifl_cell *out;
+    uint8_t *outv;
+    rifl_l2_fc *fc;
+    uint8_t *fcv;
+};
+
+struct host {
+    struct peer up;          /* the switch port it hangs on */
+    rifl_cell *rx_ring;      /* [R] */
+    uint8_t *rx_valid;
+    fc_wire *fc_ring;        /* [R] */
+    uint8_t *fc_valid;
+    uint64_t paused[4];      /* first-hop VOQs paused */
+    uint32_t *queue;         /* [H] cells waiting per destination */
+    uint64_t *ready;         /* [HW] destinations with cells */
+    unsigned rr;
+    uint64_t backlog;
+    uint64_t *remaining;     /* [H] bytes still to generate per destination */
+    uint32_t *active;        /* destinations with bytes left */
+    unsigned nactive;
+    bool in_train;
+    unsigned train_dst;
+    uint64_t pk_left;
+    uint32_t cells_left;
+    uint64_t next_start;
+    rifl_rng rng;
+    uint16_t *fifo;          /* FIFO mode: destinations in generation order */
+    unsigned fifo_head, fifo_len;
+};
+
+struct rifl_ssim {
+    rifl_ssim_config cfg;
+    unsigned H, HW, S, R;
+    struct ssw *sw;
+    struct host *host;
+    rifl_l2_hdr *route;      /* [H*H] header per pair */
+    uint8_t *first_q;        /* [H*H] first-hop VOQ per pair */
+    uint32_t *next_seq, *expect; /* [H*H] */
+    uint64_t *hist;
+    uint64_t lat_max, lat_sum, lat_n;
+    uint64_t t;
+    uint64_t generated, delivered, payload, lost, duplicated, misdelivered;
+    uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol, fc_bad;
+    unsigned hosts_done;
+    double off_p, burst_p;
+    double off_lp, burst_lp; /* log(1 - p) of the two geometric laws, 0 = p is 1 */
+    unsigned voq_cells, fc_on, fc_off, rtt;
+    bool finished;
+    bool identity_q;         /* single switch: first-hop VOQ = destination */
+    uint64_t last_delivery;
+};
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static inline void bset(uint64_t *b, unsigned i) { b[i >> 6] |= 1ull << (i & 63); }
+static inline void bclr(uint64_t *b, unsigned i) { b[i >> 6] &= ~(1ull << (i & 63)); }
+static inline int bget(const uint64_t *b, unsigned i) { return (int)((b[i >> 6] >> (i & 63)) & 1); }
+
+/* failures before the first success, log(1 - p) given (0 when p = 1) */
+static uint64_t geometric(rifl_rng *r, double lp)
+{
+    if (lp == 0)
+        return 0;
+    double u = 1.0 - rifl_rng_double(r); /* (0, 1] */
+    double g = floor(log(u) / lp);
+    return g < 1e15 ? (uint64_t)g : (uint64_t)1e15;
+}
+
+void rifl_ssim_free(rifl_ssim *s)
+{
+    if (!s)
+        return;
+    for (unsigned k = 0; s->sw && k < s->S; k++) {
+        struct ssw *w = &s->sw[k];
+        rifl_switch_free(w->sw);
+        free(w->peer); free(w->in_ring); free(w->in_valid); free(w->fc_ring);
+        free(w->fc_valid); free(w->out); free(w->outv); free(w->fc); free(w->fcv);
+    }
+    for (unsigned h = 0; s->host && h < s->H; h++) {
+        struct host *x = &s->host[h];
+        free(x->rx_ring); free(x->rx_valid); free(x->fc_ring); free(x->fc_valid);
+        free(x->queue); free(x->ready); free(x->remaining); free(x->active); free(x->fifo);
+    }
+    free(s->sw);
+    free(s->host);
+    free(s->route);
+    free(s->first_q);
+    free(s->next_seq);
+    free(s->expect);
+    free(s->hist);
+    free(s);
+}
+
+static double mean_cells(const rifl_ssim_config *c, double *mean_bytes)
+{
+    if (c->packet_bytes) {
+        *mean_bytes = c->packet_bytes;
+        return (double)((c->packet_bytes + 255) / 256);
+    }
+    double sc = 0, sb = 0;
+    for (unsigned b = c->var_min; b <= c->var_max; b++) {
+        sc += (b + 255) / 256;
+        sb += b;
+    }
+    double n = c->var_max - c->var_min + 1;
+    *mean_bytes = sb / n;
+    return sc / n;
+}
+
+static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
+{
+    if (!(c->load > 0 && c->load <= 1)) {
+        seterr(err, errlen, "load = %g: use a fraction of the line rate in (0, 1]", c->load);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->packet_bytes && c->packet_bytes % 256) {
+        seterr(err, errlen, "packet-bytes = %u: fixed packets are a multiple of 256 bytes "
+               "(use 0 for variable sizes)", c->packet_bytes);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->packet_bytes > 1u << 20) {
+        seterr(err, errlen, "packet-bytes = %u: at most 1 MiB", c->packet_bytes);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!c->packet_bytes && (c->var_min < 1 || c->var_max < c->var_min || c->var_max > 65536)) {
+        seterr(err, errlen, "variable packet sizes %u..%u: need 1 <= min <= max <= 65536",
+               c->var_min, c->var_max);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->traffic == RIFL_TRAFFIC_BURSTY && !(c->burst_bytes >= 1 && c->burst_bytes <= 1e9)) {
+        seterr(err, errlen, "burst-bytes = %g: use 1 to 1e9", c->burst_bytes);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->bytes_per_pair < 1) {
+        seterr(err, errlen, "bytes-per-pair = 0: every pair needs some data to send");
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->host_fifo && (c->host_fifo_cells < 1 || c->host_fifo_cells > 65535)) {
+        seterr(err, errlen, "host-fifo-cells = %u: use 1 to 65535", c->host_fifo_cells);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->latency < 2 || c->latency > 100000) {
+        seterr(err, errlen, "latency = %u: use 2 to 100000 cell times", c->latency);
+        return RIFL_ERR_CONFIG;
+    }
+    return RIFL_OK;
+}
+
+static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned R, unsigned fifo)
+{
+    x->fifo = calloc(fifo ? fifo : 1, sizeof *x->fifo);
+    x->rx_ring = calloc(R, sizeof *x->rx_ring);
+    x->rx_valid = calloc(R, 1);
+    x->fc_ring = calloc(R, sizeof *x->fc_ring);
+    x->fc_valid = calloc(R, 1);
+    x->queue = calloc(H, sizeof *x->queue);
+    x->ready = calloc(HW, sizeof *x->ready);
+    x->remaining = calloc(H, sizeof *x->remaining);
+    x->active = calloc(H, sizeof *x->active);
+    return x->fifo && x->rx_ring && x->rx_valid && x->fc_ring && x->fc_valid && x->queue && x->ready &&
+           x->remaining && x->active ? 0 : -1;
+}
+
+static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
+{
+    w->n = n;
+    w->peer = calloc(n, sizeof *w->peer);
+    w->in_ring = calloc((size_t)n * R, sizeof *w->in_ring);
+    w->in_valid = calloc((size_t)n * R, 1);
+    w->fc_ring = calloc((size_t)n * R, sizeof *w->fc_ring);
+    w->fc_valid = calloc((size_t)n * R, 1);
+    w->out = calloc(n, sizeof *w->out);
+    w->outv = calloc(n, 1);
+    w->fc = calloc(n, sizeof *w->fc);
+    w->fcv = calloc(n, 1);
+    return w->peer && w->in_ring && w->in_valid && w->fc_ring && w->fc_valid && w->out &&
+           w->outv && w->fc && w->fcv ? 0 : -1;
+}
+
+int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen)
+{
+    if (!cfg || !out) {
+        seterr(err, errlen, "rifl_ssim_create: NULL argument");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    int rc = check_cfg(cfg, err, errlen);
+    if (rc)
+        return rc;
+    const rifl_topology *T = cfg->topo;
+    unsigned H, S;
+    if (T) {
+        H = T->nhosts;
+        S = T->nswitches;
+        if (S == 0) {
+            seterr(err, errlen, "topology has no switch; add 'switch NAME PORTS' lines");
+            return RIFL_ERR_CONFIG;
+        }
+    } else {
+        if (cfg->nports < 2 || cfg->nports > RIFL_L2_MAX_PORTS) {
+            seterr(err, errlen, "ports = %u: a switch has 2 to %d ports", cfg->nports,
+                   RIFL_L2_MAX_PORTS);
+            return RIFL_ERR_CONFIG;
+        }
+        H = cfg->nports;
+        S = 1;
+    }
+    if (H < 2 || H > MAX_HOSTS) {
+        seterr(err, errlen, "%u hosts: the simulator takes 2 to %d hosts", H, MAX_HOSTS);
+        return RIFL_ERR_CONFIG;
+    }
+    rifl_ssim *s = calloc(1, sizeof *s);
+    if (!s)
+        return RIFL_ERR_NOMEM;
+    s->cfg = *cfg;
+    s->cfg.topo = NULL;
+    s->H = H;
+    s->HW = (H + 63) / 64;
+    s->S = S;
+    /* node index maps for topology mode */
+    int *host_of = NULL, *sw_of = NULL;
+    unsigned maxdelay = cfg->latency;
+    if (T) {
+        host_of = malloc(T->nnodes * sizeof *host_of);
+        sw_of = malloc(T->nnodes * sizeof *sw_of);
+        if (!host_of || !sw_of) {
+            free(host_of);
+            free(sw_of);
+            rifl_ssim_free(s);
+            return RIFL_ERR_NOMEM;
+        }
+        unsigned nh = 0, ns = 0;
+        maxdelay = 0;
+        for (unsigned i = 0; i < T->nnodes; i++) {
+            host_of[i] = sw_of[i] = -1;
+            if (T->nodes[i].is_switch)
+                sw_of[i] = (int)ns++;
+            else
+                host_of[i] = (int)nh++;
+            for (unsigned p = 0; p < T->nodes[i].nports; p++)
+                if (T->nodes[i].peer[p] >= 0 && T->nodes[i].delay[p] > maxdelay)
+                    maxdelay = T->nodes[i].delay[p];
+        }
+    }
+    s->R = maxdelay + 2;
+    const unsigned R = s->R;
+    s->sw = calloc(S, sizeof *s->sw);
+    s->host = calloc(H, sizeof *s->host);
+    s->route = calloc((size_t)H * H, sizeof *s->route);
+    s->first_q = calloc((size_t)H * H, 1);
+    s->next_seq = calloc((size_t)H * H, sizeof *s->next_seq);
+    s->expect = calloc((size_t)H * H, sizeof *s->expect);
+    s->hist = calloc(HIST_MAX, sizeof *s->hist);
+    int bad = !s->sw || !s->host || !s->route || !s->first_q || !s->next_seq || !s->expect ||
+              !s->hist;
+    for (unsigned h = 0; !bad && h < H; h++)
+        bad = alloc_host(&s->host[h], H, s->HW, R, cfg->host_fifo ? cfg->host_fifo_cells : 1);
+    /* wiring */
+    if (!bad && !T) {
+        unsigned n = cfg->nports;
+        unsigned dup = (cfg->latency + 1) / 2, ddown = cfg->latency / 2;
+        bad = alloc_sw(&s->sw[0], n, R);
+        for (unsigned p = 0; !bad && p < n; p++) {
+            s->sw[0].peer[p] = (struct peer){ PEER_HOST, 0, p, ddown };
+            s->host[p].up = (struct peer){ PEER_SWITCH, (uint16_t)p, 0, dup };
+        }
+        s->rtt = dup + ddown + 1;
+        s->identity_q = true;
+        for (unsigned a = 0; !bad && a < H; a++)
+            for (unsigned b = 0; b < H; b++)
+                if (a != b) {
+                    uint8_t rel = (uint8_t)rifl_l2_rel_port(n, a, b);
+                    rifl_l2_hdr_make(&s->route[(size_t)a * H + b], &rel, 1);
+                    s->first_q[(size_t)a * H + b] = (uint8_t)b;
+                }
+    } else if (!bad) {
+        s->rtt = 1;
+        for (unsigned i = 0; !bad && i < T->nnodes; i++) {
+            const rifl_topo_node *nd = &T->nodes[i];
+            if (!nd->is_switch) {
+                struct host *x = &s->host[host_of[i]];
+                int pn = nd->peer[0];
+                if (pn >= 0)
+                    x->up = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[0],
+                                           (uint32_t)sw_of[pn], nd->delay[0] };
+                continue;
+            }
+            struct ssw *w = &s->sw[sw_of[i]];
+            bad = alloc_sw(w, nd->nports, R);
+            for (unsigned p = 0; !bad && p < nd->nports; p++) {
+                int pn = nd->peer[p];
+                if (pn < 0)
+                    continue;
+                unsigned d = nd->delay[p];
+                if (T->nodes[pn].is_switch) {
+                    w->peer[p] = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[p],
+                                                (uint32_t)sw_of[pn], d };
+                    if (2 * d + 2 > s->rtt)
+                        s->rtt = 2 * d + 2;
+                } else {
+                    w->peer[p] = (struct peer){ PEER_HOST, 0, (uint32_t)host_of[pn], d };
+                    if (2 * d + 1 > s->rtt)
+                        s->rtt = 2 * d + 1;
+                }
+            }
+        }
+        /* routes between every pair of hosts */
+        unsigned *node_of_host = malloc(H * sizeof *node_of_host);
+        if (!node_of_host)
+            bad = 1;
+        for (unsigned i = 0; !bad && i < T->nnodes; i++)
+            if (host_of[i] >= 0)
+                node_of_host[host_of[i]] = i;
+        for (unsigned a = 0; !bad && a < H; a++)
+            for (unsigned b = 0; !bad && b < H; b++) {
+                if (a == b)
+                    continue;
+                rifl_topo_route r;
+                rc = rifl_topo_route_hosts(T, node_of_host[a], node_of_host[b], &r, err, errlen);
+                if (rc) {
+                    free(node_of_host);
+                    free(host_of);
+                    free(sw_of);
+                    rifl_ssim_free(s);
+                    return rc;
+                }
+                rifl_l2_hdr_make(&s->route[(size_t)a * H + b], r.rel, r.hops);
+                s->first_q[(size_t)a * H + b] = (uint8_t)r.out_port[0];
+            }
+        free(node_of_host);
+    }
+    free(host_of);
+    free(sw_of);
+    if (bad) {
+        rifl_ssim_free(s);
+        seterr(err, errlen, "out of memory for %u hosts", H);
+        return RIFL_ERR_NOMEM;
+    }
+    /* switches */
+    for (unsigned k = 0; k < S; k++) {
+        struct ssw *w = &s->sw[k];
+        rifl_switch_config sc = rifl_switch_default_config;
+        sc.nports = w->n;
+        sc.scheduler = cfg->scheduler;
+        sc.iterations = cfg->iterations;
+        sc.rtt_slots = s->rtt;
+        sc.voq_cells = cfg->voq_cells ? cfg->voq_cells : rifl_switch_min_voq_cells(s->rtt);
+        sc.fc_on = cfg->fc_on;
+        sc.fc_off = cfg->fc_off;
+        sc.check_fabric = cfg->check_fabric;
+        if (sc.iterations > sc.nports)
+            sc.iterations = sc.nports;
+        rc = rifl_switch_create(&sc, &w->sw, err, errlen);
+        if (rc) {
+            rifl_ssim_free(s);
+            return rc;
+        }
+        const rifl_switch_config *got = rifl_switch_get_config(w->sw);
+        s->voq_cells = got->voq_cells;
+        s->fc_on = got->fc_on;
+        s->fc_off = got->fc_off;
+        for (unsigned p = 0; p < w->n; p++)
+            if (w->peer[p].kind == PEER_SWITCH)
+                rifl_switch_set_downstream(w->sw, p, s->sw[w->peer[p].idx].n, w->peer[p].port);
+    }
+    /* traffic */
+    double mbytes, mc = mean_cells(cfg, &mbytes);
+    double B = 1;
+    if (cfg->traffic == RIFL_TRAFFIC_BURSTY) {
+        B = cfg->burst_bytes / mbytes;
+        if (B < 1)
+            B = 1;
+    }
+    s->burst_p = 1.0 / B;
+    double g = B * (mbytes / (256.0 * cfg->load) - mc);
+    if (g < 0)
+        g = 0;
+    s->off_p = 1.0 / (1.0 + g);
+    s->off_lp = s->off_p < 1 ? log1p(-s->off_p) : 0;
+    s->burst_lp = s->burst_p < 1 ? log1p(-s->burst_p) : 0;
+    for (unsigned h = 0; h < H; h++) {
+        struct host *x = &s->host[h];
+        rifl_rng_seed(&x->rng, cfg->seed * 0x9e3779b97f4a7c15ull + h + 1);
+        for (unsigned d = 0; d < H; d++)
+            if (d != h) {
+                x->remaining[d] = cfg->bytes_per_pair;
+                x->active[x->nactive++] = d;
+            }
+        x->next_start = geometric(&x->rng, s->off_lp);
+    }
+    *out = s;
+    return RIFL_OK;
+}
+
+static void new_packet(rifl_ssim *s, struct host *x)
+{
+    uint64_t size = s->cfg.packet_bytes
+                        ? s->cfg.packet_bytes
+                        : rifl_rng_range(&x->rng, s->cfg.var_min, s->cfg.var_max);
+    uint64_t *rem = &x->remaining[x->train_dst];
+    if (size > *rem)
+        size = *rem;
+    *rem -= size;
+    s->payload += size;
+    x->cells_left = (uint32_t)((size + 255) / 256);
+}
+
+static void generate(rifl_ssim *s, struct host *x)
+{
+    if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
+        /* closed loop: the source waits for room, its clock stands still */
+        if (x->in_train || (x->nactive && s->t >= x->next_start)) {
+            s->stalls++;
+            if (!x->in_train)
+                x->next_start = s->t + 1;
+        }
+        return;
+    }
+    if (!x->in_train) {
+        if (!x->nactive || s->t < x->next_start)
+            return;
+        x->train_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+        x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
+                         ? 1 + geometric(&x->rng, s->burst_lp)
+                         : 1;
+        x->in_train = true;
+        new_packet(s, x);
+    }
+    unsigned d = x->train_dst;
+    if (s->cfg.host_fifo)
+        x->fifo[(x->fifo_head + x->fifo_len++) % s->cfg.host_fifo_cells] = (uint16_t)d;
+    else if (x->queue[d]++ == 0)
+        bset(x->ready, d);
+    x->backlog++;
+    s->generated++;
+    if (--x->cells_left)
+        return;
+    if (x->remaining[d] && --x->pk_left) {
+        new_packet(s, x);
+        return;
+    }
+    x->in_train = false;
+    if (!x->remaining[d]) {
+        for (unsigned k = 0; k < x->nactive; k++)
+            if (x->active[k] == d) {
+                x->active[k] = x->active[--x->nactive];
+                break;
+            }
+        if (!x->nactive)
+            s->hosts_done++;
+    }
+    x->next_start = s->t + 1 + geometric(&x->rng, s->off_lp);
+}
+
+static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
+{
+    size_t pr = (size_t)h * s->H + d;
+    rifl_cell c;
+    c.hdr = s->route[pr];
+    c.bytes = 256;
+    c.src = (uint16_t)h;
+    c.dst = (uint16_t)d;
+    c.seq = s->next_seq[pr]++;
+    c.stamp = s->t;
+    struct ssw *w = &s->sw[x->up.idx];
+    size_t at = (size_t)x->up.port * s->R + (s->t + x->up.delay) % s->R;
+    w->in_ring[at] = c;
+    w->in_valid[at] = 1;
+}
+
+static void send_cell(rifl_ssim *s, unsigned h)
+{
+    struct host *x = &s->host[h];
+    if (!x->backlog || x->up.kind != PEER_SWITCH)
+        return;
+    const unsigned H = s->H, HW = s->HW;
+    if (s->cfg.host_fifo) {
+        unsigned d = x->fifo[x->fifo_head];
+        size_t pr = (size_t)h * H + d;
+        if (bget(x->paused, s->first_q[pr])) {
+            s->hol++;
+            return;
+        }
+        x->fifo_head = (x->fifo_head + 1) % s->cfg.host_fifo_cells;
+        x->fifo_len--;
+        x->backlog--;
+        inject(s, x, h, d);
+        return;
+    }
+    if (s->identity_q) {
+        /* eligible = destinations with cells whose VOQ is not paused */
+        uint64_t el[4];
+        int any = 0;
+        for (unsigned w = 0; w < HW; w++) {
+            el[w] = x->ready[w] & ~x->paused[w];
+            any |= el[w] != 0;
+        }
+        if (!any)
+            return;
+        unsigned pos = x->rr, w0 = pos >> 6;
+        int d = -1;
+        uint64_t v = el[w0] & (~0ull << (pos & 63));
+        if (v)
+            d = (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
+        else
+            for (unsigned k = 1; k <= HW && d < 0; k++) {
+                unsigned w = (w0 + k) % HW;
+                v = el[w];
+                if (w == w0)
+                    v &= ~(~0ull << (pos & 63));
+                if (v)
+                    d = (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+            }
+        inject(s, x, h, (unsigned)d);
+        if (--x->queue[d] == 0)
+            bclr(x->ready, (unsigned)d);
+        x->backlog--;
+        x->rr = ((unsigned)d + 1) % H;
+        return;
+    }
+    unsigned pos = x->rr;
+    for (unsigned tries = 0; tries < H; tries++) {
+        /* next destination with cells at or after pos */
+        int d = -1;
+        unsigned w0 = pos >> 6;
+        uint64_t v = x->ready[w0] & (~0ull << (pos & 63));
+        if (v)
+            d = (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
+        else
+            for (unsigned k = 1; k <= HW; k++) {
+                unsigned w = (w0 + k) % HW;
+                v = x->ready[w];
+                if (w == w0)
+                    v &= ~(~0ull << (pos & 63));
+                if (v) {
+                    d = (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+                    break;
+                }
+            }
+        if (d < 0)
+            return;
+        size_t pr = (size_t)h * H + (unsigned)d;
+        if (bget(x->paused, s->first_q[pr])) {
+            pos = ((unsigned)d + 1) % H;
+            if (pos == x->rr)
+                return;
+            continue;
+        }
+        inject(s, x, h, (unsigned)d);
+        if (--x->queue[d] == 0)
+            bclr(x->ready, (unsigned)d);
+        x->backlog--;
+        x->rr = ((unsigned)d + 1) % H;
+        return;
+    }
+}
+
+static void receive_cell(rifl_ssim *s, unsigned h, const rifl_cell *c)
+{
+    s->delivered++;
+    s->last_delivery = s->t;
+    if (rifl_l2_remain_hops(&c->hdr) != 0 || c->dst != h || c->src >= s->H) {
+        s->misdelivered++;
+        return;
+    }
+    uint32_t *e = &s->expect[(size_t)c->src * s->H + h];
+    if (c->seq == *e)
+        (*e)++;
+    else if (c->seq > *e) {
+        s->lost += c->seq - *e;
+        *e = c->seq + 1;
+    } else
+        s->duplicated++;
+    uint64_t lat = s->t - c->stamp;
+    s->hist[lat < HIST_MAX ? lat : HIST_MAX - 1]++;
+    if (lat > s->lat_max)
+        s->lat_max = lat;
+    s->lat_sum += lat;
+    s->lat_n++;
+}
+
+static uint64_t dropped_now(const rifl_ssim *s)
+{
+    uint64_t d = 0;
+    for (unsigned k = 0; k < s->S; k++) {
+        rifl_switch_stats st;
+        rifl_switch_get_stats(s->sw[k].sw, &st);
+        d += st.drop_misrouted + st.drop_invalid + st.drop_overflow;
+    }
+    return d;
+}
+
+static void slot(rifl_ssim *s)
+{
+    const unsigned R = s->R, H = s->H;
+    const unsigned k = (unsigned)(s->t % R);
+    /* 1. arrivals at switch inputs and flow control at switch outputs */
+    for (unsigned w = 0; w < s->S; w++) {
+        struct ssw *x = &s->sw[w];
+        for (unsigned p = 0; p < x->n; p++) {
+            size_t at = (size_t)p * R + k;
+            if (x->in_valid[at]) {
+                x->in_valid[at] = 0;
+                rifl_switch_input(x->sw, p, &x->in_ring[at], s->t);
+            }
+            if (x->fc_valid[at]) {
+                x->fc_valid[at] = 0;
+                rifl_l2_fc f;
+                if (rifl_l2_fc_decode(x->fc_ring[at].b, FC_BYTES, &f) == RIFL_OK)
+                    rifl_switch_fc_receive(x->sw, p, &f);
+                else
+                    s->fc_bad++;
+            }
+        }
+    }
+    /* 2. hosts: receive, obey flow control, generate, send */
+    uint64_t bl = 0;
+    for (unsigned h = 0; h < H; h++) {
+        struct host *x = &s->host[h];
+        if (x->rx_valid[k]) {
+            x->rx_valid[k] = 0;
+            receive_cell(s, h, &x->rx_ring[k]);
+        }
+        if (x->fc_valid[k]) {
+            x->fc_valid[k] = 0;
+            rifl_l2_fc f;
+            if (rifl_l2_fc_decode(x->fc_ring[k].b, FC_BYTES, &f) != RIFL_OK) {
+                s->fc_bad++;
+            } else {
+                if (f.on_valid)
+                    bset(x->paused, f.on_queue);
+                if (f.off_valid)
+                    bclr(x->paused, f.off_queue);
+            }
+        }
+        generate(s, x);
+        send_cell(s, h);
+        bl += x->backlog;
+        if (x->backlog > s->backlog_max)
+            s->backlog_max = x->backlog;
+    }
+    s->backlog_sum += bl;
+    /* 3. switches */
+    for (unsigned w = 0; w < s->S; w++) {
+        struct ssw *x = &s->sw[w];
+        rifl_switch_step(x->sw, s->t, x->out, x->outv, x->fc, x->fcv);
+        for (unsigned p = 0; p < x->n; p++) {
+            const struct peer *pe = &x->peer[p];
+            if (!x->outv[p] && !x->fcv[p])
+                continue;
+            unsigned at = (unsigned)((s->t + 1 + pe->delay) % R);
+            if (pe->kind == PEER_HOST) {
+                struct host *hh = &s->host[pe->idx];
+                if (x->outv[p]) {
+                    hh->rx_ring[at] = x->out[p];
+                    hh->rx_valid[at] = 1;
+                }
+                if (x->fcv[p]) {
+                    rifl_l2_fc_encode(&x->fc[p], hh->fc_ring[at].b, FC_BYTES);
+                    hh->fc_valid[at] = 1;
+                    s->fc_to_hosts++;
+                }
+            } else if (pe->kind == PEER_SWITCH) {
+                struct ssw *y = &s->sw[pe->idx];
+                size_t a2 = (size_t)pe->port * R + at;
+                if (x->outv[p]) {
+                    y->in_ring[a2] = x->out[p];
+                    y->in_valid[a2] = 1;
+                }
+                if (x->fcv[p]) {
+                    rifl_l2_fc_encode(&x->fc[p], y->fc_ring[a2].b, FC_BYTES);
+                    y->fc_valid[a2] = 1;
+                }
+            }
+        }
+    }
+    s->t++;
+}
+
+int rifl_ssim_run(rifl_ssim *s, uint64_t slots)
+{
+    for (uint64_t n = 0; n < slots && !s->finished; n++) {
+        if (s->cfg.max_slots && s->t >= s->cfg.max_slots)
+            return 0;
+        slot(s);
+        if (s->hosts_done == s->H && s->delivered + dropped_now(s) >= s->generated) {
+            int busy = 0;
+            for (unsigned h = 0; h < s->H && !busy; h++)
+                busy = s->host[h].in_train || s->host[h].backlog;
+            if (!busy)
+                s->finished = true;
+        }
+    }
+    return s->finished ? 1 : 0;
+}
+
+double rifl_ssim_progress(const rifl_ssim *s)
+{
+    double total = (double)s->cfg.bytes_per_pair * s->H * (s->H - 1);
+    double done = (double)s->delivered / ((double)s->generated + 1) *
+                  ((double)s->payload / total);
+    return done > 1 ? 1 : done;
+}
+
+void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->finished = s->finished;
+    r->slots = s->finished ? s->last_delivery + 1 : s->t;
+    r->hosts = s->H;
+    r->switches = s->S;
+    r->payload_bytes = s->payload;
+    r->cells_generated = s->generated;
+    r->cells_delivered = s->delivered;
+    double cap = (double)s->H * (double)(r->slots ? r->slots : 1);
+    r->utilization = (double)s->payload / (256.0 * cap);
+    if (!s->finished)
+        r->utilization = 0; /* only meaningful for a finished run */
+    r->cell_utilization = (double)s->delivered / cap;
+    r->lat_samples = s->lat_n;
+    r->lat_mean = s->lat_n ? (double)s->lat_sum / (double)s->lat_n : 0;
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT && s->lat_n; k++) {
+        uint64_t want = (uint64_t)ceil(rifl_ssim_percentiles[k] / 100.0 * (double)s->lat_n);
+        if (want < 1)
+            want = 1;
+        uint64_t acc = 0;
+        for (uint64_t l = 0; l < HIST_MAX; l++) {
+            acc += s->hist[l];
+            if (acc >= want) {
+                r->lat_pct[k] = l == HIST_MAX - 1 ? s->lat_max : l;
+                break;
+            }
+        }
+    }
+    if (s->lat_n)
+        r->lat_pct[RIFL_SSIM_NPCT - 1] = s->lat_max;
+    r->lost = s->lost;
+    r->duplicated = s->duplicated;
+    r->misdelivered = s->misdelivered;
+    uint64_t voq_total = 0;
+    for (unsigned k = 0; k < s->S; k++) {
+        rifl_switch_stats st;
+        rifl_switch_get_stats(s->sw[k].sw, &st);
+        uint64_t *a = (uint64_t *)&r->sw;
+        const uint64_t *b = (const uint64_t *)&st;
+        uint64_t maxv = r->sw.max_voq_cells;
+        for (size_t f = 0; f < sizeof st / sizeof(uint64_t); f++)
+            a[f] += b[f]; /* every field is a count, summed over switches ... */
+        r->sw.max_voq_cells = maxv > st.max_voq_cells ? maxv : st.max_voq_cells; /* ... but this */
+        voq_total += (uint64_t)s->sw[k].n * s->sw[k].n;
+    }
+    r->sw.slots = s->t;
+    r->dropped = r->sw.drop_misrouted + r->sw.drop_invalid + r->sw.drop_overflow;
+    r->fc_frames_to_hosts = s->fc_to_hosts;
+    r->host_backlog_max = s->backlog_max;
+    r->source_stalls = s->stalls;
+    r->hol_blocked = s->hol;
+    r->fc_decode_errors = s->fc_bad;
+    r->host_backlog_mean = s->t ? (double)s->backlog_sum / ((double)s->t * s->H) : 0;
+    r->voq_mean = s->t && voq_total ? (double)r->sw.occupancy_sum / ((double)s->t * voq_total)
+                                     : 0;
+    r->voq_cells = s->voq_cells;
+    r->fc_on = s->fc_on;
+    r->fc_off = s->fc_off;
+    r->rtt_slots = s->rtt;
+}

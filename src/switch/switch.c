@@ -1,0 +1,482 @@
+/* The RIFL switch model: input modules with statically allocated VOQs,
+ * per-VOQ flow control, iSLIP + Batcher-Banyan or the ideal SAFC switch. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/switch.h"
+#include "switch_priv.h"
+
+const rifl_switch_config rifl_switch_default_config = {
+    .nports = 32,
+    .scheduler = RIFL_SCHED_ISLIP,
+    .iterations = 3,
+    .voq_cells = 27,
+    .rtt_slots = 18,
+    .fc_on = 0,
+    .fc_off = 0,
+    .flow_control = true,
+    .check_fabric = true,
+};
+
+struct rifl_switch {
+    rifl_switch_config cfg;
+    unsigned n, words, cap;
+    rifl_cell *cells;     /* [n*n*cap] */
+    uint64_t *arrive;     /* [n*n*cap] slot each cell was stored */
+    uint16_t *head, *len; /* [n*n] */
+    uint64_t held;
+    rifl_islip *islip;
+    rifl_fabric *fabric;
+    uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
+    uint64_t *nonemptyT;  /* [n][words] by output: inputs with cells */
+    uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
+    uint64_t *fc_off_pend;
+    unsigned *fc_pending; /* per input: set bits in both */
+    /* downstream flow control, per output */
+    uint16_t *down_nports, *down_in;
+    uint64_t *down_paused; /* [n][4] queues paused downstream */
+    uint16_t *down_npaused;
+    unsigned outputs_paused; /* outputs with any paused queue */
+    uint16_t *rr;          /* SAFC tie-break pointer per output */
+    int16_t *match, *dest, *at_out;
+    unsigned iter_matches[RIFL_L2_MAX_PORTS];
+    rifl_switch_stats st;
+};
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+unsigned rifl_switch_min_voq_cells(unsigned rtt_slots)
+{
+    return (3 * rtt_slots + 1) / 2;
+}
+
+int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
+{
+    if (!c) {
+        seterr(err, errlen, "no switch configuration given");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    if (c->nports < 2 || c->nports > RIFL_L2_MAX_PORTS) {
+        seterr(err, errlen, "ports = %u: a switch has 2 to %d ports", c->nports,
+               RIFL_L2_MAX_PORTS);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->scheduler != RIFL_SCHED_ISLIP && c->scheduler != RIFL_SCHED_SAFC) {
+        seterr(err, errlen, "unknown scheduler; use islip or safc");
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->iterations < 1 || c->iterations > c->nports) {
+        seterr(err, errlen, "iterations = %u: iSLIP runs 1 to %u iterations on a %u-port "
+               "switch", c->iterations, c->nports, c->nports);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->rtt_slots < 1 || c->rtt_slots > 40000) {
+        seterr(err, errlen, "link round trip = %u slots: use 1 to 40000", c->rtt_slots);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->voq_cells > 65535) {
+        seterr(err, errlen, "voq-cells = %u: at most 65535 cells per VOQ", c->voq_cells);
+        return RIFL_ERR_CONFIG;
+    }
+    if ((uint64_t)c->voq_cells * c->nports * c->nports > (1ull << 26)) {
+        seterr(err, errlen, "voq-cells = %u with %u ports needs %llu cells of VOQ space "
+               "(limit %llu); use fewer ports or smaller VOQs", c->voq_cells, c->nports,
+               (unsigned long long)c->voq_cells * c->nports * c->nports, 1ull << 26);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!c->flow_control) {
+        if (c->voq_cells < 1) {
+            seterr(err, errlen, "voq-cells = 0: a VOQ needs space for at least one cell");
+            return RIFL_ERR_CONFIG;
+        }
+        c->fc_on = c->fc_off = 0;
+        return RIFL_OK;
+    }
+    unsigned need = rifl_switch_min_voq_cells(c->rtt_slots);
+    if (c->voq_cells < need) {
+        seterr(err, errlen, "voq-cells = %u is unsafe: each VOQ must hold 1.5 round trips "
+               "of its link (%u slots round trip -> at least %u cells); raise voq-cells to "
+               "%u or shorten the link", c->voq_cells, c->rtt_slots, need, need);
+        return RIFL_ERR_CONFIG;
+    }
+    unsigned on = c->fc_on ? c->fc_on : c->voq_cells - c->rtt_slots;
+    if (on < 1 || on + c->rtt_slots > c->voq_cells) {
+        seterr(err, errlen, "fc-on = %u is unsafe: after the ON threshold is crossed up to "
+               "%u more cells can arrive, so the threshold must be 1 to %u for %u-cell "
+               "VOQs; lower fc-on or raise voq-cells", on, c->rtt_slots - 1,
+               c->voq_cells > c->rtt_slots ? c->voq_cells - c->rtt_slots : 0, c->voq_cells);
+        return RIFL_ERR_CONFIG;
+    }
+    unsigned off = c->fc_off ? c->fc_off : on / 2;
+    if (off >= on) {
+        seterr(err, errlen, "fc-off = %u must be below fc-on = %u; lower fc-off", off, on);
+        return RIFL_ERR_CONFIG;
+    }
+    c->fc_on = on;
+    c->fc_off = off;
+    return RIFL_OK;
+}
+
+void rifl_switch_free(rifl_switch *sw)
+{
+    if (!sw)
+        return;
+    free(sw->cells);
+    free(sw->arrive);
+    free(sw->head);
+    free(sw->len);
+    rifl_islip_free(sw->islip);
+    rifl_fabric_free(sw->fabric);
+    free(sw->nonempty);
+    free(sw->nonemptyT);
+    free(sw->fc_on_pend);
+    free(sw->fc_off_pend);
+    free(sw->fc_pending);
+    free(sw->down_nports);
+    free(sw->down_in);
+    free(sw->down_paused);
+    free(sw->down_npaused);
+    free(sw->rr);
+    free(sw->match);
+    free(sw->dest);
+    free(sw->at_out);
+    free(sw);
+}
+
+int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *err,
+                       size_t errlen)
+{
+    if (!out || !cfg) {
+        seterr(err, errlen, "rifl_switch_create: NULL argument");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    rifl_switch_config c = *cfg;
+    int rc = rifl_switch_config_check(&c, err, errlen);
+    if (rc)
+        return rc;
+    rifl_switch *sw = calloc(1, sizeof *sw);
+    if (!sw)
+        return RIFL_ERR_NOMEM;
+    sw->cfg = c;
+    unsigned n = sw->n = c.nports;
+    sw->words = BS_WORDS(n);
+    sw->cap = c.voq_cells;
+    size_t q = (size_t)n * n, W = (size_t)n * sw->words;
+    sw->cells = malloc(q * sw->cap * sizeof *sw->cells);
+    sw->arrive = malloc(q * sw->cap * sizeof *sw->arrive);
+    sw->head = calloc(q, sizeof *sw->head);
+    sw->len = calloc(q, sizeof *sw->len);
+    sw->nonempty = calloc(W, sizeof(uint64_t));
+    sw->nonemptyT = calloc(W, sizeof(uint64_t));
+    sw->fc_on_pend = calloc(W, sizeof(uint64_t));
+    sw->fc_off_pend = calloc(W, sizeof(uint64_t));
+    sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
+    sw->down_nports = calloc(n, sizeof *sw->down_nports);
+    sw->down_in = calloc(n, sizeof *sw->down_in);
+    sw->down_paused = calloc((size_t)n * 4, sizeof(uint64_t));
+    sw->down_npaused = calloc(n, sizeof *sw->down_npaused);
+    sw->rr = calloc(n, sizeof *sw->rr);
+    sw->match = calloc(n, sizeof *sw->match);
+    sw->dest = calloc(n, sizeof *sw->dest);
+    sw->at_out = calloc(n, sizeof *sw->at_out);
+    if (!sw->cells || !sw->arrive || !sw->head || !sw->len || !sw->nonempty ||
+        !sw->nonemptyT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending ||
+        !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
+        !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
+        rifl_islip_create(n, c.iterations, &sw->islip) ||
+        rifl_fabric_create(n, &sw->fabric)) {
+        rifl_switch_free(sw);
+        seterr(err, errlen, "out of memory for a %u-port switch with %u-cell VOQs", n,
+               sw->cap);
+        return RIFL_ERR_NOMEM;
+    }
+    *out = sw;
+    return RIFL_OK;
+}
+
+const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw) { return &sw->cfg; }
+
+unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out)
+{
+    if (in >= sw->n || out >= sw->n)
+        return 0;
+    return sw->len[(size_t)in * sw->n + out];
+}
+
+uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
+
+void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st = sw->st; }
+
+static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
+{
+    uint64_t *mine = (on ? sw->fc_on_pend : sw->fc_off_pend) + (size_t)in * sw->words;
+    uint64_t *other = (on ? sw->fc_off_pend : sw->fc_on_pend) + (size_t)in * sw->words;
+    /* a newer event for the same queue replaces an unsent opposite one */
+    if (bs_get(other, q)) {
+        bs_clr(other, q);
+        sw->fc_pending[in]--;
+    }
+    if (!bs_get(mine, q)) {
+        bs_set(mine, q);
+        sw->fc_pending[in]++;
+    }
+}
+
+static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell,
+                 uint64_t slot)
+{
+    size_t v = (size_t)in * sw->n + o;
+    unsigned l = sw->len[v];
+    if (l >= sw->cap) {
+        sw->st.drop_overflow++;
+        return RIFL_SW_DROP_OVERFLOW;
+    }
+    size_t at = v * sw->cap + (sw->head[v] + l) % sw->cap;
+    sw->cells[at] = *cell;
+    sw->arrive[at] = slot;
+    sw->len[v] = (uint16_t)(l + 1);
+    sw->held++;
+    sw->st.cells_stored++;
+    if (l + 1 > sw->st.max_voq_cells)
+        sw->st.max_voq_cells = l + 1;
+    if (l == 0) {
+        bs_set(sw->nonempty + (size_t)in * sw->words, o);
+        bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
+    }
+    if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
+        fc_mark(sw, in, o, 1);
+    return RIFL_SW_STORED;
+}
+
+int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uint64_t slot)
+{
+    if (!sw || !cell || port >= sw->n)
+        return RIFL_ERR_INVALID_ARG;
+    sw->st.cells_in++;
+    unsigned o = 0;
+    int f = rifl_l2_forward(sw->n, port, &cell->hdr, &o);
+    switch (f) {
+    case RIFL_L2_FWD_UNICAST:
+        return store(sw, port, o, cell, slot);
+    case RIFL_L2_FWD_BROADCAST: {
+        int verdict = RIFL_SW_STORED;
+        sw->st.broadcasts++;
+        for (unsigned d = 0; d < sw->n; d++)
+            if (d != port && store(sw, port, d, cell, slot) != RIFL_SW_STORED)
+                verdict = RIFL_SW_DROP_OVERFLOW;
+        return verdict;
+    }
+    case RIFL_L2_FWD_MISROUTED:
+        sw->st.drop_misrouted++;
+        return RIFL_SW_DROP_MISROUTED;
+    default:
+        sw->st.drop_invalid++;
+        return RIFL_SW_DROP_INVALID;
+    }
+}
+
+int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
+                               unsigned in_port)
+{
+    if (!sw || port >= sw->n || nports < 2 || nports > RIFL_L2_MAX_PORTS || in_port >= nports)
+        return RIFL_ERR_INVALID_ARG;
+    sw->down_nports[port] = (uint16_t)nports;
+    sw->down_in[port] = (uint16_t)in_port;
+    return RIFL_OK;
+}
+
+int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc)
+{
+    if (!sw || !fc || port >= sw->n)
+        return RIFL_ERR_INVALID_ARG;
+    uint64_t *p = sw->down_paused + (size_t)port * 4;
+    unsigned before = sw->down_npaused[port];
+    if (fc->on_valid) {
+        sw->st.fc_on_received++;
+        if (!bs_get(p, fc->on_queue)) {
+            bs_set(p, fc->on_queue);
+            sw->down_npaused[port]++;
+        }
+    }
+    if (fc->off_valid) {
+        sw->st.fc_off_received++;
+        if (bs_get(p, fc->off_queue)) {
+            bs_clr(p, fc->off_queue);
+            sw->down_npaused[port]--;
+        }
+    }
+    if (!before && sw->down_npaused[port])
+        sw->outputs_paused++;
+    else if (before && !sw->down_npaused[port])
+        sw->outputs_paused--;
+    return RIFL_OK;
+}
+
+/* Is the head cell of VOQ (i, o) held back by downstream flow control? */
+static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
+{
+    if (!sw->down_npaused[o])
+        return 0;
+    size_t v = (size_t)i * sw->n + o;
+    const rifl_cell *c = &sw->cells[v * sw->cap + sw->head[v]];
+    const uint64_t *p = sw->down_paused + (size_t)o * 4;
+    if (!sw->down_nports[o])
+        return bs_get(p, 0); /* an endpoint pauses its single queue 0 */
+    unsigned j = c->hdr.b[2]; /* dst port 1 after this switch's update */
+    unsigned din = sw->down_in[o], dn = sw->down_nports[o];
+    if (j == RIFL_L2_BROADCAST)
+        return 1;
+    unsigned q = j < din ? j : j + 1;
+    if (q >= dn)
+        return 0; /* the downstream switch will drop it as invalid */
+    return bs_get(p, q);
+}
+
+static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
+{
+    size_t v = (size_t)i * sw->n + o;
+    size_t at = v * sw->cap + sw->head[v];
+    *out = sw->cells[at];
+    rifl_l2_hdr_advance(&out->hdr, i, o);
+    sw->head[v] = (uint16_t)((sw->head[v] + 1) % sw->cap);
+    unsigned l = --sw->len[v];
+    sw->held--;
+    if (l == 0) {
+        bs_clr(sw->nonempty + (size_t)i * sw->words, o);
+        bs_clr(sw->nonemptyT + (size_t)o * sw->words, i);
+    }
+    if (sw->cfg.flow_control && l == sw->cfg.fc_off)
+        fc_mark(sw, i, o, 0);
+}
+
+static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
+{
+    for (unsigned i = 0; i < sw->n; i++) {
+        if (fc_valid)
+            fc_valid[i] = 0;
+        if (!sw->fc_pending[i])
+            continue;
+        rifl_l2_fc f = { 0 };
+        uint64_t *on = sw->fc_on_pend + (size_t)i * sw->words;
+        uint64_t *off = sw->fc_off_pend + (size_t)i * sw->words;
+        int q = bs_next_rr(on, NULL, sw->words, 0);
+        if (q >= 0) {
+            f.on_valid = true;
+            f.on_queue = (uint8_t)q;
+            bs_clr(on, (unsigned)q);
+            sw->fc_pending[i]--;
+            sw->st.fc_on_sent++;
+        }
+        q = bs_next_rr(off, NULL, sw->words, 0);
+        if (q >= 0) {
+            f.off_valid = true;
+            f.off_queue = (uint8_t)q;
+            bs_clr(off, (unsigned)q);
+            sw->fc_pending[i]--;
+            sw->st.fc_off_sent++;
+        }
+        sw->st.fc_frames_sent++;
+        if (fc)
+            fc[i] = f;
+        if (fc_valid)
+            fc_valid[i] = 1;
+    }
+}
+
+int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *out_valid,
+                     rifl_l2_fc *fc, uint8_t *fc_valid)
+{
+    const unsigned n = sw->n, W = sw->words;
+    sw->st.slots++;
+    sw->st.occupancy_sum += sw->held;
+    for (unsigned o = 0; o < n; o++)
+        out_valid[o] = 0;
+    int switched = 0;
+    if (sw->cfg.scheduler == RIFL_SCHED_ISLIP) {
+        /* requests = non-empty VOQs whose head is not held back */
+        if (!sw->outputs_paused)
+            rifl_islip_load(sw->islip, sw->nonempty, sw->nonemptyT);
+        else
+            rifl_islip_clear_requests(sw->islip);
+        for (unsigned i = 0; sw->outputs_paused && i < n; i++) {
+            const uint64_t *ne = sw->nonempty + (size_t)i * W;
+            for (unsigned w = 0; w < W; w++) {
+                uint64_t bits = ne[w];
+                while (bits) {
+                    unsigned o = w * 64 + (unsigned)__builtin_ctzll(bits);
+                    bits &= bits - 1;
+                    if (head_blocked(sw, i, o)) {
+                        sw->st.fc_blocked_requests++;
+                        continue;
+                    }
+                    rifl_islip_request(sw->islip, i, o, true);
+                }
+            }
+        }
+        unsigned m = rifl_islip_run(sw->islip, sw->match, sw->iter_matches);
+        for (unsigned it = 0; it < sw->cfg.iterations; it++)
+            sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
+        if (m && sw->cfg.check_fabric) {
+            sw->st.fabric_checks++;
+            sw->st.fabric_collisions +=
+                rifl_fabric_route(sw->fabric, sw->match, sw->at_out, true);
+        }
+        if (m)
+            for (unsigned i = 0; i < n; i++) {
+                int o = sw->match[i];
+                if (o < 0)
+                    continue;
+                dequeue(sw, i, (unsigned)o, &out[o]);
+                out_valid[o] = 1;
+                switched++;
+            }
+    } else {
+        /* SAFC: every output takes its oldest cell from any input */
+        for (unsigned o = 0; o < n; o++) {
+            const uint64_t *req = sw->nonemptyT + (size_t)o * W;
+            int best = -1;
+            uint64_t best_t = UINT64_MAX;
+            unsigned start = sw->rr[o];
+            for (unsigned w = 0; w < W; w++) {
+                uint64_t bits = req[w];
+                while (bits) {
+                    unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+                    bits &= bits - 1;
+                    if (sw->outputs_paused && head_blocked(sw, i, o)) {
+                        sw->st.fc_blocked_requests++;
+                        continue;
+                    }
+                    size_t v = (size_t)i * n + o;
+                    uint64_t t = sw->arrive[v * sw->cap + sw->head[v]];
+                    /* ties: first input at or after the pointer */
+                    unsigned rank = (i + n - start) % n;
+                    unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
+                    if (t < best_t || (t == best_t && rank < brank)) {
+                        best_t = t;
+                        best = (int)i;
+                    }
+                }
+            }
+            if (best >= 0) {
+                dequeue(sw, (unsigned)best, o, &out[o]);
+                out_valid[o] = 1;
+                sw->rr[o] = (uint16_t)(((unsigned)best + 1) % n);
+                switched++;
+            }
+        }
+    }
+    sw->st.cells_out += (uint64_t)switched;
+    emit_fc(sw, fc, fc_valid);
+    return switched;
+}

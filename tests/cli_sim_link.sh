@@ -1,0 +1,71 @@
+#!/bin/bash
+# CLI tests of `rifl sim link`, `rifl calc` and `rifl plot`.
+# $1: rifl binary, $2: shared dir, $3: source dir.
+set -u
+RIFL=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# JSON summary with the required keys, lossless, seed printed
+"$RIFL" sim link --ber 1e-6 --bytes 2MB --seed 5 --json >"$TMP/a.json" 2>"$TMP/a.err" || bad "json run exit $?"
+grep -q "seed 5" "$TMP/a.err" || bad "seed not printed"
+for k in goodput_gbps efficiency bandwidth_ratio lost duplicated reordered corrupted \
+         latency_ns '"avg"' '"p50"' '"p99"' '"p999"' '"max"' tx_replay_cycles; do
+    grep -q "$k" "$TMP/a.json" || bad "json lacks $k"
+done
+grep -q '"lossless": true' "$TMP/a.json" || bad "not lossless"
+grep -q '"lost": 0, "duplicated": 0, "reordered": 0, "corrupted": 0' "$TMP/a.json" || bad "validator counts"
+if command -v python3 >/dev/null; then
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 0.5 < d['bandwidth_ratio'] <= 1.0001, d['bandwidth_ratio']; assert d['latency_ns']['p99'] >= d['latency_ns']['p50'] > 0" "$TMP/a.json" || bad "json content"
+fi
+
+# same seed, same results (wall time aside)
+"$RIFL" sim link --ber 1e-6 --bytes 2MB --seed 5 --json >"$TMP/b.json" 2>/dev/null
+sed 's/"wall_s": [0-9.]*//' "$TMP/a.json" >"$TMP/a2"; sed 's/"wall_s": [0-9.]*//' "$TMP/b.json" >"$TMP/b2"
+cmp -s "$TMP/a2" "$TMP/b2" || bad "same seed gave different results"
+
+# human summary
+"$RIFL" sim link --ber 1e-7 --bytes 1MB >"$TMP/h.txt" 2>/dev/null || bad "summary run"
+grep -q "lossless: yes" "$TMP/h.txt" || bad "summary lacks verdict"
+grep -q "seed: 1" "$TMP/h.txt" || bad "summary lacks seed"
+
+# sweep to CSV: header + 3 points
+"$RIFL" sim link --sweep ber=1e-7:1e-6:x10^0.5 --bytes 1MB --csv >"$TMP/s.csv" 2>/dev/null || bad "sweep exit"
+[ "$(wc -l <"$TMP/s.csv")" = 4 ] || bad "sweep lines: $(wc -l <"$TMP/s.csv")"
+head -1 "$TMP/s.csv" | grep -q '^ber,' || bad "csv header"
+
+# config file plus command-line override
+printf 'ber = 1e-6\nbytes = 1MB\nsize = 64\n' >"$TMP/c.conf"
+"$RIFL" sim link --config "$TMP/c.conf" --ber 0 --json >"$TMP/c.json" 2>/dev/null || bad "config run"
+grep -q '"ber_ab": 0,' "$TMP/c.json" || bad "command line did not override the config file"
+grep -q '"bit_errors": \[0, 0\]' "$TMP/c.json" || bad "errors with BER 0"
+
+# refusals: clear message, exit status 2, no crash
+expect_err() {
+    local pat=$1; shift
+    "$RIFL" "$@" >/dev/null 2>"$TMP/e.txt"
+    local rc=$?
+    [ $rc = 2 ] || bad "'$*' exit $rc"
+    grep -q "$pat" "$TMP/e.txt" || bad "'$*' message: $(cat "$TMP/e.txt")"
+}
+expect_err "out of range" sim link --ber -1e-9
+expect_err "smallest safe frame-ID width is 10" sim link --cable 200 --fid-bits 8
+printf 'bogus_key = 3\n' >"$TMP/bad.conf"
+expect_err "unknown setting 'bogus_key'" sim link --config "$TMP/bad.conf"
+expect_err "not a sweep" sim link --sweep ber=1e-5:1e-7:x10
+expect_err "packet size" sim link --size 0
+expect_err "needs one of" calc
+
+# calc reproduces the paper's tables
+"$RIFL" calc table3 --csv | grep -q '^256,12,0.937500' || bad "table3"
+"$RIFL" calc table2 --csv | grep -q '^128,9,8,4,' || bad "table2"
+
+# plot (when gnuplot is installed)
+if command -v gnuplot >/dev/null; then
+    "$RIFL" plot "$TMP/s.csv" --x ber --y bandwidth_ratio --logx --out "$TMP/p.png" 2>/dev/null || bad "plot"
+    [ -s "$TMP/p.png" ] || bad "no png"
+    expect_err "no column" plot "$TMP/s.csv" --y nothing --out "$TMP/q.png"
+fi
+exit $fail

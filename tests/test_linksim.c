@@ -1,0 +1,277 @@
+/* Link simulator: the fast path gives exactly the run that plain stepping
+ * gives, the channel's error count matches its BER, runs are lossless and
+ * reproducible, bad settings are refused with a clear message. */
+#include <math.h>
+
+#include "testlib.h"
+
+#include "rifl/linksim.h"
+
+static rifl_linksim_config base(uint64_t seed, double ber, uint64_t bytes)
+{
+    rifl_linksim_config c;
+    rifl_linksim_defaults(&c);
+    c.seed = seed;
+    c.ber[0] = ber;
+    c.ber[1] = ber;
+    c.bytes = bytes;
+    return c;
+}
+
+static bool run_ok(const rifl_linksim_config *c, rifl_linksim_result *r)
+{
+    char msg[512] = "";
+    int rc = rifl_linksim_run(c, r, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    return rc == RIFL_OK;
+}
+
+static void same_stats(const rifl_linksim_result *a, const rifl_linksim_result *b)
+{
+    CHECK_EQ_U(a->slots, b->slots);
+    for (int i = 0; i < 2; i++) {
+        CHECK(memcmp(&a->lane[i], &b->lane[i], sizeof a->lane[i]) == 0);
+        CHECK(memcmp(&a->ch[i], &b->ch[i], sizeof a->ch[i]) == 0);
+        CHECK(memcmp(&a->val[i], &b->val[i], sizeof a->val[i]) == 0);
+        CHECK_EQ_U(a->offered_bytes[i], b->offered_bytes[i]);
+    }
+    CHECK_EQ_U(a->lat.n, b->lat.n);
+    CHECK(a->lat.sum == b->lat.sum);
+    CHECK_EQ_U(a->lat.max, b->lat.max);
+    CHECK_EQ_U(a->lat_last.max, b->lat_last.max);
+    CHECK_EQ_U(rifl_hist_quantile(&a->lat, 0.99), rifl_hist_quantile(&b->lat, 0.99));
+    CHECK_EQ_U(rifl_hist_quantile(&a->lat, 0.5), rifl_hist_quantile(&b->lat, 0.5));
+}
+
+static void print_lane_diff(const rifl_linksim_result *a, const rifl_linksim_result *b)
+{
+    for (int i = 0; i < 2; i++) {
+        const uint64_t *x = (const uint64_t *)&a->lane[i], *y = (const uint64_t *)&b->lane[i];
+        for (size_t k = 0; k < sizeof a->lane[i] / 8; k++)
+            if (x[k] != y[k])
+                printf("  lane %d counter #%zu: plain %llu fast %llu\n", i, k,
+                       (unsigned long long)x[k], (unsigned long long)y[k]);
+    }
+}
+
+/* fast path against plain stepping, over a range of error rates, packet
+ * sizes, loads and links */
+static void t_fast_equals_plain(void)
+{
+    struct {
+        double ber;
+        size_t lo, hi;
+        double load;
+        unsigned F;
+        double cable;
+    } cases[] = {
+        { 0, 1, 8192, 1.0, 256, 10 },
+        { 1e-7, 1, 8192, 1.0, 256, 10 },
+        { 1e-6, 1, 1500, 1.0, 256, 10 },
+        { 3e-6, 64, 64, 1.0, 512, 30 },
+        { 1e-6, 1, 300, 0.6, 256, 2 },
+        { 2e-7, 1, 9000, 0.3, 128, 10 },
+        { 1e-5, 1, 8192, 1.0, 256, 10 },
+        { 5e-7, 1, 2000, 1.0, 256, 10 }, /* with receiver stalls (below) */
+    };
+    uint64_t fast_total = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rifl_linksim_config c = base(test_seed * 31 + i, cases[i].ber,
+                                     test_long_run ? 20000000 : 3000000);
+        c.min_len = cases[i].lo;
+        c.max_len = cases[i].hi;
+        c.load = cases[i].load;
+        c.lane.frame_bits = cases[i].F;
+        c.lane.link.cable_m = cases[i].cable;
+        c.lane.fid_bits = rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
+                                                 c.lane.pipeline_frames);
+        if (cases[i].hi > 8192)
+            c.lane.tx_queue_frames = 4096;
+        if (i == sizeof cases / sizeof cases[0] - 1) {
+            c.rx_stall = 3000;
+            c.rx_period = 20000;
+        }
+        rifl_linksim_result a, b;
+        c.fast = false;
+        if (!run_ok(&c, &a))
+            continue;
+        c.fast = true;
+        if (!run_ok(&c, &b)) {
+            rifl_linksim_result_free(&a);
+            continue;
+        }
+        printf("  ber %.0e sizes %zu..%zu load %.1f F %u: %llu slots, %llu fast in %llu skips, "
+               "%llu+%llu packets\n", cases[i].ber, cases[i].lo, cases[i].hi, cases[i].load,
+               cases[i].F, (unsigned long long)a.slots, (unsigned long long)b.fast_slots,
+               (unsigned long long)b.skips, (unsigned long long)a.val[0].packets_ok,
+               (unsigned long long)a.val[1].packets_ok);
+        same_stats(&a, &b);
+        if (memcmp(&a.lane[0], &b.lane[0], sizeof a.lane[0]) ||
+            memcmp(&a.lane[1], &b.lane[1], sizeof a.lane[1]))
+            print_lane_diff(&a, &b);
+        CHECK(a.lossless && b.lossless && a.complete && b.complete);
+        CHECK_EQ_U(a.fast_slots, 0);
+        fast_total += b.fast_slots;
+        rifl_linksim_result_free(&a);
+        rifl_linksim_result_free(&b);
+    }
+    CHECK(fast_total > 0);
+}
+
+
+/* the channel flips bits at the requested rate: the count over N bits is
+ * within 5 standard deviations of N x BER */
+static void t_channel_ber(void)
+{
+    static const double bers[] = { 1e-2, 1e-3, 1e-4, 1e-5 };
+    for (size_t i = 0; i < 4; i++) {
+        rifl_channel_config cc = { .frame_bits = 256, .delay_frames = 3, .ber = bers[i],
+                                   .seed = test_seed + i };
+        rifl_channel *ch;
+        REQUIRE(rifl_channel_create(&cc, &ch, NULL, 0) == RIFL_OK);
+        uint8_t f[32] = { 0 };
+        uint64_t frames = (uint64_t)(4000.0 / (bers[i] * 256)) + 1000;
+        uint64_t seen = 0;
+        for (uint64_t k = 0; k < frames; k++) {
+            const uint8_t *o = rifl_channel_step(ch, f);
+            if (o)
+                for (int b = 0; b < 32; b++)
+                    seen += (uint64_t)__builtin_popcount(o[b]);
+        }
+        const rifl_channel_stats *st = rifl_channel_get_stats(ch);
+        double expect = bers[i] * (double)st->bits, sd = sqrt(expect * (1 - bers[i]));
+        printf("  BER %g: %llu bit errors in %llu bits, expected %.0f +- %.0f\n", bers[i],
+               (unsigned long long)st->bit_errors, (unsigned long long)st->bits, expect, sd);
+        CHECK(fabs((double)st->bit_errors - expect) < 5 * sd);
+        /* what came out of the channel carries exactly the flipped bits */
+        CHECK(seen <= st->bit_errors && seen + 3 * 256 >= st->bit_errors);
+        rifl_channel_free(ch);
+    }
+    /* at low rates through the simulator (fast path included) */
+    rifl_linksim_config c = base(test_seed, 1e-7, 40000000);
+    rifl_linksim_result r;
+    if (run_ok(&c, &r)) {
+        for (int d = 0; d < 2; d++) {
+            double expect = 1e-7 * (double)r.ch[d].bits, sd = sqrt(expect);
+            printf("  BER 1e-7 direction %d: %llu bit errors in %llu bits, expected %.0f +- "
+                   "%.0f\n", d, (unsigned long long)r.ch[d].bit_errors,
+                   (unsigned long long)r.ch[d].bits, expect, sd);
+            CHECK(fabs((double)r.ch[d].bit_errors - expect) < 5 * sd);
+        }
+        CHECK(r.fast_slots > r.slots / 2);
+        rifl_linksim_result_free(&r);
+    }
+}
+
+/* nothing lost, duplicated, reordered or corrupted across the BER range */
+static void t_lossless_sweep(void)
+{
+    for (int e = 0; e <= 16; e++) {
+        double ber = 1e-9 * pow(10.0, e * 0.25);
+        rifl_linksim_config c = base(test_seed * 1000 + (uint64_t)e, ber,
+                                     test_long_run ? 50000000 : ber > 1e-6 ? 300000 : 2000000);
+        rifl_linksim_result r;
+        if (!run_ok(&c, &r))
+            continue;
+        uint64_t bad = r.val[0].lost + r.val[1].lost + r.val[0].duplicated +
+                       r.val[1].duplicated + r.val[0].reordered + r.val[1].reordered +
+                       r.val[0].corrupted + r.val[1].corrupted;
+        CHECK_EQ_U(bad, 0);
+        CHECK(r.lossless && r.complete);
+        CHECK(r.val[0].bytes_ok >= c.bytes && r.val[1].bytes_ok >= c.bytes);
+        if (ber >= 1e-6)
+            CHECK(r.lane[0].tx_replay_cycles + r.lane[1].tx_replay_cycles > 0);
+        rifl_linksim_result_free(&r);
+    }
+}
+
+/* slow receivers: flow control keeps the receive buffers from overflowing
+ * and nothing is lost, with and without bit errors */
+static void t_backpressure(void)
+{
+    static const double bers[] = { 0, 1e-6 };
+    for (int i = 0; i < 2; i++) {
+        rifl_linksim_config c = base(test_seed * 5 + (uint64_t)i, bers[i], 1000000);
+        c.rx_ready = 0.5;
+        c.rx_stall = 3000; /* receivers read only 1000 slots out of 4000 */
+        c.rx_period = 4000;
+        rifl_linksim_result r;
+        if (!run_ok(&c, &r))
+            continue;
+        CHECK(r.lossless && r.complete);
+        CHECK(r.lane[0].fc_on_sent + r.lane[1].fc_on_sent > 0);
+        CHECK(r.goodput_gbps < 0.5 * 104.6); /* the receivers set the pace */
+        rifl_linksim_result_free(&r);
+    }
+}
+
+/* identical seeds, identical runs; another seed, another run */
+static void t_deterministic(void)
+{
+    rifl_linksim_config c = base(test_seed + 77, 1e-6, 2000000);
+    rifl_linksim_result a, b, d;
+    if (!run_ok(&c, &a))
+        return;
+    if (run_ok(&c, &b)) {
+        same_stats(&a, &b);
+        rifl_linksim_result_free(&b);
+    }
+    c.seed++;
+    if (run_ok(&c, &d)) {
+        CHECK(d.ch[0].bit_errors != a.ch[0].bit_errors || d.slots != a.slots ||
+              d.val[0].packets_ok != a.val[0].packets_ok);
+        rifl_linksim_result_free(&d);
+    }
+    rifl_linksim_result_free(&a);
+}
+
+static void refused(rifl_linksim_config *c, const char *needle)
+{
+    char msg[512] = "";
+    rifl_linksim_result r;
+    CHECK_EQ_I(rifl_linksim_run(c, &r, msg, sizeof msg), RIFL_ERR_CONFIG);
+    printf("  refused: %s\n", msg);
+    CHECK_MSG(strstr(msg, needle) != NULL, "'%s' not in '%s'", needle, msg);
+}
+
+static void t_bad_config(void)
+{
+    rifl_linksim_config c = base(1, -1e-9, 1000);
+    refused(&c, "out of range");
+    c = base(1, 0.7, 1000);
+    refused(&c, "out of range");
+    c = base(1, 0, 1000);
+    c.lane.link.cable_m = 200; /* K = 8 is too small for 200 m */
+    refused(&c, "smallest safe frame-ID width is 10");
+    c = base(1, 0, 1000);
+    c.lane.link.cable_m = 5000;
+    c.lane.fid_bits = 12;
+    refused(&c, "too long for RIFL");
+    c = base(1, 0, 1000);
+    c.max_len = 40000;
+    refused(&c, "do not fit the transmit queue");
+    c = base(1, 0, 1000);
+    c.load = 0;
+    refused(&c, "offered load");
+    c = base(1, 0, 0);
+    refused(&c, "no end");
+}
+
+static void t_histogram(void)
+{
+    rifl_hist h;
+    REQUIRE(rifl_hist_init(&h) == RIFL_OK);
+    for (uint64_t v = 1; v <= 1000; v++)
+        rifl_hist_add(&h, v);
+    rifl_hist_add(&h, 100000);
+    CHECK_EQ_U(rifl_hist_quantile(&h, 0.5), 501);
+    CHECK_EQ_U(rifl_hist_quantile(&h, 0.99), 991);
+    CHECK_EQ_U(rifl_hist_quantile(&h, 1.0), 100000);
+    CHECK_EQ_U(h.max, 100000);
+    CHECK(fabs(rifl_hist_avg(&h) - (500500.0 + 100000.0) / 1001.0) < 1e-9);
+    rifl_hist_free(&h);
+}
+
+TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain }, { "channel_ber", t_channel_ber },
+          { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
+          { "bad_config", t_bad_config }, { "histogram", t_histogram })

@@ -1,0 +1,564 @@
+/* The switch: Batcher-Banyan fabric model, iSLIP properties, VOQs with
+ * per-VOQ flow control, SAFC, drops and sizing checks. */
+#include "testlib.h"
+
+#include "rifl/rng.h"
+#include "rifl/switch.h"
+
+static void shuffle(rifl_rng *r, int16_t *a, unsigned n)
+{
+    for (unsigned k = n; k > 1; k--) {
+        unsigned j = (unsigned)rifl_rng_below(r, k);
+        int16_t t = a[k - 1];
+        a[k - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* Unique destinations (random partial permutations, any port count) never
+ * collide and every cell reaches its output. */
+static void t_fabric_permutations(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0xfab);
+    unsigned sizes[] = { 2, 3, 5, 8, 17, 32, 64, 100, 256 };
+    unsigned rounds = test_long_run ? 20000 : 2000;
+    unsigned coll = 0, misdelivered = 0, routed = 0;
+    for (unsigned s = 0; s < 9; s++) {
+        unsigned N = sizes[s];
+        rifl_fabric *f;
+        {
+            int req_rc_ = rifl_fabric_create(N, &f);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        int16_t perm[256], dest[256], at[256];
+        for (unsigned r = 0; r < rounds; r++) {
+            for (unsigned i = 0; i < N; i++)
+                perm[i] = (int16_t)i;
+            shuffle(&rng, perm, N);
+            double fill = rifl_rng_double(&rng);
+            for (unsigned i = 0; i < N; i++)
+                dest[i] = rifl_rng_double(&rng) < fill ? perm[i] : -1;
+            coll += rifl_fabric_route(f, dest, at, true);
+            for (unsigned i = 0; i < N; i++)
+                if (dest[i] >= 0) {
+                    routed++;
+                    if (at[dest[i]] != (int16_t)i)
+                        misdelivered++;
+                }
+        }
+        rifl_fabric_free(f);
+    }
+    CHECK_EQ_U(coll, 0);
+    CHECK_EQ_U(misdelivered, 0);
+    CHECK(routed > 1000);
+}
+
+/* Any set with a repeated destination is detected. */
+static void t_fabric_duplicates_detected(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0xd0b);
+    unsigned rounds = test_long_run ? 20000 : 3000, missed = 0;
+    for (unsigned N = 2; N <= 64; N = N * 2 + 1) {
+        rifl_fabric *f;
+        {
+            int req_rc_ = rifl_fabric_create(N, &f);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        int16_t dest[256], at[256];
+        for (unsigned r = 0; r < rounds; r++) {
+            for (unsigned i = 0; i < N; i++)
+                dest[i] = rifl_rng_chance(&rng, 0.5) ? (int16_t)rifl_rng_below(&rng, N) : -1;
+            unsigned a = (unsigned)rifl_rng_below(&rng, N), b;
+            do
+                b = (unsigned)rifl_rng_below(&rng, N);
+            while (b == a);
+            dest[a] = dest[b] = (int16_t)rifl_rng_below(&rng, N);
+            if (rifl_fabric_route(f, dest, at, true) == 0)
+                missed++;
+        }
+        rifl_fabric_free(f);
+    }
+    CHECK_EQ_U(missed, 0);
+}
+
+/* The sorter matters: without it the banyan blocks some permutations. */
+static void t_fabric_needs_sorter(void)
+{
+    rifl_fabric *f;
+    {
+        int req_rc_ = rifl_fabric_create(8, &f);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    int16_t at[8];
+    /* 0->0 and 4->1 share the first-stage element in an omega banyan */
+    int16_t dest[8] = { 0, -1, -1, -1, 1, -1, -1, -1 };
+    CHECK(rifl_fabric_route(f, dest, at, false) > 0);
+    CHECK_EQ_U(rifl_fabric_route(f, dest, at, true), 0);
+    CHECK_EQ_I(at[0], 0);
+    CHECK_EQ_I(at[1], 4);
+    rifl_fabric_free(f);
+}
+
+static int valid_matching(const int16_t *match, unsigned n, const uint8_t *req)
+{
+    uint8_t used[256] = { 0 };
+    for (unsigned i = 0; i < n; i++) {
+        int o = match[i];
+        if (o < 0)
+            continue;
+        if ((unsigned)o >= n || used[o] || !req[i * n + (unsigned)o])
+            return 0;
+        used[o] = 1;
+    }
+    return 1;
+}
+
+/* Random request matrices: every matching is valid, and it is maximal after
+ * N iterations (no unmatched input requests an unmatched output). */
+static void t_islip_valid_matching(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0x15);
+    unsigned bad = 0, nonmax = 0, runs = 0;
+    static uint8_t req[64 * 64];
+    int16_t match[64];
+    unsigned sizes[] = { 2, 7, 32, 64 };
+    for (unsigned s = 0; s < 4; s++) {
+        unsigned N = sizes[s];
+        for (unsigned iters = 1; iters <= 4; iters++) {
+            unsigned it = iters == 4 || iters > N ? N : iters;
+            rifl_islip *is;
+            {
+                int req_rc_ = rifl_islip_create(N, it, &is);
+                REQUIRE(req_rc_ == RIFL_OK);
+            }
+            for (unsigned r = 0; r < 300; r++) {
+                double p = rifl_rng_double(&rng);
+                rifl_islip_clear_requests(is);
+                for (unsigned k = 0; k < N * N; k++) {
+                    req[k] = rifl_rng_chance(&rng, p);
+                    if (req[k])
+                        rifl_islip_request(is, k / N, k % N, true);
+                }
+                unsigned m = rifl_islip_run(is, match, NULL);
+                unsigned cnt = 0;
+                for (unsigned i = 0; i < N; i++)
+                    cnt += match[i] >= 0;
+                if (cnt != m || !valid_matching(match, N, req))
+                    bad++;
+                if (it == N) {
+                    uint8_t out_used[64] = { 0 };
+                    for (unsigned i = 0; i < N; i++)
+                        if (match[i] >= 0)
+                            out_used[match[i]] = 1;
+                    for (unsigned i = 0; i < N; i++)
+                        for (unsigned o = 0; o < N; o++)
+                            if (match[i] < 0 && !out_used[o] && req[i * N + o])
+                                nonmax++;
+                }
+                runs++;
+            }
+            rifl_islip_free(is);
+        }
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK_EQ_U(nonmax, 0);
+    CHECK(runs > 1000);
+}
+
+/* Pointers move only on first-iteration accepts (McKeown's rule): a grant
+ * accepted in iteration 2 leaves the output's pointer where it was. */
+static void t_islip_pointer_rule(void)
+{
+    rifl_islip *is;
+    {
+        int req_rc_ = rifl_islip_create(4, 2, &is);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    int16_t match[4];
+    unsigned per_iter[2];
+    /* inputs 0 and 1 both request outputs 0 and 1; all pointers at 0, so
+     * both outputs grant input 0, it accepts output 0, output 1 goes
+     * unmatched in iteration 1 and grants input 1 in iteration 2 */
+    rifl_islip_request(is, 0, 0, true);
+    rifl_islip_request(is, 0, 1, true);
+    rifl_islip_request(is, 1, 0, true);
+    rifl_islip_request(is, 1, 1, true);
+    CHECK_EQ_U(rifl_islip_run(is, match, per_iter), 2);
+    CHECK_EQ_I(match[0], 0);
+    CHECK_EQ_I(match[1], 1);
+    CHECK_EQ_U(per_iter[0], 1);
+    CHECK_EQ_U(per_iter[1], 1);
+    CHECK_EQ_U(rifl_islip_grant_ptr(is, 0), 1);  /* one past input 0 */
+    CHECK_EQ_U(rifl_islip_accept_ptr(is, 0), 1); /* one past output 0 */
+    CHECK_EQ_U(rifl_islip_grant_ptr(is, 1), 0);  /* iteration-2 accept: unchanged */
+    CHECK_EQ_U(rifl_islip_accept_ptr(is, 1), 0);
+    /* next slot the pointers have desynchronised: a full match at once */
+    CHECK_EQ_U(rifl_islip_run(is, match, per_iter), 2);
+    CHECK_EQ_U(per_iter[0], 2);
+    rifl_islip_free(is);
+}
+
+/* One iteration, every VOQ always backlogged: the pointers desynchronise and
+ * the switch reaches 100% throughput; every input-output pair is served
+ * equally (no starvation). */
+static void t_islip_desync_full_load(void)
+{
+    const unsigned N = 16;
+    rifl_islip *is;
+    {
+        int req_rc_ = rifl_islip_create(N, 1, &is);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    for (unsigned i = 0; i < N; i++)
+        for (unsigned o = 0; o < N; o++)
+            rifl_islip_request(is, i, o, true);
+    int16_t match[16];
+    static unsigned served[16][16];
+    memset(served, 0, sizeof served);
+    unsigned late_full = 0, slots = 4000, warm = 2 * N;
+    for (unsigned t = 0; t < slots; t++) {
+        unsigned m = rifl_islip_run(is, match, NULL);
+        if (t >= warm && m == N)
+            late_full++;
+        for (unsigned i = 0; i < N; i++)
+            if (match[i] >= 0)
+                served[i][match[i]]++;
+    }
+    CHECK_EQ_U(late_full, slots - warm);
+    unsigned mn = ~0u, mx = 0;
+    for (unsigned i = 0; i < N; i++)
+        for (unsigned o = 0; o < N; o++) {
+            if (served[i][o] < mn) mn = served[i][o];
+            if (served[i][o] > mx) mx = served[i][o];
+        }
+    CHECK(mn > 0);
+    CHECK_MSG(mx - mn <= 2, "served min %u max %u", mn, mx);
+    rifl_islip_free(is);
+}
+
+/* Non-uniform persistent requests: no request waits more than N^2 slots
+ * (iSLIP's starvation freedom). */
+static void t_islip_no_starvation(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0x577);
+    const unsigned N = 8;
+    rifl_islip *is;
+    {
+        int req_rc_ = rifl_islip_create(N, 3, &is);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    uint8_t req[64];
+    unsigned wait[64] = { 0 }, worst = 0;
+    for (unsigned k = 0; k < N * N; k++) {
+        req[k] = rifl_rng_chance(&rng, 0.6);
+        if (k % (N + 1) == 0)
+            req[k] = 1; /* every port has at least one request */
+        if (req[k])
+            rifl_islip_request(is, k / N, k % N, true);
+    }
+    int16_t match[8];
+    for (unsigned t = 0; t < 5000; t++) {
+        rifl_islip_run(is, match, NULL);
+        for (unsigned k = 0; k < N * N; k++) {
+            if (!req[k])
+                continue;
+            if (match[k / N] == (int16_t)(k % N))
+                wait[k] = 0;
+            else if (++wait[k] > worst)
+                worst = wait[k];
+        }
+    }
+    CHECK_MSG(worst <= N * N, "worst wait %u slots", worst);
+    rifl_islip_free(is);
+}
+
+static rifl_cell mkcell(unsigned nports, unsigned in, unsigned out, unsigned src,
+                        uint32_t seq)
+{
+    rifl_cell c;
+    memset(&c, 0, sizeof c);
+    uint8_t r = (uint8_t)rifl_l2_rel_port(nports, in, out);
+    rifl_l2_hdr_make(&c.hdr, &r, 1);
+    c.src = (uint16_t)src;
+    c.dst = (uint16_t)out;
+    c.seq = seq;
+    c.bytes = 256;
+    return c;
+}
+
+static void t_sizing_rule(void)
+{
+    char err[256];
+    rifl_switch_config c = rifl_switch_default_config;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_OK);
+    CHECK_EQ_U(c.fc_on, c.voq_cells - c.rtt_slots);
+    c = rifl_switch_default_config;
+    c.voq_cells = rifl_switch_min_voq_cells(c.rtt_slots) - 1;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "1.5 round trips") != NULL);
+    c = rifl_switch_default_config;
+    c.fc_on = c.voq_cells - c.rtt_slots + 1;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "fc-on") != NULL);
+    c = rifl_switch_default_config;
+    c.fc_on = 5;
+    c.fc_off = 5;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    c = rifl_switch_default_config;
+    c.nports = 257;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    c = rifl_switch_default_config;
+    c.iterations = 0;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    rifl_switch *sw = NULL;
+    c = rifl_switch_default_config;
+    c.voq_cells = 3;
+    CHECK_EQ_I(rifl_switch_create(&c, &sw, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(sw == NULL);
+}
+
+static void t_drop_counters(void)
+{
+    rifl_switch_config c = rifl_switch_default_config;
+    c.nports = 8;
+    rifl_switch *sw;
+    char err[200];
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    rifl_cell x = mkcell(8, 2, 5, 0, 0);
+    rifl_l2_set_remain_hops(&x.hdr, 0);
+    CHECK_EQ_I(rifl_switch_input(sw, 2, &x, 0), RIFL_SW_DROP_MISROUTED);
+    x = mkcell(8, 2, 5, 0, 0);
+    x.hdr.b[1] = 7; /* j = N - 1 */
+    CHECK_EQ_I(rifl_switch_input(sw, 2, &x, 0), RIFL_SW_DROP_INVALID);
+    CHECK_EQ_I(rifl_switch_input(sw, 8, &x, 0), RIFL_ERR_INVALID_ARG);
+    /* broadcast: a copy in every VOQ but the input's own port */
+    x = mkcell(8, 2, 5, 0, 0);
+    x.hdr.b[1] = 255;
+    CHECK_EQ_I(rifl_switch_input(sw, 2, &x, 0), RIFL_SW_STORED);
+    for (unsigned o = 0; o < 8; o++)
+        CHECK_EQ_U(rifl_switch_voq_len(sw, 2, o), o == 2 ? 0 : 1);
+    rifl_cell out[8];
+    uint8_t ov[8];
+    unsigned got = 0;
+    for (unsigned t = 1; t < 20; t++) {
+        rifl_switch_step(sw, t, out, ov, NULL, NULL);
+        for (unsigned o = 0; o < 8; o++)
+            if (ov[o]) {
+                got++;
+                /* return index of input 2 seen from o */
+                CHECK_EQ_U(out[o].hdr.b[5], o < 2 ? 1 : 2);
+                CHECK_EQ_U(rifl_l2_remain_hops(&out[o].hdr), 0);
+            }
+    }
+    CHECK_EQ_U(got, 7);
+    /* overflow when the sender ignores flow control */
+    unsigned over = 0;
+    for (unsigned k = 0; k < c.voq_cells + 3; k++) {
+        rifl_cell y = mkcell(8, 1, 4, 1, k);
+        if (rifl_switch_input(sw, 1, &y, 100 + k) == RIFL_SW_DROP_OVERFLOW)
+            over++;
+    }
+    CHECK_EQ_U(over, 3);
+    rifl_switch_stats st;
+    rifl_switch_get_stats(sw, &st);
+    CHECK_EQ_U(st.drop_misrouted, 1);
+    CHECK_EQ_U(st.drop_invalid, 1);
+    CHECK_EQ_U(st.drop_overflow, 3);
+    CHECK_EQ_U(st.broadcasts, 1);
+    CHECK_EQ_U(st.fabric_collisions, 0);
+    CHECK(st.fc_on_sent == 0); /* no step since the overflow */
+    rifl_switch_free(sw);
+}
+
+/* Hosts around a switch with link delays, overload (every host sends as
+ * fast as flow control lets it, hot-spot destinations): no cell lost,
+ * duplicated or reordered per pair, every VOQ within its allocation, no
+ * fabric collision.  Run for iSLIP and SAFC. */
+static void run_overload(rifl_sched sched, unsigned N, unsigned slots, uint64_t seed)
+{
+    rifl_switch_config c = rifl_switch_default_config;
+    c.nports = N;
+    c.scheduler = sched;
+    const unsigned dup = 9, ddown = 8; /* host->switch, switch->host */
+    c.rtt_slots = dup + ddown + 1;
+    c.voq_cells = rifl_switch_min_voq_cells(c.rtt_slots);
+    rifl_switch *sw;
+    char err[256];
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    rifl_rng rng;
+    rifl_rng_seed(&rng, seed);
+    enum { MAXN = 32, L = 64 };
+    static rifl_cell up[MAXN][L], down[MAXN][L];
+    static uint8_t upv[MAXN][L], downv[MAXN][L];
+    static rifl_l2_fc fcl[MAXN][L];
+    static uint8_t fcv[MAXN][L];
+    static uint8_t paused[MAXN][MAXN];
+    static uint32_t next_seq[MAXN][MAXN], expect[MAXN][MAXN];
+    memset(upv, 0, sizeof upv);
+    memset(downv, 0, sizeof downv);
+    memset(fcv, 0, sizeof fcv);
+    memset(paused, 0, sizeof paused);
+    memset(next_seq, 0, sizeof next_seq);
+    memset(expect, 0, sizeof expect);
+    rifl_cell out[MAXN];
+    uint8_t ov[MAXN];
+    rifl_l2_fc fc[MAXN];
+    uint8_t fv[MAXN];
+    uint64_t sent = 0, recv = 0, order_err = 0, wrong_dst = 0;
+    unsigned quiet = 0;
+    for (unsigned t = 0; t < slots + 400000 && quiet < L; t++) {
+        quiet = t >= slots && !rifl_switch_cells_held(sw) ? quiet + 1 : 0;
+        unsigned k = t % L;
+        for (unsigned h = 0; h < N; h++) {
+            if (upv[h][k]) {
+                rifl_switch_input(sw, h, &up[h][k], t);
+                upv[h][k] = 0;
+            }
+            if (downv[h][k]) {
+                rifl_cell *x = &down[h][k];
+                if (x->dst != h)
+                    wrong_dst++;
+                if (x->seq != expect[x->src][h])
+                    order_err++;
+                expect[x->src][h] = x->seq + 1;
+                recv++;
+                downv[h][k] = 0;
+            }
+            if (fcv[h][k]) {
+                if (fcl[h][k].on_valid)
+                    paused[h][fcl[h][k].on_queue] = 1;
+                if (fcl[h][k].off_valid)
+                    paused[h][fcl[h][k].off_queue] = 0;
+                fcv[h][k] = 0;
+            }
+        }
+        if (t < slots)
+            for (unsigned h = 0; h < N; h++) {
+                /* 3/4 of the time a hot spot (output 0 or 1), else uniform */
+                unsigned d;
+                do
+                    d = rifl_rng_chance(&rng, 0.75) ? (unsigned)rifl_rng_below(&rng, 2)
+                                                   : (unsigned)rifl_rng_below(&rng, N);
+                while (d == h);
+                if (paused[h][d])
+                    continue; /* sender honours flow control */
+                rifl_cell x = mkcell(N, h, d, h, next_seq[h][d]++);
+                unsigned at = (t + dup) % L;
+                up[h][at] = x;
+                upv[h][at] = 1;
+                sent++;
+            }
+        rifl_switch_step(sw, t, out, ov, fc, fv);
+        for (unsigned o = 0; o < N; o++) {
+            if (ov[o]) {
+                unsigned at = (t + 1 + ddown) % L;
+                down[o][at] = out[o];
+                downv[o][at] = 1;
+            }
+            if (fv[o]) {
+                unsigned at = (t + 1 + ddown) % L;
+                fcl[o][at] = fc[o];
+                fcv[o][at] = 1;
+            }
+        }
+    }
+    rifl_switch_stats st;
+    rifl_switch_get_stats(sw, &st);
+    CHECK_EQ_U(st.drop_overflow, 0);
+    CHECK_EQ_U(st.fabric_collisions, 0);
+    CHECK_MSG(st.max_voq_cells <= c.voq_cells, "max %llu > %u",
+              (unsigned long long)st.max_voq_cells, c.voq_cells);
+    CHECK(st.fc_on_sent > 0);   /* overload really happened */
+    CHECK(st.fc_off_sent > 0);
+    CHECK_EQ_U(recv, sent);
+    CHECK_EQ_U(order_err, 0);
+    CHECK_EQ_U(wrong_dst, 0);
+    CHECK(sent > slots);
+    rifl_switch_free(sw);
+}
+
+static void t_overload_islip(void)
+{
+    run_overload(RIFL_SCHED_ISLIP, 16, test_long_run ? 200000 : 20000, test_seed ^ 1);
+}
+
+static void t_overload_safc(void)
+{
+    run_overload(RIFL_SCHED_SAFC, 16, test_long_run ? 200000 : 20000, test_seed ^ 2);
+}
+
+/* Flow control from a downstream switch: an ON for downstream queue q holds
+ * back exactly the VOQ heads whose next hop is q; the OFF releases them. */
+static void t_downstream_flow_control(void)
+{
+    rifl_switch_config c = rifl_switch_default_config;
+    c.nports = 4;
+    rifl_switch *sw;
+    char err[200];
+    {
+        int rc = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(rc == RIFL_OK);
+    }
+    /* output 3 leads to input 1 of an 8-port switch */
+    CHECK_EQ_I(rifl_switch_set_downstream(sw, 3, 8, 1), RIFL_OK);
+    CHECK_EQ_I(rifl_switch_set_downstream(sw, 4, 8, 1), RIFL_ERR_INVALID_ARG);
+    /* two cells from input 0 to output 3: next hop j=4 (downstream output
+     * 5) and j=0 (downstream output 0) */
+    uint8_t r1[2] = { 2, 4 }, r2[2] = { 2, 0 };
+    rifl_cell a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    rifl_l2_hdr_make(&a.hdr, r1, 2);
+    rifl_l2_hdr_make(&b.hdr, r2, 2);
+    a.seq = 1;
+    b.seq = 2;
+    rifl_l2_fc on5 = { true, false, 5, 0 }, off5 = { false, true, 0, 5 };
+    CHECK_EQ_I(rifl_switch_fc_receive(sw, 3, &on5), RIFL_OK);
+    CHECK_EQ_I(rifl_switch_input(sw, 0, &a, 0), RIFL_SW_STORED);
+    CHECK_EQ_I(rifl_switch_input(sw, 2, &b, 0), RIFL_SW_STORED);
+    rifl_cell out[4];
+    uint8_t ov[4];
+    /* only b (next hop not paused) may leave */
+    unsigned got_b = 0, got_a = 0;
+    for (unsigned t = 1; t < 6; t++) {
+        rifl_switch_step(sw, t, out, ov, NULL, NULL);
+        if (ov[3] && out[3].seq == 1)
+            got_a++;
+        if (ov[3] && out[3].seq == 2)
+            got_b++;
+    }
+    CHECK_EQ_U(got_a, 0);
+    CHECK_EQ_U(got_b, 1);
+    CHECK_EQ_U(rifl_switch_voq_len(sw, 0, 3), 1);
+    CHECK_EQ_I(rifl_switch_fc_receive(sw, 3, &off5), RIFL_OK);
+    rifl_switch_step(sw, 7, out, ov, NULL, NULL);
+    CHECK(ov[3] && out[3].seq == 1);
+    CHECK_EQ_U(out[3].hdr.b[1], 4); /* next hop's byte now first */
+    rifl_switch_stats st;
+    rifl_switch_get_stats(sw, &st);
+    CHECK(st.fc_blocked_requests >= 4);
+    CHECK_EQ_U(st.fc_on_received, 1);
+    CHECK_EQ_U(st.fc_off_received, 1);
+    rifl_switch_free(sw);
+}
+
+TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
+          { "fabric_permutations", t_fabric_permutations },
+          { "fabric_duplicates_detected", t_fabric_duplicates_detected },
+          { "fabric_needs_sorter", t_fabric_needs_sorter },
+          { "islip_valid_matching", t_islip_valid_matching },
+          { "islip_pointer_rule", t_islip_pointer_rule },
+          { "islip_desync_full_load", t_islip_desync_full_load },
+          { "islip_no_starvation", t_islip_no_starvation },
+          { "sizing_rule", t_sizing_rule }, { "drop_counters", t_drop_counters },
+          { "overload_islip", t_overload_islip }, { "overload_safc", t_overload_safc })

@@ -1,0 +1,260 @@
+/* The switch simulator: lossless, in-order delivery for every traffic mix,
+ * the latency floor, reproducibility, flow control under overload, a
+ * multi-switch topology, and refused configurations. */
+#include "testlib.h"
+
+#include "rifl/switch_sim.h"
+
+static int simulate(const rifl_ssim_config *c, rifl_ssim_result *r)
+{
+    rifl_ssim *s;
+    char err[256];
+    int rc = rifl_ssim_create(c, &s, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "  create: %s\n", err);
+        return rc;
+    }
+    while (!rifl_ssim_run(s, 100000)) {
+        rifl_ssim_result tmp;
+        rifl_ssim_result_get(s, &tmp);
+        if (c->max_slots && tmp.slots >= c->max_slots)
+            break;
+    }
+    rifl_ssim_result_get(s, r);
+    rifl_ssim_free(s);
+    return RIFL_OK;
+}
+
+static void check_clean(const rifl_ssim_result *r)
+{
+    CHECK(r->finished);
+    CHECK_EQ_U(r->cells_delivered, r->cells_generated);
+    CHECK_EQ_U(r->lost, 0);
+    CHECK_EQ_U(r->duplicated, 0);
+    CHECK_EQ_U(r->misdelivered, 0);
+    CHECK_EQ_U(r->dropped, 0);
+    CHECK_EQ_U(r->sw.fabric_collisions, 0);
+    CHECK(r->sw.max_voq_cells <= r->voq_cells);
+    CHECK_EQ_U(r->fc_decode_errors, 0);
+}
+
+static void t_mixes_lossless(void)
+{
+    uint64_t per_pair = test_long_run ? 200000 : 20000;
+    unsigned runs = 0;
+    for (int sched = 0; sched < 2; sched++)
+        for (int tr = 0; tr < 2; tr++)
+            for (int var = 0; var < 2; var++) {
+                rifl_ssim_config c = rifl_ssim_default_config;
+                c.nports = 16;
+                c.scheduler = sched ? RIFL_SCHED_SAFC : RIFL_SCHED_ISLIP;
+                c.traffic = tr ? RIFL_TRAFFIC_BURSTY : RIFL_TRAFFIC_BERNOULLI;
+                c.packet_bytes = var ? 0 : 512;
+                c.load = 0.95;
+                c.bytes_per_pair = per_pair;
+                c.seed = test_seed + (uint64_t)(sched * 4 + tr * 2 + var);
+                rifl_ssim_result r;
+                {
+                    int req_rc_ = simulate(&c, &r);
+                    REQUIRE(req_rc_ == RIFL_OK);
+                }
+                check_clean(&r);
+                /* every byte of every pair was generated */
+                CHECK_EQ_U(r.payload_bytes, per_pair * 16 * 15);
+                runs++;
+            }
+    CHECK_EQ_U(runs, 8);
+}
+
+/* At light load the utilization follows the load and the fastest cell
+ * takes the fixed latency plus the one scheduling slot. */
+static void t_light_load(void)
+{
+    rifl_ssim_config c = rifl_ssim_default_config;
+    c.nports = 8;
+    c.load = 0.2;
+    c.latency = 11;
+    c.bytes_per_pair = 100000;
+    c.seed = test_seed;
+    rifl_ssim_result r;
+    {
+        int req_rc_ = simulate(&c, &r);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    check_clean(&r);
+    CHECK_EQ_U(r.lat_pct[0], 12);
+    CHECK_MSG(r.utilization > 0.17 && r.utilization < 0.23, "utilization %f", r.utilization);
+    CHECK(r.lat_pct[1] <= 13);
+}
+
+static void t_reproducible(void)
+{
+    rifl_ssim_config c = rifl_ssim_default_config;
+    c.nports = 8;
+    c.traffic = RIFL_TRAFFIC_BURSTY;
+    c.packet_bytes = 0;
+    c.bytes_per_pair = 30000;
+    c.seed = 77;
+    rifl_ssim_result a, b, d;
+    {
+        int req_rc_ = simulate(&c, &a);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    {
+        int req_rc_ = simulate(&c, &b);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    c.seed = 78;
+    {
+        int req_rc_ = simulate(&c, &d);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    CHECK_EQ_U(a.slots, b.slots);
+    CHECK_EQ_U(a.payload_bytes, b.payload_bytes);
+    CHECK_EQ_U(a.cells_generated, b.cells_generated);
+    CHECK(!memcmp(a.lat_pct, b.lat_pct, sizeof a.lat_pct));
+    CHECK_EQ_U(a.sw.fc_on_sent, b.sw.fc_on_sent);
+    CHECK(a.slots != d.slots || a.cells_generated != d.cells_generated ||
+          memcmp(a.lat_pct, d.lat_pct, sizeof a.lat_pct));
+}
+
+/* Overload with the smallest safe VOQs: flow control keeps every VOQ within
+ * its space, nothing overflows. */
+static void t_overload_small_voqs(void)
+{
+    rifl_ssim_config c = rifl_ssim_default_config;
+    c.nports = 16;
+    c.load = 1.0;
+    c.traffic = RIFL_TRAFFIC_BURSTY;
+    c.burst_bytes = 16384; /* long bursts pile up on single outputs */
+    c.bytes_per_pair = test_long_run ? 500000 : 60000;
+    c.seed = test_seed;
+    rifl_ssim_result r;
+    {
+        int req_rc_ = simulate(&c, &r);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    check_clean(&r);
+    CHECK(r.sw.fc_on_sent > 100);
+    CHECK_EQ_U(r.voq_cells, (3 * r.rtt_slots + 1) / 2);
+    CHECK(r.sw.max_voq_cells > r.fc_on); /* the headroom was used */
+}
+
+/* Two switches joined by one link: traffic from four hosts on s1 to four on
+ * s2 shares it, so s2's input VOQs push back on s1's output. */
+static void t_two_switches(void)
+{
+    const char *text = "switch s1 5\nswitch s2 5\n"
+                       "host a0\nhost a1\nhost a2\nhost a3\nhost b0\nhost b1\nhost b2\nhost b3\n"
+                       "link a0 s1:0\nlink a1 s1:1\nlink a2 s1:2\nlink a3 s1:3\n"
+                       "link b0 s2:0\nlink b1 s2:1\nlink b2 s2:2\nlink b3 s2:3\n"
+                       "link s1:4 s2:4 delay 3\n";
+    rifl_topology *t;
+    char err[256];
+    {
+        int req_rc_ = rifl_topo_parse(text, strlen(text), &t, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    for (int sched = 0; sched < 2; sched++) {
+        rifl_ssim_config c = rifl_ssim_default_config;
+        c.topo = t;
+        c.load = 1.0;
+        c.traffic = RIFL_TRAFFIC_BURSTY;
+        c.burst_bytes = 16384; /* bursts from both sides meet on s2's outputs */
+        c.scheduler = sched ? RIFL_SCHED_SAFC : RIFL_SCHED_ISLIP;
+        c.bytes_per_pair = test_long_run ? 200000 : 30000;
+        c.seed = test_seed;
+        rifl_ssim_result r;
+        {
+            int req_rc_ = simulate(&c, &r);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        check_clean(&r);
+        CHECK_EQ_U(r.switches, 2);
+        CHECK_EQ_U(r.hosts, 8);
+        CHECK(r.sw.fc_on_received > 0);        /* s1 heard from s2 */
+        CHECK(r.sw.fc_blocked_requests > 0);   /* and held cells back */
+        CHECK_EQ_U(r.rtt_slots, 17); /* host links (8 slots) set it */
+    }
+    rifl_topo_free(t);
+}
+
+/* Hosts at both ends of a chain of five switches (the longest route a
+ * header holds) and hosts on the middle switch: every route works, and a
+ * sixth switch makes the far hosts unreachable. */
+static void t_five_hop_chain(void)
+{
+    for (unsigned k = 5; k <= 6; k++) {
+        char text[2048];
+        size_t n = 0;
+        for (unsigned s = 0; s < k; s++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "switch s%u 4\n", s);
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "host a\nhost b\nhost m\nlink a s0:0\nlink b s%u:3\n"
+                              "link m s2:3 delay 2\n", k - 1);
+        for (unsigned s = 0; s + 1 < k; s++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "link s%u:1 s%u:2 delay 4\n", s,
+                                  s + 1);
+        rifl_topology *t;
+        char err[256];
+        int rc = rifl_topo_parse(text, n, &t, err, sizeof err);
+        REQUIRE(rc == RIFL_OK);
+        rifl_ssim_config c = rifl_ssim_default_config;
+        c.topo = t;
+        c.load = 0.8;
+        c.traffic = RIFL_TRAFFIC_BURSTY;
+        c.bytes_per_pair = 40000;
+        c.seed = test_seed;
+        rifl_ssim_result r;
+        if (k == 5) {
+            rc = simulate(&c, &r);
+            REQUIRE(rc == RIFL_OK);
+            check_clean(&r);
+            CHECK_EQ_U(r.switches, 5);
+            /* a -> b: two 8-slot host links, four 4-slot switch links, 5 switches */
+            CHECK(r.lat_pct[RIFL_SSIM_NPCT - 1] >= 8 + 4 * 4 + 8 + 5);
+        } else {
+            rifl_ssim *s = NULL;
+            CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_UNREACHABLE);
+            CHECK(strstr(err, "at most 5 hops") != NULL);
+        }
+        rifl_topo_free(t);
+    }
+}
+
+static void t_refused_configs(void)
+{
+    rifl_ssim *s = NULL;
+    char err[256];
+    rifl_ssim_config c = rifl_ssim_default_config;
+    c.voq_cells = 10;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "1.5 round trips") != NULL);
+    c = rifl_ssim_default_config;
+    c.load = 0;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
+    c = rifl_ssim_default_config;
+    c.packet_bytes = 300;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "multiple of 256") != NULL);
+    c = rifl_ssim_default_config;
+    c.nports = 300;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
+    /* a host that cannot reach another */
+    const char *text = "switch x 4\nswitch y 4\nhost a\nhost b\nlink a x:0\nlink b y:0\n";
+    rifl_topology *t;
+    {
+        int req_rc_ = rifl_topo_parse(text, strlen(text), &t, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    c = rifl_ssim_default_config;
+    c.topo = t;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_UNREACHABLE);
+    CHECK(strstr(err, "no route") != NULL);
+    CHECK(s == NULL);
+    rifl_topo_free(t);
+}
+
+TEST_MAIN({ "mixes_lossless", t_mixes_lossless }, { "light_load", t_light_load },
+          { "reproducible", t_reproducible }, { "overload_small_voqs", t_overload_small_voqs },
+          { "two_switches", t_two_switches }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })

@@ -1,0 +1,582 @@
+/* `rifl sim switch`: cell-time simulation of hosts around a RIFL Layer 2
+ * switch (or a small multi-switch topology), with sweeps and plots. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "rifl/switch_sim.h"
+
+#define MAX_SWEEP_KEYS 4
+#define MAX_SWEEP_VALS 64
+#define MAX_RUNS 512
+
+struct opts {
+    uint64_t ports, iterations, packet_bytes, var_min, var_max, bytes_per_pair, latency;
+    uint64_t voq_cells, fc_on, fc_off, seed, max_slots, host_fifo_cells;
+    double load, burst_bytes, cell_ns;
+    const char *scheduler, *traffic, *topology, *sweep, *plot, *plot_y, *host_queue, *plot_title;
+    bool csv, json, no_fabric_check, progress;
+};
+
+struct row {
+    char label[160];   /* values of the swept keys other than the x key */
+    double x;
+    char vals[MAX_SWEEP_KEYS][32];
+    rifl_ssim_config cfg;
+    rifl_ssim_result r;
+    double seconds;
+};
+
+static const char *sched_name(rifl_sched s) { return s == RIFL_SCHED_SAFC ? "safc" : "islip"; }
+static const char *traffic_name(rifl_traffic t)
+{
+    return t == RIFL_TRAFFIC_BURSTY ? "bursty" : "bernoulli";
+}
+
+static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topology *topo)
+{
+    *c = rifl_ssim_default_config;
+    c->nports = (unsigned)o->ports;
+    if (!strcasecmp(o->scheduler, "islip"))
+        c->scheduler = RIFL_SCHED_ISLIP;
+    else if (!strcasecmp(o->scheduler, "safc"))
+        c->scheduler = RIFL_SCHED_SAFC;
+    else {
+        fprintf(stderr, "error: scheduler '%s' is unknown; use islip or safc\n", o->scheduler);
+        return 2;
+    }
+    if (!strcasecmp(o->traffic, "bernoulli"))
+        c->traffic = RIFL_TRAFFIC_BERNOULLI;
+    else if (!strcasecmp(o->traffic, "bursty") || !strcasecmp(o->traffic, "burst"))
+        c->traffic = RIFL_TRAFFIC_BURSTY;
+    else {
+        fprintf(stderr, "error: traffic '%s' is unknown; use bernoulli or bursty\n", o->traffic);
+        return 2;
+    }
+    c->iterations = (unsigned)o->iterations;
+    c->load = o->load;
+    c->packet_bytes = (unsigned)o->packet_bytes;
+    c->var_min = (unsigned)o->var_min;
+    c->var_max = (unsigned)o->var_max;
+    c->burst_bytes = o->burst_bytes;
+    c->bytes_per_pair = o->bytes_per_pair;
+    c->latency = (unsigned)o->latency;
+    c->voq_cells = (unsigned)o->voq_cells;
+    c->fc_on = (unsigned)o->fc_on;
+    c->fc_off = (unsigned)o->fc_off;
+    c->seed = o->seed;
+    c->max_slots = o->max_slots;
+    c->check_fabric = !o->no_fabric_check;
+    c->topo = topo;
+    if (!strcasecmp(o->host_queue, "fifo"))
+        c->host_fifo = true;
+    else if (strcasecmp(o->host_queue, "per-dest")) {
+        fprintf(stderr, "error: host-queue '%s' is unknown; use per-dest or fifo\n",
+                o->host_queue);
+        return 2;
+    }
+    c->host_fifo_cells = (unsigned)o->host_fifo_cells;
+    return 0;
+}
+
+static void json_pct(FILE *f, const char *name, const rifl_ssim_result *r, double scale)
+{
+    fprintf(f, "\"%s\": {", name);
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
+        fprintf(f, "%s\"p%g\": %.10g", k ? ", " : "", rifl_ssim_percentiles[k],
+                (double)r->lat_pct[k] * scale);
+    fprintf(f, ", \"mean\": %.6g}", r->lat_mean * scale);
+}
+
+static void print_json(FILE *f, const struct row *w, double cell_ns, const char *ind)
+{
+    const rifl_ssim_result *r = &w->r;
+    const rifl_ssim_config *c = &w->cfg;
+    fprintf(f, "%s{\"scheduler\": \"%s\", \"iterations\": %u, \"traffic\": \"%s\", "
+            "\"load\": %g, \"packet_bytes\": %u, \"ports\": %u, \"hosts\": %u, "
+            "\"switches\": %u, \"bytes_per_pair\": %llu, \"seed\": %llu,\n",
+            ind, sched_name(c->scheduler), c->iterations, traffic_name(c->traffic), c->load,
+            c->packet_bytes, c->nports, r->hosts, r->switches,
+            (unsigned long long)c->bytes_per_pair, (unsigned long long)c->seed);
+    fprintf(f, "%s \"finished\": %s, \"slots\": %llu, \"utilization\": %.6f, "
+            "\"cell_utilization\": %.6f,\n", ind, r->finished ? "true" : "false",
+            (unsigned long long)r->slots, r->utilization, r->cell_utilization);
+    fprintf(f, "%s ", ind);
+    json_pct(f, "latency_cells", r, 1.0);
+    fprintf(f, ",\n%s ", ind);
+    json_pct(f, "latency_ns", r, cell_ns);
+    fprintf(f, ",\n%s \"dropped\": %llu, \"drops\": {\"misrouted\": %llu, \"invalid\": %llu, "
+            "\"overflow\": %llu, \"fabric_collisions\": %llu},\n", ind,
+            (unsigned long long)r->dropped, (unsigned long long)r->sw.drop_misrouted,
+            (unsigned long long)r->sw.drop_invalid, (unsigned long long)r->sw.drop_overflow,
+            (unsigned long long)r->sw.fabric_collisions);
+    fprintf(f, "%s \"checks\": {\"lost\": %llu, \"duplicated\": %llu, \"misdelivered\": %llu, "
+            "\"cells_generated\": %llu, \"cells_delivered\": %llu},\n", ind,
+            (unsigned long long)r->lost, (unsigned long long)r->duplicated,
+            (unsigned long long)r->misdelivered, (unsigned long long)r->cells_generated,
+            (unsigned long long)r->cells_delivered);
+    fprintf(f, "%s \"flow_control\": {\"frames\": %llu, \"on\": %llu, \"off\": %llu, "
+            "\"blocked_requests\": %llu, \"decode_errors\": %llu},\n", ind,
+            (unsigned long long)r->sw.fc_frames_sent,
+            (unsigned long long)r->sw.fc_on_sent, (unsigned long long)r->sw.fc_off_sent,
+            (unsigned long long)r->sw.fc_blocked_requests,
+            (unsigned long long)r->fc_decode_errors);
+    fprintf(f, "%s \"queues\": {\"voq_cells\": %u, \"fc_on\": %u, \"fc_off\": %u, "
+            "\"rtt_slots\": %u, \"voq_mean\": %.6g, \"voq_max\": %llu, "
+            "\"host_backlog_mean\": %.6g, \"host_backlog_max\": %llu, \"host_queue\": \"%s\", "
+            "\"source_stalls\": %llu, \"paused_head_slots\": %llu}}", ind, r->voq_cells,
+            r->fc_on, r->fc_off, r->rtt_slots, r->voq_mean,
+            (unsigned long long)r->sw.max_voq_cells, r->host_backlog_mean,
+            (unsigned long long)r->host_backlog_max, c->host_fifo ? "fifo" : "per-dest",
+            (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
+}
+
+static void print_csv_header(FILE *f)
+{
+    fprintf(f, "scheduler,iterations,traffic,load,packet_bytes,seed,finished,slots,utilization,"
+               "cell_utilization,p1,p50,p75,p90,p95,p99,p100,mean,dropped,overflow,misrouted,"
+               "invalid,fabric_collisions,fc_on,fc_off,voq_mean,voq_max,host_backlog_mean,"
+               "lost,duplicated,misdelivered,host_queue\n");
+}
+
+static void print_csv(FILE *f, const struct row *w)
+{
+    const rifl_ssim_result *r = &w->r;
+    const rifl_ssim_config *c = &w->cfg;
+    fprintf(f, "%s,%u,%s,%g,%u,%llu,%d,%llu,%.6f,%.6f", sched_name(c->scheduler), c->iterations,
+            traffic_name(c->traffic), c->load, c->packet_bytes, (unsigned long long)c->seed,
+            r->finished, (unsigned long long)r->slots, r->utilization, r->cell_utilization);
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
+        fprintf(f, ",%llu", (unsigned long long)r->lat_pct[k]);
+    fprintf(f, ",%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.3f,%llu,%llu,%llu,%s\n",
+            r->lat_mean, (unsigned long long)r->dropped,
+            (unsigned long long)r->sw.drop_overflow, (unsigned long long)r->sw.drop_misrouted,
+            (unsigned long long)r->sw.drop_invalid, (unsigned long long)r->sw.fabric_collisions,
+            (unsigned long long)r->sw.fc_on_sent, (unsigned long long)r->sw.fc_off_sent,
+            r->voq_mean, (unsigned long long)r->sw.max_voq_cells, r->host_backlog_mean,
+            (unsigned long long)r->lost, (unsigned long long)r->duplicated,
+            (unsigned long long)r->misdelivered, c->host_fifo ? "fifo" : "per-dest");
+}
+
+static void print_summary(FILE *f, const struct row *w, double cell_ns)
+{
+    const rifl_ssim_result *r = &w->r;
+    const rifl_ssim_config *c = &w->cfg;
+    char size[64];
+    if (c->packet_bytes)
+        snprintf(size, sizeof size, "%u-byte packets", c->packet_bytes);
+    else
+        snprintf(size, sizeof size, "%u..%u-byte packets", c->var_min, c->var_max);
+    fprintf(f, "%u hosts, %u switch%s, %s", r->hosts, r->switches, r->switches > 1 ? "es" : "",
+            sched_name(c->scheduler));
+    if (c->scheduler == RIFL_SCHED_ISLIP)
+        fprintf(f, "(%u)", c->iterations);
+    fprintf(f, ", %s, load %.2f, %s, %.3g MB per pair, seed %llu\n", traffic_name(c->traffic),
+            c->load, size, (double)c->bytes_per_pair / 1e6, (unsigned long long)c->seed);
+    fprintf(f, "  run                %llu slots (%.3f ms simulated), %s, %.2f s wall\n",
+            (unsigned long long)r->slots, (double)r->slots * cell_ns * 1e-6,
+            r->finished ? "all data delivered" : "NOT FINISHED (max-slots reached)", w->seconds);
+    fprintf(f, "  utilization        %.4f of the line rate (cells %.4f)\n", r->utilization,
+            r->cell_utilization);
+    fprintf(f, "  latency, cells    ");
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
+        fprintf(f, " p%g %llu", rifl_ssim_percentiles[k], (unsigned long long)r->lat_pct[k]);
+    fprintf(f, "  mean %.1f\n  latency, ns       ", r->lat_mean);
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
+        fprintf(f, " p%g %.0f", rifl_ssim_percentiles[k], (double)r->lat_pct[k] * cell_ns);
+    fprintf(f, "\n  VOQs               %u cells each (ON above %u, OFF at %u, round trip %u "
+            "slots); mean %.2f, max %llu\n", r->voq_cells, r->fc_on, r->fc_off, r->rtt_slots,
+            r->voq_mean, (unsigned long long)r->sw.max_voq_cells);
+    fprintf(f, "  %-19sbacklog mean %.1f cells, max %llu; source stalls %llu, "
+            "paused-head slots %llu\n", c->host_fifo ? "hosts (fifo)" : "hosts (per-dest)",
+            r->host_backlog_mean, (unsigned long long)r->host_backlog_max,
+            (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
+    fprintf(f, "  flow control       %llu frames (%llu ON, %llu OFF), %llu requests held back, "
+            "%llu undecodable\n",
+            (unsigned long long)r->sw.fc_frames_sent, (unsigned long long)r->sw.fc_on_sent,
+            (unsigned long long)r->sw.fc_off_sent,
+            (unsigned long long)r->sw.fc_blocked_requests,
+            (unsigned long long)r->fc_decode_errors);
+    fprintf(f, "  drops              %llu (misrouted %llu, invalid %llu, VOQ overflow %llu); "
+            "fabric collisions %llu in %llu checked slots\n", (unsigned long long)r->dropped,
+            (unsigned long long)r->sw.drop_misrouted, (unsigned long long)r->sw.drop_invalid,
+            (unsigned long long)r->sw.drop_overflow,
+            (unsigned long long)r->sw.fabric_collisions,
+            (unsigned long long)r->sw.fabric_checks);
+    fprintf(f, "  delivery checks    %llu cells: lost %llu, duplicated %llu, misdelivered %llu\n",
+            (unsigned long long)r->cells_delivered, (unsigned long long)r->lost,
+            (unsigned long long)r->duplicated, (unsigned long long)r->misdelivered);
+}
+
+/* "a=1,2,3" or "a=lo:hi:step" */
+struct sweep {
+    char key[64];
+    unsigned n;
+    char val[MAX_SWEEP_VALS][32];
+};
+
+static int parse_sweeps(const char *spec, struct sweep *sw, unsigned *nsw)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    *nsw = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ;", &save); tok; tok = strtok_r(NULL, " ;", &save)) {
+        if (*nsw == MAX_SWEEP_KEYS) {
+            fprintf(stderr, "error: --sweep: at most %d keys\n", MAX_SWEEP_KEYS);
+            return 2;
+        }
+        struct sweep *s = &sw[(*nsw)++];
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1]) {
+            fprintf(stderr, "error: --sweep '%s': write KEY=V1,V2,... or KEY=FROM:TO:STEP, "
+                    "e.g. load=0.1:1:0.1\n", tok);
+            return 2;
+        }
+        *eq = '\0';
+        snprintf(s->key, sizeof s->key, "%s", tok);
+        s->n = 0;
+        char *v = eq + 1;
+        double lo, hi, st;
+        char *c1 = strchr(v, ':');
+        if (c1) {
+            char *c2 = strchr(c1 + 1, ':');
+            if (!c2) {
+                fprintf(stderr, "error: --sweep %s: a range is FROM:TO:STEP\n", s->key);
+                return 2;
+            }
+            *c1 = *c2 = '\0';
+            if (cli_parse_double(v, &lo) || cli_parse_double(c1 + 1, &hi) ||
+                cli_parse_double(c2 + 1, &st) || st <= 0 || hi < lo) {
+                fprintf(stderr, "error: --sweep %s: bad range; FROM <= TO and STEP > 0\n",
+                        s->key);
+                return 2;
+            }
+            for (double x = lo; x <= hi + st * 1e-9; x += st) {
+                if (s->n == MAX_SWEEP_VALS) {
+                    fprintf(stderr, "error: --sweep %s: more than %d values\n", s->key,
+                            MAX_SWEEP_VALS);
+                    return 2;
+                }
+                snprintf(s->val[s->n++], 32, "%.10g", x);
+            }
+        } else {
+            char *save2 = NULL;
+            for (char *p = strtok_r(v, ",", &save2); p; p = strtok_r(NULL, ",", &save2)) {
+                if (s->n == MAX_SWEEP_VALS || strlen(p) >= 32) {
+                    fprintf(stderr, "error: --sweep %s: too many or too long values\n", s->key);
+                    return 2;
+                }
+                snprintf(s->val[s->n++], 32, "%s", p);
+            }
+        }
+        if (!s->n) {
+            fprintf(stderr, "error: --sweep %s: no values\n", s->key);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static double plot_value(const struct row *w, const char *y)
+{
+    if (!strcmp(y, "utilization"))
+        return w->r.utilization;
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%g", rifl_ssim_percentiles[k]);
+        if (!strcmp(y, name))
+            return (double)w->r.lat_pct[k];
+    }
+    return w->r.lat_mean;
+}
+
+static int write_plot(const char *png, const struct row *rows, unsigned nrows, const char *xkey,
+                      const char *ykey, const char *title)
+{
+    char dat[1024], gp[1024];
+    size_t L = strlen(png);
+    if (L > 4 && !strcasecmp(png + L - 4, ".png"))
+        L -= 4;
+    snprintf(dat, sizeof dat, "%.*s.dat", (int)L, png);
+    snprintf(gp, sizeof gp, "%.*s.gp", (int)L, png);
+    FILE *f = fopen(dat, "w");
+    if (!f) {
+        fprintf(stderr, "error: cannot write '%s'\n", dat);
+        return 2;
+    }
+    /* one block per label */
+    char labels[MAX_RUNS][160];
+    unsigned nl = 0;
+    for (unsigned i = 0; i < nrows; i++) {
+        unsigned k = 0;
+        while (k < nl && strcmp(labels[k], rows[i].label))
+            k++;
+        if (k == nl)
+            snprintf(labels[nl++], 160, "%s", rows[i].label);
+    }
+    for (unsigned k = 0; k < nl; k++) {
+        fprintf(f, "# %s\n# %s %s\n", labels[k][0] ? labels[k] : "run", xkey, ykey);
+        for (unsigned i = 0; i < nrows; i++)
+            if (!strcmp(rows[i].label, labels[k]))
+                fprintf(f, "%g %.6g\n", rows[i].x, plot_value(&rows[i], ykey));
+        fprintf(f, "\n\n");
+    }
+    fclose(f);
+    f = fopen(gp, "w");
+    if (!f) {
+        fprintf(stderr, "error: cannot write '%s'\n", gp);
+        return 2;
+    }
+    fprintf(f, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\n");
+    fprintf(f, "set output '%s'\n", png);
+    fprintf(f, "set grid\nset key left top\n");
+    fprintf(f, "set xlabel '%s'\n", xkey);
+    if (!strcmp(ykey, "utilization")) {
+        fprintf(f, "set ylabel 'bandwidth utilization'\nset yrange [0:1.05]\n");
+    } else
+        fprintf(f, "set ylabel 'latency %s (cell times)'\nset logscale y\n", ykey);
+    if (title) {
+        fprintf(f, "set title '");
+        for (const char *p = title; *p; p++)
+            if (*p != '\'' && *p != '\\')
+                fputc(*p == '\n' ? ' ' : *p, f);
+        fprintf(f, "'\n");
+    }
+    fprintf(f, "plot ");
+    for (unsigned k = 0; k < nl; k++)
+        fprintf(f, "%s'%s' index %u using 1:2 with linespoints lw 2 title '%s'",
+                k ? ", \\\n     " : "", dat, k, labels[k][0] ? labels[k] : ykey);
+    if (!strcmp(ykey, "utilization") && !strcmp(xkey, "load"))
+        fprintf(f, ", \\\n     x with lines dt 2 lc rgb 'gray' title 'offered load'");
+    fprintf(f, "\n");
+    fclose(f);
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+    int rc = system(cmd);
+    if (rc != 0) {
+        fprintf(stderr, "error: gnuplot failed on '%s' (exit %d); is gnuplot installed? "
+                "(scripts/install-deps.sh installs it); the data is in '%s'\n", gp, rc, dat);
+        return 2;
+    }
+    fprintf(stderr, "plot written to %s (data %s, script %s)\n", png, dat, gp);
+    return 0;
+}
+
+static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o);
+
+static int run(int argc, char **argv)
+{
+    struct opts o = {
+        .ports = 32, .iterations = 3, .packet_bytes = 256, .var_min = 64, .var_max = 2048,
+        .bytes_per_pair = 2500000, .latency = 17, .voq_cells = 0, .fc_on = 0, .fc_off = 0,
+        .seed = 1, .max_slots = 0, .load = 0.9, .burst_bytes = 1024, .cell_ns = 20,
+        .scheduler = "islip", .traffic = "bernoulli", .topology = NULL, .sweep = NULL,
+        .plot = NULL, .plot_y = "utilization", .host_queue = "per-dest", .host_fifo_cells = 16,
+    };
+    const struct cli_opt table[] = {
+        { "ports", CLI_UINT, &o.ports, "switch ports = hosts (single-switch mode)", 2, 256 },
+        { "scheduler", CLI_STRING, &o.scheduler, "islip or safc (ideal upper bound)", 0, 0 },
+        { "iterations", CLI_UINT, &o.iterations, "iSLIP iterations per slot", 1, 256 },
+        { "load", CLI_DOUBLE, &o.load, "offered load per host, fraction of the line rate", 0.0001, 1 },
+        { "traffic", CLI_STRING, &o.traffic, "bernoulli or bursty (on/off, geometric)", 0, 0 },
+        { "packet-bytes", CLI_UINT, &o.packet_bytes,
+          "fixed packet size, a multiple of 256; 0 = variable sizes", 0, 1048576 },
+        { "var-min", CLI_UINT, &o.var_min, "variable sizes: smallest packet (bytes)", 1, 65536 },
+        { "var-max", CLI_UINT, &o.var_max, "variable sizes: largest packet (bytes)", 1, 65536 },
+        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean data per burst (bytes)", 1, 1e9 },
+        { "bytes-per-pair", CLI_BYTES, &o.bytes_per_pair,
+          "data each host sends to each other host", 1, 1e12 },
+        { "latency", CLI_UINT, &o.latency,
+          "fixed latency outside queues and scheduler (cell times)", 2, 100000 },
+        { "cell-ns", CLI_DOUBLE, &o.cell_ns, "cell time in ns (256 B at the line rate)", 0.001, 1e6 },
+        { "voq-cells", CLI_UINT, &o.voq_cells, "cells per VOQ; 0 = minimum of the 1.5-RTT rule", 0, 65535 },
+        { "fc-on", CLI_UINT, &o.fc_on, "flow-control ON threshold (cells); 0 = derived", 0, 65535 },
+        { "fc-off", CLI_UINT, &o.fc_off, "flow-control OFF threshold (cells); 0 = derived", 0, 65535 },
+        { "seed", CLI_UINT, &o.seed, "random seed (printed with every run)", 0, 0 },
+        { "max-slots", CLI_UINT, &o.max_slots, "stop after this many slots (0 = run to the end)", 0, 0 },
+        { "host-queue", CLI_STRING, &o.host_queue,
+          "per-dest (a queue per destination) or fifo (one FIFO, blocks on a paused head)", 0, 0 },
+        { "host-fifo-cells", CLI_UINT, &o.host_fifo_cells,
+          "fifo hosts: cells buffered before the source stalls", 1, 65535 },
+        { "topology", CLI_STRING, &o.topology, "topology file (multi-switch mode; see docs/layer2.md)", 0, 0 },
+        { "no-fabric-check", CLI_FLAG, &o.no_fabric_check,
+          "skip the Batcher-Banyan collision check", 0, 0 },
+        { "sweep", CLI_STRING, &o.sweep,
+          "runs over values: 'KEY=V1,V2 KEY2=FROM:TO:STEP' (any option above)", 0, 0 },
+        { "plot", CLI_STRING, &o.plot, "write a gnuplot PNG of the sweep (needs --sweep)", 0, 0 },
+        { "plot-y", CLI_STRING, &o.plot_y, "plotted value: utilization, p50, p99, p100, mean", 0, 0 },
+        { "plot-title", CLI_STRING, &o.plot_title, "title of the plot", 0, 0 },
+        { "csv", CLI_FLAG, &o.csv, "CSV rows instead of the summary", 0, 0 },
+        { "json", CLI_FLAG, &o.json, "JSON instead of the summary", 0, 0 },
+        { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0, 0 },
+        CLI_END
+    };
+    /* string option values are owned by the CLI layer (tools/cli_opts.c) */
+    return run_parsed(argc, argv, table, &o);
+}
+
+static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o)
+{
+    int rc = cli_parse(argc, argv, table, "[options]",
+                       "Cell-time simulation of hosts around a RIFL Layer 2 switch: VOQs, iSLIP\n"
+                       "or SAFC, per-VOQ flow control, Bernoulli or bursty traffic.  Defaults are\n"
+                       "the paper's 32-port 100 Gbit/s switch (20 ns cells, iSLIP with 3\n"
+                       "iterations, 17 cell times of fixed latency, 2.5 MB per pair).",
+                       NULL, 0, NULL);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    if (o->csv && o->json) {
+        fprintf(stderr, "error: choose one of --csv and --json\n");
+        return 2;
+    }
+    if (o->plot && !o->sweep) {
+        fprintf(stderr, "error: --plot needs --sweep (e.g. --sweep load=0.1:1:0.1)\n");
+        return 2;
+    }
+    rifl_topology *topo = NULL;
+    if (o->topology) {
+        size_t len;
+        char *text = cli_read_file(o->topology, &len);
+        if (!text)
+            return 2;
+        char err[512];
+        int prc = rifl_topo_parse(text, len, &topo, err, sizeof err);
+        free(text);
+        if (prc) {
+            fprintf(stderr, "error: %s: %s\n", o->topology, err);
+            return 2;
+        }
+    }
+    struct sweep sw[MAX_SWEEP_KEYS];
+    unsigned nsw = 0;
+    if (o->sweep && parse_sweeps(o->sweep, sw, &nsw)) {
+        rifl_topo_free(topo);
+        return 2;
+    }
+    for (unsigned k = 0; k < nsw; k++)
+        if (!strcmp(sw[k].key, "sweep") || !strcmp(sw[k].key, "plot") ||
+            !strcmp(sw[k].key, "csv") || !strcmp(sw[k].key, "json") ||
+            !strcmp(sw[k].key, "topology")) {
+            fprintf(stderr, "error: --sweep cannot vary '%s'\n", sw[k].key);
+            rifl_topo_free(topo);
+            return 2;
+        }
+    unsigned total = 1;
+    for (unsigned k = 0; k < nsw; k++)
+        total *= sw[k].n;
+    if (total > MAX_RUNS) {
+        fprintf(stderr, "error: --sweep asks for %u runs; at most %d\n", total, MAX_RUNS);
+        rifl_topo_free(topo);
+        return 2;
+    }
+    int xk = -1;
+    for (unsigned k = 0; k < nsw; k++)
+        if (!strcmp(sw[k].key, "load"))
+            xk = (int)k;
+    if (xk < 0 && nsw)
+        xk = 0;
+    struct row *rows = calloc(total, sizeof *rows);
+    if (!rows) {
+        rifl_topo_free(topo);
+        return 2;
+    }
+    int status = 0;
+    if (o->csv)
+        print_csv_header(stdout);
+    if (o->json && nsw)
+        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)o->seed);
+    for (unsigned n = 0; n < total && status != 2; n++) {
+        struct row *w = &rows[n];
+        unsigned idx = n;
+        w->label[0] = '\0';
+        for (int k = (int)nsw - 1; k >= 0; k--) {
+            unsigned v = idx % sw[k].n;
+            idx /= sw[k].n;
+            char where[96];
+            snprintf(where, sizeof where, "--sweep %s", sw[k].key);
+            if (cli_set(table, sw[k].key, sw[k].val[v], where)) {
+                status = 2;
+                break;
+            }
+            snprintf(w->vals[k], 32, "%s", sw[k].val[v]);
+        }
+        if (status == 2)
+            break;
+        for (unsigned k = 0; k < nsw; k++) {
+            if ((int)k == xk)
+                continue;
+            size_t L = strlen(w->label);
+            char pretty[128];
+            if (!strcmp(sw[k].key, "scheduler"))
+                snprintf(pretty, sizeof pretty, "%s",
+                         !strcasecmp(w->vals[k], "safc") ? "SAFC" : "iSLIP");
+            else if (!strcmp(sw[k].key, "packet-bytes") || !strcmp(sw[k].key, "packet_bytes"))
+                snprintf(pretty, sizeof pretty, "%s%s%s",
+                         strcmp(w->vals[k], "0") ? "fixed " : "variable",
+                         strcmp(w->vals[k], "0") ? w->vals[k] : "",
+                         strcmp(w->vals[k], "0") ? " B" : "");
+            else
+                snprintf(pretty, sizeof pretty, "%.60s=%.31s", sw[k].key, w->vals[k]);
+            snprintf(w->label + L, sizeof w->label - L, "%s%s", L ? ", " : "", pretty);
+        }
+        if (xk >= 0)
+            cli_parse_double(w->vals[xk], &w->x);
+        if (build_cfg(o, &w->cfg, topo)) {
+            status = 2;
+            break;
+        }
+        rifl_ssim *sim;
+        char err[512];
+        int crc = rifl_ssim_create(&w->cfg, &sim, err, sizeof err);
+        if (crc) {
+            fprintf(stderr, "error: %s\n", err);
+            status = 2;
+            break;
+        }
+        double t0 = cli_now();
+        char what[64];
+        snprintf(what, sizeof what, "run %u/%u", n + 1, total);
+        while (!rifl_ssim_run(sim, 100000)) {
+            rifl_ssim_result tmp;
+            rifl_ssim_result_get(sim, &tmp);
+            if (w->cfg.max_slots && tmp.slots >= w->cfg.max_slots)
+                break;
+            cli_progress(what, rifl_ssim_progress(sim), NULL, o->progress);
+        }
+        cli_progress_done(o->progress);
+        w->seconds = cli_now() - t0;
+        rifl_ssim_result_get(sim, &w->r);
+        rifl_ssim_free(sim);
+        const rifl_ssim_result *r = &w->r;
+        if (!r->finished || r->lost || r->duplicated || r->misdelivered ||
+            r->sw.fabric_collisions)
+            status = status ? status : 1;
+        if (o->csv)
+            print_csv(stdout, w);
+        else if (o->json) {
+            print_json(stdout, w, o->cell_ns, nsw ? "  " : "");
+            printf(nsw && n + 1 < total ? ",\n" : "\n");
+        } else {
+            if (n)
+                printf("\n");
+            print_summary(stdout, w, o->cell_ns);
+        }
+        fflush(stdout);
+    }
+    if (o->json && nsw)
+        printf("]}\n");
+    if (status != 2 && o->plot)
+        status = write_plot(o->plot, rows, total, xk >= 0 ? sw[xk].key : "run", o->plot_y, o->plot_title) ? 2
+                                                                                           : status;
+    free(rows);
+    rifl_topo_free(topo);
+    return status;
+}
+
+const struct rifl_command rifl_cmd_sim_switch = {
+    "sim switch", "simulate hosts around a RIFL Layer 2 switch (iSLIP/SAFC, flow control)", run
+};
