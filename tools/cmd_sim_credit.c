@@ -425,8 +425,8 @@ static int run(int argc, char **argv)
           " buffer, ON/OFF notices) over the raw channel; lane-credit or lane-onoff over two"
           " RIFL lanes (--duration then counts frame slots)", 0, 0 },
         { "vls", CLI_UINT, &o.vls, "data VLs carrying traffic", 1, 15 },
-        { "duration", CLI_UINT, &o.duration, "symbol times of traffic (0 in --experiment"
-          " buffer: 400 RTT)", 0, 1e12 },
+        { "duration", CLI_UINT, &o.duration, "symbol times of traffic (with --experiment buffer or curve, 0 ="
+          " 400 RTT and at least 4M per run)", 0, 1e12 },
         { "rtt", CLI_UINT, &o.rtt, "round trip in symbol times (byte times)", 0, 1e9 },
         { "jitter", CLI_UINT, &o.jitter, "extra random delay per item, order kept", 0, 1e9 },
         { "buffer", CLI_BYTES, &o.buffer, "receive buffer: per VL (credit) or shared (onoff)",
@@ -510,7 +510,7 @@ static int run(int argc, char **argv)
             return experiment_buffer(&o, &c);
         if (!strcmp(o.experiment, "curve")) {
             if (!o.duration)
-                c.duration = 400 * o.rtt;
+                c.duration = 400 * o.rtt < 4000000 ? 4000000 : 400 * o.rtt;
             return experiment_curve(&o, &c);
         }
         if (!strcmp(o.experiment, "hol"))
