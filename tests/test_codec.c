@@ -217,6 +217,29 @@ static void t_codec_roundtrip(void)
     CHECK_EQ_I(rifl_frame_width_check(4096), RIFL_ERR_INVALID_ARG);
 }
 
+/* Control frames: the table-driven state update equals scrambling the frame
+ * (for every width, the three keys and random states). */
+static void t_control_state(void)
+{
+    rifl_rng r;
+    rifl_rng_seed(&r, test_seed + 11);
+    static const uint16_t keys[] = { RIFL_KEY_IDLE, RIFL_KEY_PAUSE, RIFL_KEY_RETRANSMIT, 0x0F0F };
+    unsigned bad = 0;
+    for (int n = 0; n < 600; n++) {
+        unsigned F = widths[n % 6];
+        uint16_t key = keys[(n / 6) % 4];
+        uint64_t s0 = rifl_rng_next(&r) & RIFL_SCRAMBLER_MASK, a = s0, b = s0;
+        uint8_t w1[RIFL_FRAME_MAX_BYTES], w2[RIFL_FRAME_MAX_BYTES];
+        uint8_t pay[RIFL_PAYLOAD_MAX_BYTES] = { 0 };
+        pay[0] = (uint8_t)(key >> 6);
+        pay[1] = (uint8_t)(key << 2);
+        rifl_frame_encode_control(w1, F, key, 5, &a);
+        rifl_frame_encode(w2, F, RIFL_SYN_CONTROL, key >> 14, pay, 5, &b);
+        bad += a != b || memcmp(w1, w2, F / 8) != 0;
+    }
+    CHECK_EQ_U(bad, 0);
+}
+
 /* Spec example: the first frame of every recorded scenario is a PAUSE
  * control frame with ID 0 from a zero scrambler state. */
 static void t_known_frame(void)
@@ -315,4 +338,5 @@ TEST_MAIN({ "crc_reference", t_crc_reference },
           { "scrambler", t_scrambler },
           { "codec_roundtrip", t_codec_roundtrip },
           { "known_frame", t_known_frame },
+          { "control_state", t_control_state },
           { "text_parsers", t_text_parsers })

@@ -3,6 +3,9 @@
  * ratio, packet latency, every counter and the lossless verdict; or sweep
  * one setting over a range. */
 #include <math.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@ struct opts {
     double load, rx_ready;
     uint64_t rx_stall, rx_period;
     bool fast, csv, json, progress, reference, quiet;
+    uint64_t jobs;
     const char *sweep;
 };
 
@@ -400,6 +404,71 @@ bad:
     return 2;
 }
 
+/* one sweep point: its configuration, reference goodput and result */
+struct point {
+    char val[64];
+    rifl_linksim_config c;
+    double ref;
+    rifl_linksim_result r;
+    double wall;
+    int rc;
+    bool done;
+};
+
+struct pool {
+    struct point *pts;
+    int n, next, finished;
+    pthread_mutex_t lock;
+};
+
+static void *worker(void *arg)
+{
+    struct pool *pl = arg;
+    for (;;) {
+        pthread_mutex_lock(&pl->lock);
+        int i = pl->next < pl->n ? pl->next++ : -1;
+        pthread_mutex_unlock(&pl->lock);
+        if (i < 0)
+            return NULL;
+        struct point *pt = &pl->pts[i];
+        rifl_linksim_config cc = pt->c;
+        cc.progress = NULL; /* the main thread reports progress */
+        double t0 = cli_now();
+        char msg[1024] = "";
+        int rc = rifl_linksim_run(&cc, &pt->r, msg, sizeof msg);
+        if (rc != RIFL_OK)
+            fprintf(stderr, "error: point %d: %s\n", i + 1, msg[0] ? msg : "simulation failed");
+        pthread_mutex_lock(&pl->lock);
+        pt->wall = cli_now() - t0;
+        pt->rc = rc == RIFL_OK ? 0 : 2;
+        pt->done = true;
+        pl->finished++;
+        pthread_mutex_unlock(&pl->lock);
+    }
+}
+
+/* print one finished point; returns the exit status it contributes */
+static int print_point(const struct opts *o, const char *key, struct point *pt, int i)
+{
+    if (pt->rc)
+        return 2;
+    if (key && !o->csv && !o->json)
+        printf("%s== %s = %s\n", i ? "\n" : "", key, pt->val);
+    struct summary s = { NAN, pt->ref, pt->wall };
+    if (o->reference && pt->ref > 0)
+        s.ratio = pt->r.goodput_gbps / pt->ref;
+    if (o->json)
+        print_json(&pt->c, &pt->r, &s);
+    else if (o->csv)
+        print_csv(&pt->c, &pt->r, &s);
+    else
+        print_human(&pt->c, &pt->r, &s);
+    fflush(stdout);
+    int status = pt->r.lossless ? 0 : 1;
+    rifl_linksim_result_free(&pt->r);
+    return status;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
@@ -436,6 +505,8 @@ static int run(int argc, char **argv)
         { "csv", CLI_FLAG, &o.csv, "CSV: a header and one line per run", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON: one summary object per run", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress line even when stderr is not a terminal", 0, 0 },
+        { "jobs", CLI_UINT, &o.jobs, "sweep points run at once (0 = one per CPU); results do not "
+          "depend on it", 0, 256 },
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "[options]",
@@ -472,26 +543,37 @@ static int run(int argc, char **argv)
     fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
     if (o.csv)
         fputs(csv_header, stdout);
+    /* Every point's configuration and error-free reference first (in order),
+     * then the points themselves, several at once when --jobs allows: each
+     * run has its own seeds and state, so the results are the same whatever
+     * the number of jobs; they are printed in sweep order. */
+    struct point *pts = calloc((size_t)npoints, sizeof *pts);
+    if (!pts) {
+        fprintf(stderr, "error: out of memory\n");
+        return 2;
+    }
     double ref_goodput = NAN;
     bool ref_done = false;
     int status = 0;
     for (int i = 0; i < npoints; i++) {
         if (o.sweep) {
             double v = sw.mult ? sw.start * pow(sw.step, i) : sw.start + sw.step * i;
-            char val[64], where[96];
-            snprintf(val, sizeof val, "%.6g", v);
+            char where[96];
+            snprintf(pts[i].val, sizeof pts[i].val, "%.6g", v);
             snprintf(where, sizeof where, "sweep point %d", i + 1);
-            if (cli_set(opts, sw.key, val, where))
+            if (cli_set(opts, sw.key, pts[i].val, where)) {
+                free(pts);
                 return 2;
-            if (!o.csv && !o.json)
-                printf("%s== %s = %s\n", i ? "\n" : "", sw.key, val);
+            }
         }
-        rifl_linksim_config c;
-        if (build_config(&o, &c))
+        if (build_config(&o, &pts[i].c)) {
+            free(pts);
             return 2;
+        }
         char msg[1024] = "";
-        if (rifl_linksim_check(&c, msg, sizeof msg) != RIFL_OK) {
+        if (rifl_linksim_check(&pts[i].c, msg, sizeof msg) != RIFL_OK) {
             fprintf(stderr, "error: %s\n", msg);
+            free(pts);
             return 2;
         }
         /* the error-free reference depends on everything but the BER */
@@ -499,29 +581,63 @@ static int run(int argc, char **argv)
                                     !strcmp(sw.key, "ber-ba") || !strcmp(sw.key, "ber_ab") ||
                                     !strcmp(sw.key, "ber_ba"));
         if (o.reference && (!ref_done || !ber_only)) {
-            if (reference(&c, o.progress, &ref_goodput))
+            if (reference(&pts[i].c, o.progress, &ref_goodput)) {
+                free(pts);
                 return 2;
+            }
             ref_done = true;
         }
-        rifl_linksim_result r;
-        struct summary s = { NAN, ref_goodput, 0 };
-        char what[64];
-        snprintf(what, sizeof what, "simulating (point %d of %d)", i + 1, npoints);
-        if (simulate(&c, &r, o.sweep ? what : "simulating", o.progress, &s.wall))
-            return 2;
-        if (o.reference && ref_goodput > 0)
-            s.ratio = r.goodput_gbps / ref_goodput;
-        if (o.json)
-            print_json(&c, &r, &s);
-        else if (o.csv)
-            print_csv(&c, &r, &s);
-        else
-            print_human(&c, &r, &s);
-        fflush(stdout);
-        if (!r.lossless)
-            status = 1;
-        rifl_linksim_result_free(&r);
+        pts[i].ref = ref_goodput;
     }
+    unsigned jobs = (unsigned)o.jobs;
+    if (jobs == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 ? (unsigned)n : 1;
+    }
+    if (jobs > (unsigned)npoints)
+        jobs = (unsigned)npoints;
+    if (jobs <= 1) {
+        for (int i = 0; i < npoints; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "simulating (point %d of %d)", i + 1, npoints);
+            pts[i].rc = simulate(&pts[i].c, &pts[i].r, o.sweep ? what : "simulating", o.progress,
+                                 &pts[i].wall);
+            status |= print_point(&o, o.sweep ? sw.key : NULL, &pts[i], i);
+        }
+    } else {
+        struct pool pool = { pts, npoints, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+        pthread_t th[256];
+        unsigned started = 0;
+        for (unsigned j = 0; j < jobs; j++)
+            if (pthread_create(&th[j], NULL, worker, &pool) == 0)
+                started++;
+        if (started == 0)
+            worker(&pool);
+        /* print in order as points finish */
+        for (int i = 0; i < npoints; i++) {
+            for (;;) {
+                pthread_mutex_lock(&pool.lock);
+                bool done = pts[i].done;
+                int finished = pool.finished;
+                pthread_mutex_unlock(&pool.lock);
+                if (done)
+                    break;
+                if (o.progress || isatty(2)) {
+                    char extra[64];
+                    snprintf(extra, sizeof extra, "%d of %d points done, %u jobs", finished,
+                             npoints, started);
+                    cli_progress("sweep", (double)finished / npoints, extra, o.progress);
+                }
+                struct timespec ts = { 0, 50 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+            }
+            status |= print_point(&o, o.sweep ? sw.key : NULL, &pts[i], i);
+        }
+        for (unsigned j = 0; j < started; j++)
+            pthread_join(th[j], NULL);
+        cli_progress_done(o.progress);
+    }
+    free(pts);
     fprintf(stderr, "seed %llu\n", (unsigned long long)o.seed);
     return status;
 }

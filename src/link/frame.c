@@ -25,13 +25,10 @@ int rifl_frame_width_check(unsigned frame_bits)
 }
 
 /* Encode with a constant number of words m = F/64 (inlined per width). */
+/* The payload's 8m - 2 bytes as m words, the last 16 bits zero. */
 static inline __attribute__((always_inline)) void
-encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsigned syn,
-         unsigned meta, const uint8_t *payload, unsigned frame_id, uint64_t *scr)
+load_payload_m(unsigned m, uint64_t *p, const uint8_t *payload)
 {
-    /* p, c, w: m words each, declared by the caller with exactly m elements so
-     * that the compiler can keep them in registers */
-    /* payload: 8m - 2 bytes as m words, the last 16 bits zero */
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i + 1 < m; i++)
         p[i] = rifl_load_be64(payload + 8 * i);
@@ -43,6 +40,15 @@ encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsig
         memcpy(tail, payload, 6);
         p[0] = rifl_load_be64(tail);
     }
+}
+
+/* Encode payload words p (m words, last 16 bits zero) with a constant m. */
+static inline __attribute__((always_inline)) void
+encode_m(unsigned m, const uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsigned syn,
+         unsigned meta, unsigned frame_id, uint64_t *scr)
+{
+    /* c, w: m words each, declared by the caller with exactly m elements so
+     * that the compiler can keep them in registers */
 
     /* plain region chunks: META then payload, scrambled on the fly */
     uint64_t h = *scr;
@@ -77,7 +83,19 @@ encode_m(unsigned m, uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire, unsig
         unsigned frame_id, uint64_t *scr)                                        \
     {                                                                            \
         uint64_t p[M], c[M], w[M];                                               \
-        encode_m(M, p, c, w, wire, syn, meta, payload, frame_id, scr);           \
+        load_payload_m(M, p, payload);                                           \
+        encode_m(M, p, c, w, wire, syn, meta, frame_id, scr);                    \
+    }                                                                            \
+    static __attribute__((noinline)) void control_w##M(                         \
+        uint8_t *wire, uint16_t key, unsigned frame_id, uint64_t *scr)           \
+    {                                                                            \
+        /* the key's last 14 bits lead the payload; built as words, never as   \
+         * bytes, so no store has to be reloaded at another width */            \
+        uint64_t p[M], c[M], w[M];                                               \
+        for (unsigned i = 0; i < M; i++)                                         \
+            p[i] = 0;                                                            \
+        p[0] = (uint64_t)(key & 0x3FFFu) << 50;                                  \
+        encode_m(M, p, c, w, wire, RIFL_SYN_CONTROL, key >> 14, frame_id, scr);  \
     }
 RIFL_ENCODE_WIDTH(1)
 RIFL_ENCODE_WIDTH(2)
@@ -110,11 +128,18 @@ int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
 int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
                               unsigned frame_id, uint64_t *scr)
 {
-    uint8_t payload[RIFL_PAYLOAD_MAX_BYTES] = { 0 };
-    payload[0] = (uint8_t)(key >> 6);
-    payload[1] = (uint8_t)(key << 2);
-    return rifl_frame_encode(wire, frame_bits, RIFL_SYN_CONTROL, key >> 14,
-                             payload, frame_id, scr);
+    if (!wire || !scr || frame_id > 0xFFF)
+        return RIFL_ERR_INVALID_ARG;
+    switch (frame_bits) {
+    case 64: control_w1(wire, key, frame_id, scr); break;
+    case 128: control_w2(wire, key, frame_id, scr); break;
+    case 256: control_w4(wire, key, frame_id, scr); break;
+    case 512: control_w8(wire, key, frame_id, scr); break;
+    case 1024: control_w16(wire, key, frame_id, scr); break;
+    case 2048: control_w32(wire, key, frame_id, scr); break;
+    default: return RIFL_ERR_INVALID_ARG;
+    }
+    return RIFL_OK;
 }
 
 /* Decode with a constant number of words; fills everything but the kind. */

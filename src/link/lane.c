@@ -44,7 +44,7 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     unsigned stride = F / 8 - 1; /* META byte + P/8 payload bytes */
     unsigned nfid = 1u << cfg->fid_bits;
     unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
-    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap;
+    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 3;
     size_t bytes = sizeof(rifl_lane) + recs * stride;
     rifl_lane *l = calloc(1, bytes);
     if (!l)
@@ -69,6 +69,10 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     l->rxext = (ring){ p, cfg->ext_queue_frames, 0, 0, stride };
     p += (size_t)cfg->ext_queue_frames * stride;
     l->rxq = (ring){ p, rxcap, 0, 0, stride };
+    p += (size_t)rxcap * stride;
+    l->meta00 = p; /* filler, FC ON, FC OFF: META 00 and the format byte */
+    for (unsigned f = 0; f < 3; f++)
+        l->meta00[(size_t)f * stride + l->pbytes] = (uint8_t)f;
 
     l->replay_len = 2 * nfid + rifl_lane_replay_tail(cfg);
     l->normal_since_err = nfid; /* no error seen yet: no resume wait */
@@ -137,10 +141,11 @@ static void send_control(rifl_lane *l, uint8_t *wire, uint16_t key)
  * keep it in the replay buffer. */
 static void send_data(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
 {
+    /* encode from the caller's record (written long ago), then keep a copy */
+    rifl_frame_encode(wire, l->F, RIFL_SYN_DATA, rec[0] & 3u, rec + 1, l->fid, &l->scr);
     uint8_t *slot = replay_rec(l, l->fid);
     if (slot != rec)
         memcpy(slot, rec, l->txq.stride);
-    rifl_frame_encode(wire, l->F, RIFL_SYN_DATA, slot[0] & 3u, slot + 1, l->fid, &l->scr);
     l->fid = (l->fid + 1) & l->kmask;
 }
 
@@ -156,10 +161,8 @@ static void send_new(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
 
 static void send_meta00(rifl_lane *l, uint8_t *wire, uint8_t format, rifl_frame_kind kind)
 {
-    uint8_t rec[RIFL_FRAME_MAX_BYTES];
-    memset(rec, 0, l->txq.stride);
-    rec[l->pbytes] = format; /* last payload byte */
-    send_new(l, wire, rec);
+    /* filler and flow-control records are built once, at creation */
+    send_new(l, wire, l->meta00 + (size_t)format * l->txq.stride);
     l->st.tx_frames[kind]++;
 }
 

@@ -49,6 +49,7 @@ struct rifl_lane {
     bool fc_sent_on;           /* last flow-control notice we sent */
     bool peer_fc_on;           /* peer told us to stop user data */
     uint8_t *replay;           /* 2^K records (META + payload) */
+    uint8_t *meta00;           /* records of a filler, FC ON and FC OFF */
     ring txq;                  /* user data frames */
     ring txext;                /* extension frames */
     rifl_tx_state state;
