@@ -1,5 +1,10 @@
 #include "rifl/error.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "msg.h"
+
 const char *rifl_strerror(int err)
 {
     switch (err) {
@@ -17,4 +22,14 @@ const char *rifl_strerror(int err)
     case RIFL_ERR_BUFFER: return "buffer too small";
     default: return "unknown error";
     }
+}
+
+void rifl_msg(char *msg, size_t msglen, const char *fmt, ...)
+{
+    if (!msg || !msglen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, msglen, fmt, ap);
+    va_end(ap);
 }

@@ -2,22 +2,13 @@
  * shortest source routes between hosts. */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rifl/l2.h"
+#include "../common/msg.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 void rifl_topo_free(rifl_topology *t)
 {
@@ -114,32 +105,32 @@ static int parse_end(const rifl_topology *t, char *tok, int *node, unsigned *por
         *colon = '\0';
     int n = rifl_topo_find(t, tok);
     if (n < 0) {
-        seterr(err, errlen, "line %u: unknown node '%s'; declare it with 'switch' or "
+        rifl_msg(err, errlen, "line %u: unknown node '%s'; declare it with 'switch' or "
                "'host' before the link", line, tok);
         return RIFL_ERR_PARSE;
     }
     const rifl_topo_node *nd = &t->nodes[n];
     if (!nd->is_switch) {
         if (colon && strcmp(colon + 1, "0")) {
-            seterr(err, errlen, "line %u: host '%s' has a single port; write '%s' or '%s:0'",
+            rifl_msg(err, errlen, "line %u: host '%s' has a single port; write '%s' or '%s:0'",
                    line, tok, tok, tok);
             return RIFL_ERR_PARSE;
         }
         *port = 0;
     } else {
         if (!colon) {
-            seterr(err, errlen, "line %u: switch end '%s' needs a port: write '%s:PORT' "
+            rifl_msg(err, errlen, "line %u: switch end '%s' needs a port: write '%s:PORT' "
                    "with PORT from 0 to %u", line, tok, tok, nd->nports - 1);
             return RIFL_ERR_PARSE;
         }
         if (parse_num(colon + 1, 0, nd->nports - 1, port)) {
-            seterr(err, errlen, "line %u: bad port '%s' on switch '%s'; use 0 to %u",
+            rifl_msg(err, errlen, "line %u: bad port '%s' on switch '%s'; use 0 to %u",
                    line, colon + 1, tok, nd->nports - 1);
             return RIFL_ERR_PARSE;
         }
     }
     if (nd->peer[*port] >= 0) {
-        seterr(err, errlen, "line %u: port %u of '%s' is already linked to '%s'; "
+        rifl_msg(err, errlen, "line %u: port %u of '%s' is already linked to '%s'; "
                "each port takes one link", line, *port, tok,
                t->nodes[nd->peer[*port]].name);
         return RIFL_ERR_PARSE;
@@ -170,13 +161,13 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
             end++;
         size_t n = end - pos;
         if (n >= sizeof buf) {
-            seterr(err, errlen, "line %u: line longer than %zu characters; split it",
+            rifl_msg(err, errlen, "line %u: line longer than %zu characters; split it",
                    line, sizeof buf - 1);
             rc = RIFL_ERR_PARSE;
             break;
         }
         if (memchr(text + pos, '\0', n)) {
-            seterr(err, errlen, "line %u: NUL byte in the text; topology files are plain text",
+            rifl_msg(err, errlen, "line %u: NUL byte in the text; topology files are plain text",
                    line);
             rc = RIFL_ERR_PARSE;
             break;
@@ -201,58 +192,58 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
         if (nt == 0)
             continue;
         if (nt > 8) {
-            seterr(err, errlen, "line %u: too many words; expected at most "
+            rifl_msg(err, errlen, "line %u: too many words; expected at most "
                    "'link A:P B:P delay N'", line);
             rc = RIFL_ERR_PARSE;
         } else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {
             bool sw = tok[0][0] == 's';
             unsigned nports = 1;
             if (nt != (sw ? 3 : 2)) {
-                seterr(err, errlen, "line %u: expected '%s'", line,
+                rifl_msg(err, errlen, "line %u: expected '%s'", line,
                        sw ? "switch NAME PORTS" : "host NAME");
                 rc = RIFL_ERR_PARSE;
             } else if (!valid_name(tok[1])) {
-                seterr(err, errlen, "line %u: bad name '%s'; use 1 to %d characters "
+                rifl_msg(err, errlen, "line %u: bad name '%s'; use 1 to %d characters "
                        "from A-Z a-z 0-9 _ . -", line, tok[1], RIFL_TOPO_NAME_MAX - 1);
                 rc = RIFL_ERR_PARSE;
             } else if (rifl_topo_find(t, tok[1]) >= 0) {
-                seterr(err, errlen, "line %u: '%s' is declared twice; give each node "
+                rifl_msg(err, errlen, "line %u: '%s' is declared twice; give each node "
                        "its own name", line, tok[1]);
                 rc = RIFL_ERR_PARSE;
             } else if (sw && parse_num(tok[2], 2, RIFL_L2_MAX_PORTS, &nports)) {
-                seterr(err, errlen, "line %u: bad port count '%s' for switch '%s'; use "
+                rifl_msg(err, errlen, "line %u: bad port count '%s' for switch '%s'; use "
                        "2 to %d", line, tok[2], tok[1], RIFL_L2_MAX_PORTS);
                 rc = RIFL_ERR_PARSE;
             } else if (t->nnodes >= RIFL_TOPO_MAX_NODES) {
-                seterr(err, errlen, "line %u: more than %d nodes; split the topology",
+                rifl_msg(err, errlen, "line %u: more than %d nodes; split the topology",
                        line, RIFL_TOPO_MAX_NODES);
                 rc = RIFL_ERR_PARSE;
             } else {
                 rc = add_node(t, tok[1], sw, nports, &cap);
                 if (rc)
-                    seterr(err, errlen, "line %u: out of memory", line);
+                    rifl_msg(err, errlen, "line %u: out of memory", line);
             }
         } else if (!strcmp(tok[0], "link")) {
             unsigned delay = RIFL_TOPO_DEFAULT_DELAY;
             int na = -1, nb = -1;
             unsigned pa = 0, pb = 0;
             if (nt != 3 && !(nt == 5 && !strcmp(tok[3], "delay"))) {
-                seterr(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
+                rifl_msg(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
                        "[delay SLOTS]'", line);
                 rc = RIFL_ERR_PARSE;
             } else if (nt == 5 && parse_num(tok[4], 0, 100000, &delay)) {
-                seterr(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
+                rifl_msg(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
                        line, tok[4]);
                 rc = RIFL_ERR_PARSE;
             } else if ((rc = parse_end(t, tok[1], &na, &pa, line, err, errlen)) == RIFL_OK &&
                        (rc = parse_end(t, tok[2], &nb, &pb, line, err, errlen)) == RIFL_OK) {
                 rifl_topo_node *A = &t->nodes[na], *B = &t->nodes[nb];
                 if (na == nb) {
-                    seterr(err, errlen, "line %u: link from '%s' to itself; connect two "
+                    rifl_msg(err, errlen, "line %u: link from '%s' to itself; connect two "
                            "different nodes", line, A->name);
                     rc = RIFL_ERR_PARSE;
                 } else if (!A->is_switch && !B->is_switch) {
-                    seterr(err, errlen, "line %u: link between two hosts ('%s', '%s'); "
+                    rifl_msg(err, errlen, "line %u: link between two hosts ('%s', '%s'); "
                            "hosts connect to switches", line, A->name, B->name);
                     rc = RIFL_ERR_PARSE;
                 } else {
@@ -266,13 +257,13 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
                 }
             }
         } else {
-            seterr(err, errlen, "line %u: unknown statement '%.40s'; use 'switch', "
+            rifl_msg(err, errlen, "line %u: unknown statement '%.40s'; use 'switch', "
                    "'host' or 'link'", line, tok[0]);
             rc = RIFL_ERR_PARSE;
         }
     }
     if (rc == RIFL_OK && t->nhosts == 0) {
-        seterr(err, errlen, "line %u: no host declared; add 'host NAME' lines", line);
+        rifl_msg(err, errlen, "line %u: no host declared; add 'host NAME' lines", line);
         rc = RIFL_ERR_PARSE;
     }
     if (rc != RIFL_OK) {
@@ -288,12 +279,12 @@ int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
 {
     if (!t || !route || src >= t->nnodes || dst >= t->nnodes || src == dst ||
         t->nodes[src].is_switch || t->nodes[dst].is_switch) {
-        seterr(err, errlen, "route: source and destination must be two different hosts");
+        rifl_msg(err, errlen, "route: source and destination must be two different hosts");
         return RIFL_ERR_INVALID_ARG;
     }
     const rifl_topo_node *S = &t->nodes[src], *D = &t->nodes[dst];
     if (S->peer[0] < 0 || D->peer[0] < 0) {
-        seterr(err, errlen, "no route from '%s' to '%s': host '%s' is not linked to any "
+        rifl_msg(err, errlen, "no route from '%s' to '%s': host '%s' is not linked to any "
                "switch; add a link", S->name, D->name, S->peer[0] < 0 ? S->name : D->name);
         return RIFL_ERR_UNREACHABLE;
     }
@@ -304,7 +295,7 @@ int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
     unsigned *queue = malloc(n * sizeof *queue);
     if (!dist || !prev || !inp || !queue) {
         free(dist); free(prev); free(inp); free(queue);
-        seterr(err, errlen, "route: out of memory");
+        rifl_msg(err, errlen, "route: out of memory");
         return RIFL_ERR_NOMEM;
     }
     for (unsigned i = 0; i < n; i++)
@@ -331,11 +322,11 @@ int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
     unsigned last = (unsigned)D->peer[0];
     int rc = RIFL_OK;
     if (dist[last] < 0) {
-        seterr(err, errlen, "no route from '%s' to '%s': they are in disconnected parts "
+        rifl_msg(err, errlen, "no route from '%s' to '%s': they are in disconnected parts "
                "of the topology; add a link between them", S->name, D->name);
         rc = RIFL_ERR_UNREACHABLE;
     } else if (dist[last] + 1 > RIFL_L2_MAX_HOPS) {
-        seterr(err, errlen, "no route from '%s' to '%s': the shortest path crosses %d "
+        rifl_msg(err, errlen, "no route from '%s' to '%s': the shortest path crosses %d "
                "switches and a Layer 2 header holds at most %d hops; add a shorter path",
                S->name, D->name, dist[last] + 1, RIFL_L2_MAX_HOPS);
         rc = RIFL_ERR_UNREACHABLE;

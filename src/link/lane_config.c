@@ -1,10 +1,10 @@
 /* Lane configuration: defaults, the frame-ID sizing rule (spec section 9) and
  * the checks that refuse unsafe configurations. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "rifl/lane.h"
+#include "../common/msg.h"
 
 const rifl_lane_config rifl_lane_default_config = {
     .frame_bits = 256,
@@ -62,16 +62,8 @@ unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
     return half > need ? half : need;
 }
 
-static int refuse(char *msg, size_t msglen, const char *fmt, ...)
-{
-    if (msg && msglen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msglen, fmt, ap);
-        va_end(ap);
-    }
-    return RIFL_ERR_CONFIG;
-}
+/* refuse a configuration with an explanation */
+#define refuse(msg, msglen, ...) (rifl_msg((msg), (msglen), __VA_ARGS__), RIFL_ERR_CONFIG)
 
 int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
 {

@@ -3,13 +3,13 @@
  * statistics.  Sans-I/O: the caller drives it; all memory is allocated by
  * rifl_ssim_create. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rifl/rng.h"
 #include "rifl/switch_sim.h"
+#include "../common/msg.h"
 
 #define HIST_MAX (1u << 18)
 /* flow-control frames travel encoded: the payload of one 256-bit link frame */
@@ -113,15 +113,6 @@ struct rifl_ssim {
     uint64_t last_delivery;
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static inline void bset(uint64_t *b, unsigned i) { b[i >> 6] |= 1ull << (i & 63); }
 static inline void bclr(uint64_t *b, unsigned i) { b[i >> 6] &= ~(1ull << (i & 63)); }
@@ -181,37 +172,37 @@ static double mean_cells(const rifl_ssim_config *c, double *mean_bytes)
 static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
 {
     if (!(c->load > 0 && c->load <= 1)) {
-        seterr(err, errlen, "load = %g: use a fraction of the line rate in (0, 1]", c->load);
+        rifl_msg(err, errlen, "load = %g: use a fraction of the line rate in (0, 1]", c->load);
         return RIFL_ERR_CONFIG;
     }
     if (c->packet_bytes && c->packet_bytes % 256) {
-        seterr(err, errlen, "packet-bytes = %u: fixed packets are a multiple of 256 bytes "
+        rifl_msg(err, errlen, "packet-bytes = %u: fixed packets are a multiple of 256 bytes "
                "(use 0 for variable sizes)", c->packet_bytes);
         return RIFL_ERR_CONFIG;
     }
     if (c->packet_bytes > 1u << 20) {
-        seterr(err, errlen, "packet-bytes = %u: at most 1 MiB", c->packet_bytes);
+        rifl_msg(err, errlen, "packet-bytes = %u: at most 1 MiB", c->packet_bytes);
         return RIFL_ERR_CONFIG;
     }
     if (!c->packet_bytes && (c->var_min < 1 || c->var_max < c->var_min || c->var_max > 65536)) {
-        seterr(err, errlen, "variable packet sizes %u..%u: need 1 <= min <= max <= 65536",
+        rifl_msg(err, errlen, "variable packet sizes %u..%u: need 1 <= min <= max <= 65536",
                c->var_min, c->var_max);
         return RIFL_ERR_CONFIG;
     }
     if (c->traffic == RIFL_TRAFFIC_BURSTY && !(c->burst_bytes >= 1 && c->burst_bytes <= 1e9)) {
-        seterr(err, errlen, "burst-bytes = %g: use 1 to 1e9", c->burst_bytes);
+        rifl_msg(err, errlen, "burst-bytes = %g: use 1 to 1e9", c->burst_bytes);
         return RIFL_ERR_CONFIG;
     }
     if (c->bytes_per_pair < 1) {
-        seterr(err, errlen, "bytes-per-pair = 0: every pair needs some data to send");
+        rifl_msg(err, errlen, "bytes-per-pair = 0: every pair needs some data to send");
         return RIFL_ERR_CONFIG;
     }
     if (c->host_fifo && (c->host_fifo_cells < 1 || c->host_fifo_cells > 65535)) {
-        seterr(err, errlen, "host-fifo-cells = %u: use 1 to 65535", c->host_fifo_cells);
+        rifl_msg(err, errlen, "host-fifo-cells = %u: use 1 to 65535", c->host_fifo_cells);
         return RIFL_ERR_CONFIG;
     }
     if (c->latency < 2 || c->latency > 100000) {
-        seterr(err, errlen, "latency = %u: use 2 to 100000 cell times", c->latency);
+        rifl_msg(err, errlen, "latency = %u: use 2 to 100000 cell times", c->latency);
         return RIFL_ERR_CONFIG;
     }
     return RIFL_OK;
@@ -251,7 +242,7 @@ static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
 int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen)
 {
     if (!cfg || !out) {
-        seterr(err, errlen, "rifl_ssim_create: NULL argument");
+        rifl_msg(err, errlen, "rifl_ssim_create: NULL argument");
         return RIFL_ERR_INVALID_ARG;
     }
     *out = NULL;
@@ -264,12 +255,12 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
         H = T->nhosts;
         S = T->nswitches;
         if (S == 0) {
-            seterr(err, errlen, "topology has no switch; add 'switch NAME PORTS' lines");
+            rifl_msg(err, errlen, "topology has no switch; add 'switch NAME PORTS' lines");
             return RIFL_ERR_CONFIG;
         }
     } else {
         if (cfg->nports < 2 || cfg->nports > RIFL_L2_MAX_PORTS) {
-            seterr(err, errlen, "ports = %u: a switch has 2 to %d ports", cfg->nports,
+            rifl_msg(err, errlen, "ports = %u: a switch has 2 to %d ports", cfg->nports,
                    RIFL_L2_MAX_PORTS);
             return RIFL_ERR_CONFIG;
         }
@@ -277,7 +268,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
         S = 1;
     }
     if (H < 2 || H > MAX_HOSTS) {
-        seterr(err, errlen, "%u hosts: the simulator takes 2 to %d hosts", H, MAX_HOSTS);
+        rifl_msg(err, errlen, "%u hosts: the simulator takes 2 to %d hosts", H, MAX_HOSTS);
         return RIFL_ERR_CONFIG;
     }
     rifl_ssim *s = calloc(1, sizeof *s);
@@ -404,7 +395,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     free(sw_of);
     if (bad) {
         rifl_ssim_free(s);
-        seterr(err, errlen, "out of memory for %u hosts", H);
+        rifl_msg(err, errlen, "out of memory for %u hosts", H);
         return RIFL_ERR_NOMEM;
     }
     /* switches */

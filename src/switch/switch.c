@@ -1,12 +1,12 @@
 /* The RIFL switch model: input modules with statically allocated VOQs,
  * per-VOQ flow control, iSLIP + Batcher-Banyan or the ideal SAFC switch. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rifl/switch.h"
 #include "switch_priv.h"
+#include "../common/msg.h"
 
 const rifl_switch_config rifl_switch_default_config = {
     .nports = 32,
@@ -45,15 +45,6 @@ struct rifl_switch {
     rifl_switch_stats st;
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 unsigned rifl_switch_min_voq_cells(unsigned rtt_slots)
 {
@@ -63,40 +54,40 @@ unsigned rifl_switch_min_voq_cells(unsigned rtt_slots)
 int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
 {
     if (!c) {
-        seterr(err, errlen, "no switch configuration given");
+        rifl_msg(err, errlen, "no switch configuration given");
         return RIFL_ERR_INVALID_ARG;
     }
     if (c->nports < 2 || c->nports > RIFL_L2_MAX_PORTS) {
-        seterr(err, errlen, "ports = %u: a switch has 2 to %d ports", c->nports,
+        rifl_msg(err, errlen, "ports = %u: a switch has 2 to %d ports", c->nports,
                RIFL_L2_MAX_PORTS);
         return RIFL_ERR_CONFIG;
     }
     if (c->scheduler != RIFL_SCHED_ISLIP && c->scheduler != RIFL_SCHED_SAFC) {
-        seterr(err, errlen, "unknown scheduler; use islip or safc");
+        rifl_msg(err, errlen, "unknown scheduler; use islip or safc");
         return RIFL_ERR_CONFIG;
     }
     if (c->iterations < 1 || c->iterations > c->nports) {
-        seterr(err, errlen, "iterations = %u: iSLIP runs 1 to %u iterations on a %u-port "
+        rifl_msg(err, errlen, "iterations = %u: iSLIP runs 1 to %u iterations on a %u-port "
                "switch", c->iterations, c->nports, c->nports);
         return RIFL_ERR_CONFIG;
     }
     if (c->rtt_slots < 1 || c->rtt_slots > 40000) {
-        seterr(err, errlen, "link round trip = %u slots: use 1 to 40000", c->rtt_slots);
+        rifl_msg(err, errlen, "link round trip = %u slots: use 1 to 40000", c->rtt_slots);
         return RIFL_ERR_CONFIG;
     }
     if (c->voq_cells > 65535) {
-        seterr(err, errlen, "voq-cells = %u: at most 65535 cells per VOQ", c->voq_cells);
+        rifl_msg(err, errlen, "voq-cells = %u: at most 65535 cells per VOQ", c->voq_cells);
         return RIFL_ERR_CONFIG;
     }
     if ((uint64_t)c->voq_cells * c->nports * c->nports > (1ull << 26)) {
-        seterr(err, errlen, "voq-cells = %u with %u ports needs %llu cells of VOQ space "
+        rifl_msg(err, errlen, "voq-cells = %u with %u ports needs %llu cells of VOQ space "
                "(limit %llu); use fewer ports or smaller VOQs", c->voq_cells, c->nports,
                (unsigned long long)c->voq_cells * c->nports * c->nports, 1ull << 26);
         return RIFL_ERR_CONFIG;
     }
     if (!c->flow_control) {
         if (c->voq_cells < 1) {
-            seterr(err, errlen, "voq-cells = 0: a VOQ needs space for at least one cell");
+            rifl_msg(err, errlen, "voq-cells = 0: a VOQ needs space for at least one cell");
             return RIFL_ERR_CONFIG;
         }
         c->fc_on = c->fc_off = 0;
@@ -104,14 +95,14 @@ int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
     }
     unsigned need = rifl_switch_min_voq_cells(c->rtt_slots);
     if (c->voq_cells < need) {
-        seterr(err, errlen, "voq-cells = %u is unsafe: each VOQ must hold 1.5 round trips "
+        rifl_msg(err, errlen, "voq-cells = %u is unsafe: each VOQ must hold 1.5 round trips "
                "of its link (%u slots round trip -> at least %u cells); raise voq-cells to "
                "%u or shorten the link", c->voq_cells, c->rtt_slots, need, need);
         return RIFL_ERR_CONFIG;
     }
     unsigned on = c->fc_on ? c->fc_on : c->voq_cells - c->rtt_slots;
     if (on < 1 || on + c->rtt_slots > c->voq_cells) {
-        seterr(err, errlen, "fc-on = %u is unsafe: after the ON threshold is crossed up to "
+        rifl_msg(err, errlen, "fc-on = %u is unsafe: after the ON threshold is crossed up to "
                "%u more cells can arrive, so the threshold must be 1 to %u for %u-cell "
                "VOQs; lower fc-on or raise voq-cells", on, c->rtt_slots - 1,
                c->voq_cells > c->rtt_slots ? c->voq_cells - c->rtt_slots : 0, c->voq_cells);
@@ -119,7 +110,7 @@ int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
     }
     unsigned off = c->fc_off ? c->fc_off : on / 2;
     if (off >= on) {
-        seterr(err, errlen, "fc-off = %u must be below fc-on = %u; lower fc-off", off, on);
+        rifl_msg(err, errlen, "fc-off = %u must be below fc-on = %u; lower fc-off", off, on);
         return RIFL_ERR_CONFIG;
     }
     c->fc_on = on;
@@ -157,7 +148,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
                        size_t errlen)
 {
     if (!out || !cfg) {
-        seterr(err, errlen, "rifl_switch_create: NULL argument");
+        rifl_msg(err, errlen, "rifl_switch_create: NULL argument");
         return RIFL_ERR_INVALID_ARG;
     }
     *out = NULL;
@@ -197,7 +188,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
         rifl_islip_create(n, c.iterations, &sw->islip) ||
         rifl_fabric_create(n, &sw->fabric)) {
         rifl_switch_free(sw);
-        seterr(err, errlen, "out of memory for a %u-port switch with %u-cell VOQs", n,
+        rifl_msg(err, errlen, "out of memory for a %u-port switch with %u-cell VOQs", n,
                sw->cap);
         return RIFL_ERR_NOMEM;
     }
