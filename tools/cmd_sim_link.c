@@ -596,6 +596,8 @@ static int run(int argc, char **argv)
     }
     if (jobs > (unsigned)npoints)
         jobs = (unsigned)npoints;
+    if (jobs > 256)
+        jobs = 256;
     if (jobs <= 1) {
         for (int i = 0; i < npoints; i++) {
             char what[64];

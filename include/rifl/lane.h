@@ -143,7 +143,7 @@ int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
  * fit now and reports them in *taken; with `end` set and all of `len`
  * fitting, it also takes the tail and ends the packet.  Call again with the
  * rest.  RIFL_OK (even when *taken is 0: the queue is full), or
- * RIFL_ERR_INVALID_ARG for len == 0 without `end`. */
+ * RIFL_ERR_INVALID_ARG for len == 0. */
 int rifl_lane_send_part(rifl_lane *lane, const void *data, size_t len, int end,
                         size_t *taken);
 

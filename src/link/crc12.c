@@ -40,6 +40,7 @@ static void clmul_consts_init(void)
     r = 1;
     for (int k = 0; k < 64; k++)
         r = mulx_mod(r);
+    c->x64 = r;
     c->fold = _mm_set_epi64x(0, (long long)r);
     for (int j = 0; j < 16; j++)
         c->kp[j] = _mm_set_epi64x((long long)c->k[2 * j], (long long)c->k[2 * j + 1]);

@@ -18,7 +18,8 @@
 #include "rifl/frame.h"
 #include "link_priv.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* needs the carry-less multiply constants of the scalar CRC (x86-64 build) */
+#if defined(__x86_64__) && defined(RIFL_CRC_CLMUL)
 #define RIFL_BATCH_AVX512 1
 #include <immintrin.h>
 #endif
@@ -30,8 +31,6 @@ static int have_avx512;
 /* Per supported width (index 0..3 = 256, 512, 1024, 2048 bits): M, the
  * history a zero-data frame leaves, by history byte. */
 static uint64_t mtab[4][5][256];
-static uint64_t crc_k[32];   /* x^(64j+12) mod G */
-static uint64_t crc_x64, crc_mu, crc_g;
 
 static int width_index(unsigned frame_bits)
 {
@@ -44,20 +43,14 @@ static int width_index(unsigned frame_bits)
     }
 }
 
-static uint64_t mulx_mod12(uint64_t r)
-{
-    r <<= 1;
-    if (r & 0x1000u)
-        r ^= 0x1000u | RIFL_CRC12_POLY;
-    return r;
-}
-
 __attribute__((constructor)) static void batch_init(void)
 {
     __builtin_cpu_init();
     have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2") &&
                   __builtin_cpu_supports("vpclmulqdq");
+    if (!have_avx512)
+        return; /* the tables below serve the vector path only */
     for (int wi = 0; wi < 4; wi++) {
         unsigned F = 256u << wi;
         for (int byte = 0; byte < 5; byte++)
@@ -67,30 +60,6 @@ __attribute__((constructor)) static void batch_init(void)
                 mtab[wi][byte][v] = rifl_scramble(f, F, h);
             }
     }
-    uint64_t r = 1;
-    for (int k = 0; k < 12; k++)
-        r = mulx_mod12(r);
-    for (int j = 0; j < 32; j++) {
-        crc_k[j] = r;
-        for (int k = 0; k < 64; k++)
-            r = mulx_mod12(r);
-    }
-    r = 1;
-    for (int k = 0; k < 64; k++)
-        r = mulx_mod12(r);
-    crc_x64 = r;
-    crc_g = 0x1000u | RIFL_CRC12_POLY;
-    uint64_t q = 0;
-    uint32_t rem = 1;
-    for (int k = 0; k < 64; k++) {
-        rem <<= 1;
-        q <<= 1;
-        if (rem & 0x1000u) {
-            rem ^= 0x1000u | RIFL_CRC12_POLY;
-            q |= 1;
-        }
-    }
-    crc_mu = q;
 }
 
 RIFL_AVX512 static inline __m512i bswap64x8(__m512i v)
@@ -126,12 +95,13 @@ crc8(const __m512i *w, unsigned m)
     /* even frames: low qword of each 128-bit lane; odd: high qword */
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        __m512i k = _mm512_set1_epi64((long long)crc_k[m - 1 - i]);
+        __m512i k = _mm512_set1_epi64((long long)rifl_crc_clmul_consts.k[m - 1 - i]);
         ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
         od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
     }
-    __m512i fold = _mm512_set1_epi64((long long)crc_x64), mu = _mm512_set1_epi64((long long)crc_mu);
-    __m512i g = _mm512_set1_epi64((long long)crc_g);
+    const struct rifl_crc_clmul *cc = &rifl_crc_clmul_consts;
+    __m512i fold = _mm512_set1_epi64((long long)cc->x64), mu = _mm512_set1_epi64((long long)cc->mu);
+    __m512i g = _mm512_set1_epi64((long long)cc->g);
     __m512i acc[2] = { ev, od };
     for (int i = 0; i < 2; i++) {
         __m512i a = acc[i];

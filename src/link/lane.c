@@ -538,7 +538,7 @@ static void enqueue(rifl_lane *l, const uint8_t *p, size_t len, bool end)
 
 int rifl_lane_send_part(rifl_lane *l, const void *data, size_t len, int end, size_t *taken)
 {
-    if (!l || !taken || (!data && len) || (len == 0 && !end) || (len == 0 && end))
+    if (!l || !taken || (!data && len) || len == 0)
         return RIFL_ERR_INVALID_ARG;
     *taken = 0;
     size_t room = l->txq.cap - l->txq.count;

@@ -47,12 +47,13 @@ static inline uint16_t rifl_crc_word(const uint16_t (*pos)[256], uint64_t v, uns
 #define RIFL_CRC_CLMUL 1
 /* Carry-less multiply constants (crc12.c): k[j] = x^(64j+12) mod G;
  * kp[j] = { k[2j+1], k[2j] } as one vector (low, high) for a pair of words;
- * fold = { x^64 mod G, 0 }; mu = floor(x^64 / G) (Barrett); g = G. */
+ * x64 = x^64 mod G, fold = { x64, 0 }; mu = floor(x^64 / G) (Barrett); g = G.
+ * Also used by the vector batch codec (frame_batch.c). */
 struct rifl_crc_clmul {
     __m128i kp[16];
     __m128i fold;
     uint64_t k[32];
-    uint64_t mu, g;
+    uint64_t x64, mu, g;
 };
 extern struct rifl_crc_clmul rifl_crc_clmul_consts;
 
