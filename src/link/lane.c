@@ -610,7 +610,8 @@ int rifl_lane_read(rifl_lane *l, void *buf, size_t cap, size_t *len, int *eop)
         unsigned valid = rec_valid(l, rec);
         unsigned avail = valid - l->rx_offset;
         size_t take = cap - n < avail ? cap - n : avail;
-        memcpy((uint8_t *)buf + n, rec + 1 + l->rx_offset, take);
+        if (take)
+            memcpy((uint8_t *)buf + n, rec + 1 + l->rx_offset, take);
         n += take;
         l->rx_offset += (unsigned)take;
         if (l->rx_offset == valid) {
