@@ -4,6 +4,7 @@
 #include "testlib.h"
 
 #include "rifl/lane.h"
+#include "rifl/rng.h"
 
 #define F 256
 #define K 6
@@ -453,11 +454,130 @@ static void t_config_refusals(void)
     CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_CONFIG);
 }
 
+/* Frames by content (rifl_lane_tx_frame / rifl_lane_rx_frame) against wire
+ * bytes, in lock step: two copies of a link, one carried as wire bytes and
+ * one by content, with the same packets and the same corrupted frames
+ * (one in 150, and a receiver is out of step after one in eight of them).  Every frame
+ * sent, every receive result and every counter must agree. */
+static void t_frames_by_content(void)
+{
+    rifl_lane *w[2] = { make_lane(4), make_lane(4) }; /* wire bytes */
+    rifl_lane *c[2] = { make_lane(4), make_lane(4) }; /* by content */
+    REQUIRE(w[0] && w[1] && c[0] && c[1]);
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed * 977 + 5);
+    enum { D = 3 };
+    uint8_t inflight[2][D][32];
+    uint8_t recs[2][D][31];
+    rifl_lane_frame fr[2][D];
+    bool hit[2][D] = { { false } };
+    uint8_t pkt[200], buf[256];
+    unsigned mismatched_tx = 0, mismatched_rx = 0, out_of_step = 0, hits = 0;
+    uint64_t sniff[2] = { 0, 0 }; /* descrambler of the frames arriving at lane 1-i */
+    for (unsigned t = 0; t < 60000; t++) {
+        for (int i = 0; i < 2; i++) {
+            if (rifl_rng_below(&rng, 8) == 0) {
+                size_t len = 1 + rifl_rng_below(&rng, sizeof pkt);
+                for (size_t k = 0; k < len; k++)
+                    pkt[k] = (uint8_t)rifl_rng_next(&rng);
+                int r1 = rifl_lane_send(w[i], pkt, len), r2 = rifl_lane_send(c[i], pkt, len);
+                CHECK_EQ_U(r1, r2);
+            }
+        }
+        unsigned slot_i = t % D;
+        for (int i = 0; i < 2; i++) {
+            uint8_t *wire = inflight[i][slot_i];
+            rifl_lane_frame f;
+            uint8_t check[32];
+            bool arrived = t >= D;
+            /* the frames leaving now were sent D slots ago */
+            uint8_t in_wire[32];
+            if (arrived)
+                memcpy(in_wire, wire, 32);
+            rifl_lane_frame in_f = fr[i][slot_i];
+            uint8_t in_rec[31];
+            memcpy(in_rec, recs[i][slot_i], 31);
+            in_f.rec = in_f.rec ? in_rec : NULL;
+            bool in_hit = hit[i][slot_i];
+
+            rifl_lane_tx(w[i], wire);
+            rifl_lane_tx_frame(c[i], &f);
+            rifl_lane_frame_encode(&f, F, check);
+            if (memcmp(check, wire, 32) != 0)
+                mismatched_tx++;
+            fr[i][slot_i] = f;
+            if (f.rec)
+                memcpy(recs[i][slot_i], f.rec, 31);
+            hit[i][slot_i] = rifl_rng_below(&rng, 150) == 0;
+            if (hit[i][slot_i]) {
+                unsigned nbits = 1 + (unsigned)rifl_rng_below(&rng, 3);
+                for (unsigned b = 0; b < nbits; b++) {
+                    unsigned bit = (unsigned)rifl_rng_below(&rng, F);
+                    wire[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+                }
+                hits++;
+            }
+            if (!arrived)
+                continue;
+            rifl_lane *rw = w[1 - i], *rc = c[1 - i];
+            int a = rifl_lane_rx(rw, in_wire, NULL);
+            int b;
+            if (!in_hit && sniff[i] != in_f.scr)
+                out_of_step++; /* clean, but the receiver decodes it wrong */
+            rifl_frame_info fi;
+            rifl_frame_decode(in_wire, F, &sniff[i], NULL, &fi);
+            if (in_hit)
+                b = rifl_lane_rx(rc, in_wire, NULL);
+            else
+                b = rifl_lane_rx_frame(rc, &in_f, NULL);
+            if (a != b)
+                mismatched_rx++;
+        }
+        for (int i = 0; i < 2; i++) {
+            size_t n1 = 0, n2 = 0;
+            int e1 = 0, e2 = 0;
+            while (rifl_lane_read(w[i], buf, sizeof buf, &n1, &e1) == RIFL_OK) {
+                uint8_t other[256];
+                CHECK(rifl_lane_read(c[i], other, sizeof other, &n2, &e2) == RIFL_OK);
+                CHECK(n1 == n2 && e1 == e2 && memcmp(buf, other, n1) == 0);
+            }
+            CHECK(rifl_lane_read(c[i], buf, sizeof buf, &n2, &e2) == RIFL_ERR_AGAIN);
+        }
+    }
+    printf("  %u corrupted frames, %u clean frames after them rejected\n", hits, out_of_step);
+    CHECK_EQ_U(mismatched_tx, 0);
+    CHECK_EQ_U(mismatched_rx, 0);
+    CHECK(hits > 500 && out_of_step > 30);
+    for (int i = 0; i < 2; i++) {
+        CHECK(memcmp(rifl_lane_get_stats(w[i]), rifl_lane_get_stats(c[i]),
+                     sizeof(rifl_lane_stats)) == 0);
+        CHECK(rifl_lane_get_stats(w[i])->rx_delivered[RIFL_KIND_DATA] > 1000);
+    }
+    /* asked for the decoded frame, the lane decodes for real */
+    rifl_lane_frame f;
+    uint8_t wire[32];
+    rifl_lane_tx_frame(c[0], &f);
+    rifl_lane_frame_encode(&f, F, wire);
+    rifl_frame_info fi1, fi2;
+    rifl_frame_decode(wire, F, &sniff[0], NULL, &fi1);
+    rifl_lane_rx_frame(c[1], &f, &fi2);
+    CHECK(fi1.id == fi2.id && fi1.crc == fi2.crc && fi1.vcode == fi2.vcode &&
+          fi1.key == fi2.key && fi1.kind == fi2.kind);
+    CHECK(rifl_lane_rx_frame(NULL, &f, NULL) == RIFL_ERR_INVALID_ARG);
+    CHECK(rifl_lane_tx_frame(c[0], NULL) == RIFL_ERR_INVALID_ARG);
+    CHECK(rifl_lane_frame_encode(&f, 100, wire) == RIFL_ERR_INVALID_ARG);
+    for (int i = 0; i < 2; i++) {
+        rifl_lane_free(w[i]);
+        rifl_lane_free(c[i]);
+    }
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "normal_fillers_then_data", t_normal_fillers_then_data },
           { "receiver_rule", t_receiver_rule },
           { "retransmit_cycle", t_retransmit_cycle },
           { "flow_control", t_flow_control },
           { "extension_frames", t_extension_frames },
+          { "frames_by_content", t_frames_by_content },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals })

@@ -21,7 +21,7 @@ struct opts {
     const char *size;
     double load, rx_ready;
     uint64_t rx_stall, rx_period;
-    bool fast, csv, json, progress, reference, quiet;
+    bool fast, encode_all, csv, json, progress, reference, quiet;
     uint64_t jobs;
     const char *sweep;
 };
@@ -98,6 +98,7 @@ static int build_config(const struct opts *o, rifl_linksim_config *c)
     c->rx_stall = o->rx_stall;
     c->rx_period = o->rx_period;
     c->fast = o->fast;
+    c->encode_all = o->encode_all;
     return parse_sizes(o->size, c);
 }
 
@@ -500,6 +501,8 @@ static int run(int argc, char **argv)
         { "rx-stall", CLI_UINT, &o.rx_stall, "receivers stop reading for N slots ...", 0, 0 },
         { "rx-period", CLI_UINT, &o.rx_period, "... out of every N slots", 0, 0 },
         { "fast", CLI_BOOL, &o.fast, "fast-forward error-free stretches", 0, 0 },
+        { "encode-all", CLI_FLAG, &o.encode_all, "build and decode every frame's wire bytes "
+          "(same results, slower: a check)", 0, 0 },
         { "reference", CLI_BOOL, &o.reference, "run error-free too, for the bandwidth ratio", 0, 0 },
         { "sweep", CLI_STRING, &o.sweep, "KEY=START:STOP:STEP, e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV: a header and one line per run", 0, 0 },

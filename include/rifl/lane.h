@@ -131,6 +131,37 @@ const char *rifl_rx_result_name(rifl_rx_result r);
  * or a negative error.  `info` (may be NULL) receives the decoded frame. */
 int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
 
+/* ---- frames by content (for simulators) --------------------------------
+ *
+ * A simulated channel leaves almost every frame as it was sent, and a
+ * receiver whose descrambler is in step with the sender decodes such a frame
+ * into exactly what the sender put in.  These calls let a simulator carry
+ * frames by content and build the wire bytes only where they matter: for a
+ * frame the channel corrupts, and for a clean frame reaching a receiver that
+ * is out of step (after a corrupted one).  The lane then behaves exactly as
+ * with rifl_lane_tx / rifl_lane_rx. */
+
+/* A frame as the sender chose it. */
+typedef struct rifl_lane_frame {
+    uint64_t scr;         /* sender's scrambler state before the frame */
+    uint64_t scr_next;    /* and after it */
+    const uint8_t *rec;   /* data frame: META byte, then the P/8 payload
+                             bytes; NULL for a control frame */
+    uint16_t key;         /* control frame: its key */
+    uint16_t id;          /* the value XORed into the CRC (12 bits) */
+} rifl_lane_frame;
+
+/* rifl_lane_tx without building the frame.  f->rec points into the lane and
+ * stays valid until the next call that changes the lane: copy the record
+ * (F/8 - 1 bytes) to keep the frame. */
+int rifl_lane_tx_frame(rifl_lane *lane, rifl_lane_frame *f);
+/* The wire bytes (F/8) of a frame from rifl_lane_tx_frame. */
+int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire);
+/* rifl_lane_rx of the frame exactly as sent (f NULL: nothing received).  The
+ * frame is encoded and decoded for real when the receiver's descrambler is
+ * not in step with f->scr, or when `info` is asked for. */
+int rifl_lane_rx_frame(rifl_lane *lane, const rifl_lane_frame *f, rifl_frame_info *info);
+
 /* ---- user interface ------------------------------------------------------ */
 
 /* Queue one whole packet.  RIFL_ERR_AGAIN when the transmit queue lacks room

@@ -35,6 +35,8 @@ typedef struct rifl_linksim_config {
                                   rx_period (0 = never) */
     unsigned delay_frames;     /* one-way delay; 0 = from lane.link */
     bool fast;                 /* fast-forward error-free steady stretches */
+    bool encode_all;           /* build and decode every frame's wire bytes
+                                  (same results, slower: for checking) */
     /* called now and then with the fraction done */
     void (*progress)(void *ctx, double fraction, uint64_t slots);
     void *progress_ctx;

@@ -13,6 +13,7 @@
 
 #include "rifl/error.h"
 #include "rifl/frame.h"
+#include "rifl/lane.h"
 #include "rifl/rng.h"
 
 #ifdef __cplusplus
@@ -67,6 +68,23 @@ void rifl_channel_skip(rifl_channel *ch, uint64_t frames);
  * (k < delay_frames), marked as holding a frame; F/8 writable bytes. */
 uint8_t *rifl_channel_inflight(rifl_channel *ch, unsigned k);
 
+/* Frames carried by content (rifl_lane_tx_frame / rifl_lane_rx_frame): only
+ * a frame the channel corrupts is built, and its bits flipped.  A channel
+ * carries frames either this way or as wire bytes, not both. */
+typedef struct rifl_channel_frame {
+    rifl_lane_frame f;       /* the frame as sent (f.rec points into the channel) */
+    const uint8_t *wire;     /* bits were flipped: receive these F/8 bytes
+                                instead; NULL for a clean frame */
+} rifl_channel_frame;
+
+/* rifl_channel_step for a frame by content (NULL: nothing sent); draws the
+ * same errors as rifl_channel_step would.  The result is valid until the
+ * next call. */
+const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, const rifl_lane_frame *sent);
+/* rifl_channel_inflight for frames by content: put the clean frame `f`
+ * (record copied) in the entry that leaves k + 1 slots from now. */
+void rifl_channel_inflight_frame(rifl_channel *ch, unsigned k, const rifl_lane_frame *f);
+
 /* ---- deterministic packets ----------------------------------------------- */
 
 /* Packet `seq` of stream `seed`: its length (uniform in [min_len, max_len])
@@ -114,7 +132,6 @@ bool rifl_validator_clean(const rifl_validator *v);
 #endif
 
 /* ---- two lanes back to back ------------------------------------------------ */
-#include "rifl/lane.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,6 +142,9 @@ typedef struct rifl_pair_config {
     double ber[2];           /* [0]: A -> B, [1]: B -> A */
     uint64_t seed[2];        /* channel seeds, one per direction */
     unsigned delay_frames;   /* one-way delay; 0 = from lane.link */
+    bool encode_all;         /* build and decode every frame's wire bytes;
+                                otherwise frames travel by content (same
+                                results, see rifl_lane_tx_frame) */
 } rifl_pair_config;
 
 typedef struct rifl_pair {
@@ -132,7 +152,9 @@ typedef struct rifl_pair {
     rifl_channel *ch[2];     /* [0] carries A -> B, [1] carries B -> A */
     uint64_t slot;
     unsigned delay_frames;
-    uint8_t wire[2][RIFL_FRAME_MAX_BYTES];
+    bool encode_all;
+    uint8_t wire[2][RIFL_FRAME_MAX_BYTES]; /* sent in the last slot (encode_all) */
+    rifl_lane_frame frame[2];               /* sent in the last slot (by content) */
 } rifl_pair;
 
 /* One-way delay of a link in whole frame slots (rounded to nearest). */

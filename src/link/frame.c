@@ -75,6 +75,22 @@ encode_m(unsigned m, const uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire,
     *scr = h & RIFL_SCRAMBLER_MASK;
 }
 
+/* The scrambler state after a frame's region (META then payload words p),
+ * without building the frame: the first loop of encode_m alone. */
+static inline __attribute__((always_inline)) uint64_t
+scramble_state_m(unsigned m, const uint64_t *p, unsigned meta, uint64_t scr)
+{
+    uint64_t h = scr;
+    uint64_t prev = meta;
+    _Pragma("GCC unroll 32")
+    for (unsigned i = 0; i < m; i++) {
+        uint64_t c = rifl_scr_chunk(rifl_funnel(prev, p[i], 2), h);
+        h = rifl_hist_after(h, c, i + 1 == m);
+        prev = p[i];
+    }
+    return h & RIFL_SCRAMBLER_MASK;
+}
+
 /* One small function per width: exact-size word arrays the compiler keeps
  * in registers, and a short path from the dispatcher. */
 #define RIFL_ENCODE_WIDTH(M)                                                     \
@@ -96,6 +112,22 @@ encode_m(unsigned m, const uint64_t *p, uint64_t *c, uint64_t *w, uint8_t *wire,
             p[i] = 0;                                                            \
         p[0] = (uint64_t)(key & 0x3FFFu) << 50;                                  \
         encode_m(M, p, c, w, wire, RIFL_SYN_CONTROL, key >> 14, frame_id, scr);  \
+    }                                                                            \
+    static __attribute__((noinline)) uint64_t after_w##M(                       \
+        unsigned meta, const uint8_t *payload, uint64_t scr)                     \
+    {                                                                            \
+        uint64_t p[M];                                                           \
+        load_payload_m(M, p, payload);                                           \
+        return scramble_state_m(M, p, meta, scr);                                \
+    }                                                                            \
+    static __attribute__((noinline)) uint64_t after_control_w##M(               \
+        uint16_t key, uint64_t scr)                                              \
+    {                                                                            \
+        uint64_t p[M];                                                           \
+        for (unsigned i = 0; i < M; i++)                                         \
+            p[i] = 0;                                                            \
+        p[0] = (uint64_t)(key & 0x3FFFu) << 50;                                  \
+        return scramble_state_m(M, p, key >> 14, scr);                           \
     }
 RIFL_ENCODE_WIDTH(1)
 RIFL_ENCODE_WIDTH(2)
@@ -140,6 +172,31 @@ int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
     default: return RIFL_ERR_INVALID_ARG;
     }
     return RIFL_OK;
+}
+
+uint64_t rifl_frame_scrambler_after(unsigned frame_bits, unsigned meta, const uint8_t *payload,
+                                    uint64_t scr)
+{
+    switch (frame_bits) {
+    case 64: return after_w1(meta, payload, scr);
+    case 128: return after_w2(meta, payload, scr);
+    case 256: return after_w4(meta, payload, scr);
+    case 512: return after_w8(meta, payload, scr);
+    case 1024: return after_w16(meta, payload, scr);
+    default: return after_w32(meta, payload, scr);
+    }
+}
+
+uint64_t rifl_frame_scrambler_after_control(unsigned frame_bits, uint16_t key, uint64_t scr)
+{
+    switch (frame_bits) {
+    case 64: return after_control_w1(key, scr);
+    case 128: return after_control_w2(key, scr);
+    case 256: return after_control_w4(key, scr);
+    case 512: return after_control_w8(key, scr);
+    case 1024: return after_control_w16(key, scr);
+    default: return after_control_w32(key, scr);
+    }
 }
 
 /* Decode with a constant number of words; fills everything but the kind. */

@@ -10,6 +10,7 @@
 
 #include "rifl/lane.h"
 #include "lane_priv.h"
+#include "link_priv.h"
 
 static const char *const state_names[RIFL_TX_STATE_COUNT] = {
     "INIT", "SEND_PAUSE", "PAUSE", "RETRANS", "SEND_RETRANS", "NORMAL",
@@ -126,9 +127,19 @@ static inline uint8_t *replay_rec(const rifl_lane *l, unsigned id)
     return l->replay + (size_t)id * l->txq.stride;
 }
 
-static void send_control(rifl_lane *l, uint8_t *wire, uint16_t key)
+/* The tx path chooses the frame (a rifl_lane_frame without scrambler
+ * states); rifl_lane_tx then builds it, rifl_lane_tx_frame only moves the
+ * scrambler state on. */
+static void put_control(rifl_lane_frame *f, uint16_t key, unsigned id)
 {
-    rifl_frame_encode_control(wire, l->F, key, l->fid, &l->scr);
+    f->rec = NULL;
+    f->key = key;
+    f->id = (uint16_t)id;
+}
+
+static void send_control(rifl_lane *l, rifl_lane_frame *f, uint16_t key)
+{
+    put_control(f, key, l->fid);
     if (key == RIFL_KEY_IDLE)
         l->st.tx_idle++;
     else if (key == RIFL_KEY_PAUSE)
@@ -139,10 +150,13 @@ static void send_control(rifl_lane *l, uint8_t *wire, uint16_t key)
 
 /* Send the data frame record `rec` (META + payload) with the current ID and
  * keep it in the replay buffer. */
-static void send_data(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
+static void send_data(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
 {
-    /* encode from the caller's record (written long ago), then keep a copy */
-    rifl_frame_encode(wire, l->F, RIFL_SYN_DATA, rec[0] & 3u, rec + 1, l->fid, &l->scr);
+    /* the frame is built from the caller's record (written long ago, so its
+     * loads need no store forwarding); the replay buffer keeps a copy */
+    f->rec = rec;
+    f->key = 0;
+    f->id = (uint16_t)l->fid;
     uint8_t *slot = replay_rec(l, l->fid);
     if (slot != rec)
         memcpy(slot, rec, l->txq.stride);
@@ -152,17 +166,17 @@ static void send_data(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
 /* A new (not replayed) data frame: the first 2^K after reset carry no user
  * data, so the peer's receiver, which never delivers IDs 0..15 after reset,
  * loses nothing. */
-static void send_new(rifl_lane *l, uint8_t *wire, const uint8_t *rec)
+static void send_new(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
 {
-    send_data(l, wire, rec);
+    send_data(l, f, rec);
     if (l->new_frames < l->nfid)
         l->new_frames++;
 }
 
-static void send_meta00(rifl_lane *l, uint8_t *wire, uint8_t format, rifl_frame_kind kind)
+static void send_meta00(rifl_lane *l, rifl_lane_frame *f, uint8_t format, rifl_frame_kind kind)
 {
     /* filler and flow-control records are built once, at creation */
-    send_new(l, wire, l->meta00 + (size_t)format * l->txq.stride);
+    send_new(l, f, l->meta00 + (size_t)format * l->txq.stride);
     l->st.tx_frames[kind]++;
 }
 
@@ -181,7 +195,7 @@ static rifl_tx_state next_state(const rifl_lane *l)
     return RIFL_TX_NORMAL;
 }
 
-static void tx_retrans(rifl_lane *l, uint8_t *wire)
+static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
 {
     if (!l->replay_active) {
         l->replay_active = true;
@@ -197,7 +211,7 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
          * see in a row after reset may not exist yet.  So fill the buffer
          * with sent frames first (new fillers, as NORMAL would send), then
          * replay. */
-        send_meta00(l, wire, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
+        send_meta00(l, f, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
         return;
     }
     if (l->replay_restart) {
@@ -210,9 +224,8 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
          * is out of step anyway is not affected. */
         l->replay_restart = false;
         l->st.tx_resync++;
-        rifl_frame_encode_control(wire, l->F,
-                                  l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
-                                  (l->fid + 2048u) & 0xFFFu, &l->scr);
+        put_control(f, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
+                    (l->fid + 2048u) & 0xFFFu);
         if (l->frame_error)
             l->st.tx_retransmit++;
         else
@@ -222,10 +235,10 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
     if (l->replay_slot < 2 * l->nfid && (l->replay_slot & 1u) == 0) {
         /* even slot of the first 2 x 2^K: replay the oldest frame; it goes
          * back into the same buffer entry */
-        send_data(l, wire, replay_rec(l, l->fid));
+        send_data(l, f, replay_rec(l, l->fid));
         l->st.tx_replayed++;
     } else {
-        send_control(l, wire, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
+        send_control(l, f, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
     }
     if (++l->replay_slot >= l->replay_len) {
         if (l->peer_retransmit) {
@@ -238,7 +251,7 @@ static void tx_retrans(rifl_lane *l, uint8_t *wire)
     }
 }
 
-static void tx_normal(rifl_lane *l, uint8_t *wire)
+static void tx_normal(rifl_lane *l, rifl_lane_frame *f)
 {
     bool user_ok = l->new_frames >= l->nfid;
     bool err_wait = l->normal_since_err < l->nfid;
@@ -248,7 +261,7 @@ static void tx_normal(rifl_lane *l, uint8_t *wire)
     if (l->pause_pending) {
         l->pause_pending--;
         l->st.tx_clock_comp++;
-        send_control(l, wire, RIFL_KEY_IDLE);
+        send_control(l, f, RIFL_KEY_IDLE);
         return;
     }
     bool started = l->new_frames >= 16; /* peer delivers from ID 16 on */
@@ -263,43 +276,41 @@ static void tx_normal(rifl_lane *l, uint8_t *wire)
             l->fc_sent_on = want;
             if (want) {
                 l->st.fc_on_sent++;
-                send_meta00(l, wire, RIFL_FMT_FC_ON, RIFL_KIND_FC_ON);
+                send_meta00(l, f, RIFL_FMT_FC_ON, RIFL_KIND_FC_ON);
             } else {
                 l->st.fc_off_sent++;
-                send_meta00(l, wire, RIFL_FMT_FC_OFF, RIFL_KIND_FC_OFF);
+                send_meta00(l, f, RIFL_FMT_FC_OFF, RIFL_KIND_FC_OFF);
             }
             return;
         }
     }
     if (l->txext.count && !err_wait && started) {
-        send_new(l, wire, ring_at(&l->txext, 0));
+        send_new(l, f, ring_at(&l->txext, 0));
         ring_pop(&l->txext);
         l->st.tx_frames[RIFL_KIND_EXT]++;
         return;
     }
     if (l->peer_fc_on) {
         l->st.tx_fc_wait++;
-        send_control(l, wire, RIFL_KEY_IDLE);
+        send_control(l, f, RIFL_KEY_IDLE);
         return;
     }
     if (err_wait) {
         l->st.tx_err_wait++;
-        send_control(l, wire, RIFL_KEY_IDLE);
+        send_control(l, f, RIFL_KEY_IDLE);
         return;
     }
     if (user_ok && l->txq.count) {
-        send_new(l, wire, ring_at(&l->txq, 0));
+        send_new(l, f, ring_at(&l->txq, 0));
         ring_pop(&l->txq);
         l->st.tx_frames[RIFL_KIND_DATA]++;
         return;
     }
-    send_meta00(l, wire, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
+    send_meta00(l, f, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
 }
 
-int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
+static void tx_choose(rifl_lane *l, rifl_lane_frame *f)
 {
-    if (!l || !wire)
-        return RIFL_ERR_INVALID_ARG;
     if (l->frame_error)
         l->normal_since_err = 0;
     rifl_tx_state s = next_state(l);
@@ -312,25 +323,63 @@ int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
         uint8_t *rec = replay_rec(l, l->init_slots);
         memset(rec, 0, l->txq.stride);
         l->init_slots++;
-        send_control(l, wire, RIFL_KEY_PAUSE);
+        send_control(l, f, RIFL_KEY_PAUSE);
         break;
     }
     case RIFL_TX_SEND_PAUSE:
-        send_control(l, wire, RIFL_KEY_PAUSE);
+        send_control(l, f, RIFL_KEY_PAUSE);
         break;
     case RIFL_TX_PAUSE:
-        send_control(l, wire, RIFL_KEY_IDLE);
+        send_control(l, f, RIFL_KEY_IDLE);
         break;
     case RIFL_TX_RETRANS:
-        tx_retrans(l, wire);
+        tx_retrans(l, f);
         break;
     case RIFL_TX_SEND_RETRANS:
-        send_control(l, wire, RIFL_KEY_RETRANSMIT);
+        send_control(l, f, RIFL_KEY_RETRANSMIT);
         break;
     default:
-        tx_normal(l, wire);
+        tx_normal(l, f);
         break;
     }
+}
+
+static void encode_frame(unsigned F, const rifl_lane_frame *f, uint8_t *wire, uint64_t *scr)
+{
+    if (f->rec)
+        rifl_frame_encode(wire, F, RIFL_SYN_DATA, f->rec[0] & 3u, f->rec + 1, f->id, scr);
+    else
+        rifl_frame_encode_control(wire, F, f->key, f->id, scr);
+}
+
+int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
+{
+    if (!l || !wire)
+        return RIFL_ERR_INVALID_ARG;
+    rifl_lane_frame f;
+    tx_choose(l, &f);
+    encode_frame(l->F, &f, wire, &l->scr);
+    return RIFL_OK;
+}
+
+int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
+{
+    if (!l || !f)
+        return RIFL_ERR_INVALID_ARG;
+    tx_choose(l, f);
+    f->scr = l->scr;
+    l->scr = f->rec ? rifl_frame_scrambler_after(l->F, f->rec[0] & 3u, f->rec + 1, l->scr)
+                    : rifl_frame_scrambler_after_control(l->F, f->key, l->scr);
+    f->scr_next = l->scr;
+    return RIFL_OK;
+}
+
+int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire)
+{
+    if (!f || !wire || rifl_frame_width_check(frame_bits) != RIFL_OK || f->id > 0xFFF)
+        return RIFL_ERR_INVALID_ARG;
+    uint64_t scr = f->scr & RIFL_SCRAMBLER_MASK;
+    encode_frame(frame_bits, f, wire, &scr);
     return RIFL_OK;
 }
 
@@ -419,6 +468,8 @@ static int rx_reject(rifl_lane *l, int result)
     return result;
 }
 
+static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payload, int drc);
+
 int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
 {
     if (!l)
@@ -432,6 +483,47 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
     rifl_frame_info *fi = info ? info : &local;
     uint8_t payload[RIFL_PAYLOAD_MAX_BYTES];
     int drc = rifl_frame_decode(wire, l->F, &l->descr, payload, fi);
+    return rx_frame(l, fi, payload, drc);
+}
+
+int rifl_lane_rx_frame(rifl_lane *l, const rifl_lane_frame *f, rifl_frame_info *info)
+{
+    if (!l || (f && f->id > 0xFFF))
+        return RIFL_ERR_INVALID_ARG;
+    if (!f)
+        return rifl_lane_rx(l, NULL, info);
+    if (info || f->scr != l->descr) {
+        uint8_t wire[RIFL_FRAME_MAX_BYTES];
+        rifl_lane_frame_encode(f, l->F, wire);
+        return rifl_lane_rx(l, wire, info);
+    }
+    /* in step: the decoder would return exactly what the sender put in */
+    l->st.rx_slots++;
+    rifl_frame_info fi;
+    const uint8_t *payload = NULL;
+    if (f->rec) {
+        payload = f->rec + 1;
+        fi.syn = RIFL_SYN_DATA;
+        fi.meta = f->rec[0] & 3u;
+        fi.key = (uint16_t)(fi.meta << 14 | (unsigned)payload[0] << 6 | payload[1] >> 2);
+        fi.format = payload[l->pbytes - 1];
+    } else {
+        fi.syn = RIFL_SYN_CONTROL;
+        fi.meta = f->key >> 14;
+        fi.key = f->key;
+        fi.format = 0; /* payload bytes after the key are zero */
+    }
+    fi.id = f->id;
+    fi.crc = 0;
+    fi.vcode = 0;
+    int drc = rifl_frame_classify(&fi, l->pbytes);
+    l->descr = f->scr_next;
+    return rx_frame(l, &fi, payload, drc);
+}
+
+/* Everything after decoding. */
+static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payload, int drc)
+{
     bool legal = fi->syn == RIFL_SYN_DATA || fi->syn == RIFL_SYN_CONTROL;
     if (!legal)
         l->st.rx_bad_syn++;

@@ -6,6 +6,7 @@
 
 #include "lane_priv.h"
 #include "lane_skip.h"
+#include "link_priv.h"
 
 bool rifl_lane_skip_steady(const rifl_lane *l)
 {
@@ -69,6 +70,17 @@ void rifl_lane_skip_encode(rifl_lane *l, unsigned id, uint8_t *wire)
 {
     const uint8_t *rec = rifl_lane_skip_replay(l, id);
     rifl_frame_encode(wire, l->F, RIFL_SYN_DATA, rec[0] & 3u, rec + 1, id & l->kmask, &l->scr);
+}
+
+void rifl_lane_skip_frame(rifl_lane *l, unsigned id, rifl_lane_frame *f)
+{
+    const uint8_t *rec = rifl_lane_skip_replay(l, id);
+    f->rec = rec;
+    f->key = 0;
+    f->id = (uint16_t)(id & l->kmask);
+    f->scr = l->scr;
+    l->scr = rifl_frame_scrambler_after(l->F, rec[0] & 3u, rec + 1, l->scr);
+    f->scr_next = l->scr;
 }
 
 uint64_t rifl_lane_skip_scrambler(const rifl_lane *l) { return l->scr; }

@@ -37,6 +37,8 @@ uint8_t *rifl_lane_skip_txq_push(rifl_lane *l);
 
 /* Encode replay-buffer entry `id` as a data frame with the lane's scrambler. */
 void rifl_lane_skip_encode(rifl_lane *l, unsigned id, uint8_t *wire);
+/* The same frame by content (rifl_lane_tx_frame). */
+void rifl_lane_skip_frame(rifl_lane *l, unsigned id, rifl_lane_frame *f);
 uint64_t rifl_lane_skip_scrambler(const rifl_lane *l);
 void rifl_lane_skip_set_descrambler(rifl_lane *l, uint64_t state);
 

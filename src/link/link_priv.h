@@ -9,6 +9,13 @@
 
 #define RIFL_CRC12_POLY 0x02Fu
 
+/* Scrambler state after sending a data frame (META bits, P/8 payload bytes)
+ * or a control frame (key) from state `scr`, without building the frame.
+ * frame_bits must be a supported width. */
+uint64_t rifl_frame_scrambler_after(unsigned frame_bits, unsigned meta, const uint8_t *payload,
+                                    uint64_t scr);
+uint64_t rifl_frame_scrambler_after_control(unsigned frame_bits, uint16_t key, uint64_t scr);
+
 static inline uint64_t rifl_load_be64(const uint8_t *p)
 {
     uint64_t v;

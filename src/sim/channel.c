@@ -13,6 +13,9 @@ struct rifl_channel {
     unsigned pos;          /* next entry to write */
     uint8_t *ring;         /* frames in flight */
     uint8_t *valid;        /* entry holds a frame */
+    rifl_channel_frame *frames; /* frames by content, and their records */
+    uint8_t *recs;
+    unsigned stride;
     uint64_t gap;          /* error-free bits before the next error */
     rifl_rng rng;
     rifl_channel_stats st;
@@ -48,9 +51,12 @@ int rifl_channel_create(const rifl_channel_config *cfg, rifl_channel **out,
     ch->cfg = *cfg;
     ch->fbytes = cfg->frame_bits / 8;
     ch->slots = cfg->delay_frames + 1;
+    ch->stride = ch->fbytes - 1;
     ch->ring = calloc(ch->slots, ch->fbytes);
     ch->valid = calloc(ch->slots, 1);
-    if (!ch->ring || !ch->valid) {
+    ch->frames = calloc(ch->slots, sizeof *ch->frames);
+    ch->recs = calloc(ch->slots, ch->stride);
+    if (!ch->ring || !ch->valid || !ch->frames || !ch->recs) {
         rifl_channel_free(ch);
         return RIFL_ERR_NOMEM;
     }
@@ -66,6 +72,8 @@ void rifl_channel_free(rifl_channel *ch)
         return;
     free(ch->ring);
     free(ch->valid);
+    free(ch->frames);
+    free(ch->recs);
     free(ch);
 }
 
@@ -74,47 +82,105 @@ const rifl_channel_stats *rifl_channel_get_stats(const rifl_channel *ch)
     return &ch->st;
 }
 
+/* Account for one frame put on the wire; true when the next error falls
+ * inside it (then flip_bits must follow). */
+static inline bool frame_hit(rifl_channel *ch)
+{
+    unsigned F = ch->cfg.frame_bits;
+    ch->st.frames++;
+    ch->st.bits += F;
+    if (ch->gap >= F) {
+        if (ch->gap != UINT64_MAX)
+            ch->gap -= F;
+        return false;
+    }
+    return true;
+}
+
+/* Flip this frame's error bits, drawing the gaps that follow. */
+static void flip_bits(rifl_channel *ch, uint8_t *slot)
+{
+    unsigned F = ch->cfg.frame_bits;
+    unsigned bit = (unsigned)ch->gap;
+    unsigned hits = 0;
+    while (bit < F) {
+        slot[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+        hits++;
+        uint64_t g = rifl_rng_geometric(&ch->rng, ch->cfg.ber);
+        if (g >= (uint64_t)F) {
+            ch->gap = g == UINT64_MAX ? g : g - (F - 1 - bit);
+            bit = F;
+        } else if (bit + 1 + (unsigned)g >= F) {
+            ch->gap = (uint64_t)(bit + 1 + (unsigned)g - F);
+            bit = F;
+        } else {
+            bit += 1 + (unsigned)g;
+        }
+    }
+    ch->st.bit_errors += hits;
+    ch->st.frames_hit++;
+}
+
+/* The ring entry leaving in this slot (written `delay` slots ago); moves the
+ * ring on. */
+static inline unsigned advance(rifl_channel *ch)
+{
+    unsigned next = ch->pos + 1 == ch->slots ? 0 : ch->pos + 1;
+    unsigned outpos = ch->cfg.delay_frames == 0 ? ch->pos : next;
+    ch->pos = next;
+    return outpos;
+}
+
 const uint8_t *rifl_channel_step(rifl_channel *ch, const uint8_t *sent)
 {
     uint8_t *slot = ch->ring + (size_t)ch->pos * ch->fbytes;
     if (sent) {
         memcpy(slot, sent, ch->fbytes);
         ch->valid[ch->pos] = 1;
-        unsigned F = ch->cfg.frame_bits;
-        ch->st.frames++;
-        ch->st.bits += F;
-        if (ch->gap >= F) {
-            if (ch->gap != UINT64_MAX)
-                ch->gap -= F;
-        } else {
-            unsigned bit = (unsigned)ch->gap;
-            unsigned hits = 0;
-            while (bit < F) {
-                slot[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
-                hits++;
-                uint64_t g = rifl_rng_geometric(&ch->rng, ch->cfg.ber);
-                if (g >= (uint64_t)F) {
-                    ch->gap = g == UINT64_MAX ? g : g - (F - 1 - bit);
-                    bit = F;
-                } else if (bit + 1 + (unsigned)g >= F) {
-                    ch->gap = (uint64_t)(bit + 1 + (unsigned)g - F);
-                    bit = F;
-                } else {
-                    bit += 1 + (unsigned)g;
-                }
-            }
-            ch->st.bit_errors += hits;
-            ch->st.frames_hit++;
+        if (frame_hit(ch))
+            flip_bits(ch, slot);
+    } else {
+        ch->valid[ch->pos] = 0;
+    }
+    unsigned outpos = advance(ch);
+    return ch->valid[outpos] ? ch->ring + (size_t)outpos * ch->fbytes : NULL;
+}
+
+/* Store a frame by content in entry `idx`. */
+static rifl_channel_frame *put_frame(rifl_channel *ch, unsigned idx, const rifl_lane_frame *f)
+{
+    rifl_channel_frame *e = &ch->frames[idx];
+    e->f = *f;
+    if (f->rec) {
+        uint8_t *rec = ch->recs + (size_t)idx * ch->stride;
+        memcpy(rec, f->rec, ch->stride);
+        e->f.rec = rec;
+    }
+    e->wire = NULL;
+    ch->valid[idx] = 1;
+    return e;
+}
+
+const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, const rifl_lane_frame *sent)
+{
+    if (sent) {
+        rifl_channel_frame *e = put_frame(ch, ch->pos, sent);
+        if (frame_hit(ch)) {
+            uint8_t *slot = ch->ring + (size_t)ch->pos * ch->fbytes;
+            rifl_lane_frame_encode(&e->f, ch->cfg.frame_bits, slot);
+            flip_bits(ch, slot);
+            e->wire = slot;
         }
     } else {
         ch->valid[ch->pos] = 0;
     }
-    /* the entry written `delay` slots ago leaves now */
-    unsigned outpos = ch->pos + 1 == ch->slots ? 0 : ch->pos + 1;
-    if (ch->cfg.delay_frames == 0)
-        outpos = ch->pos;
-    ch->pos = ch->pos + 1 == ch->slots ? 0 : ch->pos + 1;
-    return ch->valid[outpos] ? ch->ring + (size_t)outpos * ch->fbytes : NULL;
+    unsigned outpos = advance(ch);
+    return ch->valid[outpos] ? &ch->frames[outpos] : NULL;
+}
+
+void rifl_channel_inflight_frame(rifl_channel *ch, unsigned k, const rifl_lane_frame *f)
+{
+    put_frame(ch, (ch->pos + 1 + k) % ch->slots, f);
 }
 
 int rifl_channel_set_ber(rifl_channel *ch, double ber)

@@ -548,9 +548,16 @@ static int skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
         }
         rifl_channel_skip(d->ch, j);
         uint64_t s0 = rifl_lane_skip_scrambler(d->tx);
-        for (unsigned k = 0; k < s->D; k++)
-            rifl_lane_skip_encode(d->tx, (fid - s->D + k) & s->kmask,
-                                  rifl_channel_inflight(d->ch, k));
+        for (unsigned k = 0; k < s->D; k++) {
+            unsigned id = (fid - s->D + k) & s->kmask;
+            if (s->cfg->encode_all) {
+                rifl_lane_skip_encode(d->tx, id, rifl_channel_inflight(d->ch, k));
+            } else {
+                rifl_lane_frame f;
+                rifl_lane_skip_frame(d->tx, id, &f);
+                rifl_channel_inflight_frame(d->ch, k, &f);
+            }
+        }
         rifl_lane_skip_set_descrambler(d->rx, s0);
         if (d->val.have)
             memcpy(d->val.buf, content(s, d, d->recv_cur), d->val.have);
@@ -605,7 +612,8 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
     s->cfg = cfg;
     s->res = res;
     res->seed = cfg->seed;
-    rifl_pair_config pc = { .lane = cfg->lane, .delay_frames = cfg->delay_frames };
+    rifl_pair_config pc = { .lane = cfg->lane, .delay_frames = cfg->delay_frames,
+                            .encode_all = cfg->encode_all };
     struct len_ctx lctx[2];
     size_t maxlen = cfg->max_len;
     if (cfg->len_count) {

@@ -32,6 +32,7 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     rifl_pair *p = calloc(1, sizeof *p);
     if (!p)
         return RIFL_ERR_NOMEM;
+    p->encode_all = cfg->encode_all;
     p->delay_frames = cfg->delay_frames ? cfg->delay_frames
                                         : rifl_link_delay_frames(&cfg->lane.link,
                                                                  cfg->lane.frame_bits);
@@ -56,14 +57,32 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     return RIFL_OK;
 }
 
+/* A frame leaving a channel that carries frames by content. */
+static int receive(rifl_lane *l, const rifl_channel_frame *e)
+{
+    if (e && e->wire)
+        return rifl_lane_rx(l, e->wire, NULL);
+    return rifl_lane_rx_frame(l, e ? &e->f : NULL, NULL);
+}
+
 void rifl_pair_step(rifl_pair *p, int res[2])
 {
-    rifl_lane_tx(p->lane[0], p->wire[0]);
-    rifl_lane_tx(p->lane[1], p->wire[1]);
-    const uint8_t *to_b = rifl_channel_step(p->ch[0], p->wire[0]);
-    const uint8_t *to_a = rifl_channel_step(p->ch[1], p->wire[1]);
-    int ra = rifl_lane_rx(p->lane[0], to_a, NULL);
-    int rb = rifl_lane_rx(p->lane[1], to_b, NULL);
+    int ra, rb;
+    if (p->encode_all) {
+        rifl_lane_tx(p->lane[0], p->wire[0]);
+        rifl_lane_tx(p->lane[1], p->wire[1]);
+        const uint8_t *to_b = rifl_channel_step(p->ch[0], p->wire[0]);
+        const uint8_t *to_a = rifl_channel_step(p->ch[1], p->wire[1]);
+        ra = rifl_lane_rx(p->lane[0], to_a, NULL);
+        rb = rifl_lane_rx(p->lane[1], to_b, NULL);
+    } else {
+        rifl_lane_tx_frame(p->lane[0], &p->frame[0]);
+        rifl_lane_tx_frame(p->lane[1], &p->frame[1]);
+        const rifl_channel_frame *to_b = rifl_channel_step_frame(p->ch[0], &p->frame[0]);
+        const rifl_channel_frame *to_a = rifl_channel_step_frame(p->ch[1], &p->frame[1]);
+        ra = receive(p->lane[0], to_a);
+        rb = receive(p->lane[1], to_b);
+    }
     if (res) {
         res[0] = ra;
         res[1] = rb;
