@@ -77,10 +77,14 @@ typedef struct rifl_channel_frame {
                                 instead; NULL for a clean frame */
 } rifl_channel_frame;
 
-/* rifl_channel_step for a frame by content (NULL: nothing sent); draws the
- * same errors as rifl_channel_step would.  The result is valid until the
- * next call. */
-const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, const rifl_lane_frame *sent);
+/* Where the frame sent in this slot goes: fill it with rifl_lane_tx_frame
+ * (the frame is written in place, never copied as a whole), then step. */
+rifl_lane_frame *rifl_channel_frame_in(rifl_channel *ch);
+/* rifl_channel_step for frames by content: `sent` says whether the entry
+ * from rifl_channel_frame_in holds a frame (its record is copied into the
+ * channel); draws the same errors as rifl_channel_step would.  Returns the
+ * frame leaving the far end, valid until the next call, or NULL. */
+const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, bool sent);
 /* rifl_channel_inflight for frames by content: put the clean frame `f`
  * (record copied) in the entry that leaves k + 1 slots from now. */
 void rifl_channel_inflight_frame(rifl_channel *ch, unsigned k, const rifl_lane_frame *f);
@@ -154,7 +158,6 @@ typedef struct rifl_pair {
     unsigned delay_frames;
     bool encode_all;
     uint8_t wire[2][RIFL_FRAME_MAX_BYTES]; /* sent in the last slot (encode_all) */
-    rifl_lane_frame frame[2];               /* sent in the last slot (by content) */
 } rifl_pair;
 
 /* One-way delay of a link in whole frame slots (rounded to nearest). */

@@ -146,25 +146,29 @@ const uint8_t *rifl_channel_step(rifl_channel *ch, const uint8_t *sent)
     return ch->valid[outpos] ? ch->ring + (size_t)outpos * ch->fbytes : NULL;
 }
 
-/* Store a frame by content in entry `idx`. */
-static rifl_channel_frame *put_frame(rifl_channel *ch, unsigned idx, const rifl_lane_frame *f)
+/* Entry `idx` now holds the frame written into it: keep its record. */
+static void keep_frame(rifl_channel *ch, unsigned idx)
 {
     rifl_channel_frame *e = &ch->frames[idx];
-    e->f = *f;
-    if (f->rec) {
+    if (e->f.rec) {
         uint8_t *rec = ch->recs + (size_t)idx * ch->stride;
-        memcpy(rec, f->rec, ch->stride);
+        memcpy(rec, e->f.rec, ch->stride);
         e->f.rec = rec;
     }
     e->wire = NULL;
     ch->valid[idx] = 1;
-    return e;
 }
 
-const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, const rifl_lane_frame *sent)
+rifl_lane_frame *rifl_channel_frame_in(rifl_channel *ch)
+{
+    return &ch->frames[ch->pos].f;
+}
+
+const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, bool sent)
 {
     if (sent) {
-        rifl_channel_frame *e = put_frame(ch, ch->pos, sent);
+        rifl_channel_frame *e = &ch->frames[ch->pos];
+        keep_frame(ch, ch->pos);
         if (frame_hit(ch)) {
             uint8_t *slot = ch->ring + (size_t)ch->pos * ch->fbytes;
             rifl_lane_frame_encode(&e->f, ch->cfg.frame_bits, slot);
@@ -180,7 +184,9 @@ const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, const rifl_l
 
 void rifl_channel_inflight_frame(rifl_channel *ch, unsigned k, const rifl_lane_frame *f)
 {
-    put_frame(ch, (ch->pos + 1 + k) % ch->slots, f);
+    unsigned idx = (ch->pos + 1 + k) % ch->slots;
+    ch->frames[idx].f = *f;
+    keep_frame(ch, idx);
 }
 
 int rifl_channel_set_ber(rifl_channel *ch, double ber)

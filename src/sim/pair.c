@@ -76,10 +76,10 @@ void rifl_pair_step(rifl_pair *p, int res[2])
         ra = rifl_lane_rx(p->lane[0], to_a, NULL);
         rb = rifl_lane_rx(p->lane[1], to_b, NULL);
     } else {
-        rifl_lane_tx_frame(p->lane[0], &p->frame[0]);
-        rifl_lane_tx_frame(p->lane[1], &p->frame[1]);
-        const rifl_channel_frame *to_b = rifl_channel_step_frame(p->ch[0], &p->frame[0]);
-        const rifl_channel_frame *to_a = rifl_channel_step_frame(p->ch[1], &p->frame[1]);
+        rifl_lane_tx_frame(p->lane[0], rifl_channel_frame_in(p->ch[0]));
+        rifl_lane_tx_frame(p->lane[1], rifl_channel_frame_in(p->ch[1]));
+        const rifl_channel_frame *to_b = rifl_channel_step_frame(p->ch[0], true);
+        const rifl_channel_frame *to_a = rifl_channel_step_frame(p->ch[1], true);
         ra = receive(p->lane[0], to_a);
         rb = receive(p->lane[1], to_b);
     }
