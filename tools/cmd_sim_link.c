@@ -418,16 +418,46 @@ struct point {
 
 struct pool {
     struct point *pts;
+    const int *order;        /* points in the order they start */
     int n, next, finished;
     pthread_mutex_t lock;
 };
+
+/* Rough work of a point, so that the longest start first and do not finish
+ * alone at the end: frames to send, times the slots each frame error costs
+ * (a replay cycle of about 2^(K+1) slots). */
+static double point_cost(const rifl_linksim_config *c)
+{
+    unsigned F = c->lane.frame_bits;
+    double frames = c->bytes ? (double)c->bytes / rifl_payload_bytes(F) : (double)c->max_slots;
+    if (c->max_slots && (double)c->max_slots < frames)
+        frames = (double)c->max_slots;
+    double hit = 0;
+    for (int i = 0; i < 2; i++)
+        hit += 1.0 - pow(1.0 - c->ber[i], F);
+    double replay = 2.0 * (double)(1u << (c->lane.fid_bits ? c->lane.fid_bits : 10));
+    return frames * (1.0 + hit * replay);
+}
+
+struct ranked {
+    double cost;
+    int i;
+};
+
+static int by_cost(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost > y->cost ? -1 : 1;
+    return x->i - y->i;
+}
 
 static void *worker(void *arg)
 {
     struct pool *pl = arg;
     for (;;) {
         pthread_mutex_lock(&pl->lock);
-        int i = pl->next < pl->n ? pl->next++ : -1;
+        int i = pl->next < pl->n ? pl->order[pl->next++] : -1;
         pthread_mutex_unlock(&pl->lock);
         if (i < 0)
             return NULL;
@@ -610,7 +640,22 @@ static int run(int argc, char **argv)
             status |= print_point(&o, o.sweep ? sw.key : NULL, &pts[i], i);
         }
     } else {
-        struct pool pool = { pts, npoints, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+        int *order = malloc((size_t)npoints * sizeof *order);
+        struct ranked *rk = malloc((size_t)npoints * sizeof *rk);
+        if (!order || !rk) {
+            fprintf(stderr, "error: out of memory\n");
+            free(order);
+            free(rk);
+            free(pts);
+            return 2;
+        }
+        for (int i = 0; i < npoints; i++)
+            rk[i] = (struct ranked){ point_cost(&pts[i].c), i };
+        qsort(rk, (size_t)npoints, sizeof *rk, by_cost);
+        for (int i = 0; i < npoints; i++)
+            order[i] = rk[i].i;
+        free(rk);
+        struct pool pool = { pts, order, npoints, 0, 0, PTHREAD_MUTEX_INITIALIZER };
         pthread_t th[256];
         unsigned started = 0;
         for (unsigned j = 0; j < jobs; j++)
@@ -640,6 +685,7 @@ static int run(int argc, char **argv)
         }
         for (unsigned j = 0; j < started; j++)
             pthread_join(th[j], NULL);
+        free(order);
         cli_progress_done(o.progress);
     }
     free(pts);
