@@ -658,10 +658,10 @@ int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
 {
     if (!l || (!pkt && len) || len == 0)
         return RIFL_ERR_INVALID_ARG;
-    size_t frames = (len + l->pbytes - 1) / l->pbytes;
-    if (frames > l->txq.cap)
+    /* ceil(len / P) > n exactly when len > n P: no division per call */
+    if (len > (size_t)l->txq.cap * l->pbytes)
         return RIFL_ERR_TOO_BIG;
-    if (frames > l->txq.cap - l->txq.count) {
+    if (len > (size_t)(l->txq.cap - l->txq.count) * l->pbytes) {
         l->st.tx_rejected++;
         return RIFL_ERR_AGAIN;
     }

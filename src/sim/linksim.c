@@ -271,8 +271,10 @@ static int generate(struct sim *s, struct dir *d, bool real)
             if (c->load < 1.0)
                 d->credit -= d->pnf;
         }
-        uint64_t space = real ? rifl_lane_send_space(d->tx) / s->pb : s->txcap - d->q;
-        if (d->pnf > space) {
+        /* room in frames, compared without dividing the bytes */
+        bool fits = real ? (uint64_t)d->pnf * s->pb <= rifl_lane_send_space(d->tx)
+                         : d->pnf <= s->txcap - d->q;
+        if (!fits) {
             if (real)
                 rifl_lane_send(d->tx, d->pkt, d->plen); /* refused and counted */
             else
