@@ -1,15 +1,15 @@
 #!/bin/bash
 # Reproduce the paper's results (docs/paper-results.md) with the rifl CLI.
 # Usage: docs/results/reproduce.sh [RIFL_BINARY] [full|quick]
-#   full : 10 GB per direction per point, capped at 4e8 frame slots (~7 min
-#          on a 2-core machine)
+#   full : 10 GB per direction at every point, as the paper sent (about 8
+#          minutes on a 2-core machine, points run two at a time)
 #   quick: 1 GB per point, capped at 4e7 slots (about a minute)
 set -eu
 RIFL=${1:-./build/rifl}
 MODE=${2:-full}
 OUT=$(dirname "$0")
 DOCS=$OUT/..
-if [ "$MODE" = full ]; then SIZE="--bytes 10GB --frames 400M"; CSV=$OUT/fig9_full.csv
+if [ "$MODE" = full ]; then SIZE="--bytes 10GB --jobs 2"; CSV=$OUT/fig9_full.csv
 else SIZE="--bytes 1GB --frames 40M"; CSV=$OUT/fig9_quick.csv; fi
 
 # Fig. 9: BER sweep on the reference link (seed 1)
