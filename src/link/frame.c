@@ -199,6 +199,15 @@ uint64_t rifl_frame_scrambler_after_control(unsigned frame_bits, uint16_t key, u
     }
 }
 
+void rifl_scr_map_init(rifl_scr_map *t, unsigned frame_bits)
+{
+    static const uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
+    for (unsigned j = 0; j < 4; j++)
+        for (unsigned b = 0; b < 256; b++)
+            t->byte[j][b] = rifl_frame_scrambler_after(frame_bits, 0, zero, (uint64_t)b << (8 * j));
+    t->top = rifl_frame_scrambler_after(frame_bits, 0, zero, 1ULL << 32);
+}
+
 /* Decode with a constant number of words; fills everything but the kind. */
 static inline __attribute__((always_inline)) void
 decode_m(unsigned m, uint64_t *w, uint64_t *d, const uint8_t *wire, uint64_t *descr,

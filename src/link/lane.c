@@ -75,6 +75,9 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     for (unsigned f = 0; f < 3; f++)
         l->meta00[(size_t)f * stride + l->pbytes] = (uint8_t)f;
 
+    rifl_scr_map_init(&l->scr_map, F);
+    l->scr_idle = rifl_frame_scrambler_after_control(F, RIFL_KEY_IDLE, 0);
+    l->scr_retx = rifl_frame_scrambler_after_control(F, RIFL_KEY_RETRANSMIT, 0);
     l->replay_len = 2 * nfid + rifl_lane_replay_tail(cfg);
     l->normal_since_err = nfid; /* no error seen yet: no resume wait */
     l->thr = 16 & l->kmask;
@@ -368,8 +371,17 @@ int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
         return RIFL_ERR_INVALID_ARG;
     tx_choose(l, f);
     f->scr = l->scr;
-    l->scr = f->rec ? rifl_frame_scrambler_after(l->F, f->rec[0] & 3u, f->rec + 1, l->scr)
-                    : rifl_frame_scrambler_after_control(l->F, f->key, l->scr);
+    /* the contents' part of the next state does not wait for the state */
+    uint64_t z;
+    if (f->rec)
+        z = rifl_frame_scrambler_after(l->F, f->rec[0] & 3u, f->rec + 1, 0);
+    else if (f->key == RIFL_KEY_IDLE)
+        z = l->scr_idle;
+    else if (f->key == RIFL_KEY_RETRANSMIT)
+        z = l->scr_retx;
+    else
+        z = rifl_frame_scrambler_after_control(l->F, f->key, 0);
+    l->scr = rifl_scr_map_apply(&l->scr_map, l->scr) ^ z;
     f->scr_next = l->scr;
     return RIFL_OK;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rifl/lane.h"
+#include "link_priv.h"
 
 /* A ring of fixed-size records. */
 typedef struct ring {
@@ -38,6 +39,8 @@ struct rifl_lane {
 
     /* ---- transmit ---- */
     uint64_t scr;              /* scrambler state */
+    rifl_scr_map scr_map;      /* scrambler state over one frame of zeros */
+    uint64_t scr_idle, scr_retx; /* state after an IDLE / RETRANSMIT from 0 */
     unsigned fid;              /* frame-ID counter */
     unsigned init_slots;       /* INIT progress */
     bool replay_active;

@@ -16,6 +16,26 @@ uint64_t rifl_frame_scrambler_after(unsigned frame_bits, unsigned meta, const ui
                                     uint64_t scr);
 uint64_t rifl_frame_scrambler_after_control(unsigned frame_bits, uint16_t key, uint64_t scr);
 
+/* The state after a frame is linear in the state before it and in the
+ * frame's contents: after(h, frame) = after(h, zeros) ^ after(0, frame).
+ * A simulator computes it for every frame it carries by content; the first
+ * part is a table lookup (one table per byte of the 33-bit state, and the
+ * top bit alone), which keeps the frame-to-frame dependency short, and the
+ * second does not wait for the state at all. */
+typedef struct rifl_scr_map {
+    uint64_t byte[4][256];
+    uint64_t top;
+} rifl_scr_map;
+
+/* Tables for frames of frame_bits bits. */
+void rifl_scr_map_init(rifl_scr_map *t, unsigned frame_bits);
+
+static inline uint64_t rifl_scr_map_apply(const rifl_scr_map *t, uint64_t h)
+{
+    return t->byte[0][h & 0xFF] ^ t->byte[1][(h >> 8) & 0xFF] ^ t->byte[2][(h >> 16) & 0xFF] ^
+           t->byte[3][(h >> 24) & 0xFF] ^ (t->top & (0 - ((h >> 32) & 1)));
+}
+
 static inline uint64_t rifl_load_be64(const uint8_t *p)
 {
     uint64_t v;
