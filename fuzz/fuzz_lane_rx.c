@@ -1,6 +1,8 @@
 /* Fuzz the lane receiver: any sequence of frames (bytes cut into frames of
- * the chosen width, with occasional empty slots), interleaved with sends and
- * reads, must never crash, and the counters must stay consistent. */
+ * the chosen width, with occasional empty slots), as wire bytes or by
+ * content (rifl_lane_rx_frame with any record, key, ID and scrambler
+ * states), interleaved with sends and reads, must never crash, and the
+ * counters must stay consistent. */
 #include <stdint.h>
 #include <string.h>
 
@@ -33,12 +35,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t op = data[0];
         data++;
         size--;
-        rifl_lane_tx(l, out);
+        if (op & 128) {
+            rifl_lane_frame sent;
+            rifl_lane_tx_frame(l, &sent);
+        } else {
+            rifl_lane_tx(l, out);
+        }
         if ((op & 7) == 0) {
             rifl_lane_rx(l, NULL, NULL);
         } else if (size >= fb) {
             rifl_frame_info fi;
-            rifl_lane_rx(l, data, &fi);
+            if (op & 64) {
+                /* by content: the record is the frame's bytes after the first */
+                rifl_lane_frame f = {
+                    .scr = (uint64_t)data[0] << 25 | (uint64_t)data[1] << 17 | data[2],
+                    .scr_next = (uint64_t)data[3] << 9 | data[4],
+                    .rec = data[0] & 1 ? data + 1 : NULL,
+                    .key = (uint16_t)(data[1] << 8 | data[2]),
+                    .id = (uint16_t)((data[3] << 8 | data[4]) & 0xFFF),
+                };
+                rifl_lane_rx_frame(l, &f, (op & 7) == 1 ? &fi : NULL);
+            } else {
+                rifl_lane_rx(l, data, &fi);
+            }
             data += fb;
             size -= fb;
             frames++;
