@@ -26,6 +26,13 @@ fi
 sed 's/"wall_s": [0-9.]*//' "$TMP/a.json" >"$TMP/a2"; sed 's/"wall_s": [0-9.]*//' "$TMP/b.json" >"$TMP/b2"
 cmp -s "$TMP/a2" "$TMP/b2" || bad "same seed gave different results"
 
+# frames by content (the default) and every frame built give the same run
+"$RIFL" sim link --ber 1e-5 --bytes 1MB --seed 5 --json >"$TMP/c.json" 2>/dev/null
+"$RIFL" sim link --ber 1e-5 --bytes 1MB --seed 5 --json --encode-all >"$TMP/d.json" 2>/dev/null
+sed 's/"wall_s": [0-9.]*//' "$TMP/c.json" >"$TMP/c2"; sed 's/"wall_s": [0-9.]*//' "$TMP/d.json" >"$TMP/d2"
+cmp -s "$TMP/c2" "$TMP/d2" || bad "--encode-all changed the results"
+grep -q "\"frames_hit\": \[[1-9]" "$TMP/c.json" || bad "no frame hit at 1e-5"
+
 # human summary
 "$RIFL" sim link --ber 1e-7 --bytes 1MB >"$TMP/h.txt" 2>/dev/null || bad "summary run"
 grep -q "lossless: yes" "$TMP/h.txt" || bad "summary lacks verdict"
