@@ -365,11 +365,8 @@ int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
     return RIFL_OK;
 }
 
-int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
+void rifl_lane_frame_advance(rifl_lane *l, rifl_lane_frame *f)
 {
-    if (!l || !f)
-        return RIFL_ERR_INVALID_ARG;
-    tx_choose(l, f);
     f->scr = l->scr;
     /* the contents' part of the next state does not wait for the state */
     uint64_t z;
@@ -383,6 +380,14 @@ int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
         z = rifl_frame_scrambler_after_control(l->F, f->key, 0);
     l->scr = rifl_scr_map_apply(&l->scr_map, l->scr) ^ z;
     f->scr_next = l->scr;
+}
+
+int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
+{
+    if (!l || !f)
+        return RIFL_ERR_INVALID_ARG;
+    tx_choose(l, f);
+    rifl_lane_frame_advance(l, f);
     return RIFL_OK;
 }
 

@@ -76,4 +76,8 @@ struct rifl_lane {
 };
 
 
+/* Frame f chosen, not built: record the scrambler states before and after
+ * it in f and move the lane's scrambler on (rifl_lane_tx_frame). */
+void rifl_lane_frame_advance(rifl_lane *l, rifl_lane_frame *f);
+
 #endif

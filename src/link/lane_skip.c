@@ -6,7 +6,6 @@
 
 #include "lane_priv.h"
 #include "lane_skip.h"
-#include "link_priv.h"
 
 bool rifl_lane_skip_steady(const rifl_lane *l)
 {
@@ -78,9 +77,7 @@ void rifl_lane_skip_frame(rifl_lane *l, unsigned id, rifl_lane_frame *f)
     f->rec = rec;
     f->key = 0;
     f->id = (uint16_t)(id & l->kmask);
-    f->scr = l->scr;
-    l->scr = rifl_frame_scrambler_after(l->F, rec[0] & 3u, rec + 1, l->scr);
-    f->scr_next = l->scr;
+    rifl_lane_frame_advance(l, f);
 }
 
 uint64_t rifl_lane_skip_scrambler(const rifl_lane *l) { return l->scr; }
