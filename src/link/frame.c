@@ -201,11 +201,18 @@ uint64_t rifl_frame_scrambler_after_control(unsigned frame_bits, uint16_t key, u
 
 void rifl_scr_map_init(rifl_scr_map *t, unsigned frame_bits)
 {
+    /* the map is linear: the image of each state bit, then every byte value
+     * as the XOR of its bits' images */
     static const uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
-    for (unsigned j = 0; j < 4; j++)
-        for (unsigned b = 0; b < 256; b++)
-            t->byte[j][b] = rifl_frame_scrambler_after(frame_bits, 0, zero, (uint64_t)b << (8 * j));
-    t->top = rifl_frame_scrambler_after(frame_bits, 0, zero, 1ULL << 32);
+    uint64_t bit[33];
+    for (unsigned j = 0; j < 33; j++)
+        bit[j] = rifl_frame_scrambler_after(frame_bits, 0, zero, 1ULL << j);
+    for (unsigned k = 0; k < 4; k++) {
+        t->byte[k][0] = 0;
+        for (unsigned b = 1; b < 256; b++)
+            t->byte[k][b] = t->byte[k][b & (b - 1)] ^ bit[8 * k + (unsigned)__builtin_ctz(b)];
+    }
+    t->top = bit[32];
 }
 
 /* Decode with a constant number of words; fills everything but the kind. */
