@@ -365,23 +365,6 @@ int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
     return RIFL_OK;
 }
 
-void rifl_lane_frame_advance(rifl_lane *l, rifl_lane_frame *f)
-{
-    f->scr = l->scr;
-    /* the contents' part of the next state does not wait for the state */
-    uint64_t z;
-    if (f->rec)
-        z = rifl_frame_scrambler_after(l->F, f->rec[0] & 3u, f->rec + 1, 0);
-    else if (f->key == RIFL_KEY_IDLE)
-        z = l->scr_idle;
-    else if (f->key == RIFL_KEY_RETRANSMIT)
-        z = l->scr_retx;
-    else
-        z = rifl_frame_scrambler_after_control(l->F, f->key, 0);
-    l->scr = rifl_scr_map_apply(&l->scr_map, l->scr) ^ z;
-    f->scr_next = l->scr;
-}
-
 int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
 {
     if (!l || !f)
