@@ -111,15 +111,22 @@ static void t_init_and_pause_states(void)
     CHECK(rifl_lane_get_flags(l).peer_pause);
     CHECK_EQ_U(rifl_lane_get_stats(l)->flag_pause_raised, 1);
     /* PAUSE state sends IDLE */
-    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
     CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_PAUSE);
     CHECK_EQ_U(fi.key, RIFL_KEY_IDLE);
-    /* 16 IDLE/data frames clear it; 15 do not */
-    for (int i = 0; i < 14; i++)
-        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    /* a control frame with any other key drops the flag at once */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).peer_pause);
+    /* raised again; 16 data frames in a row keep it, the 17th drops it */
+    for (int i = 0; i < 8; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_pause);
+    for (int i = 0; i < 16; i++)
+        slot(l, &p, filler(&p), &fi, NULL);
     CHECK(rifl_lane_get_flags(l).peer_pause);
     slot(l, &p, filler(&p), &fi, NULL);
     CHECK(!rifl_lane_get_flags(l).peer_pause);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->flag_pause_raised, 2);
     /* losing alignment: 16 illegal SYN headers within 64 frames */
     uint8_t bad[32];
     memcpy(bad, ctl(&p, RIFL_KEY_IDLE), 32);
@@ -132,6 +139,205 @@ static void t_init_and_pause_states(void)
     slot(l, &p, NULL, &fi, NULL);
     CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
     rifl_lane_free(l);
+}
+
+/* The control-frame monitor of spec section 6, frame by frame.  Each step is
+ * a received frame (a control key, a data frame 'D', a frame with an illegal
+ * SYN 'X') and the PAUSE and RETRANSMIT flags expected after it. */
+struct mon_step {
+    char kind;      /* 'P' PAUSE, 'R' RETRANSMIT, 'I' IDLE, 'K' damaged key,
+                       'D' data, 'X' illegal SYN */
+    unsigned times; /* repeated this many times */
+    int pause, retx; /* flags after the last of them */
+};
+
+static const uint8_t *mon_frame(struct peer *p, char kind)
+{
+    static uint8_t bad[32];
+    switch (kind) {
+    case 'P': return ctl(p, RIFL_KEY_PAUSE);
+    case 'R': return ctl(p, RIFL_KEY_RETRANSMIT);
+    case 'I': return ctl(p, RIFL_KEY_IDLE);
+    case 'K': return ctl(p, RIFL_KEY_PAUSE | 0x0001); /* a key damaged by a bit error */
+    case 'D': return filler(p);
+    default:
+        memcpy(bad, ctl(p, RIFL_KEY_IDLE), 32);
+        bad[0] &= 0x3F; /* SYN 00 */
+        return bad;
+    }
+}
+
+static void run_monitor(const char *name, const struct mon_step *steps, size_t n)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    for (size_t i = 0; i < n; i++) {
+        for (unsigned k = 0; k < steps[i].times; k++)
+            slot(l, &p, mon_frame(&p, steps[i].kind), &fi, NULL);
+        rifl_lane_flags f = rifl_lane_get_flags(l);
+        CHECK_MSG(f.peer_pause == (steps[i].pause != 0) && f.peer_retransmit == (steps[i].retx != 0),
+                  "%s, step %zu (%u x '%c'): PAUSE %d RETRANSMIT %d, expected %d %d", name, i,
+                  steps[i].times, steps[i].kind, f.peer_pause, f.peer_retransmit,
+                  steps[i].pause, steps[i].retx);
+    }
+    rifl_lane_free(l);
+}
+
+static void t_monitor_rule(void)
+{
+    /* a flag rises on the 8th frame with its key */
+    static const struct mon_step rise[] = { { 'P', 7, 0, 0 }, { 'P', 1, 1, 0 }, { 'P', 5, 1, 0 } };
+    /* and falls at once on a control frame with another key */
+    static const struct mon_step other_key[] = {
+        { 'P', 8, 1, 0 }, { 'R', 1, 0, 0 }, { 'R', 6, 0, 0 }, { 'R', 1, 0, 1 },
+        { 'I', 1, 0, 0 }, { 'P', 8, 1, 0 }, { 'K', 1, 0, 0 }, { 'R', 8, 0, 1 },
+        { 'P', 1, 0, 0 },
+    };
+    /* up to 16 data frames neither count nor break a run; the 17th in a row
+     * clears both counts */
+    static const struct mon_step data_run[] = {
+        { 'P', 4, 0, 0 }, { 'D', 16, 0, 0 }, { 'P', 4, 1, 0 }, { 'D', 16, 1, 0 },
+        { 'D', 1, 0, 0 }, { 'P', 4, 0, 0 }, { 'D', 17, 0, 0 }, { 'P', 4, 0, 0 },
+    };
+    /* IDLE frames extend the run like data frames (and, being another key,
+     * clear the counts themselves) */
+    static const struct mon_step idle_run[] = {
+        { 'R', 8, 0, 1 }, { 'D', 10, 0, 1 }, { 'I', 1, 0, 0 }, { 'R', 8, 0, 1 },
+        { 'I', 1, 0, 0 }, { 'R', 8, 0, 1 }, { 'D', 15, 0, 1 }, { 'X', 1, 0, 1 },
+        { 'D', 16, 0, 1 }, { 'D', 1, 0, 0 },
+    };
+    /* an illegal SYN breaks the data run; like a data frame, it clears the
+     * counts only when 16 data frames came before it */
+    static const struct mon_step illegal[] = {
+        { 'P', 8, 1, 0 }, { 'X', 3, 1, 0 }, { 'D', 15, 1, 0 }, { 'X', 1, 1, 0 },
+        { 'D', 16, 1, 0 }, { 'X', 1, 0, 0 },
+    };
+    run_monitor("rise", rise, sizeof rise / sizeof rise[0]);
+    run_monitor("other_key", other_key, sizeof other_key / sizeof other_key[0]);
+    run_monitor("data_run", data_run, sizeof data_run / sizeof data_run[0]);
+    run_monitor("idle_run", idle_run, sizeof idle_run / sizeof idle_run[0]);
+    run_monitor("illegal", illegal, sizeof illegal / sizeof illegal[0]);
+
+    /* every count is 0 while the lane is not aligned */
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    for (int i = 0; i < 8; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_retransmit);
+    rifl_lane_set_rx_aligned(l, false);
+    CHECK(!rifl_lane_get_flags(l).peer_retransmit);
+    rifl_lane_set_rx_aligned(l, true);
+    for (int i = 0; i < 7; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).peer_retransmit);
+    rifl_lane_free(l);
+}
+
+/* The control frames of a start-up that used to deadlock: the peer's INIT
+ * sends 2^K PAUSE frames (the lane's PAUSE flag rises), then its receiver,
+ * which saw a damaged frame during start-up, asks for a retransmission with
+ * RETRANSMIT frames, as a peer following the spec does.  The lane must drop
+ * PAUSE on the first RETRANSMIT and replay, oldest frame first, the frames
+ * the peer needs (IDs 0..15 after reset); a lane that holds PAUSE until 16
+ * data or IDLE frames arrive keeps sending IDLE, and both wait forever. */
+static void t_monitor_startup_sequence(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    for (unsigned i = 0; i < N; i++) /* both INITs */
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_pause);
+    slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_PAUSE);
+    slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).peer_pause);
+    unsigned next_id = 0, data = 0, out_of_order = 0;
+    for (unsigned t = 0; t < 4 * N; t++) {
+        slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
+        if (fi.syn == RIFL_SYN_DATA) {
+            out_of_order += fi.id != next_id;
+            next_id = (fi.id + 1) & (N - 1);
+            data++;
+        }
+    }
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_RETRANS);
+    CHECK(rifl_lane_get_flags(l).peer_retransmit);
+    CHECK(data >= 16);
+    CHECK_EQ_U(out_of_order, 0);
+    CHECK(rifl_lane_get_stats(l)->tx_replay_cycles >= 1);
+    rifl_lane_free(l);
+}
+
+/* Spec section 8, rule R3: user data goes out only after 2^K new filler
+ * frames, even when a receive error at start-up forces IDLE slots among the
+ * first NORMAL slots (a sender counting NORMAL slots would start early). */
+static void t_user_data_after_fillers(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    for (unsigned i = 0; i < N; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    uint8_t pkt[30] = { 9 };
+    CHECK_EQ_I(rifl_lane_send(l, pkt, sizeof pkt), RIFL_OK);
+    /* NORMAL; in its 4th slot the peer's frame arrives damaged */
+    for (int i = 0; i < 3; i++)
+        slot(l, &p, filler(&p), &fi, NULL);
+    uint8_t bad[32];
+    memcpy(bad, filler(&p), 32);
+    bad[20] ^= 0x10;
+    CHECK_EQ_I(slot(l, &p, bad, &fi, NULL), RIFL_RX_VERIFY_FAIL);
+    /* the peer replays from ID 0: the lane is back in step after 16 */
+    p.fid = 0;
+    for (int i = 0; i < 16; i++)
+        slot(l, &p, filler(&p), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).frame_error);
+    unsigned fillers = 0, idles = 0, normal = 0;
+    int first_data_id = -1;
+    for (unsigned t = 0; t < 4 * N && first_data_id < 0; t++) {
+        slot(l, &p, filler(&p), &fi, NULL);
+        if (rifl_lane_state(l) != RIFL_TX_NORMAL)
+            continue;
+        normal++;
+        if (fi.kind == RIFL_KIND_FILLER)
+            fillers++;
+        else if (fi.kind == RIFL_KIND_CONTROL)
+            idles++;
+        else if (fi.kind == RIFL_KIND_DATA)
+            first_data_id = (int)fi.id;
+    }
+    uint64_t new_fillers = rifl_lane_get_stats(l)->tx_frames[RIFL_KIND_FILLER];
+    printf("  %u IDLE slots forced after the error; user data after %llu new fillers, ID %d\n",
+           idles, (unsigned long long)new_fillers, first_data_id);
+    CHECK(idles > 0);
+    CHECK_EQ_U(new_fillers, N);
+    CHECK_EQ_I(first_data_id, 0); /* the 2^K+1-th new frame */
+    rifl_lane_free(l);
+}
+
+/* The replay cycle's tail (spec section 8, rule R1): max(2^(K-1), RTT + 16)
+ * slots, RTT rounded up to whole frames. */
+static void t_replay_tail_length(void)
+{
+    rifl_lane_config c = rifl_lane_default_config; /* 10 m: RTT 115.75 frames */
+    CHECK_EQ_U(rifl_lane_min_replay_tail(&c), 116 + 16);
+    CHECK_EQ_U(rifl_lane_replay_tail(&c), 132);
+    c.link.cable_m = 2; /* RTT 80.75: half the buffer (128) is longer */
+    CHECK_EQ_U(rifl_lane_replay_tail(&c), 128);
+    c.replay_tail_frames = 96;
+    char msg[512];
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "use at least 97") != NULL);
+    c.replay_tail_frames = 97;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
+    CHECK_EQ_U(rifl_lane_replay_tail(&c), 97);
 }
 
 static void t_normal_fillers_then_data(void)
@@ -265,17 +471,14 @@ static void t_retransmit_cycle(void)
         slot(l, &p, ctl(&p, RIFL_KEY_RETRANSMIT), &fi, NULL);
     CHECK(rifl_lane_get_flags(l).peer_retransmit);
     unsigned tail = rifl_lane_replay_tail(rifl_lane_get_config(l));
-    /* slot 0: an out-of-sequence control frame; then 2^K replays, oldest
-     * first (the oldest has the ID of the counter), interleaved with IDLE;
-     * then the tail */
+    /* 2^K replays, oldest first (the oldest has the ID of the counter),
+     * interleaved with IDLE; then the tail */
     unsigned first = rifl_lane_get_stats(l)->tx_frames[RIFL_KIND_FILLER] & (N - 1);
-    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
-    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_RETRANS);
-    CHECK_EQ_U(fi.kind, RIFL_KIND_CONTROL);
-    CHECK(fi.id >= N); /* no receiver can expect it */
     unsigned replayed = 0, order_bad = 0;
     for (unsigned s = 0; s < 2 * N + tail; s++) {
         slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+        if (s == 0)
+            CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_RETRANS);
         if (s < 2 * N && s % 2 == 0) {
             replayed += fi.syn == RIFL_SYN_DATA;
             order_bad += fi.id != ((first + s / 2) & (N - 1));
@@ -286,7 +489,7 @@ static void t_retransmit_cycle(void)
     CHECK_EQ_U(replayed, N);
     CHECK_EQ_U(order_bad, 0);
     CHECK_EQ_U(rifl_lane_get_stats(l)->tx_replayed, N);
-    /* the 16 IDLE keys received during the cycle cleared the flag: NORMAL */
+    /* the first IDLE received during the cycle dropped the flag: NORMAL */
     slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
     CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_NORMAL);
     CHECK_EQ_U(rifl_lane_get_stats(l)->tx_replay_cycles, 1);
@@ -573,6 +776,10 @@ static void t_frames_by_content(void)
 }
 
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
+          { "monitor_rule", t_monitor_rule },
+          { "monitor_startup_sequence", t_monitor_startup_sequence },
+          { "user_data_after_fillers", t_user_data_after_fillers },
+          { "replay_tail_length", t_replay_tail_length },
           { "normal_fillers_then_data", t_normal_fillers_then_data },
           { "receiver_rule", t_receiver_rule },
           { "retransmit_cycle", t_retransmit_cycle },

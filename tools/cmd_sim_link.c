@@ -126,7 +126,7 @@ struct counter {
 #define C(f) { #f, offsetof(rifl_lane_stats, f) }
 static const struct counter counters[] = {
     C(tx_slots), C(tx_idle), C(tx_pause), C(tx_retransmit), C(tx_replayed),
-    C(tx_replay_cycles), C(tx_resync), C(tx_clock_comp), C(tx_fc_wait), C(tx_err_wait),
+    C(tx_replay_cycles), C(tx_clock_comp), C(tx_fc_wait), C(tx_err_wait),
     C(tx_packets), C(tx_bytes), C(tx_rejected), C(tx_ext), C(rx_slots), C(rx_empty),
     C(rx_not_aligned), C(rx_bad_syn), C(rx_align_lost), C(rx_verify_fail),
     C(rx_frame_errors), C(rx_good_data), C(rx_skipped), C(rx_control), C(rx_bad_format),

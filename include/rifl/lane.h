@@ -237,8 +237,6 @@ typedef struct rifl_lane_stats {
     uint64_t tx_idle, tx_pause, tx_retransmit; /* control frames by key */
     uint64_t tx_replayed;        /* data frames sent again in replays */
     uint64_t tx_replay_cycles;   /* replay cycles started */
-    uint64_t tx_resync;          /* out-of-sequence control frames that
-                                    open replay cycles */
     uint64_t tx_clock_comp;      /* pause slots spent for clock compensation */
     uint64_t tx_fc_wait;         /* slots idled because the peer had FC ON */
     uint64_t tx_err_wait;        /* slots idled after a local frame error */

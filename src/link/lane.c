@@ -108,10 +108,14 @@ rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
     return f;
 }
 
+static void monitor_clear(rifl_lane *l);
+
 void rifl_lane_set_rx_aligned(rifl_lane *l, bool aligned)
 {
     if (l->aligned && !aligned)
         l->st.rx_align_lost++;
+    if (!aligned)
+        monitor_clear(l);
     l->aligned = aligned;
     l->lock_count = 0;
     l->syn_window = 0;
@@ -181,6 +185,8 @@ static void send_meta00(rifl_lane *l, rifl_lane_frame *f, uint8_t format, rifl_f
     /* filler and flow-control records are built once, at creation */
     send_new(l, f, l->meta00 + (size_t)format * l->txq.stride);
     l->st.tx_frames[kind]++;
+    if (kind == RIFL_KIND_FILLER && l->new_fillers < l->nfid)
+        l->new_fillers++;
 }
 
 static rifl_tx_state next_state(const rifl_lane *l)
@@ -198,46 +204,20 @@ static rifl_tx_state next_state(const rifl_lane *l)
     return RIFL_TX_NORMAL;
 }
 
+/* A replay cycle (spec section 8): in the first 2 x 2^K slots even slots
+ * send the oldest buffered frame (which goes back into its entry, so the
+ * buffer turns once) and odd slots a RETRANSMIT or IDLE; the tail sends only
+ * those.  The cycle starts again if the peer's RETRANSMIT flag is still up at
+ * its end.  During start-up the buffer still holds some of the fillers put in
+ * at INIT: they are replayed like sent frames, with the IDs they were given. */
 static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
 {
     if (!l->replay_active) {
         l->replay_active = true;
         l->replay_slot = 0;
-        l->replay_restart = true;
         l->st.tx_replay_cycles++;
     }
-    if (l->replay_slot == 0 && l->new_frames < l->nfid) {
-        /* Start-up: the replay buffer still holds some of the fillers put in
-         * at INIT, which were never sent.  Replayed, they would carry IDs
-         * ahead of the counter (the peer would take them as new and run
-         * ahead of us), and the frames 0..15 that the peer's receiver must
-         * see in a row after reset may not exist yet.  So fill the buffer
-         * with sent frames first (new fillers, as NORMAL would send), then
-         * replay. */
-        send_meta00(l, f, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
-        return;
-    }
-    if (l->replay_restart) {
-        /* Every cycle opens with one control frame carrying an ID the peer
-         * cannot expect.  The RETRANSMIT flag that started or restarted the
-         * cycle may be stale: the peer may be back in step already, expecting
-         * exactly the ID of the oldest buffered frame, and would take that
-         * old frame as new.  The out-of-sequence frame moves it 16 frames
-         * back, where the replay finds the right frames again; a peer that
-         * is out of step anyway is not affected. */
-        l->replay_restart = false;
-        l->st.tx_resync++;
-        put_control(f, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
-                    (l->fid + 2048u) & 0xFFFu);
-        if (l->frame_error)
-            l->st.tx_retransmit++;
-        else
-            l->st.tx_idle++;
-        return;
-    }
     if (l->replay_slot < 2 * l->nfid && (l->replay_slot & 1u) == 0) {
-        /* even slot of the first 2 x 2^K: replay the oldest frame; it goes
-         * back into the same buffer entry */
         send_data(l, f, replay_rec(l, l->fid));
         l->st.tx_replayed++;
     } else {
@@ -246,7 +226,6 @@ static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
     if (++l->replay_slot >= l->replay_len) {
         if (l->peer_retransmit) {
             l->replay_slot = 0;
-            l->replay_restart = true;
             l->st.tx_replay_cycles++;
         } else {
             l->replay_active = false;
@@ -256,7 +235,8 @@ static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
 
 static void tx_normal(rifl_lane *l, rifl_lane_frame *f)
 {
-    bool user_ok = l->new_frames >= l->nfid;
+    /* user data only after 2^K new fillers (spec section 8, rule R3) */
+    bool user_ok = l->new_fillers >= l->nfid;
     bool err_wait = l->normal_since_err < l->nfid;
     if (l->normal_since_err < l->nfid)
         l->normal_since_err++;
@@ -385,53 +365,53 @@ int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_
 
 /* ---- receive ------------------------------------------------------------- */
 
-static void monitor_control(rifl_lane *l, const rifl_frame_info *fi)
+/* Control-frame monitor, spec section 6, run on every frame while the lane
+ * is aligned.  A count goes up on its key and is cleared by any other control
+ * key; a run of more than 16 data (or IDLE) frames clears both.  A flag is up
+ * exactly while its count is 8. */
+static void monitor_frame(rifl_lane *l, unsigned syn, uint16_t key)
 {
-    if (fi->syn == RIFL_SYN_CONTROL) {
-        uint16_t key = fi->key;
-        if (key == l->last_key) {
-            if (l->key_count < 8)
-                l->key_count++;
-        } else {
-            l->last_key = key;
-            l->key_count = 1;
-        }
-        if (key == RIFL_KEY_PAUSE || key == RIFL_KEY_RETRANSMIT) {
-            l->clear_count = 0;
-            l->st.rx_keys[key == RIFL_KEY_PAUSE ? 1 : 2]++;
-            if (l->key_count >= 8) {
-                if (key == RIFL_KEY_PAUSE && !l->peer_pause) {
-                    l->peer_pause = true;
-                    l->st.flag_pause_raised++;
-                } else if (key == RIFL_KEY_RETRANSMIT && !l->peer_retransmit) {
-                    l->peer_retransmit = true;
-                    l->st.flag_retransmit_raised++;
-                }
-            }
-            return;
-        }
-        if (key == RIFL_KEY_IDLE) {
+    if (syn == RIFL_SYN_CONTROL) {
+        bool pause = key == RIFL_KEY_PAUSE, retx = key == RIFL_KEY_RETRANSMIT;
+        l->pause_count = pause ? l->pause_count + (l->pause_count < 8) : 0;
+        l->retx_count = retx ? l->retx_count + (l->retx_count < 8) : 0;
+        if (key == RIFL_KEY_IDLE)
             l->st.rx_keys[0]++;
-        } else {
+        else if (pause)
+            l->st.rx_keys[1]++;
+        else if (retx)
+            l->st.rx_keys[2]++;
+        else
             l->st.rx_unknown_key++;
-            l->clear_count = 0;
-            return;
-        }
-    } else if (fi->syn != RIFL_SYN_DATA) {
-        l->clear_count = 0;
-        return;
+    } else if (l->data_run == 16) {
+        l->pause_count = 0;
+        l->retx_count = 0;
     }
-    /* a data frame or an IDLE */
-    if (l->clear_count < 16 && ++l->clear_count == 16) {
-        l->peer_pause = false;
-        l->peer_retransmit = false;
-    }
+    bool run = syn == RIFL_SYN_DATA || (syn == RIFL_SYN_CONTROL && key == RIFL_KEY_IDLE);
+    l->data_run = run ? l->data_run + (l->data_run < 16) : 0;
+
+    bool pause_flag = l->pause_count == 8, retx_flag = l->retx_count == 8;
+    if (pause_flag && !l->peer_pause)
+        l->st.flag_pause_raised++;
+    if (retx_flag && !l->peer_retransmit)
+        l->st.flag_retransmit_raised++;
+    l->peer_pause = pause_flag;
+    l->peer_retransmit = retx_flag;
 }
 
-static void track_alignment(rifl_lane *l, bool legal)
+/* While the lane is not aligned every count is 0 and both flags are down. */
+static void monitor_clear(rifl_lane *l)
+{
+    l->pause_count = l->retx_count = l->data_run = 0;
+    l->peer_pause = l->peer_retransmit = false;
+}
+
+/* Alignment loss: 16 illegal SYN headers within the last 64 frames.  Returns
+ * false when this frame made the lane lose alignment. */
+static bool track_alignment(rifl_lane *l, bool legal)
 {
     if (l->cfg.rx_lock_frames == 0)
-        return;
+        return true;
     bool out = (l->syn_window >> 63) & 1u;
     l->syn_window = (l->syn_window << 1) | (legal ? 0u : 1u);
     l->syn_bad_in_window += (legal ? 0u : 1u);
@@ -442,7 +422,11 @@ static void track_alignment(rifl_lane *l, bool legal)
         l->lock_count = 0;
         l->syn_window = 0;
         l->syn_bad_in_window = 0;
+        monitor_clear(l);
+        l->st.rx_not_aligned++;
+        return false;
     }
+    return true;
 }
 
 /* A new data frame that must be stored: returns false when it cannot be. */
@@ -538,8 +522,9 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
         l->st.rx_not_aligned++;
         return RIFL_RX_NOT_ALIGNED;
     }
-    track_alignment(l, legal);
-    monitor_control(l, fi);
+    if (!track_alignment(l, legal))
+        return RIFL_RX_NOT_ALIGNED;
+    monitor_frame(l, fi->syn, fi->key);
 
     if (fi->id != l->rfid) {
         l->st.rx_verify_fail++;

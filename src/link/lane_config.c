@@ -46,11 +46,12 @@ unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bit
 
 unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)
 {
-    /* the newest replayed frame reaches the peer half a round trip after it
-     * is sent; the peer's first non-RETRANSMIT frame takes the other half;
-     * 16 of them clear the flag; 4 slots of margin */
+    /* spec section 8 (rule R1): the newest replayed frame reaches the peer
+     * half a round trip after it is sent and the peer's first frame that
+     * shows it back in step takes the other half; 16 slots more make the
+     * RETRANSMIT flag seen at the end of the cycle a fresh one */
     double rtt = rifl_link_rtt_frames(&c->link, c->frame_bits, c->pipeline_frames);
-    return (unsigned)ceil(rtt) + 20;
+    return (unsigned)ceil(rtt) + 16;
 }
 
 unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
@@ -141,7 +142,7 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     unsigned tail_min = rifl_lane_min_replay_tail(c);
     if (c->replay_tail_frames && c->replay_tail_frames < tail_min && !c->allow_unsafe_fid)
         return refuse(msg, msglen,
-                      "replay tail of %u slots is shorter than one round trip plus 20 "
+                      "replay tail of %u slots is shorter than one round trip plus 16 "
                       "(%u slots): the peer's last retransmit requests could restart a "
                       "replay after it is back in step, and it would take stale frames "
                       "as new; use at least %u (or 0 for automatic)",

@@ -44,9 +44,9 @@ struct rifl_lane {
     unsigned fid;              /* frame-ID counter */
     unsigned init_slots;       /* INIT progress */
     bool replay_active;
-    bool replay_restart;       /* next RETRANS slot opens a restarted cycle */
     unsigned replay_slot, replay_len;
     unsigned new_frames;       /* new data frames sent since reset (saturates) */
+    unsigned new_fillers;      /* new filler frames sent since reset (saturates) */
     unsigned normal_since_err;
     unsigned pause_pending;    /* clock-compensation pause slots */
     bool fc_sent_on;           /* last flow-control notice we sent */
@@ -65,8 +65,10 @@ struct rifl_lane {
     unsigned syn_bad_in_window;
     unsigned rfid, thr;
     bool frame_error;
-    uint16_t last_key;
-    unsigned key_count, clear_count;
+    /* control-frame monitor (spec section 6): the PAUSE and RETRANSMIT
+     * counts (0..8; a flag is up while its count is 8) and the run of data
+     * or IDLE frames (0..16) */
+    unsigned pause_count, retx_count, data_run;
     bool peer_pause, peer_retransmit;
     ring rxq;                  /* delivered user data frames */
     ring rxext;                /* delivered extension frames */

@@ -11,10 +11,11 @@ bool rifl_lane_skip_steady(const rifl_lane *l)
 {
     return l->state == RIFL_TX_NORMAL && l->init_slots >= l->nfid && l->aligned &&
            !l->peer_pause && !l->peer_retransmit && !l->replay_active && !l->frame_error &&
-           l->normal_since_err >= l->nfid && l->new_frames >= l->nfid &&
+           l->normal_since_err >= l->nfid && l->new_fillers >= l->nfid &&
            l->pause_pending == 0 && !l->fc_sent_on && !l->peer_fc_on &&
            l->txext.count == 0 && l->rxext.count == 0 && l->rxq.count == 0 &&
-           l->rx_offset == 0 && l->clear_count >= 16 && l->rfid == l->thr;
+           l->rx_offset == 0 && l->data_run == 16 && l->pause_count == 0 &&
+           l->retx_count == 0 && l->rfid == l->thr;
 }
 
 unsigned rifl_lane_skip_fid(const rifl_lane *l) { return l->fid; }
