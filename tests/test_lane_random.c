@@ -435,31 +435,7 @@ static void t_short_replay_tail_breaks(void)
     CHECK(r.replays > 100);
 }
 
-/* Errors during bring-up: many short runs, each with a burst of errors in
- * its first thousands of slots, must all come up and deliver everything. */
-static void t_startup_storm(void)
-{
-    unsigned runs = test_long_run ? 400 : 40;
-    unsigned bad = 0;
-    for (unsigned i = 0; i < runs; i++) {
-        static const unsigned widths[] = { 128, 256, 512 };
-        struct run_cfg rc = {
-            .frame_bits = widths[i % 3], .delay_frames = 20 + 37 * (i % 7),
-            .ber = { 3e-5, 2e-5 }, .slots = 2000 + 500 * (i % 9),
-            .seed = test_seed * 1000 + i, .min_len = 1, .max_len = 3000,
-            .backpressure = (i & 1) != 0,
-        };
-        struct run_result r;
-        run(&rc, &r);
-        if (!(r.clean && r.drained && r.ok[0] == r.sent[0] && r.ok[1] == r.sent[1] &&
-              r.oracle_mismatch == 0 && r.oracle_delivered == r.oracle_sent))
-            bad++;
-    }
-    CHECK_EQ_U(bad, 0);
-}
-
 TEST_MAIN({ "ber_sweep_backpressure", t_ber_sweep_backpressure },
-          { "startup_storm", t_startup_storm },
           { "undersized_fid_refused", t_undersized_fid_refused },
           { "short_replay_tail_breaks", t_short_replay_tail_breaks },
           { "frame_widths", t_frame_widths },
