@@ -654,7 +654,7 @@ static void t_config_refusals(void)
     /* the sizing rule, spec section 9: 10 m, 80 ns, 112 Gbit/s, 256 bits */
     CHECK_EQ_U(rifl_lane_min_fid_bits(&rifl_lane_default_config.link, 256, 2), 8);
     rifl_lane *l;
-    CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
 }
 
 /* Frames by content (rifl_lane_tx_frame / rifl_lane_rx_frame) against wire

@@ -84,19 +84,28 @@ static inline unsigned rifl_payload_bytes(unsigned frame_bits)
     return (frame_bits - 16) / 8;
 }
 
+/* What the CRC and scrambler calls below return for a NULL frame or an
+ * unsupported frame width: values no real CRC (12 bits) or scrambler state
+ * (33 bits) can take. */
+#define RIFL_CRC12_INVALID 0xFFFFu
+#define RIFL_SCRAMBLER_INVALID UINT64_MAX
+
 /* CRC-12 (poly 0x02F, init 0, no reflection, no final XOR, MSB first) of a
  * frame: a direct-form CRC register run over all F bits with the VCODE bits
- * taken as zero (the VCODE bits in the buffer are ignored).  Table driven. */
+ * taken as zero (the VCODE bits in the buffer are ignored).  Table driven.
+ * RIFL_CRC12_INVALID for a NULL frame or an unsupported width. */
 uint16_t rifl_crc12(const uint8_t *frame, unsigned frame_bits);
 
 /* Scramble (descramble) the scrambled region of `frame` in place, continuing
  * from `state`; returns the state after the frame.  SYN and VCODE bits are left
- * untouched.  Word-parallel. */
+ * untouched.  Word-parallel.  RIFL_SCRAMBLER_INVALID (frame untouched) for a
+ * NULL frame or an unsupported width. */
 uint64_t rifl_scramble(uint8_t *frame, unsigned frame_bits, uint64_t state);
 uint64_t rifl_descramble(uint8_t *frame, unsigned frame_bits, uint64_t state);
 
 /* Bit-at-a-time reference versions of the three calls above, kept as the
- * test oracle and as readable documentation of the algorithms. */
+ * test oracle and as readable documentation of the algorithms (same answers
+ * for bad arguments). */
 uint16_t rifl_crc12_ref(const uint8_t *frame, unsigned frame_bits);
 uint64_t rifl_scramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);
 uint64_t rifl_descramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);

@@ -91,7 +91,7 @@ unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);
 
 /* Check a configuration.  On refusal returns RIFL_ERR_CONFIG and writes a
  * message naming the problem and the smallest safe value (or the supported
- * values) to `msg`. */
+ * values) to `msg`; RIFL_ERR_INVALID_ARG for a NULL configuration. */
 int rifl_lane_config_check(const rifl_lane_config *cfg, char *msg, size_t msglen);
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -99,7 +99,8 @@ int rifl_lane_config_check(const rifl_lane_config *cfg, char *msg, size_t msglen
 typedef struct rifl_lane rifl_lane;
 
 /* Allocates everything the lane will ever need.  `msg` (may be NULL)
- * explains a refusal. */
+ * explains a refusal: RIFL_ERR_INVALID_ARG for a NULL `cfg` or `out`,
+ * RIFL_ERR_CONFIG for a configuration that is refused. */
 int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
                      size_t msglen);
 void rifl_lane_free(rifl_lane *lane);
@@ -183,8 +184,9 @@ size_t rifl_lane_send_space(const rifl_lane *lane);
 
 /* Read received bytes in order.  Copies up to `cap` bytes of the current
  * packet into `buf`, never crossing a packet boundary; *eop = 1 when the
- * bytes returned end a packet.  Returns RIFL_OK, or RIFL_ERR_AGAIN when no
- * byte is waiting. */
+ * bytes returned end a packet.  Returns RIFL_OK, RIFL_ERR_AGAIN when no
+ * byte is waiting, or RIFL_ERR_INVALID_ARG for a NULL buffer or cap == 0
+ * (which could never make progress). */
 int rifl_lane_read(rifl_lane *lane, void *buf, size_t cap, size_t *len, int *eop);
 
 /* Received frames waiting in the receive buffer. */

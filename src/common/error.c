@@ -33,3 +33,9 @@ void rifl_msg(char *msg, size_t msglen, const char *fmt, ...)
     vsnprintf(msg, msglen, fmt, ap);
     va_end(ap);
 }
+
+int rifl_null_arg(char *msg, size_t msglen, const char *fn, const char *arg)
+{
+    rifl_msg(msg, msglen, "%s: %s is NULL", fn, arg);
+    return RIFL_ERR_INVALID_ARG;
+}

@@ -9,4 +9,8 @@
 void rifl_msg(char *msg, size_t msglen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A required pointer argument `arg` of `fn` was NULL: says so in msg and
+ * returns RIFL_ERR_INVALID_ARG. */
+int rifl_null_arg(char *msg, size_t msglen, const char *fn, const char *arg);
+
 #endif

@@ -1,6 +1,7 @@
 /* One port's credit flow-control engine: per-VL registers, transmit
  * descriptor queues, FCP timers, link state and the VL arbiter. */
 #include "rifl/credit.h"
+#include "../common/msg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ const char *rifl_fc_link_state_name(rifl_fc_link_state s)
 int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t msglen)
 {
     if (!cfg)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_credit_config_check", "the configuration");
     if (cfg->data_vls < 1 || cfg->data_vls > RIFL_FC_MAX_DATA_VLS) {
         if (msg)
             snprintf(msg, msglen, "%u data VLs requested; use 1..15 (VL15 is management)",
@@ -140,7 +141,7 @@ int rifl_credit_create(const rifl_credit_config *cfg, rifl_credit **out, char *m
                        size_t msglen)
 {
     if (!out)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_credit_create", "out");
     *out = NULL;
     int rc = rifl_credit_config_check(cfg, msg, msglen);
     if (rc != RIFL_OK)

@@ -134,6 +134,8 @@ static uint16_t crc_bytes(const uint8_t *f, unsigned nbytes, uint8_t last2[2])
 
 uint16_t rifl_crc12(const uint8_t *frame, unsigned frame_bits)
 {
+    if (!frame || rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_CRC12_INVALID;
     unsigned n = frame_bits / 8;
     uint8_t last2[2] = { (uint8_t)(frame[n - 2] & 0xF0), 0 };
     return crc_bytes(frame, n, last2);

@@ -17,6 +17,8 @@ static void put_bit(uint8_t *f, unsigned i, unsigned v)
 
 uint16_t rifl_crc12_ref(const uint8_t *frame, unsigned frame_bits)
 {
+    if (!frame || rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_CRC12_INVALID;
     /* direct-form shift register (input bit XORed into the feedback), MSB
      * first, over all F bits with the 12 VCODE bits taken as zero */
     unsigned reg = 0;
@@ -45,10 +47,14 @@ static uint64_t scr_ref(uint8_t *frame, unsigned frame_bits, uint64_t state, int
 
 uint64_t rifl_scramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state)
 {
+    if (!frame || rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_SCRAMBLER_INVALID;
     return scr_ref(frame, frame_bits, state & RIFL_SCRAMBLER_MASK, 0);
 }
 
 uint64_t rifl_descramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state)
 {
+    if (!frame || rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_SCRAMBLER_INVALID;
     return scr_ref(frame, frame_bits, state & RIFL_SCRAMBLER_MASK, 1);
 }

@@ -11,6 +11,7 @@
 #include "rifl/lane.h"
 #include "lane_priv.h"
 #include "link_priv.h"
+#include "../common/msg.h"
 
 static const char *const state_names[RIFL_TX_STATE_COUNT] = {
     "INIT", "SEND_PAUSE", "PAUSE", "RETRANS", "SEND_RETRANS", "NORMAL",
@@ -36,7 +37,7 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
                      size_t msglen)
 {
     if (!out)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_lane_create", "out");
     *out = NULL;
     int rc = rifl_lane_config_check(cfg, msg, msglen);
     if (rc != RIFL_OK)
@@ -669,7 +670,7 @@ static unsigned rec_valid(const rifl_lane *l, const uint8_t *rec)
 
 int rifl_lane_read(rifl_lane *l, void *buf, size_t cap, size_t *len, int *eop)
 {
-    if (!l || (!buf && cap))
+    if (!l || !buf || cap == 0)
         return RIFL_ERR_INVALID_ARG;
     size_t n = 0;
     int end = 0;

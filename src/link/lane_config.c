@@ -69,7 +69,7 @@ unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
 int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
 {
     if (!c)
-        return refuse(msg, msglen, "no configuration given");
+        return rifl_null_arg(msg, msglen, "rifl_lane_config_check", "the configuration");
     if (rifl_frame_width_check(c->frame_bits) != RIFL_OK)
         return refuse(msg, msglen,
                       "frame width %u bits is not supported; use 64, 128, 256, 512, "

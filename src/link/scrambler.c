@@ -5,6 +5,8 @@
 
 uint64_t rifl_scramble(uint8_t *frame, unsigned frame_bits, uint64_t state)
 {
+    if (!frame || rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_SCRAMBLER_INVALID;
     unsigned m = frame_bits / 64;
     uint64_t w[RIFL_FRAME_MAX_BITS / 64], c[RIFL_FRAME_MAX_BITS / 64];
     for (unsigned i = 0; i < m; i++)
@@ -21,6 +23,8 @@ uint64_t rifl_scramble(uint8_t *frame, unsigned frame_bits, uint64_t state)
 
 uint64_t rifl_descramble(uint8_t *frame, unsigned frame_bits, uint64_t state)
 {
+    if (!frame || rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_SCRAMBLER_INVALID;
     unsigned m = frame_bits / 64;
     uint64_t w[RIFL_FRAME_MAX_BITS / 64], c[RIFL_FRAME_MAX_BITS / 64];
     for (unsigned i = 0; i < m; i++)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rifl/sim.h"
+#include "../common/msg.h"
 
 struct rifl_channel {
     rifl_channel_config cfg;
@@ -25,7 +26,7 @@ int rifl_channel_create(const rifl_channel_config *cfg, rifl_channel **out,
                         char *msg, size_t msglen)
 {
     if (!cfg || !out)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_channel_create", cfg ? "out" : "cfg");
     *out = NULL;
     if (rifl_frame_width_check(cfg->frame_bits) != RIFL_OK) {
         if (msg)

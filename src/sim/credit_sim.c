@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rifl/rng.h"
+#include "../common/msg.h"
 
 const char *rifl_csim_mode_name(rifl_csim_mode m)
 {
@@ -642,7 +643,7 @@ int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
         msglen = sizeof dummy;
     }
     if (!c || !res)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_csim_run", c ? "res" : "cfg");
     memset(res, 0, sizeof *res);
     int rc = check_config(c, msg, msglen);
     if (rc != RIFL_OK)

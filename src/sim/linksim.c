@@ -29,6 +29,7 @@
 
 #include "rifl/linksim.h"
 #include "../link/lane_skip.h"
+#include "../common/msg.h"
 
 struct pkt {
     uint64_t first;          /* index of its first data frame in the stream */
@@ -110,6 +111,8 @@ static int refuse(char *msg, size_t n, const char *text)
 int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
 {
     char buf[512];
+    if (!c)
+        return rifl_null_arg(msg, n, "rifl_linksim_check", "the configuration");
     for (int i = 0; i < 2; i++)
         if (!(c->ber[i] >= 0.0 && c->ber[i] <= 0.5)) {
             snprintf(buf, sizeof buf, "bit error rate %g (%s) is out of range; use a value "
@@ -604,7 +607,7 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
                      size_t msglen)
 {
     if (!cfg || !res)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_linksim_run", cfg ? "res" : "cfg");
     memset(res, 0, sizeof *res);
     int rc = rifl_linksim_check(cfg, msg, msglen);
     if (rc != RIFL_OK)

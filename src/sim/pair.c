@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "rifl/sim.h"
+#include "../common/msg.h"
 
 unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits)
 {
@@ -27,7 +28,7 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
                      size_t msglen)
 {
     if (!cfg || !out)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_pair_create", cfg ? "out" : "cfg");
     *out = NULL;
     rifl_pair *p = calloc(1, sizeof *p);
     if (!p)

@@ -241,10 +241,8 @@ static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
 
 int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen)
 {
-    if (!cfg || !out) {
-        rifl_msg(err, errlen, "rifl_ssim_create: NULL argument");
-        return RIFL_ERR_INVALID_ARG;
-    }
+    if (!cfg || !out)
+        return rifl_null_arg(err, errlen, "rifl_ssim_create", cfg ? "out" : "cfg");
     *out = NULL;
     int rc = check_cfg(cfg, err, errlen);
     if (rc)

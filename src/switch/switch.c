@@ -53,10 +53,8 @@ unsigned rifl_switch_min_voq_cells(unsigned rtt_slots)
 
 int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
 {
-    if (!c) {
-        rifl_msg(err, errlen, "no switch configuration given");
-        return RIFL_ERR_INVALID_ARG;
-    }
+    if (!c)
+        return rifl_null_arg(err, errlen, "rifl_switch_config_check", "the configuration");
     if (c->nports < 2 || c->nports > RIFL_L2_MAX_PORTS) {
         rifl_msg(err, errlen, "ports = %u: a switch has 2 to %d ports", c->nports,
                RIFL_L2_MAX_PORTS);
@@ -147,10 +145,8 @@ void rifl_switch_free(rifl_switch *sw)
 int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *err,
                        size_t errlen)
 {
-    if (!out || !cfg) {
-        rifl_msg(err, errlen, "rifl_switch_create: NULL argument");
-        return RIFL_ERR_INVALID_ARG;
-    }
+    if (!out || !cfg)
+        return rifl_null_arg(err, errlen, "rifl_switch_create", cfg ? "out" : "cfg");
     *out = NULL;
     rifl_switch_config c = *cfg;
     int rc = rifl_switch_config_check(&c, err, errlen);
