@@ -48,14 +48,94 @@ void cli_usage(FILE *f, const char *cmd, const struct cli_opt *opts,
                const char *usage_line, const char *description);
 
 /* Set one option by name from a string value (used by config files and
- * sweeps).  Returns 0 or prints an error and returns 2. */
+ * sweeps).  `where` says where the value comes from: "option --x" (the
+ * command line), "FILE:LINE" (a config file) or "option --sweep (...)".
+ * The value is checked against the option's type and range.  Returns 0 or
+ * prints an error naming `where` and returns 2. */
 int cli_set(const struct cli_opt *opts, const char *name, const char *value,
             const char *where);
 
-/* Number parsers with suffixes; return 0 on success. */
+/* The option called `name` (config files may write '_' for '-'), or NULL. */
+const struct cli_opt *cli_find(const struct cli_opt *opts, const char *name);
+
+/* The same checks as cli_set without storing the value. */
+int cli_check(const struct cli_opt *opts, const char *name, const char *value,
+              const char *where);
+
+/* Where option `name` got its value, for messages about it: "option --x"
+ * (command line, or the default), "FILE:LINE: x" (config file) or
+ * "option --sweep (point 3: x=...)".  The text stays valid until eight
+ * more calls have been made. */
+const char *cli_where(const struct cli_opt *opts, const char *name);
+
+/* Whether the user set option `name` (command line, config file or sweep). */
+bool cli_is_set(const struct cli_opt *opts, const char *name);
+
+/* Print "error: WHERE: message" and return 2, WHERE naming each option of
+ * the comma-separated list `names` with cli_where (" and " between them). */
+int cli_fail(const struct cli_opt *opts, const char *names, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Refuse option `name` when the user set it but it has no effect: prints
+ * "error: WHERE: --name has no effect REASON" and returns 2; 0 when the
+ * option was not set. */
+int cli_unused(const struct cli_opt *opts, const char *name, const char *reason);
+
+/* A configuration check refused the settings with `msg`.  Find which of the
+ * options the user set are involved: each one in turn goes back to its
+ * default and `check` (0 = accepted) runs again; the options whose default
+ * makes the check pass are named.  Prints "error: WHERE: msg" (or just
+ * "error: msg" when none can be singled out) and returns 2. */
+int cli_blame(const struct cli_opt *opts, int (*check)(void *ctx), void *ctx,
+              const char *msg);
+
+/* Check that `path` can be written as an output file before a long run:
+ * refuses a directory, a name ending in '/' and a path that cannot be
+ * created, naming `what` (e.g. "option --csv").  A file that did not exist
+ * is not left behind.  Returns 0 or prints an error and returns 2. */
+int cli_check_output(const char *path, const char *what);
+
+/* Number parsers with suffixes; return 0 on success.  Plain digit strings
+ * are converted exactly (seeds above 2^53 keep every digit). */
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_bytes(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);
+
+/* A comma-separated list of numbers for option `what` (e.g. "--loads"):
+ * at most `max` values, each from lo to hi; no empty element.  Returns the
+ * count, or prints an error naming the option and returns -1. */
+int cli_parse_list(const char *s, double *out, unsigned max, double lo, double hi,
+                   const char *what);
+
+/* Sweeps (tools/cli_sweep.c): `--sweep 'KEY=SPEC [KEY2=SPEC ...]'`, keys
+ * separated by blanks or ';', each SPEC a list V1,V2,... or a range
+ * FROM:TO:STEP with STEP D or +D (add) or xF, *F, xB^E (multiply).  Every
+ * value of every point is checked against the swept option's type and
+ * range when the sweep is parsed, before anything runs. */
+#define CLI_SWEEP_MAX_KEYS 4
+#define CLI_SWEEP_MAX_POINTS 10000
+struct cli_sweep_key {
+    const struct cli_opt *opt;  /* the swept option */
+    unsigned n;                 /* its values */
+    char **vals;
+};
+struct cli_sweep {
+    unsigned nkeys;
+    struct cli_sweep_key key[CLI_SWEEP_MAX_KEYS];
+    size_t npoints;             /* product of the value counts */
+};
+/* `fixed`: NULL-terminated names that cannot be swept (with `why`, shown
+ * in the message).  Returns 0 or prints an error naming --sweep and
+ * returns 2 (nothing to free then). */
+int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt *opts,
+                    const char *const *fixed, const char *why);
+/* Set the options to point i (0-based; the last key varies fastest). */
+int cli_sweep_apply(const struct cli_sweep *sw, size_t i, const struct cli_opt *opts);
+/* Value of key k at point i. */
+const char *cli_sweep_value(const struct cli_sweep *sw, size_t i, unsigned k);
+/* Whether option `name` is one of the swept keys. */
+bool cli_sweep_has(const struct cli_sweep *sw, const char *name);
+void cli_sweep_free(struct cli_sweep *sw);
 
 /* Read a whole file into a malloc'ed buffer (NUL-terminated).  "-" means
  * stdin.  Returns NULL and prints a message on failure. */

@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,8 +37,18 @@ int cli_parse_double(const char *s, double *out)
 static int parse_scaled(const char *s, uint64_t *out, int bytes)
 {
     char *end;
-    if (!s || !*s || *s == '-')
+    if (!s || !*s || *s == '-' || *s == ' ' || *s == '\t')
         return -1;
+    /* plain digits: exact, whatever the size (strtod would round above 2^53) */
+    size_t nd = strspn(s, "0123456789");
+    if (nd && !s[nd]) {
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || *end)
+            return -1;
+        *out = v;
+        return 0;
+    }
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || !isfinite(v) || v < 0)
@@ -125,7 +137,7 @@ static char *keep_string(const char *value)
     return copy;
 }
 
-static const struct cli_opt *find_opt(const struct cli_opt *opts, const char *name)
+const struct cli_opt *cli_find(const struct cli_opt *opts, const char *name)
 {
     for (const struct cli_opt *o = opts; o && o->name; o++) {
         if (!strcmp(o->name, name))
@@ -151,6 +163,7 @@ static const struct cli_opt *find_opt(const struct cli_opt *opts, const char *na
 static const char *type_hint(enum cli_type t)
 {
     switch (t) {
+    case CLI_FLAG: return "true or false (or no value)";
     case CLI_BOOL: return "true or false";
     case CLI_UINT: return "a non-negative integer (suffixes k, M, G or Ki, Mi, Gi allowed)";
     case CLI_INT: return "an integer";
@@ -160,73 +173,238 @@ static const char *type_hint(enum cli_type t)
     }
 }
 
-int cli_set(const struct cli_opt *opts, const char *name, const char *value,
-            const char *where)
+/* ---- where each option got its value ------------------------------------ */
+
+union cli_value {
+    bool b;
+    uint64_t u;
+    int64_t i;
+    double d;
+    const char *s;
+};
+
+struct origin {
+    const void *ptr;
+    bool set;
+    char where[256];
+    union cli_value dflt;
+};
+
+#define MAX_ORIGINS 128
+static struct origin origins[MAX_ORIGINS];
+static unsigned norigins;
+
+static union cli_value get_value(const struct cli_opt *o)
 {
-    const struct cli_opt *o = find_opt(opts, name);
-    if (!o) {
-        fprintf(stderr, "error: %s: unknown setting '%s' (see --help for the list)\n",
-                where, name);
+    union cli_value v;
+    memset(&v, 0, sizeof v);
+    switch (o->type) {
+    case CLI_FLAG: case CLI_BOOL: v.b = *(bool *)o->ptr; break;
+    case CLI_UINT: case CLI_BYTES: v.u = *(uint64_t *)o->ptr; break;
+    case CLI_INT: v.i = *(int64_t *)o->ptr; break;
+    case CLI_DOUBLE: v.d = *(double *)o->ptr; break;
+    case CLI_STRING: v.s = *(const char **)o->ptr; break;
+    }
+    return v;
+}
+
+static void put_value(const struct cli_opt *o, union cli_value v)
+{
+    switch (o->type) {
+    case CLI_FLAG: case CLI_BOOL: *(bool *)o->ptr = v.b; break;
+    case CLI_UINT: case CLI_BYTES: *(uint64_t *)o->ptr = v.u; break;
+    case CLI_INT: *(int64_t *)o->ptr = v.i; break;
+    case CLI_DOUBLE: *(double *)o->ptr = v.d; break;
+    case CLI_STRING: *(const char **)o->ptr = v.s; break;
+    }
+}
+
+static struct origin *origin_of(const struct cli_opt *o)
+{
+    if (!o || !o->ptr)
+        return NULL;
+    for (unsigned i = 0; i < norigins; i++)
+        if (origins[i].ptr == o->ptr)
+            return &origins[i];
+    if (norigins == MAX_ORIGINS)
+        return NULL;
+    struct origin *r = &origins[norigins++];
+    memset(r, 0, sizeof *r);
+    r->ptr = o->ptr;
+    r->dflt = get_value(o);
+    return r;
+}
+
+/* forget earlier settings and remember the defaults */
+static void origins_reset(const struct cli_opt *opts)
+{
+    norigins = 0;
+    for (const struct cli_opt *o = opts; o && o->name; o++)
+        origin_of(o);
+}
+
+const char *cli_where(const struct cli_opt *opts, const char *name)
+{
+    static char ring[8][300];
+    static unsigned next;
+    char *buf = ring[next++ % 8];
+    const struct cli_opt *o = cli_find(opts, name);
+    const struct origin *r = o ? origin_of(o) : NULL;
+    if (r && r->set)
+        snprintf(buf, sizeof ring[0], "%s", r->where);
+    else
+        snprintf(buf, sizeof ring[0], "option --%s", o ? o->name : name);
+    return buf;
+}
+
+bool cli_is_set(const struct cli_opt *opts, const char *name)
+{
+    const struct origin *r = origin_of(cli_find(opts, name));
+    return r && r->set;
+}
+
+/* the wheres of a comma-separated list of names, joined by " and " */
+static void where_list(const struct cli_opt *opts, const char *names, char *out, size_t len)
+{
+    out[0] = '\0';
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", names);
+    char *save = NULL;
+    for (char *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+        size_t L = strlen(out);
+        snprintf(out + L, len - L, "%s%s", L ? " and " : "", cli_where(opts, n));
+    }
+}
+
+int cli_fail(const struct cli_opt *opts, const char *names, const char *fmt, ...)
+{
+    char where[1024];
+    where_list(opts, names, where, sizeof where);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "error: %s: ", where);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+int cli_unused(const struct cli_opt *opts, const char *name, const char *reason)
+{
+    if (!cli_is_set(opts, name))
+        return 0;
+    const struct cli_opt *o = cli_find(opts, name);
+    fprintf(stderr, "error: %s: --%s has no effect %s; drop it\n", cli_where(opts, name),
+            o ? o->name : name, reason);
+    return 2;
+}
+
+int cli_blame(const struct cli_opt *opts, int (*check)(void *ctx), void *ctx,
+              const char *msg)
+{
+    char names[1024] = "";
+    for (const struct cli_opt *o = opts; o && o->name; o++) {
+        struct origin *r = origin_of(o);
+        if (!r || !r->set)
+            continue;
+        union cli_value cur = get_value(o);
+        put_value(o, r->dflt);
+        int ok = check(ctx) == 0;
+        put_value(o, cur);
+        if (ok) {
+            size_t L = strlen(names);
+            snprintf(names + L, sizeof names - L, "%s%s", L ? " and " : "", r->where);
+        }
+    }
+    if (names[0])
+        fprintf(stderr, "error: %s: %s\n", names, msg);
+    else
+        fprintf(stderr, "error: %s\n", msg);
+    return 2;
+}
+
+int cli_check_output(const char *path, const char *what)
+{
+    if (!path || !*path) {
+        fprintf(stderr, "error: %s: give a file name to write\n", what);
         return 2;
     }
+    size_t n = strlen(path);
+    struct stat st;
+    bool existed = stat(path, &st) == 0;
+    if (path[n - 1] == '/' || (existed && S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "error: %s: '%s' is a directory; give the name of a file to write "
+                "(e.g. '%s%sout')\n", what, path, path, path[n - 1] == '/' ? "" : "/");
+        return 2;
+    }
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "error: %s: cannot write '%s': %s; give a path in a writable "
+                "directory\n", what, path, strerror(errno));
+        return 2;
+    }
+    fclose(f);
+    if (!existed)
+        remove(path);
+    return 0;
+}
+
+/* ---- setting values ------------------------------------------------------ */
+
+static void fmt_bound(char *buf, size_t n, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "%g", v);
+}
+
+/* parse and range-check `value` for option o; prints the error */
+static int convert(const struct cli_opt *o, const char *value, const char *where,
+                   union cli_value *out)
+{
     double num = 0;
     int bad = 0;
+    memset(out, 0, sizeof *out);
     switch (o->type) {
     case CLI_FLAG:
-    case CLI_BOOL: {
-        bool b;
+    case CLI_BOOL:
         if (!value)
-            b = true;
-        else if (parse_bool(value, &b))
+            out->b = true;
+        else if (parse_bool(value, &out->b))
             bad = 1;
-        if (!bad)
-            *(bool *)o->ptr = b;
         break;
-    }
     case CLI_UINT:
-    case CLI_BYTES: {
-        uint64_t v;
-        if (!value || (o->type == CLI_UINT ? cli_parse_u64(value, &v) : cli_parse_bytes(value, &v)))
+    case CLI_BYTES:
+        if (!value || (o->type == CLI_UINT ? cli_parse_u64(value, &out->u)
+                                           : cli_parse_bytes(value, &out->u)))
             bad = 1;
-        else {
-            *(uint64_t *)o->ptr = v;
-            num = (double)v;
-        }
+        else
+            num = (double)out->u;
         break;
-    }
     case CLI_INT: {
         char *end;
         errno = 0;
-        long long v = value ? strtoll(value, &end, 0) : 0;
-        if (!value || errno || end == value || *end)
+        long long v = value ? strtoll(value, &end, 10) : 0;
+        if (!value || !*value || errno || end == value || *end)
             bad = 1;
         else {
-            *(int64_t *)o->ptr = v;
+            out->i = v;
             num = (double)v;
         }
         break;
     }
-    case CLI_DOUBLE: {
-        double v;
-        if (!value || cli_parse_double(value, &v))
+    case CLI_DOUBLE:
+        if (!value || cli_parse_double(value, &out->d))
             bad = 1;
-        else {
-            *(double *)o->ptr = v;
-            num = v;
-        }
+        else
+            num = out->d;
         break;
-    }
     case CLI_STRING:
         if (!value)
             bad = 1;
-        else {
-            char *copy = keep_string(value);
-            if (!copy) {
-                fprintf(stderr, "error: out of memory\n");
-                return 2;
-            }
-            *(const char **)o->ptr = copy;
-        }
+        else
+            out->s = value;
         break;
     }
     if (bad) {
@@ -236,11 +414,103 @@ int cli_set(const struct cli_opt *opts, const char *name, const char *value,
     }
     if (o->min < o->max && o->type != CLI_STRING && o->type != CLI_FLAG &&
         o->type != CLI_BOOL && (num < o->min || num > o->max)) {
-        fprintf(stderr, "error: %s: '%s' = %s is out of range; use a value from %g to %g\n",
-                where, o->name, value, o->min, o->max);
+        char lo[32], hi[32];
+        fmt_bound(lo, sizeof lo, o->min);
+        fmt_bound(hi, sizeof hi, o->max);
+        fprintf(stderr, "error: %s: '%s' = %s is out of range; use a value from %s to %s\n",
+                where, o->name, value, lo, hi);
         return 2;
     }
     return 0;
+}
+
+static int unknown_setting(const char *where, const char *name)
+{
+    fprintf(stderr, "error: %s: unknown setting '%s' (see --help for the list)\n", where, name);
+    return 2;
+}
+
+int cli_check(const struct cli_opt *opts, const char *name, const char *value,
+              const char *where)
+{
+    const struct cli_opt *o = cli_find(opts, name);
+    if (!o)
+        return unknown_setting(where, name);
+    union cli_value v;
+    return convert(o, value, where, &v);
+}
+
+int cli_set(const struct cli_opt *opts, const char *name, const char *value,
+            const char *where)
+{
+    const struct cli_opt *o = cli_find(opts, name);
+    if (!o)
+        return unknown_setting(where, name);
+    union cli_value v;
+    if (convert(o, value, where, &v))
+        return 2;
+    if (o->type == CLI_STRING) {
+        v.s = keep_string(value);
+        if (!v.s) {
+            fprintf(stderr, "error: out of memory\n");
+            return 2;
+        }
+    }
+    put_value(o, v);
+    struct origin *r = origin_of(o);
+    if (r) {
+        r->set = true;
+        if (!strncmp(where, "option --", 9))
+            snprintf(r->where, sizeof r->where, "%s", where);
+        else
+            snprintf(r->where, sizeof r->where, "%s: %s", where, o->name);
+    }
+    return 0;
+}
+
+int cli_parse_list(const char *s, double *out, unsigned max, double lo, double hi,
+                   const char *what)
+{
+    unsigned k = 0;
+    const char *p = s;
+    char l[32], h[32];
+    fmt_bound(l, sizeof l, lo);
+    fmt_bound(h, sizeof h, hi);
+    if (!s || !*s) {
+        fprintf(stderr, "error: %s: give at least one number (a list such as 0.5,0.2)\n",
+                what);
+        return -1;
+    }
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        char item[64];
+        double v;
+        if (n == 0 || n >= sizeof item) {
+            fprintf(stderr, "error: %s: '%s' has an empty or overlong element; write numbers "
+                    "separated by single commas\n", what, s);
+            return -1;
+        }
+        memcpy(item, p, n);
+        item[n] = '\0';
+        if (cli_parse_double(item, &v)) {
+            fprintf(stderr, "error: %s: '%s' in '%s' is not a number\n", what, item, s);
+            return -1;
+        }
+        if (v < lo || v > hi) {
+            fprintf(stderr, "error: %s: %s in '%s' is out of range; use values from %s to %s\n",
+                    what, item, s, l, h);
+            return -1;
+        }
+        if (k >= max) {
+            fprintf(stderr, "error: %s: '%s' has more than %u values\n", what, s, max);
+            return -1;
+        }
+        out[k++] = v;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    return (int)k;
 }
 
 char *cli_read_file(const char *path, size_t *len)
@@ -302,6 +572,21 @@ static int kv_cb(void *vctx, const char *key, const char *value, unsigned line,
 
 static int load_config(const struct cli_opt *opts, const char *path)
 {
+    struct stat st;
+    const char *why = NULL;
+    if (strcmp(path, "-")) {
+        if (stat(path, &st))
+            why = strerror(errno);
+        else if (S_ISDIR(st.st_mode))
+            why = "it is a directory";
+        else if (access(path, R_OK))
+            why = strerror(errno);
+    }
+    if (why) {
+        fprintf(stderr, "error: option --config: cannot read '%s': %s; give a settings file "
+                "(`key = value` per line)\n", path, why);
+        return 2;
+    }
     size_t len;
     char *buf = cli_read_file(path, &len);
     if (!buf)
@@ -331,20 +616,34 @@ void cli_usage(FILE *f, const char *cmd, const struct cli_opt *opts,
                         : o->type == CLI_DOUBLE ? " X" : o->type == CLI_BOOL ? " B" : " N";
         snprintf(left, sizeof left, "--%s%s", o->name, arg);
         fprintf(f, "  %-24s %s", left, o->help ? o->help : "");
+        char dflt[96] = "";
         if (o->type != CLI_FLAG && o->ptr) {
             switch (o->type) {
-            case CLI_BOOL: fprintf(f, " (default %s)", *(bool *)o->ptr ? "true" : "false"); break;
+            case CLI_BOOL: snprintf(dflt, sizeof dflt, "default %s",
+                                    *(bool *)o->ptr ? "true" : "false"); break;
             case CLI_UINT: case CLI_BYTES:
-                fprintf(f, " (default %llu)", (unsigned long long)*(uint64_t *)o->ptr); break;
-            case CLI_INT: fprintf(f, " (default %lld)", (long long)*(int64_t *)o->ptr); break;
-            case CLI_DOUBLE: fprintf(f, " (default %g)", *(double *)o->ptr); break;
+                snprintf(dflt, sizeof dflt, "default %llu",
+                         (unsigned long long)*(uint64_t *)o->ptr); break;
+            case CLI_INT: snprintf(dflt, sizeof dflt, "default %lld",
+                                   (long long)*(int64_t *)o->ptr); break;
+            case CLI_DOUBLE: snprintf(dflt, sizeof dflt, "default %g", *(double *)o->ptr); break;
             case CLI_STRING:
                 if (*(const char **)o->ptr)
-                    fprintf(f, " (default %s)", *(const char **)o->ptr);
+                    snprintf(dflt, sizeof dflt, "default %.80s", *(const char **)o->ptr);
                 break;
             default: break;
             }
         }
+        if (o->min < o->max && o->type != CLI_STRING && o->type != CLI_FLAG &&
+            o->type != CLI_BOOL) {
+            char lo[32], hi[32];
+            fmt_bound(lo, sizeof lo, o->min);
+            fmt_bound(hi, sizeof hi, o->max);
+            size_t L = strlen(dflt);
+            snprintf(dflt + L, sizeof dflt - L, "%s%s to %s", L ? ", " : "", lo, hi);
+        }
+        if (dflt[0])
+            fprintf(f, " (%s)", dflt);
         fputc('\n', f);
     }
     fprintf(f, "  %-24s %s\n", "--config FILE",
@@ -358,6 +657,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts,
               char **pos, int npos, int *npos_out)
 {
     int np = 0;
+    origins_reset(opts);
     /* config first, wherever it appears */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -392,7 +692,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts,
             if (n >= sizeof name) n = sizeof name - 1;
             memcpy(name, a + 2, n);
             name[n] = '\0';
-            const struct cli_opt *o = find_opt(opts, name);
+            const struct cli_opt *o = cli_find(opts, name);
             if (!o) {
                 fprintf(stderr, "error: unknown option '--%s' for 'rifl %s' (see --help)\n",
                         name, argv[0]);

@@ -27,49 +27,67 @@ struct opts {
 };
 
 static size_t size_list[256];
+static const struct cli_opt *g_opts; /* the option table, for messages */
 
-static int parse_sizes(const char *s, rifl_linksim_config *c)
+/* one packet size of --size: a byte count of at least 1 */
+static int size_value(const char *s, size_t n, size_t *out)
 {
-    char *end;
+    char buf[64];
+    uint64_t v;
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    if (cli_parse_bytes(buf, &v) || v < 1 || v > UINT32_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* --size: N, MIN-MAX (or MIN:MAX) or N1,N2,... */
+static int parse_sizes(const char *s, rifl_linksim_config *c, bool quiet)
+{
     c->len_list = NULL;
     c->len_count = 0;
-    if (strchr(s, ',')) {
-        unsigned n = 0;
+    size_t n = strcspn(s, ",");
+    if (s[n] == ',') {
+        unsigned k = 0;
         const char *p = s;
-        while (*p) {
-            unsigned long long v = strtoull(p, &end, 10);
-            if (end == p || (*end && *end != ',') || n >= 256 || v == 0)
+        for (;;) {
+            n = strcspn(p, ",");
+            if (k == 256 || size_value(p, n, &size_list[k]))
                 goto bad;
-            size_list[n++] = (size_t)v;
-            p = *end ? end + 1 : end;
+            k++;
+            if (!p[n])
+                break;
+            p += n + 1;
         }
         c->len_list = size_list;
-        c->len_count = n;
+        c->len_count = k;
         c->min_len = 1;
         return 0;
     }
-    unsigned long long a = strtoull(s, &end, 10);
-    if (end == s)
+    size_t a, b;
+    n = strcspn(s, "-:");
+    if (size_value(s, n, &a))
         goto bad;
-    unsigned long long b = a;
-    if (*end == '-' || *end == ':') {
-        const char *q = end + 1;
-        b = strtoull(q, &end, 10);
-        if (end == q)
-            goto bad;
-    }
-    if (*end || a == 0 || b < a)
+    b = a;
+    if (s[n] && size_value(s + n + 1, strlen(s + n + 1), &b))
         goto bad;
-    c->min_len = (size_t)a;
-    c->max_len = (size_t)b;
+    if (b < a)
+        goto bad;
+    c->min_len = a;
+    c->max_len = b;
     return 0;
 bad:
-    fprintf(stderr, "error: option --size: '%s' is not a packet size; use N, MIN-MAX or a "
-            "list N1,N2,... of sizes of at least 1 byte\n", s);
+    if (!quiet)
+        fprintf(stderr, "error: %s: '%s' is not a packet size; use N, MIN-MAX (MIN <= MAX) "
+                "or a list N1,N2,... of at most 256 sizes, each from 1 byte to 4 GiB - 1 "
+                "(e.g. 64, 1-8192 or 64,1500,9000)\n", cli_where(g_opts, "size"), s);
     return 2;
 }
 
-static int build_config(const struct opts *o, rifl_linksim_config *c)
+static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet)
 {
     rifl_linksim_defaults(c);
     c->ber[0] = o->ber_ab >= 0 ? o->ber_ab : o->ber;
@@ -99,21 +117,151 @@ static int build_config(const struct opts *o, rifl_linksim_config *c)
     c->rx_period = o->rx_period;
     c->fast = o->fast;
     c->encode_all = o->encode_all;
-    return parse_sizes(o->size, c);
+    return parse_sizes(o->size, c, quiet);
 }
+
+/* for cli_blame: 0 when the settings pass the simulator's checks */
+static int config_ok(void *ctx)
+{
+    rifl_linksim_config c;
+    char msg[16];
+    if (build_config(ctx, &c, true))
+        return -1;
+    return rifl_linksim_check(&c, msg, sizeof msg) == RIFL_OK ? 0 : -1;
+}
+
+/* ---- run-time estimate --------------------------------------------------- */
+
+/* How long a run takes, before it starts.  The bandwidth ratio (goodput
+ * against the error-free link) falls as exp(-C x (p_ab + p_ba)), p the
+ * frame error rate of a direction, 1 - (1 - BER)^F: every frame error costs
+ * a replay cycle, and the lane sends new data only after 2^K clean slots,
+ * so C is about 2.7 x 2^K slots (fitted to runs of this simulator for F =
+ * 64..2048 and K = 6..12; within about 10% for ratios above 0.03, and an
+ * order of magnitude optimistic far below).  The simulator steps slots in
+ * replay cycles one at a time (about 1.5e7 slots/s for both lanes on the
+ * development machine, half that with --encode-all) and fast-forwards
+ * error-free stretches (about 8e7 slots/s); see docs/simulator.md. */
+#define EST_STEP_SPEED 1.5e7
+#define EST_SKIP_SPEED 8e7
+#define EST_WARN_S 60.0            /* warn above a minute */
+#define EST_REFUSE_S 86400.0       /* refuse above a day unless --frames bounds it */
+
+struct estimate {
+    double ratio;      /* bandwidth ratio */
+    double frame_err;  /* frame error rate, mean of the directions */
+    double cycle;      /* slots lost per frame error */
+    double slots;      /* slots of the run */
+    double seconds;    /* wall time, reference run included */
+};
+
+static void estimate(const rifl_linksim_config *c, bool reference, struct estimate *e)
+{
+    unsigned F = c->lane.frame_bits;
+    unsigned K = c->lane.fid_bits;
+    double p[2];
+    for (int i = 0; i < 2; i++)
+        p[i] = c->ber[i] > 0 ? -expm1((double)F * log1p(-c->ber[i])) : 0.0;
+    e->frame_err = (p[0] + p[1]) / 2;
+    e->cycle = 2.7 * (double)(1u << K);
+    e->ratio = exp(-e->cycle * (p[0] + p[1]));
+    double share = c->load < e->ratio ? c->load : e->ratio;
+    if (c->rx_stall && c->rx_period > c->rx_stall)
+        share *= 1.0 - (double)c->rx_stall / (double)c->rx_period;
+    double per_slot = (double)rifl_payload_bytes(F);
+    double clean = c->bytes ? (double)c->bytes / (per_slot * c->load) : INFINITY;
+    double slots = c->bytes ? (share > 0 ? (double)c->bytes / (per_slot * share) : INFINITY)
+                            : INFINITY;
+    if (c->max_slots) {
+        if ((double)c->max_slots < slots)
+            slots = (double)c->max_slots;
+        if ((double)c->max_slots < clean)
+            clean = (double)c->max_slots;
+    }
+    e->slots = slots;
+    double stepped = c->fast ? fmin(1.0, 0.05 + (1.0 - e->ratio)) : 1.0;
+    double step_speed = c->encode_all ? EST_STEP_SPEED / 2 : EST_STEP_SPEED;
+    e->seconds = slots * (stepped / step_speed + (1.0 - stepped) / EST_SKIP_SPEED);
+    if (reference)
+        e->seconds += clean / EST_SKIP_SPEED;
+}
+
+/* "3.2 s", "4.5 min", "2.1 h", "3.0 days", "1e+09 years" */
+static void fmt_duration(char *buf, size_t n, double s)
+{
+    if (!isfinite(s))
+        snprintf(buf, n, "forever");
+    else if (s < 90)
+        snprintf(buf, n, "%.2g s", s);
+    else if (s < 5400)
+        snprintf(buf, n, "%.2g min", s / 60);
+    else if (s < 2 * 86400)
+        snprintf(buf, n, "%.2g h", s / 3600);
+    else if (s < 2 * 365 * 86400.0)
+        snprintf(buf, n, "%.2g days", s / 86400);
+    else
+        snprintf(buf, n, "%.2g years", s / (365.25 * 86400));
+}
+
+/* the option to name for a long run: the bit error rate when it is what
+ * makes the run long, else the byte count */
+static const char *long_run_cause(const struct opts *o, const struct estimate *e)
+{
+    if (e->ratio < 0.5) {
+        if (o->ber_ab >= 0 && o->ber_ba >= 0)
+            return o->ber_ab >= o->ber_ba ? "ber-ab" : "ber-ba";
+        if (o->ber_ab >= 0 && o->ber_ab > o->ber)
+            return "ber-ab";
+        if (o->ber_ba >= 0 && o->ber_ba > o->ber)
+            return "ber-ba";
+        return "ber";
+    }
+    return "bytes";
+}
+
+static void explain_estimate(char *buf, size_t n, const rifl_linksim_config *c,
+                             const struct estimate *e)
+{
+    char slots[32];
+    if (isfinite(e->slots))
+        snprintf(slots, sizeof slots, "%.2g", e->slots);
+    else
+        snprintf(slots, sizeof slots, "unbounded");
+    snprintf(buf, n, "at BER %g A->B and %g B->A frames of %u bits fail at %.3g%% per "
+             "direction, each failure costs a replay cycle of about %.0f slots (2.7 x 2^K, "
+             "K = %u), so the link is estimated to carry %.2g of its error-free goodput; "
+             "the run needs about %s frame slots", c->ber[0], c->ber[1], c->lane.frame_bits,
+             100 * e->frame_err, e->cycle, c->lane.fid_bits, e->ratio, slots);
+}
+
+/* ---- progress ------------------------------------------------------------ */
 
 struct prog {
     const char *what;
     bool force;
     double t0;
+    double est_slots;   /* estimated slots of the run (0: unknown) */
 };
 
 static void on_progress(void *ctx, double f, uint64_t slots)
 {
     struct prog *p = ctx;
-    char extra[96];
+    char extra[128];
     double dt = cli_now() - p->t0;
-    snprintf(extra, sizeof extra, "%.3g slots, %.1f s", (double)slots, dt);
+    /* when the bytes hardly move (a lossy link), count slots against the
+     * estimate instead, marked as estimated */
+    bool est = false;
+    if (p->est_slots > 0 && isfinite(p->est_slots)) {
+        double g = (double)slots / p->est_slots;
+        if (g > 0.99)
+            g = 0.99;
+        if (g > f) {
+            f = g;
+            est = true;
+        }
+    }
+    snprintf(extra, sizeof extra, "%.3g slots%s, %.1f s", (double)slots,
+             est ? " (progress estimated from slots)" : "", dt);
     cli_progress(p->what, f, extra, p->force);
 }
 
@@ -320,10 +468,10 @@ static void print_csv(const rifl_linksim_config *c, const rifl_linksim_result *r
 /* ---- running ------------------------------------------------------------ */
 
 static int simulate(const rifl_linksim_config *c, rifl_linksim_result *r, const char *what,
-                    bool force, double *wall)
+                    bool force, double est_slots, double *wall)
 {
     rifl_linksim_config cc = *c;
-    struct prog p = { what, force, cli_now() };
+    struct prog p = { what, force, cli_now(), est_slots };
     cc.progress = on_progress;
     cc.progress_ctx = &p;
     char msg[1024] = "";
@@ -345,7 +493,7 @@ static int reference(const rifl_linksim_config *c, bool force, double *goodput)
     z.fast = true;
     rifl_linksim_result r;
     double wall;
-    int rc = simulate(&z, &r, "error-free reference", force, &wall);
+    int rc = simulate(&z, &r, "error-free reference", force, 0, &wall);
     if (rc)
         return rc;
     *goodput = r.goodput_gbps;
@@ -353,62 +501,11 @@ static int reference(const rifl_linksim_config *c, bool force, double *goodput)
     return 0;
 }
 
-struct sweep {
-    char key[32];
-    double start, stop, step;
-    bool mult;
-};
-
-static int parse_sweep(const char *s, struct sweep *sw)
-{
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s || (size_t)(eq - s) >= sizeof sw->key)
-        goto bad;
-    memcpy(sw->key, s, (size_t)(eq - s));
-    sw->key[eq - s] = '\0';
-    char *end;
-    sw->start = strtod(eq + 1, &end);
-    if (*end != ':')
-        goto bad;
-    sw->stop = strtod(end + 1, &end);
-    if (*end != ':')
-        goto bad;
-    const char *st = end + 1;
-    sw->mult = false;
-    if (*st == 'x' || *st == '*') {
-        sw->mult = true;
-        st++;
-    } else if (*st == '+')
-        st++;
-    double v = strtod(st, &end);
-    if (end == st)
-        goto bad;
-    if (*end == '^') {
-        const char *e = end + 1;
-        double ex = strtod(e, &end);
-        if (end == e)
-            goto bad;
-        v = pow(v, ex);
-    }
-    if (*end)
-        goto bad;
-    sw->step = v;
-    if (sw->mult ? !(v > 1.0) || !(sw->start > 0) : !(v > 0.0))
-        goto bad;
-    if (!(sw->stop >= sw->start))
-        goto bad;
-    return 0;
-bad:
-    fprintf(stderr, "error: option --sweep: '%s' is not a sweep; use KEY=START:STOP:STEP with "
-            "STEP as +D (add) or xF (multiply, F > 1, e.g. x10^0.25), such as "
-            "ber=1e-12:1e-5:x10^0.25\n", s);
-    return 2;
-}
-
 /* one sweep point: its configuration, reference goodput and result */
 struct point {
-    char val[64];
+    char label[256];         /* "ber = 1e-05, load = 0.5" */
     rifl_linksim_config c;
+    struct estimate est;
     double ref;
     rifl_linksim_result r;
     double wall;
@@ -422,22 +519,6 @@ struct pool {
     int n, next, finished;
     pthread_mutex_t lock;
 };
-
-/* Rough work of a point, so that the longest start first and do not finish
- * alone at the end: frames to send, times the slots each frame error costs
- * (a replay cycle of about 2^(K+1) slots). */
-static double point_cost(const rifl_linksim_config *c)
-{
-    unsigned F = c->lane.frame_bits;
-    double frames = c->bytes ? (double)c->bytes / rifl_payload_bytes(F) : (double)c->max_slots;
-    if (c->max_slots && (double)c->max_slots < frames)
-        frames = (double)c->max_slots;
-    double hit = 0;
-    for (int i = 0; i < 2; i++)
-        hit += 1.0 - pow(1.0 - c->ber[i], F);
-    double replay = 2.0 * (double)(1u << (c->lane.fid_bits ? c->lane.fid_bits : 10));
-    return frames * (1.0 + hit * replay);
-}
 
 struct ranked {
     double cost;
@@ -479,12 +560,12 @@ static void *worker(void *arg)
 }
 
 /* print one finished point; returns the exit status it contributes */
-static int print_point(const struct opts *o, const char *key, struct point *pt, int i)
+static int print_point(const struct opts *o, bool sweep, struct point *pt, int i)
 {
     if (pt->rc)
         return 2;
-    if (key && !o->csv && !o->json)
-        printf("%s== %s = %s\n", i ? "\n" : "", key, pt->val);
+    if (sweep && !o->csv && !o->json)
+        printf("%s== %s\n", i ? "\n" : "", pt->label);
     struct summary s = { NAN, pt->ref, pt->wall };
     if (o->reference && pt->ref > 0)
         s.ratio = pt->r.goodput_gbps / pt->ref;
@@ -500,6 +581,32 @@ static int print_point(const struct opts *o, const char *key, struct point *pt, 
     return status;
 }
 
+static bool is_ber_key(const char *k)
+{
+    return !strcmp(k, "ber") || !strcmp(k, "ber-ab") || !strcmp(k, "ber-ba");
+}
+
+/* the settings of one point (the current option values), checked */
+static int prepare_point(const struct cli_opt *opts, struct opts *o, struct point *pt)
+{
+    const char *dir[2] = { "ber-ab", "ber-ba" };
+    double v[2] = { o->ber_ab, o->ber_ba };
+    for (int d = 0; d < 2; d++)
+        if (v[d] < 0 && v[d] != -1)
+            return cli_fail(opts, dir[d], "%g is not a bit error rate; use -1 (the same as "
+                            "--ber) or a value from 0 to 0.5", v[d]);
+    if (o->rx_period && !o->rx_stall)
+        return cli_fail(opts, "rx-period", "a period needs --rx-stall N (slots without "
+                        "reading in every period); drop --rx-period or add --rx-stall");
+    if (build_config(o, &pt->c, false))
+        return 2;
+    char msg[1024] = "";
+    if (rifl_linksim_check(&pt->c, msg, sizeof msg) != RIFL_OK)
+        return cli_blame(opts, config_ok, o, msg);
+    estimate(&pt->c, o->reference, &pt->est);
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
@@ -509,32 +616,43 @@ static int run(int argc, char **argv)
         .rx_ready = 1, .fast = true, .reference = true,
     };
     struct cli_opt opts[] = {
-        { "ber", CLI_DOUBLE, &o.ber, "bit error rate, both directions", 0, 0 },
-        { "ber-ab", CLI_DOUBLE, &o.ber_ab, "bit error rate A -> B (-1: --ber)", 0, 0 },
-        { "ber-ba", CLI_DOUBLE, &o.ber_ba, "bit error rate B -> A (-1: --ber)", 0, 0 },
-        { "bytes", CLI_BYTES, &o.bytes, "payload bytes offered per direction (0: no limit)", 0, 0 },
-        { "frames", CLI_UINT, &o.frames, "stop after this many frame slots (0: no limit)", 0, 0 },
-        { "seed", CLI_UINT, &o.seed, "run seed (channels, packets, receivers derive from it)", 0, 0 },
-        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F: 64 .. 2048", 0, 0 },
-        { "fid-bits", CLI_UINT, &o.fid_bits, "frame-ID width K (0: smallest safe)", 0, 0 },
-        { "rate", CLI_DOUBLE, &o.rate, "lane rate, Gbit/s", 0, 0 },
-        { "cable", CLI_DOUBLE, &o.cable, "cable length, m", 0, 0 },
-        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m", 0, 0 },
-        { "transceiver-ns", CLI_DOUBLE, &o.xcvr, "one-way transceiver latency, ns", 0, 0 },
-        { "pipeline", CLI_UINT, &o.pipeline, "engine pipeline added to the round trip, frames", 0, 0 },
-        { "txq", CLI_UINT, &o.txq, "transmit queue, frames", 0, 0 },
-        { "rx-buffer", CLI_UINT, &o.rxbuf, "receive buffer, frames (0: 2^(K+1))", 0, 0 },
-        { "lock", CLI_UINT, &o.lock, "legal SYN headers before the receiver is aligned", 0, 0 },
-        { "size", CLI_STRING, &o.size, "packet sizes in bytes: N, MIN-MAX (uniform) or N1,N2,..", 0, 0 },
-        { "load", CLI_DOUBLE, &o.load, "offered load per direction, fraction of the line (1: saturate)", 0, 0 },
-        { "rx-ready", CLI_DOUBLE, &o.rx_ready, "probability that a receiver reads in a slot", 0, 0 },
-        { "rx-stall", CLI_UINT, &o.rx_stall, "receivers stop reading for N slots ...", 0, 0 },
-        { "rx-period", CLI_UINT, &o.rx_period, "... out of every N slots", 0, 0 },
+        { "ber", CLI_DOUBLE, &o.ber, "bit error rate, both directions", 0, 0.5 },
+        { "ber-ab", CLI_DOUBLE, &o.ber_ab, "bit error rate A -> B (-1: --ber)", -1, 0.5 },
+        { "ber-ba", CLI_DOUBLE, &o.ber_ba, "bit error rate B -> A (-1: --ber)", -1, 0.5 },
+        { "bytes", CLI_BYTES, &o.bytes, "payload bytes offered per direction (0: no limit, "
+          "then --frames ends the run)", 0, 1e15 },
+        { "frames", CLI_UINT, &o.frames, "stop after this many frame slots (0: no limit)", 0,
+          1e15 },
+        { "seed", CLI_UINT, &o.seed, "run seed (channels, packets, receivers derive from it)",
+          0, 18446744073709551615.0 },
+        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F: 64, 128, 256, 512, 1024 or "
+          "2048", 64, 2048 },
+        { "fid-bits", CLI_UINT, &o.fid_bits, "frame-ID width K (0: smallest safe, at least 5)",
+          0, 12 },
+        { "rate", CLI_DOUBLE, &o.rate, "lane rate, Gbit/s", 0.001, 100000 },
+        { "cable", CLI_DOUBLE, &o.cable, "cable length, m", 0, 100000 },
+        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m", 0.001, 10000 },
+        { "transceiver-ns", CLI_DOUBLE, &o.xcvr, "one-way transceiver latency, ns", 0, 1e7 },
+        { "pipeline", CLI_UINT, &o.pipeline, "engine pipeline added to the round trip, frames",
+          0, 1000000 },
+        { "txq", CLI_UINT, &o.txq, "transmit queue, frames", 1, 16777216 },
+        { "rx-buffer", CLI_UINT, &o.rxbuf, "receive buffer, frames (0: 2^(K+1))", 0, 16777216 },
+        { "lock", CLI_UINT, &o.lock, "legal SYN headers before the receiver is aligned", 0,
+          65536 },
+        { "size", CLI_STRING, &o.size, "packet sizes in bytes: N, MIN-MAX (uniform) or "
+          "N1,N2,.. (at most 256)", 0, 0 },
+        { "load", CLI_DOUBLE, &o.load, "offered load per direction, fraction of the line, above "
+          "0 (1: saturate)", 0, 1 },
+        { "rx-ready", CLI_DOUBLE, &o.rx_ready, "probability that a receiver reads in a slot, "
+          "above 0", 0, 1 },
+        { "rx-stall", CLI_UINT, &o.rx_stall, "receivers stop reading for N slots ...", 0, 1e15 },
+        { "rx-period", CLI_UINT, &o.rx_period, "... out of every N slots", 0, 1e15 },
         { "fast", CLI_BOOL, &o.fast, "fast-forward error-free stretches", 0, 0 },
         { "encode-all", CLI_FLAG, &o.encode_all, "build and decode every frame's wire bytes "
           "(same results, slower: a check)", 0, 0 },
         { "reference", CLI_BOOL, &o.reference, "run error-free too, for the bandwidth ratio", 0, 0 },
-        { "sweep", CLI_STRING, &o.sweep, "KEY=START:STOP:STEP, e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
+        { "sweep", CLI_STRING, &o.sweep, "runs over values, 'KEY=FROM:TO:STEP KEY2=V1,V2' (STEP "
+          "+D or xF), e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV: a header and one line per run", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON: one summary object per run", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress line even when stderr is not a terminal", 0, 0 },
@@ -542,120 +660,134 @@ static int run(int argc, char **argv)
           "depend on it", 0, 256 },
         CLI_END,
     };
+    g_opts = opts;
     int rc = cli_parse(argc, argv, opts, "[options]",
                        "Simulates two RIFL lanes connected by a cable with random bit errors,\n"
                        "saturating (or loaded) traffic both ways, and a validator checking every\n"
                        "delivered byte.  Defaults: the paper's reference link (256-bit frames,\n"
-                       "112 Gbit/s, 10 m cable, 80 ns transceivers), packets of 1 to 8192 bytes.",
+                       "112 Gbit/s, 10 m cable, 80 ns transceivers), packets of 1 to 8192 bytes.\n"
+                       "The run time is estimated before the run: a warning names --frames and\n"
+                       "--bytes above a minute, and a run estimated above a day (a lossy link\n"
+                       "that delivers almost nothing) is refused unless --frames bounds it.",
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (o.csv && o.json) {
-        fprintf(stderr, "error: choose one of --csv and --json\n");
+    if (o.csv && o.json)
+        return cli_fail(opts, "csv,json", "choose one of --csv and --json");
+    struct cli_sweep sw = { 0 };
+    static const char *const fixed[] = { "sweep", "size", "csv", "json", "progress", "jobs",
+                                         NULL };
+    if (o.sweep && cli_sweep_parse(&sw, o.sweep, opts, fixed,
+                                   "; sweep a numeric setting such as ber, load, cable or bytes"))
         return 2;
-    }
-    struct sweep sw;
-    int npoints = 1;
-    if (o.sweep) {
-        if (parse_sweep(o.sweep, &sw))
-            return 2;
-        if (!strcmp(sw.key, "sweep") || !strcmp(sw.key, "size") || !strcmp(sw.key, "csv") ||
-            !strcmp(sw.key, "json")) {
-            fprintf(stderr, "error: option --sweep: '%s' cannot be swept; sweep a numeric "
-                    "setting such as ber, load, cable or bytes\n", sw.key);
-            return 2;
-        }
-        npoints = 0;
-        for (int i = 0; i < 100000; i++) {
-            double v = sw.mult ? sw.start * pow(sw.step, i) : sw.start + sw.step * i;
-            if (v > sw.stop * (1 + 1e-9))
-                break;
-            npoints++;
-        }
-    }
-    fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
-    if (o.csv)
-        fputs(csv_header, stdout);
-    /* Every point's configuration and error-free reference first (in order),
-     * then the points themselves, several at once when --jobs allows: each
-     * run has its own seeds and state, so the results are the same whatever
-     * the number of jobs; they are printed in sweep order. */
-    struct point *pts = calloc((size_t)npoints, sizeof *pts);
+    size_t npoints = o.sweep ? sw.npoints : 1;
+    struct point *pts = calloc(npoints, sizeof *pts);
     if (!pts) {
         fprintf(stderr, "error: out of memory\n");
+        cli_sweep_free(&sw);
         return 2;
     }
-    double ref_goodput = NAN;
-    bool ref_done = false;
-    int status = 0;
-    for (int i = 0; i < npoints; i++) {
+    /* every point's settings are checked before anything runs */
+    double total_s = 0, longest_s = 0;
+    int longest = 0;
+    for (size_t i = 0; i < npoints; i++) {
         if (o.sweep) {
-            double v = sw.mult ? sw.start * pow(sw.step, i) : sw.start + sw.step * i;
-            char where[96];
-            snprintf(pts[i].val, sizeof pts[i].val, "%.6g", v);
-            snprintf(where, sizeof where, "sweep point %d", i + 1);
-            if (cli_set(opts, sw.key, pts[i].val, where)) {
-                free(pts);
-                return 2;
-            }
+            size_t L = 0;
+            for (unsigned k = 0; k < sw.nkeys; k++)
+                L += (size_t)snprintf(pts[i].label + L, sizeof pts[i].label - L, "%s%s = %s",
+                                      k ? ", " : "", sw.key[k].opt->name,
+                                      cli_sweep_value(&sw, i, k));
+            if (cli_sweep_apply(&sw, i, opts))
+                goto fail;
         }
-        if (build_config(&o, &pts[i].c)) {
-            free(pts);
-            return 2;
+        if (prepare_point(opts, &o, &pts[i]))
+            goto fail;
+        const struct estimate *e = &pts[i].est;
+        total_s += e->seconds;
+        if (e->seconds > longest_s) {
+            longest_s = e->seconds;
+            longest = (int)i;
         }
-        char msg[1024] = "";
-        if (rifl_linksim_check(&pts[i].c, msg, sizeof msg) != RIFL_OK) {
-            fprintf(stderr, "error: %s\n", msg);
-            free(pts);
-            return 2;
+        if (e->seconds > EST_REFUSE_S && !pts[i].c.max_slots) {
+            char why[600], dur[32];
+            explain_estimate(why, sizeof why, &pts[i].c, e);
+            fmt_duration(dur, sizeof dur, e->seconds);
+            const char *cause = long_run_cause(&o, e);
+            fprintf(stderr, "error: %s%s%s%s: %s, about %s here; a run estimated above a day "
+                    "needs a bound: add --frames N to stop after N frame slots (it then "
+                    "reports what arrived; about %.2g slots run per second), or lower --%s\n",
+                    cli_where(opts, cause), o.sweep ? " at sweep point (" : "",
+                    o.sweep ? pts[i].label : "", o.sweep ? ")" : "", why, dur,
+                    EST_STEP_SPEED, cause);
+            goto fail;
         }
-        /* the error-free reference depends on everything but the BER */
-        bool ber_only = o.sweep && (!strcmp(sw.key, "ber") || !strcmp(sw.key, "ber-ab") ||
-                                    !strcmp(sw.key, "ber-ba") || !strcmp(sw.key, "ber_ab") ||
-                                    !strcmp(sw.key, "ber_ba"));
-        if (o.reference && (!ref_done || !ber_only)) {
-            if (reference(&pts[i].c, o.progress, &ref_goodput)) {
-                free(pts);
-                return 2;
-            }
-            ref_done = true;
-        }
-        pts[i].ref = ref_goodput;
     }
     unsigned jobs = (unsigned)o.jobs;
     if (jobs == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = n > 0 ? (unsigned)n : 1;
     }
-    if (jobs > (unsigned)npoints)
+    if (jobs > npoints)
         jobs = (unsigned)npoints;
     if (jobs > 256)
         jobs = 256;
+    double wall_est = fmax(total_s / (jobs ? jobs : 1), longest_s);
+    if (wall_est > EST_WARN_S) {
+        char why[600], dur[32];
+        explain_estimate(why, sizeof why, &pts[longest].c, &pts[longest].est);
+        fmt_duration(dur, sizeof dur, wall_est);
+        fprintf(stderr, "warning: this run is estimated to take about %s%s%s%s: %s; --frames N "
+                "stops each run after N frame slots and a smaller --bytes shortens it\n", dur,
+                o.sweep ? " (longest point: " : "", o.sweep ? pts[longest].label : "",
+                o.sweep ? ")" : "", why);
+    }
+    fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
+    if (o.csv)
+        fputs(csv_header, stdout);
+    /* The error-free references first (in order), then the points, several
+     * at once when --jobs allows: each run has its own seeds and state, so
+     * the results are the same whatever the number of jobs; they are
+     * printed in sweep order.  The reference depends on everything but the
+     * bit error rates. */
+    double ref_goodput = NAN;
+    int status = 0;
+    for (size_t i = 0; i < npoints; i++) {
+        bool same = i > 0;
+        for (unsigned k = 0; o.sweep && same && k < sw.nkeys; k++)
+            if (!is_ber_key(sw.key[k].opt->name) &&
+                strcmp(cli_sweep_value(&sw, i, k), cli_sweep_value(&sw, i - 1, k)))
+                same = false;
+        if (o.reference && !same && reference(&pts[i].c, o.progress, &ref_goodput))
+            goto fail;
+        pts[i].ref = ref_goodput;
+    }
     if (jobs <= 1) {
-        for (int i = 0; i < npoints; i++) {
+        for (size_t i = 0; i < npoints; i++) {
             char what[64];
-            snprintf(what, sizeof what, "simulating (point %d of %d)", i + 1, npoints);
-            pts[i].rc = simulate(&pts[i].c, &pts[i].r, o.sweep ? what : "simulating", o.progress,
-                                 &pts[i].wall);
-            status |= print_point(&o, o.sweep ? sw.key : NULL, &pts[i], i);
+            snprintf(what, sizeof what, "simulating (point %zu of %zu)", i + 1, npoints);
+            pts[i].rc = simulate(&pts[i].c, &pts[i].r, o.sweep ? what : "simulating",
+                                 o.progress, pts[i].est.slots, &pts[i].wall);
+            int st = print_point(&o, o.sweep != NULL, &pts[i], (int)i);
+            status = st > status ? st : status;
         }
     } else {
-        int *order = malloc((size_t)npoints * sizeof *order);
-        struct ranked *rk = malloc((size_t)npoints * sizeof *rk);
+        int n = (int)npoints;
+        int *order = malloc(npoints * sizeof *order);
+        struct ranked *rk = malloc(npoints * sizeof *rk);
         if (!order || !rk) {
             fprintf(stderr, "error: out of memory\n");
             free(order);
             free(rk);
-            free(pts);
-            return 2;
+            goto fail;
         }
-        for (int i = 0; i < npoints; i++)
-            rk[i] = (struct ranked){ point_cost(&pts[i].c), i };
-        qsort(rk, (size_t)npoints, sizeof *rk, by_cost);
-        for (int i = 0; i < npoints; i++)
+        /* the longest points start first, so that they do not finish alone */
+        for (int i = 0; i < n; i++)
+            rk[i] = (struct ranked){ pts[i].est.seconds, i };
+        qsort(rk, npoints, sizeof *rk, by_cost);
+        for (int i = 0; i < n; i++)
             order[i] = rk[i].i;
         free(rk);
-        struct pool pool = { pts, order, npoints, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+        struct pool pool = { pts, order, n, 0, 0, PTHREAD_MUTEX_INITIALIZER };
         pthread_t th[256];
         unsigned started = 0;
         for (unsigned j = 0; j < jobs; j++)
@@ -664,7 +796,7 @@ static int run(int argc, char **argv)
         if (started == 0)
             worker(&pool);
         /* print in order as points finish */
-        for (int i = 0; i < npoints; i++) {
+        for (int i = 0; i < n; i++) {
             for (;;) {
                 pthread_mutex_lock(&pool.lock);
                 bool done = pts[i].done;
@@ -675,13 +807,14 @@ static int run(int argc, char **argv)
                 if (o.progress || isatty(2)) {
                     char extra[64];
                     snprintf(extra, sizeof extra, "%d of %d points done, %u jobs", finished,
-                             npoints, started);
-                    cli_progress("sweep", (double)finished / npoints, extra, o.progress);
+                             n, started);
+                    cli_progress("sweep", (double)finished / n, extra, o.progress);
                 }
                 struct timespec ts = { 0, 50 * 1000 * 1000 };
                 nanosleep(&ts, NULL);
             }
-            status |= print_point(&o, o.sweep ? sw.key : NULL, &pts[i], i);
+            int st = print_point(&o, true, &pts[i], i);
+            status = st > status ? st : status;
         }
         for (unsigned j = 0; j < started; j++)
             pthread_join(th[j], NULL);
@@ -689,8 +822,13 @@ static int run(int argc, char **argv)
         cli_progress_done(o.progress);
     }
     free(pts);
+    cli_sweep_free(&sw);
     fprintf(stderr, "seed %llu\n", (unsigned long long)o.seed);
     return status;
+fail:
+    free(pts);
+    cli_sweep_free(&sw);
+    return 2;
 }
 
 const struct rifl_command rifl_cmd_sim_link = {
