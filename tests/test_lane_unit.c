@@ -141,7 +141,7 @@ static void t_init_and_pause_states(void)
     rifl_lane_free(l);
 }
 
-/* The control-frame monitor of spec section 6, frame by frame.  Each step is
+/* The control-frame monitor of link rules §6, frame by frame.  Each step is
  * a received frame (a control key, a data frame 'D', a frame with an illegal
  * SYN 'X') and the PAUSE and RETRANSMIT flags expected after it. */
 struct mon_step {
@@ -240,7 +240,7 @@ static void t_monitor_rule(void)
 /* The control frames of a start-up that used to deadlock: the peer's INIT
  * sends 2^K PAUSE frames (the lane's PAUSE flag rises), then its receiver,
  * which saw a damaged frame during start-up, asks for a retransmission with
- * RETRANSMIT frames, as a peer following the spec does.  The lane must drop
+ * RETRANSMIT frames, as a peer following the link rules does.  The lane must drop
  * PAUSE on the first RETRANSMIT and replay, oldest frame first, the frames
  * the peer needs (IDs 0..15 after reset); a lane that holds PAUSE until 16
  * data or IDLE frames arrive keeps sending IDLE, and both wait forever. */
@@ -274,7 +274,7 @@ static void t_monitor_startup_sequence(void)
     rifl_lane_free(l);
 }
 
-/* Spec section 8, rule R3: user data goes out only after 2^K new filler
+/* Link rules §8, rule R3: user data goes out only after 2^K new filler
  * frames, even when a receive error at start-up forces IDLE slots among the
  * first NORMAL slots (a sender counting NORMAL slots would start early). */
 static void t_user_data_after_fillers(void)
@@ -322,7 +322,7 @@ static void t_user_data_after_fillers(void)
     rifl_lane_free(l);
 }
 
-/* The replay cycle's tail (spec section 8, rule R1): max(2^(K-1), RTT + 16)
+/* The replay cycle's tail (link rules §8, rule R1): max(2^(K-1), RTT + 16)
  * slots, RTT rounded up to whole frames. */
 static void t_replay_tail_length(void)
 {
@@ -651,7 +651,25 @@ static void t_config_refusals(void)
     c.fc_on_frames = 100;
     c.fc_off_frames = 200;
     CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
-    /* the sizing rule, spec section 9: 10 m, 80 ns, 112 Gbit/s, 256 bits */
+    /* a peer with the hardware's replay tail of 2^(K-1): on the reference
+     * 10 m link (RTT 115.75 frames) K = 8 gives 116 + 2 < 128; a 20 m link
+     * (RTT 159.5) meets the sizing rule with K = 8 but needs K = 9 here */
+    c = rifl_lane_default_config;
+    c.reference_peer = true;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
+    c.link.cable_m = 20;
+    c.reference_peer = false;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
+    c.reference_peer = true;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "frame-ID width of at least 9") != NULL);
+    c.fid_bits = 9;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
+    c.fid_bits = 12;
+    c.link.cable_m = 900; /* RTT about 4000 frames: 2^11 is not enough */
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "no frame-ID width up to 12") != NULL || strstr(msg, "too long") != NULL);
+    /* the sizing rule, link rules §9: 10 m, 80 ns, 112 Gbit/s, 256 bits */
     CHECK_EQ_U(rifl_lane_min_fid_bits(&rifl_lane_default_config.link, 256, 2), 8);
     rifl_lane *l;
     CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_INVALID_ARG);

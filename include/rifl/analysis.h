@@ -1,5 +1,6 @@
-/* rifl: the paper's sizing and reliability equations (Eqs. 11-26 of the RIFL
- * paper, see docs/paper-results.md), framing-efficiency models of RIFL and
+/* rifl: the sizing and reliability equations (Eqs. 11-26) of the paper "RIFL:
+ * A Reliable Link Layer Network Protocol for Data Center Communication" (see
+ * docs/paper-results.md), framing-efficiency models of RIFL and
  * of other link layers for comparison, and a measurement of the rate of
  * corrupted frames that pass verification. */
 #ifndef RIFL_ANALYSIS_H

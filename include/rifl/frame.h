@@ -1,6 +1,6 @@
 /* rifl: the RIFL link-layer frame codec for one lane.
  *
- * Wire format: ../shared/spec/rifl-link.md, sections 1-5.  A frame is F bits
+ * Wire format: docs/link-layer.md, link rules §1-§5.  A frame is F bits
  * (F = 64, 128, 256, 512, 1024 or 2048) held in F/8 bytes, first bit sent =
  * most significant bit of byte 0:
  *

@@ -127,7 +127,7 @@ void rifl_l2_reasm_init(rifl_l2_reasm *r, uint8_t *buf, size_t cap);
 int rifl_l2_reasm_push(rifl_l2_reasm *r, const uint8_t cell[RIFL_L2_CELL_PAYLOAD],
                        size_t *msg_len);
 
-/* ---- per-VOQ flow-control frame (spec section 4, project encoding) --------
+/* ---- per-VOQ flow-control frame (docs/layer2.md section 4, project encoding) --------
  * A link-layer data frame, META 00, last payload byte 0x03; payload byte 0 =
  * flags (bit 7 ON valid, bit 6 OFF valid), byte 1 = ON queue, byte 2 = OFF
  * queue, every other byte zero.  ON = "stop sending to this queue", OFF =

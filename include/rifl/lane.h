@@ -1,5 +1,5 @@
 /* rifl: the RIFL lane engine, a sans-I/O state machine for one lane
- * (../shared/spec/rifl-link.md, sections 6-9).
+ * (docs/link-layer.md, link rules §6-§9).
  *
  * The engine is driven one frame slot at a time.  In every slot the caller
  *   1. asks for the one frame to send:      rifl_lane_tx(lane, wire_out)
@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-/* ---- link parameters and the frame-ID sizing rule (spec section 9) ------ */
+/* ---- link parameters and the frame-ID sizing rule (link rules §9) ------ */
 
 typedef struct rifl_link_params {
     double lane_rate_gbps;   /* serial rate of the lane */
@@ -53,7 +53,7 @@ unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bit
 /* ---- configuration ----------------------------------------------------- */
 
 typedef enum rifl_lane_fc_mode {
-    RIFL_LANE_FC_ONOFF = 0, /* the spec's ON/OFF flow-control frames */
+    RIFL_LANE_FC_ONOFF = 0, /* the ON/OFF flow-control frames of link rules §3 */
     RIFL_LANE_FC_NONE = 1   /* no ON/OFF frames: an upper layer (credits)
                                keeps the receive buffer from filling */
 } rifl_lane_fc_mode;
@@ -74,17 +74,25 @@ typedef struct rifl_lane_config {
                                   from the start (frames arrive aligned) */
     unsigned ext_queue_frames; /* extension-frame queues, each direction */
     unsigned replay_tail_frames; /* control slots closing a replay cycle;
-                                  0 = max(2^K / 2, RTT + 20), see docs */
+                                  0 = max(2^(K-1), RTT_frames + 16), see
+                                  rifl_lane_replay_tail() */
+    bool reference_peer;       /* the peer closes its replay cycles after
+                                  2^(K-1) slots, as the authors' hardware
+                                  does: that is safe only while RTT_frames +
+                                  2 < 2^(K-1), and other links are refused
+                                  (docs/link-layer.md, rule R1) */
     bool allow_unsafe_fid;     /* accept a K below the sizing rule (only for
                                   experiments showing why it is refused) */
 } rifl_lane_config;
 
-/* The paper's reference lane: F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
+/* The reference lane of the paper "RIFL: A Reliable Link Layer Network
+ * Protocol for Data Center Communication": F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
  * treated as one lane), 10 m cable at 5 ns/m, 80 ns transceiver latency. */
 extern const rifl_lane_config rifl_lane_default_config;
 
-/* Length of the closing part of a replay cycle that a configuration gets,
- * and the shortest safe one (one round trip plus 20 slots). */
+/* Length of the closing part of a replay cycle that a configuration gets
+ * (max(2^(K-1), RTT_frames + 16) unless replay_tail_frames sets it), and the
+ * shortest safe one, RTT_frames rounded up plus 16 slots. */
 struct rifl_lane_config;
 unsigned rifl_lane_replay_tail(const struct rifl_lane_config *cfg);
 unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);

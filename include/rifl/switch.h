@@ -61,7 +61,8 @@ typedef struct rifl_switch_config {
     bool check_fabric;    /* run the Batcher-Banyan model every slot (iSLIP) */
 } rifl_switch_config;
 
-/* The paper's switch: 32 ports, iSLIP with 3 iterations, VOQs sized by the
+/* The switch of the paper "A Lightweight Routing Layer Using a Reliable
+ * Link-Layer Protocol": 32 ports, iSLIP with 3 iterations, VOQs sized by the
  * 1.5-round-trip rule for an 18-slot round trip. */
 extern const rifl_switch_config rifl_switch_default_config;
 

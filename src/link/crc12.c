@@ -1,4 +1,4 @@
-/* CRC-12 of a RIFL frame (spec section 4), table driven.
+/* CRC-12 of a RIFL frame (link rules §4), table driven.
  *
  * The CRC of a frame is what a direct-form (XOR at the input) shift register
  * holds after all F bits, VCODE bits zero: the frame polynomial times x^12,

@@ -1,4 +1,4 @@
-/* Frame encode / decode (spec sections 2-5). */
+/* Frame encode / decode (link rules §2-§5). */
 #include "rifl/frame.h"
 #include "link_priv.h"
 

@@ -1,5 +1,5 @@
 /* Bit-at-a-time reference implementations of the CRC and the scrambler,
- * written straight from the spec.  They are the oracle the fast versions are
+ * written straight from the link rules.  They are the oracle the fast versions are
  * tested against; nothing on a hot path calls them. */
 #include "rifl/frame.h"
 #include "link_priv.h"

@@ -1,4 +1,4 @@
-/* The RIFL lane engine (spec sections 6-9): sender state machine, replay
+/* The RIFL lane engine (link rules §6-§9): sender state machine, replay
  * buffer, receiver verification and delivery, control-key monitor, receive
  * buffer with ON/OFF flow control, user queues.
  *
@@ -205,7 +205,7 @@ static rifl_tx_state next_state(const rifl_lane *l)
     return RIFL_TX_NORMAL;
 }
 
-/* A replay cycle (spec section 8): in the first 2 x 2^K slots even slots
+/* A replay cycle (link rules §8): in the first 2 x 2^K slots even slots
  * send the oldest buffered frame (which goes back into its entry, so the
  * buffer turns once) and odd slots a RETRANSMIT or IDLE; the tail sends only
  * those.  The cycle starts again if the peer's RETRANSMIT flag is still up at
@@ -236,7 +236,7 @@ static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
 
 static void tx_normal(rifl_lane *l, rifl_lane_frame *f)
 {
-    /* user data only after 2^K new fillers (spec section 8, rule R3) */
+    /* user data only after 2^K new fillers (link rules §8, rule R3) */
     bool user_ok = l->new_fillers >= l->nfid;
     bool err_wait = l->normal_since_err < l->nfid;
     if (l->normal_since_err < l->nfid)
@@ -366,7 +366,7 @@ int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_
 
 /* ---- receive ------------------------------------------------------------- */
 
-/* Control-frame monitor, spec section 6, run on every frame while the lane
+/* Control-frame monitor, link rules §6, run on every frame while the lane
  * is aligned.  A count goes up on its key and is cleared by any other control
  * key; a run of more than 16 data (or IDLE) frames clears both.  A flag is up
  * exactly while its count is 8. */
@@ -443,7 +443,7 @@ static bool store(ring *r, uint8_t first, const uint8_t *payload, unsigned pbyte
 }
 
 /* A frame not taken: raise frame_error and roll the expected ID back 16
- * frames (spec section 7), so the peer's replay brings it again. */
+ * frames (link rules §7), so the peer's replay brings it again. */
 static int rx_reject(rifl_lane *l, int result)
 {
     if (!l->frame_error)

@@ -1,4 +1,4 @@
-/* Lane configuration: defaults, the frame-ID sizing rule (spec section 9) and
+/* Lane configuration: defaults, the frame-ID sizing rule (link rules §9) and
  * the checks that refuse unsafe configurations. */
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +46,7 @@ unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bit
 
 unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)
 {
-    /* spec section 8 (rule R1): the newest replayed frame reaches the peer
+    /* link rules §8 (rule R1): the newest replayed frame reaches the peer
      * half a round trip after it is sent and the peer's first frame that
      * shows it back in step takes the other half; 16 slots more make the
      * RETRANSMIT flag seen at the end of the cycle a fresh one */
@@ -135,7 +135,7 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     if (c->fc_mode == RIFL_LANE_FC_ONOFF && !(off < on && on < buf))
         return refuse(msg, msglen,
                       "flow-control thresholds OFF=%u and ON=%u must satisfy OFF < ON < "
-                      "buffer size %u; leave both 0 for the spec's 1/3 and 2/3", off, on, buf);
+                      "buffer size %u; leave both 0 for 1/3 and 2/3 of the buffer", off, on, buf);
     if (c->fc_mode != RIFL_LANE_FC_ONOFF && c->fc_mode != RIFL_LANE_FC_NONE)
         return refuse(msg, msglen, "unknown flow-control mode %d; use ONOFF or NONE",
                       (int)c->fc_mode);
@@ -147,6 +147,25 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
                       "replay after it is back in step, and it would take stale frames "
                       "as new; use at least %u (or 0 for automatic)",
                       c->replay_tail_frames, tail_min, tail_min);
+    if (c->reference_peer && ceil(rtt) + 2 >= (double)(1u << c->fid_bits) / 2 &&
+        !c->allow_unsafe_fid) {
+        unsigned k = c->fid_bits;
+        while (k < RIFL_FID_MAX_BITS && ceil(rtt) + 2 >= (double)(1u << k) / 2)
+            k++;
+        if (ceil(rtt) + 2 >= (double)(1u << k) / 2)
+            return refuse(msg, msglen,
+                          "with a peer that closes its replay cycles after 2^(K-1) slots (the "
+                          "authors' hardware), a round trip of %.1f frames needs RTT + 2 < "
+                          "2^(K-1), which no frame-ID width up to 12 gives; shorten the cable, "
+                          "lower the lane rate or use wider frames", rtt);
+        return refuse(msg, msglen,
+                      "with a peer that closes its replay cycles after 2^(K-1) = %u slots (the "
+                      "authors' hardware), a round trip of %.1f frames is unsafe: the peer's "
+                      "stale retransmit requests can restart a replay after this lane is back "
+                      "in step and old frames would be delivered as new; use a frame-ID width "
+                      "of at least %u (RTT + 2 < 2^(K-1)), on both ends",
+                      (1u << c->fid_bits) / 2, rtt, k);
+    }
     if (c->replay_tail_frames > (1u << 20))
         return refuse(msg, msglen, "replay tail of %u slots: use at most 1048576",
                       c->replay_tail_frames);

@@ -65,7 +65,7 @@ struct rifl_lane {
     unsigned syn_bad_in_window;
     unsigned rfid, thr;
     bool frame_error;
-    /* control-frame monitor (spec section 6): the PAUSE and RETRANSMIT
+    /* control-frame monitor (link rules §6): the PAUSE and RETRANSMIT
      * counts (0..8; a flag is up while its count is 8) and the run of data
      * or IDLE frames (0..16) */
     unsigned pause_count, retx_count, data_run;

@@ -1,4 +1,4 @@
-/* Self-synchronising scrambler 1 + x^13 + x^33 (spec section 5) applied to
+/* Self-synchronising scrambler 1 + x^13 + x^33 (link rules §5) applied to
  * byte-array frames.  The core is in link_priv.h. */
 #include "rifl/frame.h"
 #include "link_priv.h"
