@@ -5,6 +5,10 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 20
+# The original golden vectors, when they sit next to the project: the test
+# vectors_match_shared compares tests/vectors/ with them (it skips without).
+RIFL_SHARED_DIR ?= $(realpath $(CURDIR)/../shared)
+export RIFL_SHARED_DIR
 
 .PHONY: all deps configure build demo test test-unit test-sanitize fuzz-smoke \
         test-long bench install clean

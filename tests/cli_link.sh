@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # CLI tests of `rifl decode`, `rifl demo` and `rifl bench codec`.
-# usage: cli_link.sh RIFL_BINARY SHARED_DIR SOURCE_DIR
+# usage: cli_link.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
+# (VECTORS_DIR: the golden vectors, tests/vectors/rifl)
 set -u
-rifl=$1 shared=$2
+rifl=$1 vectors=$2
 fail=0 pass=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+command -v python3 > /dev/null && ok \
+  || bad "python3 is missing; the JSON checks need it (scripts/install-deps.sh installs it)"
 
 # --help on the tool and on each command
 "$rifl" --help | grep -q "decode" && ok || bad "rifl --help lists decode"
@@ -15,42 +18,66 @@ for c in decode demo "bench codec"; do
   $rifl $c --help | grep -q "usage: rifl $c" && ok || bad "rifl $c --help"
 done
 "$rifl" nosuchcmd 2>/dev/null; [ $? -eq 2 ] && ok || bad "unknown command exits 2"
-"$rifl" sim 2>&1 | grep -q "needs a subcommand" && ok || true
+"$rifl" sim > "$tmp/out" 2>&1; st=$?
+[ $st -eq 2 ] && grep -q "needs a subcommand" "$tmp/out" && ok || bad "rifl sim alone: exit $st, $(head -1 "$tmp/out")"
 
-# decode: the recorded 512-bit scenario, JSON per frame and a summary
-v=$shared/vectors/rifl/rifl512_fid7_ber1e-6
-"$rifl" decode --json --frame-width 512 --frame-id-width 7 "$v/b_rx.frames" > "$tmp/d.json" \
-  && ok || bad "decode --json exit status"
-lines=$(grep -vc '^#' "$v/b_rx.frames")
-[ "$(grep -c '"index"' "$tmp/d.json")" -eq "$lines" ] && ok || bad "one JSON object per frame"
-tail -1 "$tmp/d.json" | grep -q '"frames": 15000' && ok || bad "summary frames"
-tail -1 "$tmp/d.json" | grep -q '"verify_failures": 1766' && ok || bad "summary verify_failures"
-want=$(awk '/^delivered_frames/{print $2}' "$v/params.txt")
-got=$(tail -1 "$tmp/d.json" | sed 's/.*"delivered_frames": \([0-9]*\).*/\1/')
-[ "$got" -ge "$want" ] && ok || bad "delivered_frames $got < $want"
-for k in index kind frame_id meta payload_len verified delivered; do
-  head -1 "$tmp/d.json" | grep -q "\"$k\"" && ok || bad "JSON key $k"
+# decode every recorded scenario: one JSON object per frame, the counts of
+# params.txt, and the bytes of b_delivered.txt.  The recording stopped while
+# the reference receiver still held frames, so rifl may deliver more after the
+# last recorded line: at most one replay window, 2^K frames.
+param() { awk -v k="$1" '$1 == k { print $2 }' "$2/params.txt"; }
+nscen=0
+for v in "$vectors"/*/; do
+  v=${v%/} s=$(basename "$v")
+  nscen=$((nscen + 1))
+  fw=$(param frame_width "$v") k=$(param frame_id_width "$v")
+  d=$tmp/$s.json
+  "$rifl" decode --json --payload --frame-width "$fw" --frame-id-width "$k" "$v/b_rx.frames" \
+    > "$d" && ok || bad "$s: decode --json exit status"
+  [ "$(grep -c '"index"' "$d")" -eq "$(grep -vc '^#' "$v/b_rx.frames")" ] && ok \
+    || bad "$s: one JSON object per frame"
+  tail -1 "$d" | grep -q "\"frames\": $(param rx_frames "$v")," && ok || bad "$s: summary frames"
+  tail -1 "$d" | grep -q "\"verify_failures\": $(param rx_frames_failing_verification "$v")," \
+    && ok || bad "$s: summary verify_failures: $(tail -1 "$d")"
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("delivered") is True:
+        print(int(o["eop"]), o["bytes"])' "$d" > "$tmp/got" && ok || bad "$s: delivered frames from the JSON"
+  grep -v '^#' "$v/b_delivered.txt" > "$tmp/want"
+  nwant=$(wc -l < "$tmp/want") ngot=$(wc -l < "$tmp/got")
+  [ "$nwant" -eq "$(param delivered_frames "$v")" ] && ok || bad "$s: b_delivered.txt has $nwant lines"
+  head -n "$nwant" "$tmp/got" | cmp -s - "$tmp/want" && ok \
+    || bad "$s: delivered bytes differ from b_delivered.txt: $(head -n "$nwant" "$tmp/got" | diff - "$tmp/want" | head -3)"
+  extra=$((ngot - nwant))
+  [ "$extra" -ge 0 ] && [ "$extra" -le $((1 << k)) ] && ok \
+    || bad "$s: $extra frames delivered beyond the recording (allowed 0 to 2^K = $((1 << k)))"
+  tail -1 "$d" | grep -q "\"delivered_frames\": $ngot," && ok || bad "$s: summary delivered_frames"
 done
-grep -q '"kind": "control", "frame_id": [0-9]*, "expected_id": [0-9]*, "key": ' "$tmp/d.json" \
+[ "$nscen" -eq 4 ] && ok || bad "$nscen scenarios in $vectors, want 4"
+v=$vectors/rifl512_fid7_ber1e-6 d=$tmp/rifl512_fid7_ber1e-6.json
+for k in index kind frame_id meta payload_len verified delivered; do
+  head -1 "$d" | grep -q "\"$k\"" && ok || bad "JSON key $k"
+done
+grep -q '"kind": "control", "frame_id": [0-9]*, "expected_id": [0-9]*, "key": ' "$d" \
   && ok || bad "control frames carry key"
-# every line is JSON (python is optional on the machine)
-if command -v python3 >/dev/null; then
-  python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/d.json" \
-    && ok || bad "decode output is valid JSON lines"
-fi
+# every line is JSON
+python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$d" \
+  && ok || bad "decode output is valid JSON lines"
 # encode.vectors are accepted too (last field), and the sender's own stream
 # never fails verification (check 3)
 "$rifl" decode --quiet --frame-width 512 --frame-id-width 7 "$v/encode.vectors" \
   | grep -q " 0 failed verification" && ok || bad "sender stream decodes clean"
 # text output from stdin
-head -3 "$shared/vectors/rifl/rifl256_fid8_clean/b_rx.frames" | "$rifl" decode - | grep -q PAUSE \
+head -3 "$vectors/rifl256_fid8_clean/b_rx.frames" | "$rifl" decode - | grep -q PAUSE \
   && ok || bad "decode from stdin"
 
 # decode: bad input gets a clear error and exit status 2, never a crash
 printf 'zz\n' > "$tmp/bad.txt"
 "$rifl" decode "$tmp/bad.txt" 2> "$tmp/err" >/dev/null; st=$?
 [ $st -eq 2 ] && grep -q "line 1" "$tmp/err" && ok || bad "bad hex line reported ($st)"
-"$rifl" decode --frame-width 512 "$shared/vectors/rifl/rifl256_fid8_clean/b_rx.frames" 2> "$tmp/err" >/dev/null
+"$rifl" decode --frame-width 512 "$vectors/rifl256_fid8_clean/b_rx.frames" 2> "$tmp/err" >/dev/null
 grep -q "check --frame-width" "$tmp/err" && ok || bad "width mismatch hint"
 "$rifl" decode --frame-width 300 x 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "not supported" "$tmp/err" \
   && ok || bad "bad frame width"
