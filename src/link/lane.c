@@ -171,9 +171,9 @@ static void send_data(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
     l->fid = (l->fid + 1) & l->kmask;
 }
 
-/* A new (not replayed) data frame: the first 2^K after reset carry no user
- * data, so the peer's receiver, which never delivers IDs 0..15 after reset,
- * loses nothing. */
+/* A new (not replayed) data frame.  The peer's receiver never delivers IDs
+ * 0..15 after reset, so nothing but fillers goes out before 16 new frames,
+ * and no user data before 2^K new fillers (link rules §8). */
 static void send_new(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
 {
     send_data(l, f, rec);
