@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI tests of `rifl sim credit`.
-# usage: cli_sim_credit.sh RIFL_BINARY SHARED_DIR SOURCE_DIR
+# usage: cli_sim_credit.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
 set -u
 rifl=$1
 fail=0 pass=0
@@ -26,7 +26,7 @@ grep -Eq "FCPs sent [0-9]+, lost [1-9]" "$tmp/lossy.txt" && ok || bad "FCPs were
 "$rifl" sim credit --json --duration 300000 --seed 3 > "$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" && ok || bad "same seed, same result"
 grep -q '"converged":true' "$tmp/a.json" && ok || bad "json converged"
-"$rifl" sim credit --json --duration 300000 --seed 4 > "$tmp/c.json"
+"$rifl" sim credit --json --duration 300000 --seed 4 > "$tmp/c.json" && ok || bad "json run, seed 4"
 cmp -s "$tmp/a.json" "$tmp/c.json" && bad "another seed, another run" || ok
 
 # on/off mode with a small buffer drops; credit mode never does

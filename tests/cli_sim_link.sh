@@ -1,6 +1,6 @@
 #!/bin/bash
 # CLI tests of `rifl sim link`, `rifl calc` and `rifl plot`.
-# $1: rifl binary, $2: shared dir, $3: source dir.
+# $1: rifl binary, $2: golden vectors dir, $3: source dir.
 set -u
 RIFL=$1
 TMP=$(mktemp -d)
@@ -17,9 +17,8 @@ for k in goodput_gbps efficiency bandwidth_ratio lost duplicated reordered corru
 done
 grep -q '"lossless": true' "$TMP/a.json" || bad "not lossless"
 grep -q '"lost": 0, "duplicated": 0, "reordered": 0, "corrupted": 0' "$TMP/a.json" || bad "validator counts"
-if command -v python3 >/dev/null; then
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 0.5 < d['bandwidth_ratio'] <= 1.0001, d['bandwidth_ratio']; assert d['latency_ns']['p99'] >= d['latency_ns']['p50'] > 0" "$TMP/a.json" || bad "json content"
-fi
+command -v python3 >/dev/null || bad "python3 is missing (scripts/install-deps.sh installs it)"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 0.5 < d['bandwidth_ratio'] <= 1.0001, d['bandwidth_ratio']; assert d['latency_ns']['p99'] >= d['latency_ns']['p50'] > 0" "$TMP/a.json" || bad "json content"
 
 # same seed, same results (wall time aside)
 "$RIFL" sim link --ber 1e-6 --bytes 2MB --seed 5 --json >"$TMP/b.json" 2>/dev/null
@@ -69,10 +68,9 @@ expect_err "needs one of" calc
 "$RIFL" calc table3 --csv | grep -q '^256,12,0.937500' || bad "table3"
 "$RIFL" calc table2 --csv | grep -q '^128,9,8,4,' || bad "table2"
 
-# plot (when gnuplot is installed)
-if command -v gnuplot >/dev/null; then
-    "$RIFL" plot "$TMP/s.csv" --x ber --y bandwidth_ratio --logx --out "$TMP/p.png" 2>/dev/null || bad "plot"
-    [ -s "$TMP/p.png" ] || bad "no png"
-    expect_err "no column" plot "$TMP/s.csv" --y nothing --out "$TMP/q.png"
-fi
+# plot (gnuplot is a test dependency: scripts/install-deps.sh installs it)
+command -v gnuplot >/dev/null || bad "gnuplot is missing (scripts/install-deps.sh installs gnuplot-nox)"
+"$RIFL" plot "$TMP/s.csv" --x ber --y bandwidth_ratio --logx --out "$TMP/p.png" 2>/dev/null || bad "plot"
+[ -s "$TMP/p.png" ] || bad "no png"
+expect_err "no column" plot "$TMP/s.csv" --y nothing --out "$TMP/q.png"
 exit $fail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI checks for `rifl sim switch` and `rifl bench switch --help`.
-# usage: cli_sim_switch.sh RIFL_BINARY SHARED_DIR SOURCE_DIR
+# usage: cli_sim_switch.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
 set -euo pipefail
 rifl=$1
 src=${3:-.}
@@ -85,10 +85,9 @@ expect_err "no route" --topology "$tmp/split.topo"
   [ "$(val finished "$tmp/t.json")" = true ] && [ "$(val dropped "$tmp/t.json")" = 0 ] ||
   fail "topology run"
 
-# plot (only when gnuplot is installed)
-if command -v gnuplot > /dev/null; then
-  "$rifl" sim switch "${small[@]}" --csv --sweep "load=0.2:0.6:0.2" --plot "$tmp/p.png" \
-      > /dev/null 2>&1 || fail "plot"
-  [ -s "$tmp/p.png" ] && [ -s "$tmp/p.dat" ] && [ -s "$tmp/p.gp" ] || fail "plot files"
-fi
+# plot (gnuplot is a test dependency: scripts/install-deps.sh installs it)
+command -v gnuplot > /dev/null || fail "gnuplot is missing (scripts/install-deps.sh installs gnuplot-nox)"
+"$rifl" sim switch "${small[@]}" --csv --sweep "load=0.2:0.6:0.2" --plot "$tmp/p.png" \
+    > /dev/null 2>&1 || fail "plot"
+[ -s "$tmp/p.png" ] && [ -s "$tmp/p.dat" ] && [ -s "$tmp/p.gp" ] || fail "plot files"
 echo "cli_sim_switch: all checks passed"
