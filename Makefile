@@ -9,6 +9,9 @@ FUZZ_SECONDS ?= 20
 # vectors_match_shared compares tests/vectors/ with them (it skips without).
 RIFL_SHARED_DIR ?= $(realpath $(CURDIR)/../shared)
 export RIFL_SHARED_DIR
+# Default suite: every CTest test whose name contains neither "long" nor
+# "fuzz"; the full-length runs are the *_long tests.
+DEFAULT_TESTS = -E 'long|fuzz'
 
 .PHONY: all deps configure build demo test test-unit test-sanitize fuzz-smoke \
         test-long bench install clean
@@ -34,7 +37,7 @@ demo: build
 test: test-unit test-sanitize fuzz-smoke
 
 test-unit: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(DEFAULT_TESTS)
 
 test-sanitize: deps
 	@CC=clang cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -42,7 +45,7 @@ test-sanitize: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    ctest --output-on-failure -j $(JOBS)
+	    ctest --output-on-failure -j $(JOBS) $(DEFAULT_TESTS)
 
 fuzz-smoke: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -50,9 +53,10 @@ fuzz-smoke: deps
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@./scripts/fuzz-smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# Full-length randomised runs (10M+ frames per direction, etc.)
+# Full-length randomised runs (10M+ frames per direction, etc.): every test
+# program with a --long mode, as the CTest tests *_long.
 test-long: build
-	@cd $(BUILD) && RIFL_LONG_TESTS=1 ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -R long
 
 bench: build
 	@./bench/run.sh ./$(BUILD)/rifl

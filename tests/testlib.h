@@ -103,8 +103,6 @@ static inline int test_run_main(int argc, char **argv, const struct test_case *c
         } else if (nf < 64)
             filters[nf++] = argv[i];
     }
-    if (getenv("RIFL_LONG_TESTS"))
-        test_long_run = 1;
     int passed = 0, failed = 0;
     printf("seed %" PRIu64 "%s\n", test_seed, test_long_run ? " (long run)" : "");
     for (size_t k = 0; k < ncases; k++) {
