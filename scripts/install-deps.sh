@@ -1,36 +1,56 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rifl needs to build, test, fuzz and plot, when
-# they are missing.  Safe to run again: it does nothing when all are present.
-# See docs/dependencies.md for why each one is there.
+# they are missing.  Safe to run again: it prints nothing and does nothing when
+# everything is present.  See docs/dependencies.md for why each one is there.
+# Without root and without a usable sudo it prints the command to run and
+# exits with status 1.
 set -euo pipefail
 
-need=()
-have_cmd() { command -v "$1" >/dev/null 2>&1; }
-have_cmd cmake || need+=(cmake)
-have_cmd ninja || need+=(ninja-build)
-have_cmd cc || need+=(gcc)
-have_cmd clang || need+=(clang)
-have_cmd gnuplot || need+=(gnuplot-nox)
-have_cmd pkg-config || need+=(pkg-config)
-# libFuzzer and the sanitizer runtimes for clang
-if ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 &&
-   ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; then
-  need+=(libclang-rt-dev)
+need=() why=()
+want() { need+=("$1"); why+=("$1 ($2)"); }
+have_cmd() { command -v "$1" > /dev/null 2>&1; }
+
+have_cmd cmake || want cmake "build system and test driver"
+have_cmd ninja || want ninja-build "build tool CMake drives"
+have_cmd gcc || want gcc "default compiler"
+have_cmd clang || want clang "sanitizer build and fuzzers"
+have_cmd gnuplot || want gnuplot-nox "PNG figures, checked by the CLI tests"
+have_cmd pkg-config || want pkg-config "users' compiler flags, checked by install_check"
+have_cmd python3 || want python3 "JSON checks in the CLI tests"
+# libFuzzer and the ASan/UBSan runtimes: ask clang to link a fuzzer
+if have_cmd clang; then
+  probe=$(mktemp -d)
+  printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{ return d && n; }\n' \
+    > "$probe/f.c"
+  if ! clang -fsanitize=fuzzer,address,undefined "$probe/f.c" -o "$probe/f" > /dev/null 2>&1; then
+    want libclang-rt-dev "clang's sanitizer and libFuzzer runtimes"
+  fi
+  rm -rf "$probe"
+else
+  want libclang-rt-dev "clang's sanitizer and libFuzzer runtimes"
 fi
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "installing: ${need[*]}" >&2
-SUDO=""
+cmd="apt-get install -y --no-install-recommends ${need[*]}"
+echo "install-deps: installing ${why[*]}" | sed 's/) /), /g' >&2
+sudo=()
 if [ "$(id -u)" -ne 0 ]; then
-  if have_cmd sudo; then SUDO=sudo; else
-    echo "error: need root (or sudo) to install: ${need[*]}" >&2
-    echo "       install them by hand, then run the command again" >&2
+  if have_cmd sudo && { sudo -n true 2> /dev/null || [ -t 0 ]; }; then
+    sudo=(sudo)
+  else
+    echo "install-deps: error: installing packages needs root, and sudo is not available here." >&2
+    echo "  Run as root:  apt-get update && $cmd" >&2
+    echo "  then run make again." >&2
     exit 1
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+if ! "${sudo[@]}" apt-get update -qq > /dev/null ||
+   ! "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" > /dev/null; then
+  echo "install-deps: error: apt-get failed (output above); the command was:" >&2
+  echo "  ${sudo[*]}${sudo:+ }$cmd" >&2
+  exit 1
+fi
