@@ -407,6 +407,13 @@ static int convert(const struct cli_opt *o, const char *value, const char *where
             out->s = value;
         break;
     }
+    double big;
+    if (bad && value && (o->type == CLI_UINT || o->type == CLI_BYTES || o->type == CLI_INT) &&
+        !cli_parse_double(value, &big) && big == floor(big) && o->min < o->max &&
+        (big > o->max || big < o->min)) {
+        num = big; /* a whole number, only too large (or too small) */
+        bad = 0;
+    }
     if (bad) {
         fprintf(stderr, "error: %s: '%s' needs %s, got '%s'\n", where, o->name,
                 type_hint(o->type), value ? value : "(nothing)");

@@ -20,7 +20,7 @@
 
 static int sweep_err(const char *item, const char *fmt, const char *detail)
 {
-    fprintf(stderr, "error: option --sweep: '%s': ", item);
+    fprintf(stderr, "error: option --sweep: '%s' is not a sweep: ", item);
     fprintf(stderr, fmt, detail);
     fprintf(stderr, "\n");
     return 2;

@@ -1,17 +1,20 @@
 /* `rifl sim switch`: cell-time simulation of hosts around a RIFL Layer 2
  * switch (or a small multi-switch topology), with sweeps and plots. */
+#include <errno.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "rifl/switch_sim.h"
 
-#define MAX_SWEEP_KEYS 4
-#define MAX_SWEEP_VALS 64
-#define MAX_RUNS 512
+extern char **environ;
+static const struct cli_opt *g_table; /* the option table, for messages */
 
 struct opts {
     uint64_t ports, iterations, packet_bytes, var_min, var_max, bytes_per_pair, latency;
@@ -24,10 +27,11 @@ struct opts {
 struct row {
     char label[160];   /* values of the swept keys other than the x key */
     double x;
-    char vals[MAX_SWEEP_KEYS][32];
+    char vals[CLI_SWEEP_MAX_KEYS][32];
     rifl_ssim_config cfg;
     rifl_ssim_result r;
     double seconds;
+    double cell_ns;
 };
 
 static const char *sched_name(rifl_sched s) { return s == RIFL_SCHED_SAFC ? "safc" : "islip"; }
@@ -36,7 +40,8 @@ static const char *traffic_name(rifl_traffic t)
     return t == RIFL_TRAFFIC_BURSTY ? "bursty" : "bernoulli";
 }
 
-static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topology *topo)
+static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topology *topo,
+                     bool quiet)
 {
     *c = rifl_ssim_default_config;
     c->nports = (unsigned)o->ports;
@@ -44,18 +49,16 @@ static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topol
         c->scheduler = RIFL_SCHED_ISLIP;
     else if (!strcasecmp(o->scheduler, "safc"))
         c->scheduler = RIFL_SCHED_SAFC;
-    else {
-        fprintf(stderr, "error: scheduler '%s' is unknown; use islip or safc\n", o->scheduler);
-        return 2;
-    }
+    else
+        return quiet ? 2 : cli_fail(g_table, "scheduler", "'%s' is unknown; use islip or safc",
+                                    o->scheduler);
     if (!strcasecmp(o->traffic, "bernoulli"))
         c->traffic = RIFL_TRAFFIC_BERNOULLI;
     else if (!strcasecmp(o->traffic, "bursty") || !strcasecmp(o->traffic, "burst"))
         c->traffic = RIFL_TRAFFIC_BURSTY;
-    else {
-        fprintf(stderr, "error: traffic '%s' is unknown; use bernoulli or bursty\n", o->traffic);
-        return 2;
-    }
+    else
+        return quiet ? 2 : cli_fail(g_table, "traffic", "'%s' is unknown; use bernoulli or "
+                                    "bursty", o->traffic);
     c->iterations = (unsigned)o->iterations;
     c->load = o->load;
     c->packet_bytes = (unsigned)o->packet_bytes;
@@ -73,11 +76,9 @@ static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topol
     c->topo = topo;
     if (!strcasecmp(o->host_queue, "fifo"))
         c->host_fifo = true;
-    else if (strcasecmp(o->host_queue, "per-dest")) {
-        fprintf(stderr, "error: host-queue '%s' is unknown; use per-dest or fifo\n",
-                o->host_queue);
-        return 2;
-    }
+    else if (strcasecmp(o->host_queue, "per-dest"))
+        return quiet ? 2 : cli_fail(g_table, "host-queue", "'%s' is unknown; use per-dest or "
+                                    "fifo", o->host_queue);
     c->host_fifo_cells = (unsigned)o->host_fifo_cells;
     return 0;
 }
@@ -211,76 +212,6 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
             (unsigned long long)r->duplicated, (unsigned long long)r->misdelivered);
 }
 
-/* "a=1,2,3" or "a=lo:hi:step" */
-struct sweep {
-    char key[64];
-    unsigned n;
-    char val[MAX_SWEEP_VALS][32];
-};
-
-static int parse_sweeps(const char *spec, struct sweep *sw, unsigned *nsw)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", spec);
-    *nsw = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, " ;", &save); tok; tok = strtok_r(NULL, " ;", &save)) {
-        if (*nsw == MAX_SWEEP_KEYS) {
-            fprintf(stderr, "error: --sweep: at most %d keys\n", MAX_SWEEP_KEYS);
-            return 2;
-        }
-        struct sweep *s = &sw[(*nsw)++];
-        char *eq = strchr(tok, '=');
-        if (!eq || eq == tok || !eq[1]) {
-            fprintf(stderr, "error: --sweep '%s': write KEY=V1,V2,... or KEY=FROM:TO:STEP, "
-                    "e.g. load=0.1:1:0.1\n", tok);
-            return 2;
-        }
-        *eq = '\0';
-        snprintf(s->key, sizeof s->key, "%s", tok);
-        s->n = 0;
-        char *v = eq + 1;
-        double lo, hi, st;
-        char *c1 = strchr(v, ':');
-        if (c1) {
-            char *c2 = strchr(c1 + 1, ':');
-            if (!c2) {
-                fprintf(stderr, "error: --sweep %s: a range is FROM:TO:STEP\n", s->key);
-                return 2;
-            }
-            *c1 = *c2 = '\0';
-            if (cli_parse_double(v, &lo) || cli_parse_double(c1 + 1, &hi) ||
-                cli_parse_double(c2 + 1, &st) || st <= 0 || hi < lo) {
-                fprintf(stderr, "error: --sweep %s: bad range; FROM <= TO and STEP > 0\n",
-                        s->key);
-                return 2;
-            }
-            for (double x = lo; x <= hi + st * 1e-9; x += st) {
-                if (s->n == MAX_SWEEP_VALS) {
-                    fprintf(stderr, "error: --sweep %s: more than %d values\n", s->key,
-                            MAX_SWEEP_VALS);
-                    return 2;
-                }
-                snprintf(s->val[s->n++], 32, "%.10g", x);
-            }
-        } else {
-            char *save2 = NULL;
-            for (char *p = strtok_r(v, ",", &save2); p; p = strtok_r(NULL, ",", &save2)) {
-                if (s->n == MAX_SWEEP_VALS || strlen(p) >= 32) {
-                    fprintf(stderr, "error: --sweep %s: too many or too long values\n", s->key);
-                    return 2;
-                }
-                snprintf(s->val[s->n++], 32, "%s", p);
-            }
-        }
-        if (!s->n) {
-            fprintf(stderr, "error: --sweep %s: no values\n", s->key);
-            return 2;
-        }
-    }
-    return 0;
-}
-
 static double plot_value(const struct row *w, const char *y)
 {
     if (!strcmp(y, "utilization"))
@@ -294,22 +225,94 @@ static double plot_value(const struct row *w, const char *y)
     return w->r.lat_mean;
 }
 
+/* --plot-y: utilization, mean or a latency percentile */
+static int check_plot_y(const char *y)
+{
+    char list[160] = "utilization, mean";
+    bool ok = !strcmp(y, "utilization") || !strcmp(y, "mean");
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%g", rifl_ssim_percentiles[k]);
+        ok = ok || !strcmp(y, name);
+        size_t L = strlen(list);
+        snprintf(list + L, sizeof list - L, ", %s", name);
+    }
+    if (ok)
+        return 0;
+    return cli_fail(g_table, "plot-y", "'%s' is not a plotted value; use one of %s", y, list);
+}
+
+/* FIG.png -> FIG.dat and FIG.gp beside it */
+static int plot_paths(const char *png, char *dat, char *gp, size_t n)
+{
+    size_t L = strlen(png);
+    if (L > 4 && !strcasecmp(png + L - 4, ".png"))
+        L -= 4;
+    if ((size_t)snprintf(dat, n, "%.*s.dat", (int)L, png) >= n ||
+        (size_t)snprintf(gp, n, "%.*s.gp", (int)L, png) >= n)
+        return cli_fail(g_table, "plot", "the path is too long");
+    return 0;
+}
+
+/* check before the runs that the plot and its data and script can be written */
+static int check_plot(const char *png)
+{
+    char dat[1024], gp[1024], what[300];
+    snprintf(what, sizeof what, "%s", cli_where(g_table, "plot"));
+    if (cli_check_output(png, what) || plot_paths(png, dat, gp, sizeof dat) ||
+        cli_check_output(dat, what) || cli_check_output(gp, what))
+        return 2;
+    const char *base = strrchr(png, '/');
+    base = base ? base + 1 : png;
+    if (!strcasecmp(base, ".png"))
+        return cli_fail(g_table, "plot", "'%s' has no name before .png; use e.g. fig.png", png);
+    return 0;
+}
+
+/* a gnuplot single-quoted string: '' stands for ' */
+static void gp_squote(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+    fputc('\'', f);
+}
+
+/* run `gnuplot SCRIPT` without a shell; returns its exit status (127: not
+ * found, -1: not started) */
+static int run_gnuplot(const char *script)
+{
+    pid_t pid;
+    char *args[] = { (char *)"gnuplot", (char *)script, NULL };
+    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, args, environ))
+        return 127;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static int write_plot(const char *png, const struct row *rows, unsigned nrows, const char *xkey,
                       const char *ykey, const char *title)
 {
     char dat[1024], gp[1024];
-    size_t L = strlen(png);
-    if (L > 4 && !strcasecmp(png + L - 4, ".png"))
-        L -= 4;
-    snprintf(dat, sizeof dat, "%.*s.dat", (int)L, png);
-    snprintf(gp, sizeof gp, "%.*s.gp", (int)L, png);
+    if (plot_paths(png, dat, gp, sizeof dat))
+        return 2;
     FILE *f = fopen(dat, "w");
     if (!f) {
-        fprintf(stderr, "error: cannot write '%s'\n", dat);
+        fprintf(stderr, "error: cannot write '%s': %s\n", dat, strerror(errno));
         return 2;
     }
     /* one block per label */
-    char labels[MAX_RUNS][160];
+    char (*labels)[160] = calloc(nrows ? nrows : 1, sizeof *labels);
+    if (!labels) {
+        fclose(f);
+        return 2;
+    }
     unsigned nl = 0;
     for (unsigned i = 0; i < nrows; i++) {
         unsigned k = 0;
@@ -325,44 +328,114 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
                 fprintf(f, "%g %.6g\n", rows[i].x, plot_value(&rows[i], ykey));
         fprintf(f, "\n\n");
     }
-    fclose(f);
+    if (fclose(f)) {
+        fprintf(stderr, "error: cannot write '%s': %s\n", dat, strerror(errno));
+        free(labels);
+        return 2;
+    }
     f = fopen(gp, "w");
     if (!f) {
-        fprintf(stderr, "error: cannot write '%s'\n", gp);
+        fprintf(stderr, "error: cannot write '%s': %s\n", gp, strerror(errno));
+        free(labels);
         return 2;
     }
     fprintf(f, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\n");
-    fprintf(f, "set output '%s'\n", png);
-    fprintf(f, "set grid\nset key left top\n");
-    fprintf(f, "set xlabel '%s'\n", xkey);
+    fprintf(f, "set output ");
+    gp_squote(f, png);
+    fprintf(f, "\nset grid\nset key left top\nset xlabel ");
+    gp_squote(f, xkey);
+    fprintf(f, "\n");
     if (!strcmp(ykey, "utilization")) {
         fprintf(f, "set ylabel 'bandwidth utilization'\nset yrange [0:1.05]\n");
     } else
         fprintf(f, "set ylabel 'latency %s (cell times)'\nset logscale y\n", ykey);
     if (title) {
-        fprintf(f, "set title '");
-        for (const char *p = title; *p; p++)
-            if (*p != '\'' && *p != '\\')
-                fputc(*p == '\n' ? ' ' : *p, f);
-        fprintf(f, "'\n");
+        fprintf(f, "set title ");
+        gp_squote(f, title);
+        fprintf(f, "\n");
     }
     fprintf(f, "plot ");
-    for (unsigned k = 0; k < nl; k++)
-        fprintf(f, "%s'%s' index %u using 1:2 with linespoints lw 2 title '%s'",
-                k ? ", \\\n     " : "", dat, k, labels[k][0] ? labels[k] : ykey);
+    for (unsigned k = 0; k < nl; k++) {
+        fprintf(f, "%s", k ? ", \\\n     " : "");
+        gp_squote(f, dat);
+        fprintf(f, " index %u using 1:2 with linespoints lw 2 title ", k);
+        gp_squote(f, labels[k][0] ? labels[k] : ykey);
+    }
     if (!strcmp(ykey, "utilization") && !strcmp(xkey, "load"))
         fprintf(f, ", \\\n     x with lines dt 2 lc rgb 'gray' title 'offered load'");
     fprintf(f, "\n");
-    fclose(f);
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
-    int rc = system(cmd);
+    free(labels);
+    if (fclose(f)) {
+        fprintf(stderr, "error: cannot write '%s': %s\n", gp, strerror(errno));
+        return 2;
+    }
+    int rc = run_gnuplot(gp);
     if (rc != 0) {
-        fprintf(stderr, "error: gnuplot failed on '%s' (exit %d); is gnuplot installed? "
-                "(scripts/install-deps.sh installs it); the data is in '%s'\n", gp, rc, dat);
+        remove(png); /* no partial figure */
+        if (rc == 127)
+            fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh "
+                    "does); the data is in '%s' and the script in '%s'\n", dat, gp);
+        else
+            fprintf(stderr, "error: gnuplot failed on '%s' (exit status %d); the data is in "
+                    "'%s'\n", gp, rc, dat);
         return 2;
     }
     fprintf(stderr, "plot written to %s (data %s, script %s)\n", png, dat, gp);
+    return 0;
+}
+
+/* for cli_blame: 0 when the settings pass the simulator's checks */
+struct check_ctx {
+    const struct opts *o;
+    const rifl_topology *topo;
+};
+
+static int config_ok(void *vctx)
+{
+    const struct check_ctx *x = vctx;
+    rifl_ssim_config c;
+    rifl_ssim *sim;
+    char err[16];
+    if (build_cfg(x->o, &c, x->topo, true))
+        return -1;
+    if (rifl_ssim_create(&c, &sim, err, sizeof err))
+        return -1;
+    rifl_ssim_free(sim);
+    return 0;
+}
+
+/* settings the current values make meaningless (unless a sweep varies what
+ * decides it) */
+static bool warned_iterations;
+
+static int check_unused(const struct cli_opt *t, const struct opts *o, const struct cli_sweep *sw)
+{
+    if (o->topology && cli_unused(t, "ports", "with --topology (the topology file gives "
+                                  "the switches and their ports)"))
+        return 2;
+    /* only a warning: the JSON and CSV still report the value given */
+    if (!cli_sweep_has(sw, "scheduler") && !strcasecmp(o->scheduler, "safc") &&
+        cli_is_set(t, "iterations") && !warned_iterations) {
+        fprintf(stderr, "warning: %s: --iterations has no effect with --scheduler safc (iSLIP "
+                "only)\n", cli_where(t, "iterations"));
+        warned_iterations = true;
+    }
+    if (!cli_sweep_has(sw, "packet-bytes") && o->packet_bytes) {
+        if (cli_unused(t, "var-min", "with fixed --packet-bytes (variable sizes need "
+                       "--packet-bytes 0)") ||
+            cli_unused(t, "var-max", "with fixed --packet-bytes (variable sizes need "
+                       "--packet-bytes 0)"))
+            return 2;
+    }
+    if (!cli_sweep_has(sw, "traffic") && !strcasecmp(o->traffic, "bernoulli") &&
+        cli_unused(t, "burst-bytes", "with --traffic bernoulli (bursty traffic only)"))
+        return 2;
+    if (!cli_sweep_has(sw, "host-queue") && !strcasecmp(o->host_queue, "per-dest") &&
+        cli_unused(t, "host-fifo-cells", "with --host-queue per-dest (fifo hosts only)"))
+        return 2;
+    if (!o->plot && (cli_unused(t, "plot-y", "without --plot FIG.png") ||
+                     cli_unused(t, "plot-title", "without --plot FIG.png")))
+        return 2;
     return 0;
 }
 
@@ -396,8 +469,10 @@ static int run(int argc, char **argv)
         { "voq-cells", CLI_UINT, &o.voq_cells, "cells per VOQ; 0 = minimum of the 1.5-RTT rule", 0, 65535 },
         { "fc-on", CLI_UINT, &o.fc_on, "flow-control ON threshold (cells); 0 = derived", 0, 65535 },
         { "fc-off", CLI_UINT, &o.fc_off, "flow-control OFF threshold (cells); 0 = derived", 0, 65535 },
-        { "seed", CLI_UINT, &o.seed, "random seed (printed with every run)", 0, 0 },
-        { "max-slots", CLI_UINT, &o.max_slots, "stop after this many slots (0 = run to the end)", 0, 0 },
+        { "seed", CLI_UINT, &o.seed, "random seed (printed with every run)", 0,
+          18446744073709551615.0 },
+        { "max-slots", CLI_UINT, &o.max_slots, "stop after this many slots (0 = run to the end)",
+          0, 1e15 },
         { "host-queue", CLI_STRING, &o.host_queue,
           "per-dest (a queue per destination) or fifo (one FIFO, blocks on a paused head)", 0, 0 },
         { "host-fifo-cells", CLI_UINT, &o.host_fifo_cells,
@@ -406,17 +481,33 @@ static int run(int argc, char **argv)
         { "no-fabric-check", CLI_FLAG, &o.no_fabric_check,
           "skip the Batcher-Banyan collision check", 0, 0 },
         { "sweep", CLI_STRING, &o.sweep,
-          "runs over values: 'KEY=V1,V2 KEY2=FROM:TO:STEP' (any option above)", 0, 0 },
-        { "plot", CLI_STRING, &o.plot, "write a gnuplot PNG of the sweep (needs --sweep)", 0, 0 },
-        { "plot-y", CLI_STRING, &o.plot_y, "plotted value: utilization, p50, p99, p100, mean", 0, 0 },
+          "runs over values: 'KEY=V1,V2 KEY2=FROM:TO:STEP' (STEP +D or xF; any option above "
+          "but --topology)", 0, 0 },
+        { "plot", CLI_STRING, &o.plot, "write a gnuplot PNG of the sweep (needs --sweep), with "
+          "its data (.dat) and script (.gp) beside it", 0, 0 },
+        { "plot-y", CLI_STRING, &o.plot_y, "plotted value: utilization, mean or a latency "
+          "percentile p1, p50, p75, p90, p95, p99, p100", 0, 0 },
         { "plot-title", CLI_STRING, &o.plot_title, "title of the plot", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV rows instead of the summary", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON instead of the summary", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0, 0 },
         CLI_END
     };
+    g_table = table;
     /* string option values are owned by the CLI layer (tools/cli_opts.c) */
     return run_parsed(argc, argv, table, &o);
+}
+
+/* "scheduler=safc" -> "SAFC" and the like, for plot legends */
+static void pretty_value(char *buf, size_t n, const char *key, const char *v)
+{
+    if (!strcmp(key, "scheduler"))
+        snprintf(buf, n, "%s", !strcasecmp(v, "safc") ? "SAFC" : "iSLIP");
+    else if (!strcmp(key, "packet-bytes"))
+        snprintf(buf, n, "%s%s%s", strcmp(v, "0") ? "fixed " : "variable",
+                 strcmp(v, "0") ? v : "", strcmp(v, "0") ? " B" : "");
+    else
+        snprintf(buf, n, "%.60s=%.31s", key, v);
 }
 
 static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o)
@@ -429,106 +520,103 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (o->csv && o->json) {
-        fprintf(stderr, "error: choose one of --csv and --json\n");
+    if (o->csv && o->json)
+        return cli_fail(table, "csv,json", "choose one of --csv and --json");
+    if (o->plot && !o->sweep)
+        return cli_fail(table, "plot", "--plot needs --sweep (e.g. --sweep load=0.1:1:0.1)");
+    if (check_plot_y(o->plot_y))
         return 2;
-    }
-    if (o->plot && !o->sweep) {
-        fprintf(stderr, "error: --plot needs --sweep (e.g. --sweep load=0.1:1:0.1)\n");
+    if (o->plot && check_plot(o->plot))
         return 2;
-    }
+    struct cli_sweep sw = { 0 };
+    static const char *const fixed[] = { "sweep", "plot", "plot-y", "plot-title", "csv", "json",
+                                         "topology", "progress", NULL };
+    if (o->sweep && cli_sweep_parse(&sw, o->sweep, table, fixed,
+                                    " (it shapes the output or the network, not a run)"))
+        return 2;
     rifl_topology *topo = NULL;
     if (o->topology) {
         size_t len;
         char *text = cli_read_file(o->topology, &len);
-        if (!text)
+        if (!text) {
+            cli_sweep_free(&sw);
             return 2;
+        }
         char err[512];
         int prc = rifl_topo_parse(text, len, &topo, err, sizeof err);
         free(text);
         if (prc) {
-            fprintf(stderr, "error: %s: %s\n", o->topology, err);
+            fprintf(stderr, "error: %s: %s: %s\n", cli_where(table, "topology"), o->topology,
+                    err);
+            cli_sweep_free(&sw);
             return 2;
         }
     }
-    struct sweep sw[MAX_SWEEP_KEYS];
-    unsigned nsw = 0;
-    if (o->sweep && parse_sweeps(o->sweep, sw, &nsw)) {
-        rifl_topo_free(topo);
-        return 2;
-    }
-    for (unsigned k = 0; k < nsw; k++)
-        if (!strcmp(sw[k].key, "sweep") || !strcmp(sw[k].key, "plot") ||
-            !strcmp(sw[k].key, "csv") || !strcmp(sw[k].key, "json") ||
-            !strcmp(sw[k].key, "topology")) {
-            fprintf(stderr, "error: --sweep cannot vary '%s'\n", sw[k].key);
-            rifl_topo_free(topo);
-            return 2;
-        }
-    unsigned total = 1;
-    for (unsigned k = 0; k < nsw; k++)
-        total *= sw[k].n;
-    if (total > MAX_RUNS) {
-        fprintf(stderr, "error: --sweep asks for %u runs; at most %d\n", total, MAX_RUNS);
-        rifl_topo_free(topo);
-        return 2;
-    }
+    size_t total = o->sweep ? sw.npoints : 1;
+    unsigned nsw = sw.nkeys;
     int xk = -1;
     for (unsigned k = 0; k < nsw; k++)
-        if (!strcmp(sw[k].key, "load"))
+        if (!strcmp(sw.key[k].opt->name, "load"))
             xk = (int)k;
     if (xk < 0 && nsw)
         xk = 0;
+    if (o->plot && xk >= 0 && (sw.key[xk].opt->type == CLI_STRING ||
+                               sw.key[xk].opt->type == CLI_FLAG ||
+                               sw.key[xk].opt->type == CLI_BOOL)) {
+        fprintf(stderr, "error: option --plot: the x axis is the first swept key, '%s', which "
+                "is not a number; put a numeric key first (or sweep load)\n",
+                sw.key[xk].opt->name);
+        cli_sweep_free(&sw);
+        rifl_topo_free(topo);
+        return 2;
+    }
     struct row *rows = calloc(total, sizeof *rows);
     if (!rows) {
+        cli_sweep_free(&sw);
         rifl_topo_free(topo);
         return 2;
     }
     int status = 0;
-    if (o->csv)
-        print_csv_header(stdout);
-    if (o->json && nsw)
-        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)o->seed);
-    for (unsigned n = 0; n < total && status != 2; n++) {
+    /* every point's settings are checked before anything runs */
+    struct check_ctx cx = { o, topo };
+    uint64_t seed = o->seed;
+    for (size_t n = 0; n < total && !status; n++) {
         struct row *w = &rows[n];
-        unsigned idx = n;
-        w->label[0] = '\0';
-        for (int k = (int)nsw - 1; k >= 0; k--) {
-            unsigned v = idx % sw[k].n;
-            idx /= sw[k].n;
-            char where[96];
-            snprintf(where, sizeof where, "--sweep %s", sw[k].key);
-            if (cli_set(table, sw[k].key, sw[k].val[v], where)) {
-                status = 2;
-                break;
-            }
-            snprintf(w->vals[k], 32, "%s", sw[k].val[v]);
-        }
-        if (status == 2)
+        if (nsw && cli_sweep_apply(&sw, n, table)) {
+            status = 2;
             break;
+        }
+        w->label[0] = '\0';
         for (unsigned k = 0; k < nsw; k++) {
+            snprintf(w->vals[k], 32, "%s", cli_sweep_value(&sw, n, k));
             if ((int)k == xk)
                 continue;
             size_t L = strlen(w->label);
             char pretty[128];
-            if (!strcmp(sw[k].key, "scheduler"))
-                snprintf(pretty, sizeof pretty, "%s",
-                         !strcasecmp(w->vals[k], "safc") ? "SAFC" : "iSLIP");
-            else if (!strcmp(sw[k].key, "packet-bytes") || !strcmp(sw[k].key, "packet_bytes"))
-                snprintf(pretty, sizeof pretty, "%s%s%s",
-                         strcmp(w->vals[k], "0") ? "fixed " : "variable",
-                         strcmp(w->vals[k], "0") ? w->vals[k] : "",
-                         strcmp(w->vals[k], "0") ? " B" : "");
-            else
-                snprintf(pretty, sizeof pretty, "%.60s=%.31s", sw[k].key, w->vals[k]);
+            pretty_value(pretty, sizeof pretty, sw.key[k].opt->name, w->vals[k]);
             snprintf(w->label + L, sizeof w->label - L, "%s%s", L ? ", " : "", pretty);
         }
         if (xk >= 0)
             cli_parse_double(w->vals[xk], &w->x);
-        if (build_cfg(o, &w->cfg, topo)) {
+        w->cell_ns = o->cell_ns;
+        if (check_unused(table, o, &sw) || build_cfg(o, &w->cfg, topo, false)) {
             status = 2;
             break;
         }
+        rifl_ssim *sim;
+        char err[512];
+        if (rifl_ssim_create(&w->cfg, &sim, err, sizeof err)) {
+            status = cli_blame(table, config_ok, &cx, err);
+            break;
+        }
+        rifl_ssim_free(sim);
+    }
+    if (o->csv && !status)
+        print_csv_header(stdout);
+    if (o->json && nsw && !status)
+        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)seed);
+    for (size_t n = 0; n < total && status != 2; n++) {
+        struct row *w = &rows[n];
         rifl_ssim *sim;
         char err[512];
         int crc = rifl_ssim_create(&w->cfg, &sim, err, sizeof err);
@@ -539,7 +627,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         }
         double t0 = cli_now();
         char what[64];
-        snprintf(what, sizeof what, "run %u/%u", n + 1, total);
+        snprintf(what, sizeof what, "run %zu/%zu", n + 1, total);
         while (!rifl_ssim_run(sim, 100000)) {
             rifl_ssim_result tmp;
             rifl_ssim_result_get(sim, &tmp);
@@ -558,21 +646,23 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         if (o->csv)
             print_csv(stdout, w);
         else if (o->json) {
-            print_json(stdout, w, o->cell_ns, nsw ? "  " : "");
+            print_json(stdout, w, w->cell_ns, nsw ? "  " : "");
             printf(nsw && n + 1 < total ? ",\n" : "\n");
         } else {
             if (n)
                 printf("\n");
-            print_summary(stdout, w, o->cell_ns);
+            print_summary(stdout, w, w->cell_ns);
         }
         fflush(stdout);
     }
-    if (o->json && nsw)
+    if (o->json && nsw && status != 2)
         printf("]}\n");
     if (status != 2 && o->plot)
-        status = write_plot(o->plot, rows, total, xk >= 0 ? sw[xk].key : "run", o->plot_y, o->plot_title) ? 2
-                                                                                           : status;
+        status = write_plot(o->plot, rows, (unsigned)total,
+                            xk >= 0 ? sw.key[xk].opt->name : "run", o->plot_y, o->plot_title)
+                     ? 2 : status;
     free(rows);
+    cli_sweep_free(&sw);
     rifl_topo_free(topo);
     return status;
 }
