@@ -1,6 +1,7 @@
 /* `rifl sim credit`: credit-based link-level flow control with virtual
  * lanes, simulated over a raw lossy channel, against RIFL-style ON/OFF flow
  * control; plus the experiments of docs/credit-flow-control.md. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 
 struct opts {
     const char *mode, *experiment, *loads, *drains, *high, *low, *rtts, *csv;
+    FILE *csv_file;       /* --csv, opened before anything runs */
+    unsigned vls_run;     /* VLs of the runs: --vls, or what the experiment uses */
     uint64_t vls, duration, rtt, jitter, buffer, chunk, min_len, max_len;
     uint64_t fcp_period, fcp_min_gap, overhead, high_limit, seed;
     double load, drain, stall_on, stall_off, data_corrupt, fcp_loss, fcp_corrupt;
@@ -20,41 +23,57 @@ struct opts {
     bool stall_fixed, json, quiet;
 };
 
-static int parse_list(const char *s, double *out, unsigned max, const char *what)
+static const struct cli_opt *g_opts; /* the option table, for messages */
+
+enum experiment { EXP_NONE, EXP_BUFFER, EXP_CURVE, EXP_HOL };
+
+static enum experiment experiment_of(const struct opts *o)
 {
-    unsigned k = 0;
-    const char *p = s;
-    while (p && *p) {
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || k >= max) {
-            fprintf(stderr, "error: --%s '%s': expected up to %u numbers separated by commas\n",
-                    what, s, max);
-            return -1;
-        }
-        out[k++] = v;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') {
-            fprintf(stderr, "error: --%s '%s': expected numbers separated by commas\n", what, s);
-            return -1;
-        }
-    }
-    return (int)k;
+    if (!o->experiment)
+        return EXP_NONE;
+    if (!strcmp(o->experiment, "buffer"))
+        return EXP_BUFFER;
+    if (!strcmp(o->experiment, "curve"))
+        return EXP_CURVE;
+    return EXP_HOL;
 }
 
-static int build_config(const struct opts *o, rifl_csim_config *c)
+static bool lane_mode(const struct opts *o) { return !strncmp(o->mode, "lane-", 5); }
+
+/* --loads / --drains: one value per VL of the runs */
+static int vl_list(const struct opts *o, const char *name, const char *s, double *out,
+                   bool quiet)
+{
+    char what[300];
+    snprintf(what, sizeof what, "%s", cli_where(g_opts, name));
+    if (quiet) {
+        /* the list was checked before; here only its values are needed */
+        unsigned n = 0;
+        const char *p = s;
+        while (*p && n < RIFL_FC_MAX_DATA_VLS) {
+            char *end;
+            out[n++] = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end + strlen(end);
+        }
+        return n == o->vls_run ? 0 : -1;
+    }
+    int n = cli_parse_list(s, out, RIFL_FC_MAX_DATA_VLS, 0, 1000, what);
+    if (n < 0)
+        return -1;
+    if ((unsigned)n != o->vls_run) {
+        cli_fail(g_opts, name, "%d value%s for %u VL%s; give exactly one per VL (%s)", n,
+                 n == 1 ? "" : "s", o->vls_run, o->vls_run == 1 ? "" : "s",
+                 experiment_of(o) == EXP_NONE ? "--vls" : "the experiment's VLs");
+        return -1;
+    }
+    return 0;
+}
+
+static int build_config(const struct opts *o, rifl_csim_config *c, bool quiet)
 {
     rifl_csim_default_config(c);
-    if (!strcmp(o->mode, "credit"))
-        c->mode = RIFL_CSIM_CREDIT;
-    else if (!strcmp(o->mode, "onoff"))
-        c->mode = RIFL_CSIM_ONOFF;
-    else {
-        fprintf(stderr, "error: --mode '%s' unknown; use credit, onoff, lane-credit or"
-                " lane-onoff\n", o->mode);
-        return 2;
-    }
-    c->vls = (unsigned)o->vls;
+    c->mode = !strcmp(o->mode, "onoff") ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
+    c->vls = o->vls_run;
     c->duration = o->duration;
     c->one_way = o->rtt / 2;
     c->jitter = o->jitter;
@@ -66,9 +85,9 @@ static int build_config(const struct opts *o, rifl_csim_config *c)
         c->load[v] = o->load;
         c->drain[v] = o->drain;
     }
-    if (o->loads && parse_list(o->loads, c->load, RIFL_FC_MAX_DATA_VLS, "loads") < 0)
+    if (o->loads && vl_list(o, "loads", o->loads, c->load, quiet))
         return 2;
-    if (o->drains && parse_list(o->drains, c->drain, RIFL_FC_MAX_DATA_VLS, "drains") < 0)
+    if (o->drains && vl_list(o, "drains", o->drains, c->drain, quiet))
         return 2;
     c->stall_on = o->stall_on;
     c->stall_off = o->stall_off;
@@ -86,15 +105,78 @@ static int build_config(const struct opts *o, rifl_csim_config *c)
     c->off_frac = o->off_frac;
     c->seed = o->seed;
     char msg[256];
+    const char *tab[2] = { o->high, o->low };
+    const char *name[2] = { "high", "low" };
     if ((o->high && *o->high) || (o->low && *o->low)) {
-        if (rifl_vlarb_parse_table(o->high, c->arb.high, &c->arb.n_high, msg, sizeof msg) ||
-            rifl_vlarb_parse_table(o->low, c->arb.low, &c->arb.n_low, msg, sizeof msg)) {
-            fprintf(stderr, "error: %s\n", msg);
-            return 2;
-        }
+        for (int i = 0; i < 2; i++)
+            if (rifl_vlarb_parse_table(tab[i], i ? c->arb.low : c->arb.high,
+                                       i ? &c->arb.n_low : &c->arb.n_high, msg, sizeof msg)) {
+                if (!quiet)
+                    cli_fail(g_opts, name[i], "%s", msg);
+                return 2;
+            }
         c->arb.high_limit = (unsigned)o->high_limit;
     }
     return 0;
+}
+
+/* the settings of a representative run of the experiment, for checking */
+static void experiment_point(const struct opts *o, rifl_csim_config *c)
+{
+    switch (experiment_of(o)) {
+    case EXP_BUFFER:
+    case EXP_CURVE: {
+        uint64_t rtt = o->rtt;
+        if (experiment_of(o) == EXP_BUFFER) {
+            double r[32];
+            int n = cli_parse_list(o->rtts, r, 32, 2, 1e9, "--rtts");
+            rtt = n > 0 ? (uint64_t)r[0] : 2;
+        }
+        c->one_way = rtt / 2;
+        c->stall_fixed = true;
+        c->stall_on = o->stall_on * (double)rtt;
+        c->stall_off = o->stall_off * (double)rtt;
+        c->buffer_bytes = (6 * rtt + 4 * (uint64_t)c->max_len + 63) / 64 * 64;
+        if (c->buffer_bytes > RIFL_FC_REG_MASK * 64ull)
+            c->buffer_bytes = RIFL_FC_REG_MASK * 64ull;
+        break;
+    }
+    case EXP_HOL:
+        c->hol_vl = 1;
+        break;
+    case EXP_NONE:
+        break;
+    }
+    if (c->duration == 0 || c->duration > 1000)
+        c->duration = 1000;
+}
+
+/* for cli_blame and the check before the runs: a short run of the settings
+ * (both modes for an experiment) */
+static int raw_ok_msg(const struct opts *o, char *msg, size_t len)
+{
+    rifl_csim_config c;
+    if (build_config(o, &c, true))
+        return -1;
+    experiment_point(o, &c);
+    for (int m = 0; m < 2; m++) {
+        if (experiment_of(o) == EXP_NONE && m != (int)c.mode)
+            continue;
+        rifl_csim_config cc = c;
+        cc.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
+        if (m && experiment_of(o) == EXP_HOL)
+            cc.buffer_bytes *= 2;
+        rifl_csim_result r;
+        if (rifl_csim_run(&cc, &r, msg, len) != RIFL_OK)
+            return -1;
+    }
+    return 0;
+}
+
+static int raw_ok(void *ctx)
+{
+    char msg[256];
+    return raw_ok_msg(ctx, msg, sizeof msg);
 }
 
 static int run_one(const rifl_csim_config *c, rifl_csim_result *r)
@@ -103,6 +185,22 @@ static int run_one(const rifl_csim_config *c, rifl_csim_result *r)
     int rc = rifl_csim_run(c, r, msg, sizeof msg);
     if (rc != RIFL_OK) {
         fprintf(stderr, "error: %s\n", msg[0] ? msg : rifl_strerror(rc));
+        return 2;
+    }
+    return 0;
+}
+
+/* close --csv, reporting a write error */
+static int close_csv(struct opts *o)
+{
+    if (!o->csv_file)
+        return 0;
+    int bad = ferror(o->csv_file);
+    bad |= fclose(o->csv_file);
+    o->csv_file = NULL;
+    if (bad) {
+        fprintf(stderr, "error: %s: writing '%s' failed: %s\n", cli_where(g_opts, "csv"),
+                o->csv, strerror(errno));
         return 2;
     }
     return 0;
@@ -205,14 +303,10 @@ static int min_buffer(rifl_csim_config *c, double target, uint64_t lo, uint64_t 
 static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
 {
     double rtts[32];
-    int n = parse_list(o->rtts, rtts, 32, "rtts");
+    int n = cli_parse_list(o->rtts, rtts, 32, 2, 1e9, "--rtts");
     if (n <= 0)
         return 2;
-    FILE *csv = NULL;
-    if (o->csv && !(csv = fopen(o->csv, "w"))) {
-        fprintf(stderr, "error: cannot write '%s'\n", o->csv);
-        return 2;
-    }
+    FILE *csv = o->csv_file;
     printf("# buffer for efficiency >= %.3f with no drop; 1 VL, consumer stalls %g RTT"
            " every %g RTT of running, packets %u..%u B, seed %" PRIu64 "\n",
            o->target, o->stall_off, o->stall_on, base->min_len, base->max_len, base->seed);
@@ -241,11 +335,8 @@ static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
             if (!m && hi > RIFL_FC_REG_MASK * 64ull)
                 hi = RIFL_FC_REG_MASK * 64ull; /* the 12-bit Free Space Count */
             hi = (hi + 63) / 64 * 64;
-            if (min_buffer(&c, o->target, lo, hi, &res[m], &runs)) {
-                if (csv)
-                    fclose(csv);
+            if (min_buffer(&c, o->target, lo, hi, &res[m], &runs))
                 return 2;
-            }
             cli_progress("sim credit buffer sweep", (i * 2.0 + m + 1) / (2.0 * n), NULL, false);
         }
         char a[64], b[64];
@@ -264,8 +355,6 @@ static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
     }
     cli_progress_done(false);
     printf("# %u simulation runs\n", runs);
-    if (csv)
-        fclose(csv);
     return 0;
 }
 
@@ -273,11 +362,7 @@ static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
 
 static int experiment_curve(const struct opts *o, rifl_csim_config *base)
 {
-    FILE *csv = NULL;
-    if (o->csv && !(csv = fopen(o->csv, "w"))) {
-        fprintf(stderr, "error: cannot write '%s'\n", o->csv);
-        return 2;
-    }
+    FILE *csv = o->csv_file;
     uint64_t rtt = o->rtt;
     printf("# efficiency against buffer, RTT %" PRIu64 " symbol times, 1 VL, consumer"
            " stalls %g RTT every %g RTT, seed %" PRIu64 "\n",
@@ -298,11 +383,8 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
         rifl_csim_result r[2];
         for (int m = 0; m < 2; m++) {
             c.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
-            if (run_one(&c, &r[m])) {
-                if (csv)
-                    fclose(csv);
+            if (run_one(&c, &r[m]))
                 return 2;
-            }
         }
         printf("| %.2f | %.4f | %" PRIu64 " | %.4f | %" PRIu64 " |\n", x, r[0].efficiency,
                r[0].vl[0].drops, r[1].efficiency, r[1].vl[0].drops);
@@ -310,15 +392,23 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
             fprintf(csv, "%.3f %.5f %" PRIu64 " %.5f %" PRIu64 "\n", x, r[0].efficiency,
                     r[0].vl[0].drops, r[1].efficiency, r[1].vl[0].drops);
     }
-    if (csv)
-        fclose(csv);
     return 0;
 }
 
 /* ---- experiment: head-of-line blocking --------------------------------------- */
 
+/* delivered bytes per symbol time in a window, "-" for an empty window */
+static void rate_text(char *buf, size_t n, uint64_t bytes, uint64_t len, const char *empty)
+{
+    if (len)
+        snprintf(buf, n, "%.3f", (double)bytes / (double)len);
+    else
+        snprintf(buf, n, "%s", empty);
+}
+
 static int experiment_hol(const struct opts *o, rifl_csim_config *base)
 {
+    FILE *csv = o->csv_file;
     printf("# head-of-line blocking: 2 VLs each offered %.2f of the line; VL1's consumer"
            " stalls from %.0f%% to %.0f%% of the run; RTT %" PRIu64 ", buffer %" PRIu64
            " B (credit: per VL, on/off: shared, twice that), seed %" PRIu64 "\n",
@@ -326,6 +416,9 @@ static int experiment_hol(const struct opts *o, rifl_csim_config *base)
            base->buffer_bytes, base->seed);
     printf("| mode | VL0 before stall | VL0 during stall | VL1 during stall | VL0 after |"
            " drops |\n|---|---|---|---|---|---|\n");
+    if (csv)
+        fprintf(csv, "# mode vl0_before vl0_during vl1_during vl0_after drops (delivered "
+                "bytes per symbol time; - = empty window)\n");
     for (int m = 0; m < 2; m++) {
         rifl_csim_config c = *base;
         c.vls = 2;
@@ -336,53 +429,107 @@ static int experiment_hol(const struct opts *o, rifl_csim_config *base)
         rifl_csim_result r;
         if (run_one(&c, &r))
             return 2;
-        double len[3] = { (double)c.hol_start, (double)(c.hol_end - c.hol_start),
-                          (double)(c.duration - c.hol_end) };
-        uint64_t d0[3] = { r.vl[0].pre_bytes, r.vl[0].hol_bytes, r.vl[0].post_bytes };
-        uint64_t d1 = r.vl[1].hol_bytes;
-        printf("| %s | %.3f | %.3f | %.3f | %.3f | %" PRIu64 " |\n", rifl_csim_mode_name(c.mode),
-               d0[0] / len[0], d0[1] / len[1], d1 / len[1], d0[2] / len[2],
-               r.vl[0].drops + r.vl[1].drops);
+        uint64_t len[3] = { c.hol_start, c.hol_end - c.hol_start, c.duration - c.hol_end };
+        char t[4][32];
+        rate_text(t[0], sizeof t[0], r.vl[0].pre_bytes, len[0], "-");
+        rate_text(t[1], sizeof t[1], r.vl[0].hol_bytes, len[1], "-");
+        rate_text(t[2], sizeof t[2], r.vl[1].hol_bytes, len[1], "-");
+        rate_text(t[3], sizeof t[3], r.vl[0].post_bytes, len[2], "-");
+        uint64_t drops = r.vl[0].drops + r.vl[1].drops;
+        printf("| %s | %s | %s | %s | %s | %" PRIu64 " |\n", rifl_csim_mode_name(c.mode),
+               t[0], t[1], t[2], t[3], drops);
+        if (csv)
+            fprintf(csv, "%s %s %s %s %s %" PRIu64 "\n", rifl_csim_mode_name(c.mode), t[0],
+                    t[1], t[2], t[3], drops);
     }
     return 0;
 }
 
 /* ---- lane modes: two RIFL lanes back to back ------------------------------ */
 
+static void build_lanes(const struct opts *o, rifl_clane_config *c)
+{
+    rifl_clane_default_config(c);
+    c->credit = !strcmp(o->mode, "lane-credit");
+    c->vls = (unsigned)o->vls;
+    c->slots = o->duration;
+    c->buffer_bytes = o->buffer;
+    c->min_len = (uint32_t)o->min_len;
+    c->max_len = (uint32_t)o->max_len;
+    for (unsigned v = 0; v < RIFL_FC_MAX_DATA_VLS; v++) {
+        c->load[v] = o->load;
+        c->drain[v] = o->drain;
+    }
+    if (o->loads)
+        vl_list(o, "loads", o->loads, c->load, true);
+    if (o->drains)
+        vl_list(o, "drains", o->drains, c->drain, true);
+    c->hol_vl = (int)o->hol_vl;
+    c->hol_start = (uint64_t)(o->hol_start * (double)c->slots);
+    c->hol_end = (uint64_t)(o->hol_end * (double)c->slots);
+    c->ber = o->ber;
+    c->fcp_period = (uint32_t)o->fcp_period;
+    c->lane.link.cable_m = o->cable_m;
+    /* a frame-ID width the cable allows (the default 8 covers 10 m) */
+    unsigned k = rifl_lane_min_fid_bits(&c->lane.link, c->lane.frame_bits,
+                                        c->lane.pipeline_frames);
+    if (k > c->lane.fid_bits && k <= RIFL_FID_MAX_BITS)
+        c->lane.fid_bits = k;
+    c->seed = o->seed;
+}
+
+static int lanes_ok(void *ctx)
+{
+    rifl_clane_config c;
+    rifl_clane_result r;
+    char msg[256];
+    build_lanes(ctx, &c);
+    c.slots = c.slots < 1000 ? c.slots : 1000;
+    c.hol_start = c.hol_end = 0;
+    return rifl_clane_run(&c, &r, msg, sizeof msg) == RIFL_OK ? 0 : -1;
+}
+
 static int run_lanes(const struct opts *o)
 {
     rifl_clane_config c;
-    rifl_clane_default_config(&c);
-    c.credit = !strcmp(o->mode, "lane-credit");
-    c.vls = (unsigned)o->vls;
-    c.slots = o->duration;
-    c.buffer_bytes = o->buffer;
-    c.min_len = (uint32_t)o->min_len;
-    c.max_len = (uint32_t)o->max_len;
-    for (unsigned v = 0; v < RIFL_FC_MAX_DATA_VLS; v++) {
-        c.load[v] = o->load;
-        c.drain[v] = o->drain;
-    }
-    if (o->loads && parse_list(o->loads, c.load, RIFL_FC_MAX_DATA_VLS, "loads") < 0)
-        return 2;
-    if (o->drains && parse_list(o->drains, c.drain, RIFL_FC_MAX_DATA_VLS, "drains") < 0)
-        return 2;
-    c.hol_vl = (int)o->hol_vl;
-    c.hol_start = (uint64_t)(o->hol_start * (double)c.slots);
-    c.hol_end = (uint64_t)(o->hol_end * (double)c.slots);
-    c.ber = o->ber;
-    c.fcp_period = (uint32_t)o->fcp_period;
-    c.lane.link.cable_m = o->cable_m;
-    c.seed = o->seed;
+    build_lanes(o, &c);
     rifl_clane_result r;
     char msg[256] = "";
     int rc = rifl_clane_run(&c, &r, msg, sizeof msg);
+    if (rc == RIFL_ERR_CONFIG)
+        return cli_blame(g_opts, lanes_ok, (void *)o, msg);
     if (rc != RIFL_OK) {
         fprintf(stderr, "error: %s\n", msg[0] ? msg : rifl_strerror(rc));
         return 2;
     }
     uint64_t win = c.hol_end - c.hol_start;
     double pay = (double)(c.lane.frame_bits / 8 - 2);
+    int status = r.lossless && (!c.credit || r.converged) ? 0 : 1;
+    if (o->json) {
+        printf("{\"mode\":\"%s\",\"seed\":%" PRIu64 ",\"vls\":%u,\"slots\":%" PRIu64
+               ",\"frame_bits\":%u,\"fid_bits\":%u,\"cable_m\":%g,\"ber\":%g"
+               ",\"throughput\":%.6f,\"lossless\":%s,\"bad_packets\":%" PRIu64
+               ",\"replay_cycles\":%" PRIu64 ",\"lane_rx_overflow\":%" PRIu64, o->mode,
+               c.seed, c.vls, c.slots, c.lane.frame_bits, c.lane.fid_bits, c.lane.link.cable_m,
+               c.ber, r.throughput, r.lossless ? "true" : "false", r.bad_packets, r.replays,
+               r.lane_rx_overflow);
+        if (c.credit)
+            printf(",\"fcp_sent\":%" PRIu64 ",\"credit_drops\":%" PRIu64 ",\"converged\":%s",
+                   r.fcp_sent, r.credit_drops, r.converged ? "true" : "false");
+        else
+            printf(",\"fc_onoff_sent\":%" PRIu64, r.fc_onoff_sent);
+        printf(",\"vl\":[");
+        for (unsigned v = 0; v < c.vls; v++) {
+            printf("%s{\"vl\":%u,\"sent_packets\":%" PRIu64 ",\"delivered_packets\":%" PRIu64
+                   ",\"throughput\":%.6f", v ? "," : "", v, r.sent_packets[v],
+                   r.delivered_packets[v], (double)r.delivered_bytes[v] / ((double)c.slots * pay));
+            if (c.hol_vl >= 0)
+                printf(",\"in_stall\":%.6f", (double)r.hol_bytes[v] / ((double)win * pay));
+            printf("}");
+        }
+        printf("]}\n");
+        return status;
+    }
     printf("mode %s: two RIFL lanes (F=%u, K=%u, %.0f m), %u VL%s, %" PRIu64
            " slots, BER %g, seed %" PRIu64 "\n",
            o->mode, c.lane.frame_bits, c.lane.fid_bits, c.lane.link.cable_m, c.vls,
@@ -393,7 +540,7 @@ static int run_lanes(const struct opts *o)
         printf("  %2u  %9" PRIu64 "  %14" PRIu64 "  %10.4f", v, r.sent_packets[v],
                r.delivered_packets[v], (double)r.delivered_bytes[v] / ((double)c.slots * pay));
         if (c.hol_vl >= 0)
-            printf("  %8.4f", win ? (double)r.hol_bytes[v] / ((double)win * pay) : 0.0);
+            printf("  %8.4f", (double)r.hol_bytes[v] / ((double)win * pay));
         printf("\n");
     }
     printf("  throughput %.4f of the lane payload rate; %s; bad packets %" PRIu64
@@ -407,7 +554,152 @@ static int run_lanes(const struct opts *o)
                r.converged ? "consistent" : "INCONSISTENT");
     else
         printf("  ON/OFF flow-control frames sent %" PRIu64 "\n", r.fc_onoff_sent);
-    return r.lossless && (!c.credit || r.converged) ? 0 : 1;
+    return status;
+}
+
+/* ---- checks before anything runs -------------------------------------------- */
+
+static int check_options(const struct cli_opt *t, struct opts *o)
+{
+    static const char *const raw_only[] = { "rtt", "jitter", "chunk", "stall-on", "stall-off",
+        "stall-fixed", "data-corrupt", "fcp-loss", "fcp-corrupt", "fcp-min-gap", "overhead",
+        "on-frac", "off-frac", "high", "low", "high-limit", NULL };
+    bool lanes = lane_mode(o);
+    if (strcmp(o->mode, "credit") && strcmp(o->mode, "onoff") && strcmp(o->mode, "lane-credit") &&
+        strcmp(o->mode, "lane-onoff"))
+        return cli_fail(t, "mode", "'%s' is unknown; use credit, onoff, lane-credit or "
+                        "lane-onoff", o->mode);
+    enum experiment e = experiment_of(o);
+    if (o->experiment && strcmp(o->experiment, "buffer") && strcmp(o->experiment, "curve") &&
+        strcmp(o->experiment, "hol"))
+        return cli_fail(t, "experiment", "'%s' is unknown; use buffer, curve or hol",
+                        o->experiment);
+    if (e != EXP_NONE && lanes)
+        return cli_fail(t, "mode,experiment", "the experiments run on the raw channel; drop "
+                        "--mode %s or --experiment", o->mode);
+    if (e != EXP_NONE && (cli_unused(t, "mode", "with --experiment (it runs credit and "
+                                     "onoff side by side)") ||
+                          cli_unused(t, "json", "with --experiment (it prints tables; "
+                                     "--csv FILE writes the data)")))
+        return 2;
+    if (e == EXP_NONE && o->csv)
+        return cli_fail(t, "csv", "--csv writes the data of an experiment (--experiment "
+                        "buffer, curve or hol); a single run prints a summary, or JSON with "
+                        "--json");
+    o->vls_run = e == EXP_BUFFER || e == EXP_CURVE ? 1 : e == EXP_HOL ? 2 : (unsigned)o->vls;
+    if (e != EXP_NONE && cli_unused(t, "vls", "with --experiment (buffer and curve use 1 VL, "
+                                    "hol 2)"))
+        return 2;
+    if ((e == EXP_BUFFER || e == EXP_CURVE) &&
+        (cli_unused(t, "buffer", "with --experiment buffer or curve (the experiment varies "
+                    "the buffer)") ||
+         cli_unused(t, "stall-fixed", "with --experiment buffer or curve (their stalls are "
+                    "always of fixed length)")))
+        return 2;
+    if (e == EXP_BUFFER && cli_unused(t, "rtt", "with --experiment buffer (it runs the RTTs "
+                                      "of --rtts)"))
+        return 2;
+    if (e != EXP_BUFFER && (cli_unused(t, "rtts", "without --experiment buffer") ||
+                            cli_unused(t, "target", "without --experiment buffer")))
+        return 2;
+    if (e == EXP_HOL && cli_unused(t, "hol-vl", "with --experiment hol (VL1 stalls)"))
+        return 2;
+    if ((e == EXP_BUFFER || e == EXP_CURVE) &&
+        cli_unused(t, "hol-vl", "with --experiment buffer or curve (the consumer stalls as "
+                   "--stall-on and --stall-off say)"))
+        return 2;
+    if (lanes) {
+        for (const char *const *n = raw_only; *n; n++)
+            if (cli_unused(t, *n, "in the lane modes (it belongs to the raw channel modes "
+                           "credit and onoff)"))
+                return 2;
+        if (!strcmp(o->mode, "lane-onoff") &&
+            (cli_unused(t, "buffer", "with --mode lane-onoff (the lanes' own buffers "
+                        "apply)") ||
+             cli_unused(t, "fcp-period", "with --mode lane-onoff (no credits)")))
+            return 2;
+    } else if (cli_unused(t, "ber", "in the raw channel modes (the lane modes have bit "
+                          "errors; the raw channel has --data-corrupt and --fcp-loss)") ||
+               cli_unused(t, "cable-m", "in the raw channel modes (--rtt sets the delay)"))
+        return 2;
+    if (!lanes && !strcmp(o->mode, "credit") && e == EXP_NONE &&
+        (cli_unused(t, "on-frac", "with --mode credit (on/off thresholds)") ||
+         cli_unused(t, "off-frac", "with --mode credit (on/off thresholds)")))
+        return 2;
+    if (!lanes && !strcmp(o->mode, "onoff") && e == EXP_NONE) {
+        static const char *const credit_only[] = { "chunk", "fcp-period", "fcp-min-gap",
+                                                   "fcp-loss", "fcp-corrupt", NULL };
+        for (const char *const *n = credit_only; *n; n++)
+            if (cli_unused(t, *n, "with --mode onoff (credit mode only)"))
+                return 2;
+    }
+    if (!((o->high && *o->high) || (o->low && *o->low)) &&
+        cli_unused(t, "high-limit", "without --high or --low tables"))
+        return 2;
+    if (o->loads && cli_is_set(t, "load"))
+        return cli_fail(t, "load,loads", "give one of --load (every VL) and --loads (per VL)");
+    if (o->drains && cli_is_set(t, "drain"))
+        return cli_fail(t, "drain,drains", "give one of --drain (every VL) and --drains (per "
+                        "VL)");
+    /* lists: one value per VL, each in range */
+    double tmp[RIFL_FC_MAX_DATA_VLS];
+    if ((o->loads && vl_list(o, "loads", o->loads, tmp, false)) ||
+        (o->drains && vl_list(o, "drains", o->drains, tmp, false)))
+        return 2;
+    if (e == EXP_BUFFER) {
+        double r[32];
+        int n = cli_parse_list(o->rtts, r, 32, 2, 1e9, cli_where(t, "rtts"));
+        if (n < 0)
+            return 2;
+        for (int i = 0; i < n; i++)
+            if (r[i] != floor(r[i]) || fmod(r[i], 2))
+                return cli_fail(t, "rtts", "%g is not an even whole number of symbol times "
+                                "(each direction is delayed by RTT/2)", r[i]);
+    }
+    if (!lanes && o->rtt % 2)
+        return cli_fail(t, "rtt", "%" PRIu64 " is odd; give an even round trip (each "
+                        "direction is delayed by RTT/2)", o->rtt);
+    if (o->hol_vl >= (int64_t)o->vls_run)
+        return cli_fail(t, "hol-vl", "VL %" PRId64 " does not exist with %u VL%s; use -1 "
+                        "(none) or 0 to %u", o->hol_vl, o->vls_run, o->vls_run == 1 ? "" : "s",
+                        o->vls_run - 1);
+    bool hol = o->hol_vl >= 0 || e == EXP_HOL;
+    if (!hol && (cli_unused(t, "hol-start", "without --hol-vl (or --experiment hol)") ||
+                 cli_unused(t, "hol-end", "without --hol-vl (or --experiment hol)")))
+        return 2;
+    if (hol && !(o->hol_start < o->hol_end))
+        return cli_fail(t, "hol-start,hol-end", "the stall window starts at %g and ends at %g "
+                        "of the run; the start must come before the end", o->hol_start,
+                        o->hol_end);
+    if (o->min_len > o->max_len)
+        return cli_fail(t, "min-len,max-len", "the smallest packet (%" PRIu64 " bytes) is "
+                        "larger than the largest (%" PRIu64 ")", o->min_len, o->max_len);
+    if ((o->stall_on > 0) != (o->stall_off > 0))
+        return cli_fail(t, "stall-on,stall-off", "random stalls need both a mean run "
+                        "(--stall-on) and a mean stall (--stall-off)");
+    if (!(o->off_frac < o->on_frac))
+        return cli_fail(t, "on-frac,off-frac", "the OFF notice threshold --on-frac (%g) must "
+                        "be above the ON notice threshold --off-frac (%g)", o->on_frac,
+                        o->off_frac);
+    if (o->chunk % 64)
+        return cli_fail(t, "chunk", "%" PRIu64 " bytes is not a multiple of 64 bytes",
+                        o->chunk);
+    if (o->duration == 0 && (e == EXP_NONE || e == EXP_HOL))
+        return cli_fail(t, "duration", "0 is automatic only with --experiment buffer or "
+                        "curve; give the %s to run", lanes ? "frame slots" : "symbol times");
+    if (o->csv && !o->csv_file) {
+        char what[300];
+        snprintf(what, sizeof what, "%s", cli_where(t, "csv"));
+        if (cli_check_output(o->csv, what))
+            return 2;
+        o->csv_file = fopen(o->csv, "w");
+        if (!o->csv_file) {
+            fprintf(stderr, "error: %s: cannot write '%s': %s\n", what, o->csv,
+                    strerror(errno));
+            return 2;
+        }
+    }
+    return 0;
 }
 
 static int run(int argc, char **argv)
@@ -425,9 +717,9 @@ static int run(int argc, char **argv)
           " buffer, ON/OFF notices) over the raw channel; lane-credit or lane-onoff over two"
           " RIFL lanes (--duration then counts frame slots)", 0, 0 },
         { "vls", CLI_UINT, &o.vls, "data VLs carrying traffic", 1, 15 },
-        { "duration", CLI_UINT, &o.duration, "symbol times of traffic (with --experiment buffer or curve, 0 ="
-          " 400 RTT and at least 4M per run)", 0, 1e12 },
-        { "rtt", CLI_UINT, &o.rtt, "round trip in symbol times (byte times)", 0, 1e9 },
+        { "duration", CLI_UINT, &o.duration, "symbol times of traffic (with --experiment buffer"
+          " or curve, 0 = 400 RTT and at least 4M per run)", 0, 1e12 },
+        { "rtt", CLI_UINT, &o.rtt, "round trip in symbol times (byte times), even", 0, 1e9 },
         { "jitter", CLI_UINT, &o.jitter, "extra random delay per item, order kept", 0, 1e9 },
         { "buffer", CLI_BYTES, &o.buffer, "receive buffer: per VL (credit) or shared (onoff)",
           64, 1e12 },
@@ -436,10 +728,11 @@ static int run(int argc, char **argv)
         { "max-len", CLI_UINT, &o.max_len, "largest packet, bytes", 1, 65536 },
         { "load", CLI_DOUBLE, &o.load, "offered load per VL, fraction of the line (>= 1:"
           " always backlogged)", 0, 1e3 },
-        { "loads", CLI_STRING, &o.loads, "per-VL offered loads, e.g. 0.5,0.2", 0, 0 },
+        { "loads", CLI_STRING, &o.loads, "per-VL offered loads, one per VL, e.g. 0.5,0.2", 0,
+          0 },
         { "drain", CLI_DOUBLE, &o.drain, "receiver consumer rate per VL, fraction of the line",
           0, 1e3 },
-        { "drains", CLI_STRING, &o.drains, "per-VL consumer rates", 0, 0 },
+        { "drains", CLI_STRING, &o.drains, "per-VL consumer rates, one per VL", 0, 0 },
         { "stall-on", CLI_DOUBLE, &o.stall_on, "mean consumer run between stalls, symbol"
           " times (in experiments: RTTs)", 0, 1e12 },
         { "stall-off", CLI_DOUBLE, &o.stall_off, "mean consumer stall, symbol times (in"
@@ -471,16 +764,18 @@ static int run(int argc, char **argv)
           " (255: none)", 0, 255 },
         { "ber", CLI_DOUBLE, &o.ber, "lane modes: bit error rate on the lanes", 0, 0.01 },
         { "cable-m", CLI_DOUBLE, &o.cable_m, "lane modes: cable length in metres", 0, 1e5 },
-        { "seed", CLI_UINT, &o.seed, "random seed", 0, 1.8e19 },
+        { "seed", CLI_UINT, &o.seed, "random seed", 0, 18446744073709551615.0 },
         { "experiment", CLI_STRING, &o.experiment, "buffer (min buffer vs RTT), curve"
           " (efficiency vs buffer at --rtt) or hol (head-of-line blocking)", 0, 0 },
-        { "rtts", CLI_STRING, &o.rtts, "--experiment buffer: RTTs to try", 0, 0 },
-        { "target", CLI_DOUBLE, &o.target, "--experiment buffer: efficiency to reach", 0, 1 },
-        { "csv", CLI_STRING, &o.csv, "experiments: also write the data for gnuplot here",
+        { "rtts", CLI_STRING, &o.rtts, "--experiment buffer: RTTs to try (even, at most 32)",
           0, 0 },
-        { "json", CLI_FLAG, &o.json, "print the result as one JSON object", 0, 0 },
+        { "target", CLI_DOUBLE, &o.target, "--experiment buffer: efficiency to reach", 0, 1 },
+        { "csv", CLI_STRING, &o.csv, "experiments: also write the data for gnuplot to this "
+          "file", 0, 0 },
+        { "json", CLI_FLAG, &o.json, "print the result of a run as one JSON object", 0, 0 },
         CLI_END
     };
+    g_opts = opts;
     int rc = cli_parse(argc, argv, opts, "[options]",
                        "Simulate link-level flow control on a link from port A to port B:"
                        " credit-based with virtual lanes (InfiniBand style) or ON/OFF (RIFL"
@@ -488,36 +783,36 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (!strncmp(o.mode, "lane-", 5)) {
-        if (strcmp(o.mode, "lane-credit") && strcmp(o.mode, "lane-onoff")) {
-            fprintf(stderr, "error: --mode '%s' unknown; use credit, onoff, lane-credit or"
-                    " lane-onoff\n", o.mode);
-            return 2;
-        }
-        if (o.experiment) {
-            fprintf(stderr, "error: the experiments run on the raw channel; drop --mode %s"
-                    " or --experiment\n", o.mode);
-            return 2;
-        }
-        return run_lanes(&o);
-    }
-    rifl_csim_config c;
-    if (build_config(&o, &c))
+    if (check_options(opts, &o))
         return 2;
-    if (o.experiment) {
+    if (lane_mode(&o))
+        return run_lanes(&o);
+    rifl_csim_config c;
+    char msg[256] = "";
+    if (build_config(&o, &c, false)) {
+        close_csv(&o);
+        return 2;
+    }
+    /* a short run of the same settings: refusals before any output */
+    if (raw_ok_msg(&o, msg, sizeof msg)) {
+        close_csv(&o);
+        if (o.csv)
+            remove(o.csv);
+        return cli_blame(opts, raw_ok, &o, msg);
+    }
+    enum experiment e = experiment_of(&o);
+    if (e != EXP_NONE) {
         printf("seed %" PRIu64 "\n", o.seed);
-        if (!strcmp(o.experiment, "buffer"))
-            return experiment_buffer(&o, &c);
-        if (!strcmp(o.experiment, "curve")) {
+        if (e == EXP_BUFFER)
+            rc = experiment_buffer(&o, &c);
+        else if (e == EXP_CURVE) {
             if (!o.duration)
                 c.duration = 400 * o.rtt < 4000000 ? 4000000 : 400 * o.rtt;
-            return experiment_curve(&o, &c);
-        }
-        if (!strcmp(o.experiment, "hol"))
-            return experiment_hol(&o, &c);
-        fprintf(stderr, "error: --experiment '%s' unknown; use buffer, curve or hol\n",
-                o.experiment);
-        return 2;
+            rc = experiment_curve(&o, &c);
+        } else
+            rc = experiment_hol(&o, &c);
+        int crc = close_csv(&o);
+        return rc ? rc : crc;
     }
     rifl_csim_result r;
     if (run_one(&c, &r))
