@@ -17,18 +17,30 @@ struct opts {
     bool csv;
 };
 
+static const struct cli_opt *g_opts; /* the option table, for messages */
+
+/* a duration in years, or a note when the frame failure ratio is 0 */
+static void years_text(char *buf, size_t n, double y, double ber, bool csv)
+{
+    if (isfinite(y))
+        snprintf(buf, n, csv ? "%.6g" : "%.4g years", y);
+    else if (csv)
+        snprintf(buf, n, "%s", "");
+    else if (ber == 0)
+        snprintf(buf, n, "unbounded (no bit errors)");
+    else
+        snprintf(buf, n, "beyond 1e300 years (the FFR is below the range of a double)");
+}
+
 static int link_cmd(const struct opts *o)
 {
     unsigned F = (unsigned)o->frame_bits;
-    if (rifl_frame_width_check(F) != RIFL_OK) {
-        fprintf(stderr, "error: frame width %u is not supported; use 64, 128, 256, 512, 1024 "
-                "or 2048\n", F);
-        return 2;
-    }
-    if (!(o->ber >= 0 && o->ber <= 0.5)) {
-        fprintf(stderr, "error: bit error rate %g is out of range; use 0 to 0.5\n", o->ber);
-        return 2;
-    }
+    if (rifl_frame_width_check(F) != RIFL_OK)
+        return cli_fail(g_opts, "frame-bits", "frame width %u is not supported; use 64, 128, "
+                        "256, 512, 1024 or 2048", F);
+    if (o->goodput > o->rate)
+        return cli_fail(g_opts, "goodput,rate", "a goodput of %g Gbit/s is above the line rate "
+                        "of %g Gbit/s", o->goodput, o->rate);
     rifl_link_params lp = { o->rate, o->cable, o->ns_per_m, o->xcvr };
     double rtt_ns = 2 * (o->xcvr + o->cable * o->ns_per_m);
     double rtt_f = rifl_link_rtt_frames(&lp, F, (unsigned)o->pipeline);
@@ -38,7 +50,28 @@ static int link_cmd(const struct opts *o)
     unsigned sv = rifl_eq_verification_bits(keng > m ? keng : m);
     double ffr = rifl_eq_ffr(F, m, (unsigned)o->hd, o->ber);
     double gp = o->goodput > 0 ? o->goodput : o->rate * rifl_eq_efficiency(F, 12);
-    rifl_fc_sizing fc = rifl_eq_fc(rtt_f, 2.0 * (1u << keng));
+    double dflt_buf = 2.0 * ldexp(1.0, (int)keng);
+    rifl_fc_sizing fc = rifl_eq_fc(rtt_f, dflt_buf);
+    double y_line = rifl_eq_mtbf_years(ffr, o->rate, F, 0.01);
+    double y_gp = rifl_eq_mtbf_years(ffr, gp, F, 0.01);
+    double y_mean = rifl_eq_mean_years(ffr, gp, F);
+    char t1[64], t2[64], t3[64];
+    years_text(t1, sizeof t1, y_line, o->ber, o->csv);
+    years_text(t2, sizeof t2, y_gp, o->ber, o->csv);
+    years_text(t3, sizeof t3, y_mean, o->ber, o->csv);
+    if (o->csv) {
+        printf("frame_bits,rate_gbps,cable_m,ns_per_m,transceiver_ns,pipeline_frames,rtt_ns,"
+               "rtt_frames,fid_bits_eq13,fid_bits_engine,crc_bits,hd,verification_bits,"
+               "efficiency,ber,ffr,mtbf_years_1pct_line,goodput_gbps,mtbf_years_1pct_goodput,"
+               "mean_years_goodput,fc_min_buffer_frames,fc_default_buffer_frames,fc_on_frames,"
+               "fc_off_frames\n");
+        printf("%u,%g,%g,%g,%g,%llu,%.3f,%.3f,%u,%u,%u,%llu,%u,%.6f,%g,%.6g,%s,%.6g,%s,%s,"
+               "%.3f,%.0f,%.3f,%.3f\n", F, o->rate, o->cable, o->ns_per_m, o->xcvr,
+               (unsigned long long)o->pipeline, rtt_ns, rtt_f, k13, keng, m,
+               (unsigned long long)o->hd, sv, rifl_eq_efficiency(F, sv), o->ber, ffr, t1, gp,
+               t2, t3, fc.min_buffer, dflt_buf, fc.on, fc.off);
+        return 0;
+    }
     printf("link: %u-bit frames at %g Gbit/s, %g m x %g ns/m + %g ns transceivers: RTT %.1f ns "
            "= %.1f frames (with %llu pipeline frames)\n", F, o->rate, o->cable, o->ns_per_m,
            o->xcvr, rtt_ns, rtt_f, (unsigned long long)o->pipeline);
@@ -50,14 +83,11 @@ static int link_cmd(const struct opts *o)
            rifl_eq_efficiency(F, sv));
     printf("Eq. 15/16 FFR, %u-bit CRC with HD %llu at BER %g:          %.4g\n", m,
            (unsigned long long)o->hd, o->ber, ffr);
-    printf("Eq. 14  time to 1%% failure probability at the line rate: %.4g years\n",
-           rifl_eq_mtbf_years(ffr, o->rate, F, 0.01));
-    printf("Eq. 26  same at %.3f Gbit/s of payload:                  %.4g years\n", gp,
-           rifl_eq_mtbf_years(ffr, gp, F, 0.01));
-    printf("        mean time to the first undetected frame there:   %.4g years\n",
-           rifl_eq_mean_years(ffr, gp, F));
+    printf("Eq. 14  time to 1%% failure probability at the line rate: %s\n", t1);
+    printf("Eq. 26  same at %.3f Gbit/s of payload:                  %s\n", gp, t2);
+    printf("        mean time to the first undetected frame there:   %s\n", t3);
     printf("Eq. 23  flow-control buffer >= 1.5 x RTT:                %.1f frames (default "
-           "2^(K+1) = %u)\n", fc.min_buffer, 2u << keng);
+           "2^(K+1) = %.0f)\n", fc.min_buffer, dflt_buf);
     printf("Eq. 24/25 thresholds ON / OFF:                          %.1f / %.1f frames\n",
            fc.on, fc.off);
     return 0;
@@ -107,46 +137,94 @@ static void table3(const struct opts *o)
 }
 
 /* goodput at the sweep point nearest to `ber` in a `rifl sim link --csv`
- * file (columns ber and goodput_gbps) */
-static double sweep_goodput(const char *path, double ber, double *found)
+ * file (columns ber and goodput_gbps): 0 with *gp, 1 when no point is near,
+ * 2 after a message about a bad file */
+static int sweep_goodput(const char *path, double ber, double *gp)
 {
     size_t len;
     char *buf = cli_read_file(path, &len);
     if (!buf)
-        return NAN;
+        return 2;
     int cb = -1, cg = -1;
     double best = NAN, bestd = INFINITY;
-    char *save = NULL;
-    bool header = true;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    unsigned lineno = 0;
+    bool header = true, bad = false;
+    char *p = buf;
+    while (*p && !bad) {
+        char *line = p;
+        size_t n = strcspn(p, "\n");
+        p += n + (p[n] == '\n');
+        line[n] = '\0';
+        if (n && line[n - 1] == '\r')
+            line[n - 1] = '\0';
+        lineno++;
+        if (!line[0] || line[0] == '#')
+            continue;
         int col = 0;
         double vb = NAN, vg = NAN;
-        char *s2 = NULL;
-        for (char *f = strtok_r(line, ",", &s2); f; f = strtok_r(NULL, ",", &s2), col++) {
+        char *f = line;
+        for (;;) {
+            size_t fl = strcspn(f, ",");
+            char end = f[fl];
+            f[fl] = '\0';
             if (header) {
                 if (!strcmp(f, "ber"))
                     cb = col;
                 if (!strcmp(f, "goodput_gbps"))
                     cg = col;
-            } else if (col == cb)
-                vb = atof(f);
-            else if (col == cg)
-                vg = atof(f);
+            } else if (col == cb || col == cg) {
+                double v;
+                if (cli_parse_double(f, &v) || v < 0) {
+                    fprintf(stderr, "error: %s: %s:%u: column '%s' holds '%s', not a number "
+                            "(the file should come from rifl sim link --sweep ... --csv)\n",
+                            cli_where(g_opts, "sweep-csv"), path, lineno,
+                            col == cb ? "ber" : "goodput_gbps", f);
+                    bad = true;
+                    break;
+                }
+                if (col == cb)
+                    vb = v;
+                else
+                    vg = v;
+            }
+            col++;
+            if (!end)
+                break;
+            f += fl + 1;
+        }
+        if (bad)
+            break;
+        if (header && (cb < 0 || cg < 0)) {
+            fprintf(stderr, "error: %s: %s has no 'ber' and 'goodput_gbps' columns (make it "
+                    "with rifl sim link --sweep ... --csv)\n", cli_where(g_opts, "sweep-csv"),
+                    path);
+            bad = true;
+            break;
+        }
+        if (!header && (isnan(vb) || isnan(vg))) {
+            fprintf(stderr, "error: %s: %s:%u: the line has fewer columns than the header\n",
+                    cli_where(g_opts, "sweep-csv"), path, lineno);
+            bad = true;
+            break;
         }
         if (!header && vb > 0 && fabs(log10(vb / ber)) < bestd) {
             bestd = fabs(log10(vb / ber));
             best = vg;
-            *found = vb;
         }
         header = false;
     }
     free(buf);
-    if (cb < 0 || cg < 0) {
-        fprintf(stderr, "error: %s has no 'ber' and 'goodput_gbps' columns (make it with "
-                "rifl sim link --sweep ... --csv)\n", path);
-        return NAN;
+    if (!bad && header) {
+        fprintf(stderr, "error: %s: %s is empty (make it with rifl sim link --sweep ... "
+                "--csv)\n", cli_where(g_opts, "sweep-csv"), path);
+        bad = true;
     }
-    return bestd < 0.05 ? best : NAN;
+    if (bad)
+        return 2;
+    if (!(bestd < 0.05))
+        return 1;
+    *gp = best;
+    return 0;
 }
 
 static int table5(const struct opts *o)
@@ -154,29 +232,46 @@ static int table5(const struct opts *o)
     static const double bers[4] = { 1e-11, 1e-9, 1e-7, 1e-5 };
     static const double paper[4] = { 1.81e23, 1.81e15, 1.88e8, 6.33 };
     unsigned F = 256, m = 12, hd = 4;
+    double gp[4];
+    for (int i = 0; i < 4; i++) {
+        gp[i] = o->rate * rifl_payload_bytes(F) * 8.0 / F;
+        if (!o->sweep_csv)
+            continue;
+        int rc = sweep_goodput(o->sweep_csv, bers[i], &gp[i]);
+        if (rc == 1)
+            return cli_fail(g_opts, "sweep-csv", "%s has no point near BER %g (within 12%%); "
+                            "make it with a sweep over it, e.g. --sweep ber=1e-11:1e-5:x10",
+                            o->sweep_csv, bers[i]);
+        if (rc)
+            return 2;
+    }
+    char src[160];
+    if (o->sweep_csv)
+        snprintf(src, sizeof src, " from %s", o->sweep_csv);
+    else
+        snprintf(src, sizeof src, " (no sweep file: payload line rate %.4g Gbit/s)", gp[0]);
     if (o->csv)
         printf("ber,goodput_gbps,ffr,mtbf_years_1pct,mtbf_years_mean,paper_years\n");
     else
-        printf("Table 5: F = %u, %u-bit CRC with HD %u, Eq. 26 with the measured goodput%s%s\n"
-               "%-8s %10s %11s %14s %14s %12s\n", F, m, hd,
-               o->sweep_csv ? " from " : " (no sweep file: payload line rate 105 Gbit/s)",
-               o->sweep_csv ? o->sweep_csv : "", "BER", "Gbit/s", "FFR", "1% (y)",
-               "mean (y)", "paper (y)");
+        printf("Table 5: F = %u, %u-bit CRC with HD %u, Eq. 26 with the measured goodput%s\n"
+               "%-8s %10s %11s %14s %14s %12s\n", F, m, hd, src, "BER", "Gbit/s", "FFR",
+               "1% (y)", "mean (y)", "paper (y)");
     for (int i = 0; i < 4; i++) {
-        double gp = o->rate * rifl_payload_bytes(F) * 8.0 / F, at = bers[i];
-        if (o->sweep_csv) {
-            gp = sweep_goodput(o->sweep_csv, bers[i], &at);
-            if (isnan(gp)) {
-                fprintf(stderr, "error: no point near BER %g in %s\n", bers[i], o->sweep_csv);
-                return 2;
-            }
-        }
         double ffr = rifl_eq_ffr(F, m, hd, bers[i]);
-        double y1 = rifl_eq_mtbf_years(ffr, gp, F, 0.01), ym = rifl_eq_mean_years(ffr, gp, F);
+        /* Eq. 26 counts time at the goodput: none delivered, no figure */
+        double y[2] = { rifl_eq_mtbf_years(ffr, gp[i], F, 0.01),
+                        rifl_eq_mean_years(ffr, gp[i], F) };
+        char t[2][32];
+        for (int k = 0; k < 2; k++) {
+            if (gp[i] > 0 && isfinite(y[k]))
+                snprintf(t[k], sizeof t[k], o->csv ? "%.4g" : "%.3g", y[k]);
+            else
+                snprintf(t[k], sizeof t[k], "%s", o->csv ? "" : "-");
+        }
         if (o->csv)
-            printf("%g,%.4f,%.4g,%.4g,%.4g,%.3g\n", bers[i], gp, ffr, y1, ym, paper[i]);
+            printf("%g,%.4f,%.4g,%s,%s,%.3g\n", bers[i], gp[i], ffr, t[0], t[1], paper[i]);
         else
-            printf("%-8.0e %10.3f %11.3g %14.3g %14.3g %12.3g\n", bers[i], gp, ffr, y1, ym,
+            printf("%-8.0e %10.3f %11.3g %14s %14s %12.3g\n", bers[i], gp[i], ffr, t[0], t[1],
                    paper[i]);
     }
     return 0;
@@ -198,13 +293,31 @@ static void fig8(const struct opts *o)
     }
 }
 
+/* "1/N" for one undetected frame in N hit, "-" when none was undetected */
+static void per_text(char *buf, size_t n, uint64_t hit, uint64_t undetected)
+{
+    if (undetected)
+        snprintf(buf, n, "1/%.0f", (double)hit / (double)undetected);
+    else
+        snprintf(buf, n, "-");
+}
+
 static int ffr_cmd(const struct opts *o)
 {
     unsigned F = (unsigned)o->frame_bits;
-    if (rifl_frame_width_check(F) != RIFL_OK) {
-        fprintf(stderr, "error: frame width %u is not supported\n", F);
+    if (rifl_frame_width_check(F) != RIFL_OK)
+        return cli_fail(g_opts, "frame-bits", "frame width %u is not supported; use 64, 128, "
+                        "256, 512, 1024 or 2048", F);
+    double bers[64];
+    char what[300];
+    snprintf(what, sizeof what, "%s", cli_where(g_opts, "bers"));
+    int nb = cli_parse_list(o->bers, bers, 64, 0, 0.5, what);
+    if (nb < 0)
         return 2;
-    }
+    for (int i = 0; i < nb; i++)
+        if (!(bers[i] >= 1e-30))
+            return cli_fail(g_opts, "bers", "%g is not a bit error rate to measure; use rates "
+                            "from 1e-30 to 0.5", bers[i]);
     fprintf(stderr, "rifl calc ffr: seed %llu\n", (unsigned long long)o->seed);
     if (o->csv)
         printf("ber,frames,hit,undetected,ffr_measured,ffr_eq15,ratio,undetected_below_4,"
@@ -214,19 +327,17 @@ static int ffr_cmd(const struct opts *o)
                "CRC, HD 4)\n%-8s %12s %10s %14s %14s %8s %10s %22s\n", F,
                (unsigned long long)o->frames, "BER", "frames hit", "undetected", "measured FFR",
                "Eq. 15 FFR", "ratio", "<4 errors", "undetected/hit: 4 5 6+");
-    char *list = strdup(o->bers), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        double ber;
-        if (cli_parse_double(tok, &ber) || !(ber > 0 && ber <= 0.5)) {
-            fprintf(stderr, "error: '%s' is not a bit error rate above 0 and at most 0.5\n", tok);
-            rc = 2;
-            break;
-        }
+    for (int i = 0; i < nb; i++) {
+        double ber = bers[i];
         rifl_ffr_count c;
         rifl_ffr_measure(F, ber, o->frames, o->seed, &c);
         double meas = (double)c.undetected / (double)c.frames;
         double eq = rifl_eq_ffr(F, 12, 4, ber);
+        char ratio[32];
+        if (eq > 0)
+            snprintf(ratio, sizeof ratio, "%.3f", meas / eq);
+        else
+            snprintf(ratio, sizeof ratio, "%s", o->csv ? "" : "-");
         uint64_t low = c.undetected_by_w[1] + c.undetected_by_w[2] + c.undetected_by_w[3];
         uint64_t h6 = 0, u6 = 0;
         for (int w = 6; w <= 16; w++) {
@@ -234,23 +345,57 @@ static int ffr_cmd(const struct opts *o)
             u6 += c.undetected_by_w[w];
         }
         if (o->csv)
-            printf("%g,%llu,%llu,%llu,%.4g,%.4g,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", ber,
+            printf("%g,%llu,%llu,%llu,%.4g,%.4g,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", ber,
                    (unsigned long long)c.frames, (unsigned long long)c.hit,
-                   (unsigned long long)c.undetected, meas, eq, meas / eq,
+                   (unsigned long long)c.undetected, meas, eq, ratio,
                    (unsigned long long)low, (unsigned long long)c.hit_by_w[4],
                    (unsigned long long)c.undetected_by_w[4], (unsigned long long)c.hit_by_w[5],
                    (unsigned long long)c.undetected_by_w[5], (unsigned long long)h6,
                    (unsigned long long)u6);
-        else
-            printf("%-8g %12llu %10llu %14.4g %14.4g %8.3f %10llu   1/%.0f 1/%.0f 1/%.0f\n", ber,
-                   (unsigned long long)c.hit, (unsigned long long)c.undetected, meas, eq,
-                   meas / eq, (unsigned long long)low,
-                   (double)c.hit_by_w[4] / (double)c.undetected_by_w[4],
-                   (double)c.hit_by_w[5] / (double)c.undetected_by_w[5], (double)h6 / (double)u6);
+        else {
+            char w4[32], w5[32], w6[32];
+            per_text(w4, sizeof w4, c.hit_by_w[4], c.undetected_by_w[4]);
+            per_text(w5, sizeof w5, c.hit_by_w[5], c.undetected_by_w[5]);
+            per_text(w6, sizeof w6, h6, u6);
+            printf("%-8g %12llu %10llu %14.4g %14.4g %8s %10llu   %s %s %s\n", ber,
+                   (unsigned long long)c.hit, (unsigned long long)c.undetected, meas, eq, ratio,
+                   (unsigned long long)low, w4, w5, w6);
+        }
         fflush(stdout);
     }
-    free(list);
-    return rc;
+    return 0;
+}
+
+/* which modes use each option; an option set for another mode is refused */
+struct use {
+    const char *name, *modes;
+};
+static const struct use uses[] = {
+    { "frame-bits", "link ffr" }, { "rate", "link table5" }, { "cable", "link" },
+    { "ns-per-m", "link" }, { "transceiver-ns", "link" }, { "pipeline", "link" },
+    { "ber", "link" }, { "crc-bits", "link" }, { "hd", "link" }, { "goodput", "link" },
+    { "sweep-csv", "table5" }, { "max-len", "fig8" }, { "bers", "ffr" }, { "frames", "ffr" },
+    { "seed", "ffr" }, { "csv", "link table2 table3 table5 fig8 ffr" },
+};
+
+static int check_uses(const char *mode, const struct opts *o)
+{
+    for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+        char list[64];
+        snprintf(list, sizeof list, " %s ", uses[i].modes);
+        char m[32];
+        snprintf(m, sizeof m, " %s ", mode);
+        if (strstr(list, m))
+            continue;
+        char why[200];
+        snprintf(why, sizeof why, "in 'rifl calc %s' (it is used by: %s)", mode, uses[i].modes);
+        if (cli_unused(g_opts, uses[i].name, why))
+            return 2;
+    }
+    if (!strcmp(mode, "table5") && o->sweep_csv &&
+        cli_unused(g_opts, "rate", "with --sweep-csv (the goodput comes from the file)"))
+        return 2;
+    return 0;
 }
 
 static int run(int argc, char **argv)
@@ -261,24 +406,30 @@ static int run(int argc, char **argv)
         .ber = 1e-7, .bers = "3e-2,1e-2,3e-3,1e-3",
     };
     struct cli_opt opts[] = {
-        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 0, 0 },
-        { "rate", CLI_DOUBLE, &o.rate, "line rate, Gbit/s", 0, 0 },
-        { "cable", CLI_DOUBLE, &o.cable, "cable length, m", 0, 0 },
-        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m", 0, 0 },
-        { "transceiver-ns", CLI_DOUBLE, &o.xcvr, "one-way transceiver latency, ns", 0, 0 },
-        { "pipeline", CLI_UINT, &o.pipeline, "pipeline frames added to the round trip", 0, 0 },
-        { "ber", CLI_DOUBLE, &o.ber, "bit error rate (link)", 0, 0 },
+        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F: 64, 128, 256, 512, 1024 or "
+          "2048 (link, ffr)", 64, 2048 },
+        { "rate", CLI_DOUBLE, &o.rate, "line rate, Gbit/s (link, table5)", 0.001, 100000 },
+        { "cable", CLI_DOUBLE, &o.cable, "cable length, m (link)", 0, 100000 },
+        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m (link)", 0.001, 10000 },
+        { "transceiver-ns", CLI_DOUBLE, &o.xcvr, "one-way transceiver latency, ns (link)", 0,
+          1e7 },
+        { "pipeline", CLI_UINT, &o.pipeline, "pipeline frames added to the round trip (link)",
+          0, 1000000 },
+        { "ber", CLI_DOUBLE, &o.ber, "bit error rate (link)", 0, 0.5 },
         { "crc-bits", CLI_UINT, &o.crc_bits, "checksum width m (link)", 1, 32 },
         { "hd", CLI_UINT, &o.hd, "Hamming distance of the checksum (link)", 1, 64 },
-        { "goodput", CLI_DOUBLE, &o.goodput, "actual bandwidth for Eq. 26, Gbit/s (link)", 0, 0 },
+        { "goodput", CLI_DOUBLE, &o.goodput, "actual bandwidth for Eq. 26, Gbit/s; 0: the "
+          "efficiency of full frames (link)", 0, 100000 },
         { "sweep-csv", CLI_STRING, &o.sweep_csv, "rifl sim link sweep CSV (table5)", 0, 0 },
         { "max-len", CLI_UINT, &o.max_len, "largest payload, bytes (fig8)", 1, 65536 },
-        { "bers", CLI_STRING, &o.bers, "comma-separated bit error rates (ffr)", 0, 0 },
+        { "bers", CLI_STRING, &o.bers, "comma-separated bit error rates, at most 64 (ffr)", 0,
+          0 },
         { "frames", CLI_UINT, &o.frames, "frames per bit error rate (ffr)", 1, 1e12 },
-        { "seed", CLI_UINT, &o.seed, "seed (ffr)", 0, 0 },
-        { "csv", CLI_FLAG, &o.csv, "CSV output", 0, 0 },
+        { "seed", CLI_UINT, &o.seed, "seed (ffr)", 0, 18446744073709551615.0 },
+        { "csv", CLI_FLAG, &o.csv, "CSV output (fig8 is always CSV)", 0, 0 },
         CLI_END,
     };
+    g_opts = opts;
     char *pos[1];
     int np = 0;
     int rc = cli_parse(argc, argv, opts, "link|table2|table3|table5|fig8|ffr [options]",
@@ -299,10 +450,18 @@ static int run(int argc, char **argv)
                 "ffr (see --help)\n");
         return 2;
     }
-    if (!(o.rate > 0)) {
-        fprintf(stderr, "error: rate %g Gbit/s must be positive\n", o.rate);
+    static const char *const modes[] = { "link", "table2", "table3", "table5", "fig8", "ffr",
+                                         NULL };
+    bool known = false;
+    for (const char *const *m = modes; *m; m++)
+        known = known || !strcmp(*m, pos[0]);
+    if (!known) {
+        fprintf(stderr, "error: unknown calculation '%s'; use link, table2, table3, table5, "
+                "fig8 or ffr\n", pos[0]);
         return 2;
     }
+    if (check_uses(pos[0], &o))
+        return 2;
     if (!strcmp(pos[0], "link"))
         return link_cmd(&o);
     if (!strcmp(pos[0], "table2")) {
