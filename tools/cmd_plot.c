@@ -1,20 +1,40 @@
 /* `rifl plot`: turn CSV output of `rifl sim link --sweep ... --csv` or
- * `rifl calc fig8` into a PNG figure with gnuplot. */
+ * `rifl calc fig8` into a PNG figure with gnuplot.  Everything is checked
+ * before gnuplot runs: the output path, the columns, and every cell of the
+ * plotted columns (a number, or empty for a gap); the figure is written to a
+ * temporary file beside --out and renamed only when gnuplot succeeds. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-static int find_col(const char *header, const char *name)
+#define MAX_Y 16
+
+static const struct cli_opt *g_opts; /* the option table, for messages */
+
+/* split a line at commas in place; returns the field count (at most max) */
+static int split(char *line, char **f, int max)
 {
-    char *h = strdup(header), *save = NULL;
-    int col = 0, found = -1;
-    for (char *f = strtok_r(h, ",\r", &save); f; f = strtok_r(NULL, ",\r", &save), col++)
-        if (!strcmp(f, name))
-            found = col;
-    free(h);
-    return found;
+    int n = 0;
+    for (;;) {
+        size_t k = strcspn(line, ",");
+        char end = line[k];
+        line[k] = '\0';
+        if (n < max)
+            f[n] = line;
+        n++;
+        if (!end)
+            break;
+        line += k + 1;
+    }
+    return n;
 }
 
 static void gp_quote(FILE *f, const char *s)
@@ -23,9 +43,32 @@ static void gp_quote(FILE *f, const char *s)
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
             fputc('\\', f);
-        fputc(*s, f);
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
     }
     fputc('"', f);
+}
+
+/* --yrange: LO:HI, each a number, '*' or empty (automatic) */
+static int check_yrange(const char *r)
+{
+    const char *c = strchr(r, ':');
+    double lo = NAN, hi = NAN;
+    char a[64], b[64];
+    if (!c || strchr(c + 1, ':') || (size_t)(c - r) >= sizeof a || strlen(c + 1) >= sizeof b)
+        goto bad;
+    memcpy(a, r, (size_t)(c - r));
+    a[c - r] = '\0';
+    snprintf(b, sizeof b, "%s", c + 1);
+    if (a[0] && strcmp(a, "*") && cli_parse_double(a, &lo))
+        goto bad;
+    if (b[0] && strcmp(b, "*") && cli_parse_double(b, &hi))
+        goto bad;
+    if (!isnan(lo) && !isnan(hi) && !(lo < hi))
+        return cli_fail(g_opts, "yrange", "'%s': LO must be below HI", r);
+    return 0;
+bad:
+    return cli_fail(g_opts, "yrange", "'%s' is not a range; use LO:HI with numbers (either may "
+                    "be * or empty for automatic), e.g. 0:1.05", r);
 }
 
 static int run(int argc, char **argv)
@@ -37,25 +80,31 @@ static int run(int argc, char **argv)
     double scale = 1;
     struct cli_opt opts[] = {
         { "x", CLI_STRING, &x, "column for the x axis", 0, 0 },
-        { "y", CLI_STRING, &y, "comma-separated columns for the y axis", 0, 0 },
+        { "y", CLI_STRING, &y, "comma-separated columns for the y axis (at most 16)", 0, 0 },
         { "out", CLI_STRING, &out, "PNG file to write", 0, 0 },
         { "xlabel", CLI_STRING, &xlabel, "x axis label with unit", 0, 0 },
         { "ylabel", CLI_STRING, &ylabel, "y axis label with unit", 0, 0 },
         { "title", CLI_STRING, &title, "figure title", 0, 0 },
-        { "titles", CLI_STRING, &titles, "comma-separated legend entries (default: column names)", 0, 0 },
-        { "yrange", CLI_STRING, &yrange, "y range as LO:HI", 0, 0 },
-        { "style", CLI_STRING, &style, "gnuplot style: lines, points, linespoints", 0, 0 },
+        { "titles", CLI_STRING, &titles, "comma-separated legend entries, one per y column "
+          "(default: column names)", 0, 0 },
+        { "yrange", CLI_STRING, &yrange, "y range as LO:HI (* or empty: automatic)", 0, 0 },
+        { "style", CLI_STRING, &style, "gnuplot style: lines, points, linespoints, steps or "
+          "impulses", 0, 0 },
         { "key", CLI_STRING, &key, "legend position (gnuplot words)", 0, 0 },
-        { "scale", CLI_DOUBLE, &scale, "multiply y values by this", 0, 0 },
+        { "scale", CLI_DOUBLE, &scale, "multiply y values by this", -1e300, 1e300 },
         { "logx", CLI_FLAG, &logx, "logarithmic x axis", 0, 0 },
         { "logy", CLI_FLAG, &logy, "logarithmic y axis", 0, 0 },
         CLI_END,
     };
+    g_opts = opts;
     char *pos[1];
     int np = 0;
     int rc = cli_parse(argc, argv, opts, "FILE.csv --out FIG.png [options]",
-                       "Plots columns of a CSV file (a header line, then numbers) with gnuplot\n"
-                       "into a PNG, e.g. the output of `rifl sim link --sweep ... --csv`.",
+                       "Plots columns of a CSV file (a header line, then rows of numbers; an\n"
+                       "empty cell is a gap, e.g. bandwidth_ratio of a run without reference or\n"
+                       "ethernet100g below its smallest frame) with gnuplot into a PNG, e.g. the\n"
+                       "output of `rifl sim link --sweep ... --csv`.  Lines starting with # are\n"
+                       "comments.  A cell that is neither a number nor empty is an error.",
                        pos, 1, &np);
     if (rc)
         return rc == 1 ? 0 : 2;
@@ -63,93 +112,242 @@ static int run(int argc, char **argv)
         fprintf(stderr, "error: 'rifl plot' needs a CSV file and --out FIG.png\n");
         return 2;
     }
-    size_t len;
-    char *csv = cli_read_file(pos[0], &len);
-    if (!csv)
-        return 2;
-    char *nl = strchr(csv, '\n');
-    if (nl)
-        *nl = '\0';
-    int cx = find_col(csv, x);
-    if (cx < 0) {
-        fprintf(stderr, "error: %s has no column '%s' (header: %s)\n", pos[0], x, csv);
-        free(csv);
+    if (!strcmp(pos[0], "-")) {
+        fprintf(stderr, "error: 'rifl plot' reads its CSV twice (here and in gnuplot); give a "
+                "file name, not -\n");
         return 2;
     }
-    int cy[16], ny = 0;
-    char *ys = strdup(y), *save = NULL;
-    for (char *f = strtok_r(ys, ",", &save); f && ny < 16; f = strtok_r(NULL, ",", &save)) {
-        cy[ny] = find_col(csv, f);
-        if (cy[ny] < 0) {
-            fprintf(stderr, "error: %s has no column '%s' (header: %s)\n", pos[0], f, csv);
-            free(ys);
-            free(csv);
-            return 2;
-        }
-        ny++;
-    }
-    char *names[16];
-    int nt = 0;
-    char *ts = titles ? strdup(titles) : strdup(y);
-    save = NULL;
-    for (char *f = strtok_r(ts, ",", &save); f && nt < 16; f = strtok_r(NULL, ",", &save))
-        names[nt++] = f;
-    FILE *g = popen("gnuplot", "w");
-    if (!g) {
-        fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh)\n");
+    static const char *const styles[] = { "lines", "points", "linespoints", "steps", "impulses",
+                                          NULL };
+    bool style_ok = false;
+    for (const char *const *s = styles; *s; s++)
+        style_ok = style_ok || !strcmp(style, *s);
+    if (!style_ok)
+        return cli_fail(opts, "style", "'%s' is not a style; use lines, points, linespoints, "
+                        "steps or impulses", style);
+    if (!*key)
+        return cli_fail(opts, "key", "give a position such as 'bottom right'");
+    for (const char *k = key; *k; k++)
+        if (!(*k == ' ' || (*k >= 'a' && *k <= 'z')))
+            return cli_fail(opts, "key", "'%s': use gnuplot position words such as 'bottom "
+                            "right'", key);
+    if (yrange && check_yrange(yrange))
+        return 2;
+    char where[300];
+    snprintf(where, sizeof where, "%s", cli_where(opts, "out"));
+    if (cli_check_output(out, where))
+        return 2;
+
+    /* the columns */
+    char *ys = strdup(y), *yname[MAX_Y + 1];
+    char *ts = titles ? strdup(titles) : NULL, *tname[MAX_Y + 1];
+    if (!ys || (titles && !ts)) {
         free(ys);
         free(ts);
-        free(csv);
+        fprintf(stderr, "error: out of memory\n");
         return 2;
     }
-    fprintf(g, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\nset output ");
-    gp_quote(g, out);
-    fprintf(g, "\nset datafile separator ','\nset key autotitle columnhead\nset grid\n");
-    for (const char *k = key; *k; k++)
-        if (!(*k == ' ' || (*k >= 'a' && *k <= 'z'))) {
-            fprintf(stderr, "error: option --key: use gnuplot position words such as "
-                    "'bottom right'\n");
-            pclose(g);
-            free(ys);
-            free(ts);
-            free(csv);
-            return 2;
+    int ny = split(ys, yname, MAX_Y + 1), nt = ts ? split(ts, tname, MAX_Y + 1) : 0;
+    int status = 0;
+    size_t len;
+    char *csv = NULL;
+    if (ny > MAX_Y)
+        status = cli_fail(opts, "y", "%d columns; plot at most %d at once", ny, MAX_Y);
+    for (int i = 0; i < ny && i < MAX_Y && !status; i++)
+        if (!yname[i][0])
+            status = cli_fail(opts, "y", "'%s' has an empty column name", y);
+    if (!status && ts && nt != ny)
+        status = cli_fail(opts, "titles,y", "%d legend entr%s for %d column%s; give one per "
+                          "column", nt, nt == 1 ? "y" : "ies", ny, ny == 1 ? "" : "s");
+    if (!status && !(csv = cli_read_file(pos[0], &len)))
+        status = 2;
+    int cx = -1, cy[MAX_Y], ncols = 0;
+    unsigned numbers[MAX_Y] = { 0 }, rows = 0;
+    char *hdr[256];
+    char *header = NULL;
+    if (!status) {
+        /* header: the first line that is not a comment */
+        char *p = csv;
+        unsigned lineno = 0;
+        while (*p) {
+            char *line = p;
+            size_t n = strcspn(p, "\n");
+            p += n + (p[n] == '\n');
+            line[n] = '\0';
+            if (n && line[n - 1] == '\r')
+                line[n - 1] = '\0';
+            lineno++;
+            if (!line[0] || line[0] == '#')
+                continue;
+            if (!header) {
+                header = strdup(line);
+                ncols = split(line, hdr, 256);
+                if (ncols > 256)
+                    ncols = 256;
+                for (int c = 0; c < ncols; c++)
+                    if (!strcmp(hdr[c], x))
+                        cx = c;
+                for (int i = 0; i < ny; i++) {
+                    cy[i] = -1;
+                    for (int c = 0; c < ncols; c++)
+                        if (!strcmp(hdr[c], yname[i]))
+                            cy[i] = c;
+                }
+                const char *missing = cx < 0 ? x : NULL;
+                const char *opt = "x";
+                for (int i = 0; i < ny && !missing; i++)
+                    if (cy[i] < 0) {
+                        missing = yname[i];
+                        opt = "y";
+                    }
+                if (missing) {
+                    status = cli_fail(opts, opt, "%s has no column '%s' (header: %s)", pos[0],
+                                      missing, header ? header : "");
+                    break;
+                }
+                continue;
+            }
+            /* a data row: the plotted cells are numbers or empty (gaps) */
+            char *f[256];
+            int nf = split(line, f, 256);
+            int need = cx;
+            for (int i = 0; i < ny; i++)
+                need = cy[i] > need ? cy[i] : need;
+            if (nf <= need) {
+                fprintf(stderr, "error: %s:%u: %d field%s, the header has %d; every row needs "
+                        "the plotted columns\n", pos[0], lineno, nf, nf == 1 ? "" : "s", ncols);
+                status = 2;
+                break;
+            }
+            double xv = NAN;
+            for (int i = -1; i < ny && !status; i++) {
+                int c = i < 0 ? cx : cy[i];
+                double v;
+                if (!f[c][0]) {
+                    if (i < 0) {
+                        fprintf(stderr, "error: %s:%u: the x column '%s' is empty\n", pos[0],
+                                lineno, x);
+                        status = 2;
+                    }
+                    continue;
+                }
+                if (cli_parse_double(f[c], &v)) {
+                    fprintf(stderr, "error: %s:%u: column '%s' holds '%s', not a number; fix "
+                            "the row (or leave the cell empty for a gap)\n", pos[0], lineno,
+                            hdr[c], f[c]);
+                    status = 2;
+                    break;
+                }
+                if (i < 0)
+                    xv = v;
+                else
+                    numbers[i]++;
+                if (i < 0 && logx && v <= 0)
+                    fprintf(stderr, "warning: %s:%u: x = %s cannot go on a logarithmic axis "
+                            "(--logx); gnuplot leaves the row out\n", pos[0], lineno, f[c]);
+                if (i >= 0 && logy && v * scale <= 0)
+                    fprintf(stderr, "warning: %s:%u: %s = %g (scaled) cannot go on a "
+                            "logarithmic axis (--logy); gnuplot leaves the point out\n", pos[0],
+                            lineno, hdr[c], v * scale);
+            }
+            (void)xv;
+            rows++;
         }
-    fprintf(g, "set key %s\n", key);
-    if (title) {
-        fprintf(g, "set title ");
-        gp_quote(g, title);
-        fputc('\n', g);
+        if (!status && !header)
+            status = cli_fail(opts, "x", "%s has no header line", pos[0]);
+        if (!status && !rows)
+            status = cli_fail(opts, "x", "%s has a header but no data rows", pos[0]);
+        for (int i = 0; i < ny && !status; i++)
+            if (!numbers[i])
+                status = cli_fail(opts, "y", "column '%s' of %s has no numbers, only empty "
+                                  "cells (bandwidth_ratio is empty after a run with "
+                                  "--reference false)", yname[i], pos[0]);
     }
-    fprintf(g, "set xlabel ");
-    gp_quote(g, xlabel ? xlabel : x);
-    fprintf(g, "\nset ylabel ");
-    gp_quote(g, ylabel ? ylabel : y);
-    fputc('\n', g);
-    if (logx)
-        fprintf(g, "set logscale x\nset format x '10^{%%L}'\n");
-    if (logy)
-        fprintf(g, "set logscale y\n");
-    if (yrange)
-        fprintf(g, "set yrange [%s]\n", yrange);
-    fprintf(g, "plot ");
-    for (int i = 0; i < ny; i++) {
-        fprintf(g, "%s", i ? ", " : "");
-        gp_quote(g, pos[0]);
-        fprintf(g, " using %d:($%d*%g) with %s lw 2 title ", cx + 1, cy[i] + 1, scale, style);
-        gp_quote(g, i < nt ? names[i] : "");
+    /* a partial figure never takes --out's name: gnuplot writes beside it */
+    char tmp[4200] = "";
+    FILE *g = NULL;
+    if (!status) {
+        int fd;
+        snprintf(tmp, sizeof tmp, "%s.XXXXXX", out);
+        if ((fd = mkstemp(tmp)) < 0) {
+            fprintf(stderr, "error: %s: cannot write beside '%s': %s\n", where, out,
+                    strerror(errno));
+            tmp[0] = '\0';
+            status = 2;
+        } else {
+            /* the mode a newly created file would get (mkstemp makes it private) */
+            mode_t mask = umask(0);
+            umask(mask);
+            fchmod(fd, 0666 & ~mask);
+            close(fd);
+        }
     }
-    fputc('\n', g);
-    int st = pclose(g);
+    signal(SIGPIPE, SIG_IGN); /* a gnuplot that stops early must not end rifl */
+    if (!status && !(g = popen("gnuplot", "w"))) {
+        fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh)\n");
+        status = 2;
+    }
+    if (!status) {
+        fprintf(g, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\nset output ");
+        gp_quote(g, tmp);
+        fprintf(g, "\nset datafile separator ','\nset key autotitle columnhead\nset grid\n");
+        fprintf(g, "set key %s\n", key);
+        if (title) {
+            fprintf(g, "set title ");
+            gp_quote(g, title);
+            fputc('\n', g);
+        }
+        /* column names are shown as written (no _ subscripts); labels
+         * given by the user keep gnuplot's enhanced text */
+        fprintf(g, "set xlabel ");
+        gp_quote(g, xlabel ? xlabel : x);
+        fprintf(g, "%s\nset ylabel ", xlabel ? "" : " noenhanced");
+        gp_quote(g, ylabel ? ylabel : y);
+        fprintf(g, "%s\n", ylabel ? "" : " noenhanced");
+        if (logx)
+            fprintf(g, "set logscale x\nset format x '10^{%%L}'\n");
+        if (logy)
+            fprintf(g, "set logscale y\n");
+        if (yrange)
+            fprintf(g, "set yrange [%s]\n", yrange);
+        fprintf(g, "plot ");
+        for (int i = 0; i < ny; i++) {
+            fprintf(g, "%s", i ? ", " : "");
+            gp_quote(g, pos[0]);
+            fprintf(g, " using %d:($%d*%.17g) with %s lw 2 title ", cx + 1, cy[i] + 1, scale,
+                    style);
+            gp_quote(g, ts ? tname[i] : yname[i]);
+            if (!ts)
+                fprintf(g, " noenhanced");
+        }
+        fprintf(g, "\nunset output\n");
+        int st = pclose(g);
+        int code = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        struct stat sb;
+        if (code == 127) {
+            fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh)\n");
+            status = 2;
+        } else if (code != 0) {
+            fprintf(stderr, "error: gnuplot failed (exit status %d); nothing written to %s\n",
+                    code, out);
+            status = 2;
+        } else if (stat(tmp, &sb) || sb.st_size == 0) {
+            fprintf(stderr, "error: gnuplot wrote no figure; nothing written to %s\n", out);
+            status = 2;
+        } else if (rename(tmp, out)) {
+            fprintf(stderr, "error: %s: cannot write '%s': %s\n", where, out, strerror(errno));
+            status = 2;
+        }
+    }
+    if (status && tmp[0])
+        remove(tmp);
+    free(header);
     free(ys);
     free(ts);
     free(csv);
-    if (st != 0) {
-        fprintf(stderr, "error: gnuplot failed (exit status %d)\n", st);
-        return 2;
-    }
-    fprintf(stderr, "wrote %s\n", out);
-    return 0;
+    if (!status)
+        fprintf(stderr, "wrote %s\n", out);
+    return status;
 }
 
 const struct rifl_command rifl_cmd_plot = {
