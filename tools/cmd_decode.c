@@ -23,10 +23,12 @@ static int run(int argc, char **argv)
     uint64_t frame_width = 256, fid_width = 8;
     bool json = false, quiet = false, payload = false;
     struct cli_opt opts[] = {
-        { "frame-width", CLI_UINT, &frame_width, "frame width in bits (64..2048)", 0, 0 },
-        { "frame-id-width", CLI_UINT, &fid_width, "frame-ID width K in bits (5..12)", 0, 0 },
+        { "frame-width", CLI_UINT, &frame_width, "frame width in bits: 64, 128, 256, 512, 1024 "
+          "or 2048", 64, 2048 },
+        { "frame-id-width", CLI_UINT, &fid_width, "frame-ID width K in bits", 5, 12 },
         { "json", CLI_FLAG, &json, "one JSON object per frame, then a summary object", 0, 0 },
-        { "quiet", CLI_FLAG, &quiet, "print the summary only", 0, 0 },
+        { "quiet", CLI_FLAG, &quiet, "print the summary only (not with --json or --payload)",
+          0, 0 },
         { "payload", CLI_FLAG, &payload, "also print each frame's delivered bytes in hex", 0, 0 },
         CLI_END,
     };
@@ -42,26 +44,39 @@ static int run(int argc, char **argv)
                        pos, 1, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if (quiet && json)
+        return cli_fail(opts, "quiet,json", "choose one: --quiet prints the text summary only, "
+                        "--json every frame and a summary object");
+    if (quiet && payload)
+        return cli_fail(opts, "quiet,payload", "--payload adds bytes to the per-frame lines "
+                        "that --quiet leaves out; drop one of them");
     if (npos != 1) {
         fprintf(stderr, "error: give the frame file to decode (or - for standard input); "
                         "see rifl decode --help\n");
         return 2;
     }
-    if (rifl_frame_width_check((unsigned)frame_width) != RIFL_OK) {
-        fprintf(stderr, "error: --frame-width %llu is not supported; use 64, 128, 256, 512, "
-                        "1024 or 2048\n", (unsigned long long)frame_width);
-        return 2;
-    }
-    if (fid_width < 5 || fid_width > 12) {
-        fprintf(stderr, "error: --frame-id-width %llu is out of range; use 5 to 12 (the "
-                        "verification code has 12 bits and the receiver's 16-frame check "
-                        "needs more than 16 IDs)\n", (unsigned long long)fid_width);
-        return 2;
-    }
+    if (rifl_frame_width_check((unsigned)frame_width) != RIFL_OK)
+        return cli_fail(opts, "frame-width", "%llu bits is not supported; use 64, 128, 256, "
+                        "512, 1024 or 2048", (unsigned long long)frame_width);
     size_t len;
     char *text = cli_read_file(pos[0], &len);
     if (!text)
         return 2;
+    unsigned fb = (unsigned)frame_width / 8, pb = fb - 2;
+    rifl_frame_reader rd;
+    uint8_t frame[RIFL_FRAME_MAX_BYTES];
+    char err[256];
+    int r;
+    /* the whole file is read once before anything is printed: a bad line
+     * gives the error alone */
+    rifl_frame_reader_init(&rd, text, len, fb);
+    while ((r = rifl_frame_reader_next(&rd, frame, err, sizeof err)) == 1)
+        ;
+    if (r < 0) {
+        fprintf(stderr, "error: %s: %s\n", pos[0], err);
+        free(text);
+        return 2;
+    }
 
     /* a receiver only: the link sizing does not matter for decoding */
     rifl_lane_config cfg = rifl_lane_default_config;
@@ -78,13 +93,8 @@ static int run(int argc, char **argv)
         free(text);
         return 2;
     }
-    unsigned fb = (unsigned)frame_width / 8, pb = fb - 2;
-    rifl_frame_reader rd;
     rifl_frame_reader_init(&rd, text, len, fb);
-    uint8_t frame[RIFL_FRAME_MAX_BYTES];
     uint64_t frames = 0, delivered = 0, kinds[RIFL_KIND_COUNT] = { 0 };
-    char err[256];
-    int r;
     if (!json && !quiet)
         printf("%8s  %-8s %5s %6s  %-12s %4s  %-8s %s\n", "index", "kind", "id", "expect",
                "key/meta", "len", "verify", "receiver");
