@@ -104,7 +104,8 @@ static int run(int argc, char **argv)
     struct cli_opt opts[] = {
         { "json", CLI_FLAG, &json, "one JSON object per frame width", 0, 0 },
         { "seconds", CLI_DOUBLE, &seconds, "measuring time per test", 0.01, 60 },
-        { "widths", CLI_STRING, &widths, "comma-separated frame widths", 0, 0 },
+        { "widths", CLI_STRING, &widths, "comma-separated frame widths (64, 128, 256, 512, "
+          "1024, 2048; at most 16)", 0, 0 },
         { "single", CLI_FLAG, &single, "frame-at-a-time calls instead of the batch calls", 0, 0 },
         CLI_END,
     };
@@ -116,18 +117,32 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    char *list = strdup(widths), *save = NULL;
+    /* the whole list is checked before anything is measured */
+    unsigned w[16], nw = 0;
+    const char *p = widths;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        char item[32];
+        uint64_t v = 0;
+        if (n >= sizeof item || nw == 16)
+            return cli_fail(opts, "widths", "'%s' is too long a list; give at most 16 widths",
+                            widths);
+        memcpy(item, p, n);
+        item[n] = '\0';
+        if (!n || cli_parse_u64(item, &v) || v > 4096 ||
+            rifl_frame_width_check((unsigned)v) != RIFL_OK)
+            return cli_fail(opts, "widths", "'%s' in '%s' is not a frame width; use 64, 128, "
+                            "256, 512, 1024 or 2048, separated by commas", item, widths);
+        w[nw++] = (unsigned)v;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
     if (!json)
         printf("%-6s %14s %14s %14s %10s  %s\n", "bits", "frames/s", "payload Gb/s",
                "memcpy Gb/s", "ratio", "path");
-    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        unsigned F = (unsigned)strtoul(tok, NULL, 10);
-        if (rifl_frame_width_check(F) != RIFL_OK) {
-            fprintf(stderr, "error: frame width '%s' is not supported; use 64, 128, 256, "
-                    "512, 1024 or 2048\n", tok);
-            free(list);
-            return 2;
-        }
+    for (unsigned i = 0; i < nw; i++) {
+        unsigned F = w[i];
         struct result r;
         bench_width(F, seconds, !single, &r);
         if (json)
@@ -144,7 +159,6 @@ static int run(int argc, char **argv)
                           : rifl_frame_batch_simd(F) ? "batch, AVX-512" : "batch, scalar");
         fflush(stdout);
     }
-    free(list);
     return 0;
 }
 

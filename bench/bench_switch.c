@@ -16,7 +16,7 @@ static int run(int argc, char **argv)
         { "ports", CLI_UINT, &ports, "switch ports", 2, 256 },
         { "iterations", CLI_UINT, &iterations, "iSLIP iterations", 1, 256 },
         { "safc", CLI_FLAG, &safc, "benchmark the SAFC switch instead of iSLIP", 0, 0 },
-        { "seed", CLI_UINT, &seed, "random seed", 0, 0 },
+        { "seed", CLI_UINT, &seed, "random seed", 0, 18446744073709551615.0 },
         { "json", CLI_FLAG, &json, "JSON output", 0, 0 },
         CLI_END
     };
@@ -26,6 +26,8 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if (safc && cli_unused(table, "iterations", "with --safc (iSLIP only)"))
+        return 2;
     const double loads[] = { 0.3, 0.9, 1.0 };
     double rate[3];
     uint64_t done[3];

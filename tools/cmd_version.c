@@ -5,8 +5,10 @@
 
 static int run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    struct cli_opt opts[] = { CLI_END };
+    int rc = cli_parse(argc, argv, opts, "", "Prints the version of rifl.", NULL, 0, NULL);
+    if (rc)
+        return rc == 1 ? 0 : 2;
     printf("rifl 0.1.0\n");
     return 0;
 }
