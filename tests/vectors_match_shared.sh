@@ -13,8 +13,8 @@ if [ -z "$shared" ]; then
   echo "skipped: the original golden vectors are not available, so the copy in"
   echo "  $copy cannot be compared with them."
   echo "  Set RIFL_SHARED_DIR to the folder that holds vectors/rifl/ (environment at"
-  echo "  test time, or cmake -DRIFL_SHARED_DIR=DIR); make sets it by itself when"
-  echo "  ../shared exists next to the project."
+  echo "  test time, or cmake -DRIFL_SHARED_DIR=DIR); make sets it by itself when a"
+  echo "  folder named shared with vectors/rifl/ in it sits beside the project."
   exit 77
 fi
 orig=$shared/vectors/rifl
