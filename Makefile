@@ -5,9 +5,10 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 20
-# The original golden vectors, when they sit next to the project: the test
-# vectors_match_shared compares tests/vectors/ with them (it skips without).
-RIFL_SHARED_DIR ?= $(realpath $(CURDIR)/../shared)
+# The original golden vectors, when they sit next to the project (in
+# ../shared/vectors/rifl): the test vectors_match_shared compares
+# tests/vectors/ with them (it skips without).
+RIFL_SHARED_DIR ?= $(patsubst %/vectors/rifl,%,$(realpath $(CURDIR)/../shared/vectors/rifl))
 export RIFL_SHARED_DIR
 # Default suite: every CTest test whose name contains neither "long" nor
 # "fuzz"; the full-length runs are the *_long tests.
