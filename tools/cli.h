@@ -140,6 +140,8 @@ void cli_sweep_free(struct cli_sweep *sw);
 /* Read a whole file into a malloc'ed buffer (NUL-terminated).  "-" means
  * stdin.  Returns NULL and prints a message on failure. */
 char *cli_read_file(const char *path, size_t *len);
+/* The same with `what` (e.g. "option --topology") before the message. */
+char *cli_read_named(const char *path, const char *what, size_t *len);
 
 /* JSON helpers: write a string value with escapes. */
 void json_str(FILE *f, const char *s);

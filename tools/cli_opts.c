@@ -520,11 +520,14 @@ int cli_parse_list(const char *s, double *out, unsigned max, double lo, double h
     return (int)k;
 }
 
-char *cli_read_file(const char *path, size_t *len)
+char *cli_read_named(const char *path, const char *what, size_t *len)
 {
+    char pre[320] = "";
+    if (what)
+        snprintf(pre, sizeof pre, "%s: ", what);
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
-        fprintf(stderr, "error: cannot open '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "error: %scannot open '%s': %s\n", pre, path, strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
@@ -534,9 +537,12 @@ char *cli_read_file(const char *path, size_t *len)
         n += got;
         if (n < cap) {
             if (ferror(f)) {
-                fprintf(stderr, "error: reading '%s': %s\n", path, strerror(errno));
+                fprintf(stderr, "error: %sreading '%s': %s\n", pre, path, strerror(errno));
                 free(buf);
                 buf = NULL;
+                if (f != stdin)
+                    fclose(f);
+                return NULL;
             }
             break;
         }
@@ -551,12 +557,17 @@ char *cli_read_file(const char *path, size_t *len)
     if (f != stdin)
         fclose(f);
     if (!buf) {
-        fprintf(stderr, "error: cannot read '%s'\n", path);
+        fprintf(stderr, "error: %scannot read '%s': out of memory\n", pre, path);
         return NULL;
     }
     buf[n] = '\0';
     *len = n;
     return buf;
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+    return cli_read_named(path, NULL, len);
 }
 
 struct kv_ctx {

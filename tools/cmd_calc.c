@@ -142,7 +142,7 @@ static void table3(const struct opts *o)
 static int sweep_goodput(const char *path, double ber, double *gp)
 {
     size_t len;
-    char *buf = cli_read_file(path, &len);
+    char *buf = cli_read_named(path, cli_where(g_opts, "sweep-csv"), &len);
     if (!buf)
         return 2;
     int cb = -1, cg = -1;

@@ -125,12 +125,26 @@ static int run(int argc, char **argv)
     if (!style_ok)
         return cli_fail(opts, "style", "'%s' is not a style; use lines, points, linespoints, "
                         "steps or impulses", style);
-    if (!*key)
-        return cli_fail(opts, "key", "give a position such as 'bottom right'");
-    for (const char *k = key; *k; k++)
-        if (!(*k == ' ' || (*k >= 'a' && *k <= 'z')))
-            return cli_fail(opts, "key", "'%s': use gnuplot position words such as 'bottom "
-                            "right'", key);
+    /* --key: gnuplot's words for the legend's place and frame */
+    static const char *const key_words[] = {
+        "left", "right", "center", "top", "bottom", "inside", "outside", "above", "below",
+        "over", "under", "lmargin", "rmargin", "tmargin", "bmargin", "horizontal", "vertical",
+        "box", "nobox", "opaque", "noopaque", "reverse", "noreverse", "invert", "noinvert",
+        "off", "on", NULL };
+    char kw[128];
+    snprintf(kw, sizeof kw, "%s", key);
+    char *ksave = NULL;
+    int nk = 0;
+    for (char *w = strtok_r(kw, " ", &ksave); w; w = strtok_r(NULL, " ", &ksave), nk++) {
+        bool known = false;
+        for (const char *const *k = key_words; *k && !known; k++)
+            known = !strcmp(w, *k);
+        if (!known)
+            return cli_fail(opts, "key", "'%s' is not a legend position word; use words such "
+                            "as left, right, center, top, bottom, outside, box or off", w);
+    }
+    if (!nk || strlen(key) >= sizeof kw)
+        return cli_fail(opts, "key", "give a legend position such as 'bottom right'");
     if (yrange && check_yrange(yrange))
         return 2;
     char where[300];

@@ -537,7 +537,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
     rifl_topology *topo = NULL;
     if (o->topology) {
         size_t len;
-        char *text = cli_read_file(o->topology, &len);
+        char *text = cli_read_named(o->topology, cli_where(table, "topology"), &len);
         if (!text) {
             cli_sweep_free(&sw);
             return 2;
