@@ -713,11 +713,12 @@ static int run(int argc, char **argv)
             explain_estimate(why, sizeof why, &pts[i].c, e);
             fmt_duration(dur, sizeof dur, e->seconds);
             const char *cause = long_run_cause(&o, e);
+            bool at_point = o.sweep && !cli_sweep_has(&sw, cause);
             fprintf(stderr, "error: %s%s%s%s: %s, about %s here; a run estimated above a day "
                     "needs a bound: add --frames N to stop after N frame slots (it then "
                     "reports what arrived; about %.2g slots run per second), or lower --%s\n",
-                    cli_where(opts, cause), o.sweep ? " at sweep point (" : "",
-                    o.sweep ? pts[i].label : "", o.sweep ? ")" : "", why, dur,
+                    cli_where(opts, cause), at_point ? ", at sweep point (" : "",
+                    at_point ? pts[i].label : "", at_point ? ")" : "", why, dur,
                     EST_STEP_SPEED, cause);
             goto fail;
         }
