@@ -248,6 +248,15 @@ works "${L[@]}" --csv --sweep ber=1e-7,1e-6
 check "sim link list sweep gives 2 rows" [ "$(wc -l < "$out")" -eq 3 ]
 works "${L[@]}" --csv --sweep "ber=1e-7,1e-6 load=0.5:1:0.5"
 check "sim link two-key sweep gives 4 rows" [ "$(wc -l < "$out")" -eq 5 ]
+check "a swept load gets a CSV column" grep -q ',frames_hit,load$' "$out"
+works "${L[@]}" --json --sweep "load=.5,1 fast=true,false"
+if command -v python3 > /dev/null; then
+  check "sweep JSON is valid and names the swept values" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["sweep"]["load"] for r in rows] == [".5", ".5", 1, 1], rows
+assert rows[1]["sweep"]["fast"] == "false"' "$out"
+fi
 works "${L[@]}" --csv --sweep "cable=1:3:+1;bytes=10KB,20KB"
 check "sim link ';' and byte suffixes in a sweep give 6 rows" [ "$(wc -l < "$out")" -eq 7 ]
 S=(sim switch --ports 4 --bytes-per-pair 4KB)

@@ -388,7 +388,7 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
 }
 
 static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *r,
-                       const struct summary *s)
+                       const struct summary *s, const char *extra)
 {
     printf("{\"seed\": %llu, \"ber_ab\": %g, \"ber_ba\": %g, \"frame_bits\": %u, "
            "\"lane_rate_gbps\": %g, \"cable_m\": %g, \"transceiver_ns\": %g, "
@@ -431,17 +431,57 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
                "\"max\": %.3f}%s", hn[k], rifl_hist_avg(h[k]) * r->frame_ns, q_ns(r, h[k], 0.5),
                q_ns(r, h[k], 0.99), q_ns(r, h[k], 0.999), (double)h[k]->max * r->frame_ns,
                k ? "" : ", ");
-    printf("}\n");
+    printf("%s}\n", extra);
 }
 
+/* swept settings other than these get a column of their own, after the rest */
 static const char csv_header[] =
     "ber,ber_ab,ber_ba,seed,frame_bits,bytes_per_dir,slots,fast_slots,wall_s,goodput_gbps,"
     "efficiency,bandwidth_ratio,lat_avg_ns,lat_p50_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,"
     "last_avg_ns,last_p99_ns,last_max_ns,lost,duplicated,reordered,corrupted,lossless,"
-    "complete,replay_cycles,verify_fail,bit_errors,frames_hit\n";
+    "complete,replay_cycles,verify_fail,bit_errors,frames_hit";
+static const char *const csv_has[] = { "ber", "ber-ab", "ber-ba", "seed", "frame-bits", "bytes",
+                                       NULL };
+
+/* whether s is a number as JSON writes them */
+static bool json_number(const char *s)
+{
+    if (*s == '-')
+        s++;
+    if (!(*s >= '0' && *s <= '9'))
+        return false;
+    if (*s == '0' && s[1] >= '0' && s[1] <= '9')
+        return false;
+    s += strspn(s, "0123456789");
+    if (*s == '.') {
+        s++;
+        size_t n = strspn(s, "0123456789");
+        if (!n)
+            return false;
+        s += n;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        size_t n = strspn(s, "0123456789");
+        if (!n)
+            return false;
+        s += n;
+    }
+    return *s == '\0';
+}
+
+static bool in_csv(const char *key)
+{
+    for (const char *const *k = csv_has; *k; k++)
+        if (!strcmp(*k, key))
+            return true;
+    return false;
+}
 
 static void print_csv(const rifl_linksim_config *c, const rifl_linksim_result *r,
-                      const struct summary *s)
+                      const struct summary *s, const char *extra)
 {
     printf("%g,%g,%g,%llu,%u,%llu,%llu,%llu,%.3f,%.6f,%.6f,", (c->ber[0] + c->ber[1]) / 2,
            c->ber[0], c->ber[1], (unsigned long long)c->seed, c->lane.frame_bits,
@@ -455,13 +495,13 @@ static void print_csv(const rifl_linksim_config *c, const rifl_linksim_result *r
            q_ns(r, &r->lat, 0.5), q_ns(r, &r->lat, 0.99), q_ns(r, &r->lat, 0.999),
            (double)r->lat.max * r->frame_ns, rifl_hist_avg(&r->lat_last) * r->frame_ns,
            q_ns(r, &r->lat_last, 0.99), (double)r->lat_last.max * r->frame_ns);
-    printf("%llu,%llu,%llu,%llu,%d,%d,%llu,%llu,%llu,%llu\n", (unsigned long long)VSUM(r, lost),
+    printf("%llu,%llu,%llu,%llu,%d,%d,%llu,%llu,%llu,%llu%s\n", (unsigned long long)VSUM(r, lost),
            (unsigned long long)VSUM(r, duplicated), (unsigned long long)VSUM(r, reordered),
            (unsigned long long)VSUM(r, corrupted), r->lossless, r->complete,
            (unsigned long long)(r->lane[0].tx_replay_cycles + r->lane[1].tx_replay_cycles),
            (unsigned long long)(r->lane[0].rx_verify_fail + r->lane[1].rx_verify_fail),
            (unsigned long long)(r->ch[0].bit_errors + r->ch[1].bit_errors),
-           (unsigned long long)(r->ch[0].frames_hit + r->ch[1].frames_hit));
+           (unsigned long long)(r->ch[0].frames_hit + r->ch[1].frames_hit), extra);
     fflush(stdout);
 }
 
@@ -504,6 +544,8 @@ static int reference(const rifl_linksim_config *c, bool force, double *goodput)
 /* one sweep point: its configuration, reference goodput and result */
 struct point {
     char label[256];         /* "ber = 1e-05, load = 0.5" */
+    char csv[256];           /* ",0.5": swept values without a CSV column */
+    char json[512];          /* ", \"sweep\": {\"load\": 0.5}" */
     rifl_linksim_config c;
     struct estimate est;
     double ref;
@@ -570,9 +612,9 @@ static int print_point(const struct opts *o, bool sweep, struct point *pt, int i
     if (o->reference && pt->ref > 0)
         s.ratio = pt->r.goodput_gbps / pt->ref;
     if (o->json)
-        print_json(&pt->c, &pt->r, &s);
+        print_json(&pt->c, &pt->r, &s, pt->json);
     else if (o->csv)
-        print_csv(&pt->c, &pt->r, &s);
+        print_csv(&pt->c, &pt->r, &s, pt->csv);
     else
         print_human(&pt->c, &pt->r, &s);
     fflush(stdout);
@@ -697,6 +739,21 @@ static int run(int argc, char **argv)
                 L += (size_t)snprintf(pts[i].label + L, sizeof pts[i].label - L, "%s%s = %s",
                                       k ? ", " : "", sw.key[k].opt->name,
                                       cli_sweep_value(&sw, i, k));
+            size_t C = 0, J = (size_t)snprintf(pts[i].json, sizeof pts[i].json,
+                                                 ", \"sweep\": {");
+            for (unsigned k = 0; k < sw.nkeys; k++) {
+                const char *v = cli_sweep_value(&sw, i, k);
+                bool numeric = json_number(v);
+                if (!in_csv(sw.key[k].opt->name) && C < sizeof pts[i].csv)
+                    C += (size_t)snprintf(pts[i].csv + C, sizeof pts[i].csv - C, ",%s", v);
+                if (J < sizeof pts[i].json)
+                    J += (size_t)snprintf(pts[i].json + J, sizeof pts[i].json - J,
+                                          "%s\"%s\": %s%s%s", k ? ", " : "",
+                                          sw.key[k].opt->name, numeric ? "" : "\"", v,
+                                          numeric ? "" : "\"");
+            }
+            if (J < sizeof pts[i].json)
+                snprintf(pts[i].json + J, sizeof pts[i].json - J, "}");
             if (cli_sweep_apply(&sw, i, opts))
                 goto fail;
         }
@@ -743,8 +800,13 @@ static int run(int argc, char **argv)
                 o.sweep ? ")" : "", why);
     }
     fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
-    if (o.csv)
+    if (o.csv) {
         fputs(csv_header, stdout);
+        for (unsigned k = 0; o.sweep && k < sw.nkeys; k++)
+            if (!in_csv(sw.key[k].opt->name))
+                printf(",%s", sw.key[k].opt->name);
+        putchar('\n');
+    }
     /* The error-free references first (in order), then the points, several
      * at once when --jobs allows: each run has its own seeds and state, so
      * the results are the same whatever the number of jobs; they are
