@@ -384,6 +384,28 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
     return 0;
 }
 
+/* Rough wall time of a run: each host sends bytes-per-pair to every other
+ * host, one cell per slot at most, at the offered load, so the run lasts
+ * about (hosts - 1) x cells per pair / load slots; the simulator handles
+ * about 6.4e6 port-slots per second (rifl bench switch: 2e5 slots/s for 32
+ * ports at 90% load on the development machine). */
+#define EST_PORT_SLOTS 6.4e6
+
+static double estimate_seconds(const rifl_ssim_config *c, const rifl_topology *topo)
+{
+    double hosts = topo ? (double)topo->nhosts : (double)c->nports;
+    double cell_bytes = 256;
+    if (c->packet_bytes == 0) {
+        /* variable sizes are padded to whole cells */
+        double mean = (c->var_min + c->var_max) / 2.0;
+        cell_bytes = 256 * mean / (256 * ceil(mean / 256));
+    }
+    double slots = (hosts - 1) * ceil((double)c->bytes_per_pair / cell_bytes) / c->load;
+    if (c->max_slots && (double)c->max_slots < slots)
+        slots = (double)c->max_slots;
+    return slots * hosts / EST_PORT_SLOTS;
+}
+
 /* for cli_blame: 0 when the settings pass the simulator's checks */
 struct check_ctx {
     const struct opts *o;
@@ -580,6 +602,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
     /* every point's settings are checked before anything runs */
     struct check_ctx cx = { o, topo };
     uint64_t seed = o->seed;
+    double est_s = 0;
     for (size_t n = 0; n < total && !status; n++) {
         struct row *w = &rows[n];
         if (nsw && cli_sweep_apply(&sw, n, table)) {
@@ -610,6 +633,19 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
             break;
         }
         rifl_ssim_free(sim);
+        est_s += estimate_seconds(&w->cfg, topo);
+    }
+    if (!status && est_s > 60) {
+        char dur[32];
+        if (est_s < 5400)
+            snprintf(dur, sizeof dur, "%.2g min", est_s / 60);
+        else
+            snprintf(dur, sizeof dur, "%.2g h", est_s / 3600);
+        fprintf(stderr, "warning: this run is estimated to take about %s (every host sends "
+                "--bytes-per-pair to every other host at --load; about %.2g port-slots "
+                "simulated per second); --max-slots N stops each run after N slots and a "
+                "smaller --bytes-per-pair or a higher --load shortens it\n", dur,
+                EST_PORT_SLOTS);
     }
     if (o->csv && !status)
         print_csv_header(stdout);
