@@ -318,6 +318,13 @@ static int ffr_cmd(const struct opts *o)
         if (!(bers[i] >= 1e-30))
             return cli_fail(g_opts, "bers", "%g is not a bit error rate to measure; use rates "
                             "from 1e-30 to 0.5", bers[i]);
+    /* about 7e6 frames per second (256-bit frames, development machine) */
+    double est = (double)o->frames * nb * ((double)F / 256) / 7e6;
+    if (est > 60)
+        fprintf(stderr, "warning: %llu frames at %d bit error rate%s take about %.2g %s; "
+                "fewer --frames or --bers shorten it\n", (unsigned long long)o->frames, nb,
+                nb == 1 ? "" : "s", est > 5400 ? est / 3600 : est / 60,
+                est > 5400 ? "h" : "min");
     fprintf(stderr, "rifl calc ffr: seed %llu\n", (unsigned long long)o->seed);
     if (o->csv)
         printf("ber,frames,hit,undetected,ffr_measured,ffr_eq15,ratio,undetected_below_4,"
