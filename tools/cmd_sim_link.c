@@ -137,8 +137,9 @@ static int config_ok(void *ctx)
  * frame error rate of a direction, 1 - (1 - BER)^F: every frame error costs
  * a replay cycle, and the lane sends new data only after 2^K clean slots,
  * so C is about 2.7 x 2^K slots (fitted to runs of this simulator for F =
- * 64..2048 and K = 6..12; within about 10% for ratios above 0.03, and an
- * order of magnitude optimistic far below).  The simulator steps slots in
+ * 64..2048 and K = 6..12; within about 10% for ratios above 0.03, about ten
+ * times too low far below, so long runs are over-estimated).  The simulator
+ * steps slots in
  * replay cycles one at a time (about 1.5e7 slots/s for both lanes on the
  * development machine, half that with --encode-all) and fast-forwards
  * error-free stretches (about 8e7 slots/s); see docs/simulator.md. */
