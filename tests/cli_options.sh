@@ -35,6 +35,12 @@ fail() {
 
 invoke() { timeout -k 5 "$limit" "$rifl" "$@" > "$out" 2> "$err"; rc=$?; }
 
+# the plot rows need gnuplot, which `make test` installs
+if ! command -v gnuplot > /dev/null; then
+  echo "FAIL: gnuplot is missing (Debian package gnuplot-nox; scripts/install-deps.sh installs it)"
+  failed=$((failed + 1))
+fi
+
 # why the output is not sane, or nothing
 insane() {
   why=
@@ -300,10 +306,8 @@ refused "--voq-cells" "${S[@]}" --voq-cells 5
 refused "--topology" "${S[@]}" --topology "$tmp/missing.topo"
 printf 'voq-cells = 5\n' > "$tmp/c.conf"
 refused "c\.conf:1.*voq-cells" "${S[@]}" --config "$tmp/c.conf"
-if command -v gnuplot > /dev/null; then
-  works "${S[@]}" --csv --sweep load=0.2,0.6 --plot "$tmp/sw.png" --plot-y p99
-  check "sim switch plot written" [ -s "$tmp/sw.png" ]
-fi
+works "${S[@]}" --csv --sweep load=0.2,0.6 --plot "$tmp/sw.png" --plot-y p99
+check "sim switch plot written" [ -s "$tmp/sw.png" ]
 
 # ---- sim credit -------------------------------------------------------------------
 C=(sim credit --duration 20000)
@@ -403,37 +407,35 @@ refused "calculation" calc nosuch
 refused "needs one of" calc
 
 # ---- plot ---------------------------------------------------------------------------
-if command -v gnuplot > /dev/null; then
-  works_plot() { cases=$((cases + 1)); invoke "$@"; [ "$rc" -eq 0 ] || fail "rifl $*: exit $rc"; }
-  works_plot plot "$csv" --out "$tmp/p1.png" --logx
-  check "plot written" [ -s "$tmp/p1.png" ]
-  works_plot plot "$csv" --y bandwidth_ratio,goodput_gbps --titles a,b --scale 2 --logy \
-    --yrange 0.01:300 --style lines --out "$tmp/p2.png"
-  refused "--out" plot "$csv" --out "$tmp/dir"
-  refused "--out" plot "$csv" --out "$tmp/dir/"
-  refused "--out" plot "$csv" --out /nonexistent/dir/x.png
-  check "no png from a directory --out" [ -z "$(ls -A "$tmp/dir")" ]
-  printf 'ber,bandwidth_ratio\n1e-7,0.9\n1e-6,abc\n' > "$tmp/bad.csv"
-  refused "bad.csv:3.*bandwidth_ratio" plot "$tmp/bad.csv" --out "$tmp/bad.png"
-  printf 'ber,bandwidth_ratio\n1e-7\n' > "$tmp/short.csv"
-  refused "short.csv:2" plot "$tmp/short.csv" --out "$tmp/bad.png"
-  printf 'ber,bandwidth_ratio\n1e-7,\n' > "$tmp/gap.csv"
-  refused "--y" plot "$tmp/gap.csv" --out "$tmp/bad.png"
-  printf 'ber,bandwidth_ratio\n' > "$tmp/empty.csv"
-  refused "rows" plot "$tmp/empty.csv" --out "$tmp/bad.png"
-  refused "--key" plot "$csv" --out "$tmp/bad.png" --key "nonsense words"
-  printf 'ber,bandwidth_ratio\n-1,0.5\n0,0.6\n' > "$tmp/neg.csv"
-  refused "gnuplot" plot "$tmp/neg.csv" --out "$tmp/bad.png" --logx
-  check "no png left after failures" [ ! -e "$tmp/bad.png" ]
-  check "no partial png left after failures" [ -z "$(ls "$tmp" | grep 'bad.png.')" ]
-  refused "--y" plot "$csv" --out "$tmp/bad.png" --y nosuch
-  refused "--x" plot "$csv" --out "$tmp/bad.png" --x nosuch
-  refused "--titles" plot "$csv" --out "$tmp/bad.png" --titles a,b
-  refused "--style" plot "$csv" --out "$tmp/bad.png" --style "lines;system('ls')"
-  refused "--yrange" plot "$csv" --out "$tmp/bad.png" --yrange "0:1];system('ls')"
-  refused "--yrange" plot "$csv" --out "$tmp/bad.png" --yrange 2:1
-  refused "file name" plot - --out "$tmp/bad.png"
-fi
+works_plot() { cases=$((cases + 1)); invoke "$@"; [ "$rc" -eq 0 ] || fail "rifl $*: exit $rc"; }
+works_plot plot "$csv" --out "$tmp/p1.png" --logx
+check "plot written" [ -s "$tmp/p1.png" ]
+works_plot plot "$csv" --y bandwidth_ratio,goodput_gbps --titles a,b --scale 2 --logy \
+  --yrange 0.01:300 --style lines --out "$tmp/p2.png"
+refused "--out" plot "$csv" --out "$tmp/dir"
+refused "--out" plot "$csv" --out "$tmp/dir/"
+refused "--out" plot "$csv" --out /nonexistent/dir/x.png
+check "no png from a directory --out" [ -z "$(ls -A "$tmp/dir")" ]
+printf 'ber,bandwidth_ratio\n1e-7,0.9\n1e-6,abc\n' > "$tmp/bad.csv"
+refused "bad.csv:3.*bandwidth_ratio" plot "$tmp/bad.csv" --out "$tmp/bad.png"
+printf 'ber,bandwidth_ratio\n1e-7\n' > "$tmp/short.csv"
+refused "short.csv:2" plot "$tmp/short.csv" --out "$tmp/bad.png"
+printf 'ber,bandwidth_ratio\n1e-7,\n' > "$tmp/gap.csv"
+refused "--y" plot "$tmp/gap.csv" --out "$tmp/bad.png"
+printf 'ber,bandwidth_ratio\n' > "$tmp/empty.csv"
+refused "rows" plot "$tmp/empty.csv" --out "$tmp/bad.png"
+refused "--key" plot "$csv" --out "$tmp/bad.png" --key "nonsense words"
+printf 'ber,bandwidth_ratio\n-1,0.5\n0,0.6\n' > "$tmp/neg.csv"
+refused "gnuplot" plot "$tmp/neg.csv" --out "$tmp/bad.png" --logx
+check "no png left after failures" [ ! -e "$tmp/bad.png" ]
+check "no partial png left after failures" [ -z "$(ls "$tmp" | grep 'bad.png.')" ]
+refused "--y" plot "$csv" --out "$tmp/bad.png" --y nosuch
+refused "--x" plot "$csv" --out "$tmp/bad.png" --x nosuch
+refused "--titles" plot "$csv" --out "$tmp/bad.png" --titles a,b
+refused "--style" plot "$csv" --out "$tmp/bad.png" --style "lines;system('ls')"
+refused "--yrange" plot "$csv" --out "$tmp/bad.png" --yrange "0:1];system('ls')"
+refused "--yrange" plot "$csv" --out "$tmp/bad.png" --yrange 2:1
+refused "file name" plot - --out "$tmp/bad.png"
 refused "needs a CSV" plot "$csv"
 
 # ---- decode ---------------------------------------------------------------------------

@@ -49,7 +49,7 @@ static int run(int argc, char **argv)
           "without errors)", 1, 1e12 },
         { "drain", CLI_UINT, &drain, "frame slots the link gets after --slots to deliver what is "
           "queued and in flight", 0, 1e12 },
-        { "seed", CLI_UINT, &seed, "seed for traffic and errors", 0, 0 },
+        { "seed", CLI_UINT, &seed, "seed for traffic and errors", 0, 18446744073709551615.0 },
         { "cable", CLI_DOUBLE, &cable, "cable length in metres", 0, 1000 },
         { "frame-width", CLI_UINT, &frame_width, "frame width in bits: 64, 128, 256, 512, 1024 or 2048",
           64, 2048 },
