@@ -240,6 +240,14 @@ static void t_refused_configs(void)
     c = rifl_ssim_default_config;
     c.nports = 300;
     CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
+    /* more iSLIP iterations than ports is refused, not quietly cut */
+    c = rifl_ssim_default_config;
+    c.nports = 4;
+    c.iterations = 5;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "iterations = 5") != NULL && strstr(err, "4-port") != NULL);
+    c.iterations = 0;
+    CHECK_EQ_I(rifl_ssim_create(&c, &s, err, sizeof err), RIFL_ERR_CONFIG);
     /* a host that cannot reach another */
     const char *text = "switch x 4\nswitch y 4\nhost a\nhost b\nlink a x:0\nlink b y:0\n";
     rifl_topology *t;

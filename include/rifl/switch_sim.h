@@ -46,7 +46,9 @@ typedef enum rifl_traffic {
 typedef struct rifl_ssim_config {
     unsigned nports;          /* single-switch mode: hosts = ports */
     rifl_sched scheduler;
-    unsigned iterations;
+    unsigned iterations;      /* iSLIP iterations, 1 to the port count; with a
+                                 topology, a switch with fewer ports than
+                                 this runs as many as it has ports */
     double load;              /* offered payload load per host, (0, 1] */
     rifl_traffic traffic;
     unsigned packet_bytes;    /* fixed packet size (multiple of 256); 0 = variable */

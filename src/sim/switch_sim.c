@@ -201,6 +201,14 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
         rifl_msg(err, errlen, "host-fifo-cells = %u: use 1 to 65535", c->host_fifo_cells);
         return RIFL_ERR_CONFIG;
     }
+    if (c->scheduler == RIFL_SCHED_ISLIP &&
+        (c->iterations < 1 || c->iterations > RIFL_L2_MAX_PORTS ||
+         (!c->topo && c->iterations > c->nports))) {
+        rifl_msg(err, errlen, "iterations = %u: iSLIP runs 1 to %u iterations on a %u-port switch",
+                 c->iterations, c->topo ? RIFL_L2_MAX_PORTS : c->nports,
+                 c->topo ? RIFL_L2_MAX_PORTS : c->nports);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->latency < 2 || c->latency > 100000) {
         rifl_msg(err, errlen, "latency = %u: use 2 to 100000 cell times", c->latency);
         return RIFL_ERR_CONFIG;
