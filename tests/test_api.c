@@ -64,6 +64,11 @@ static void t_null_arguments(void)
     rifl_csim_result sr;
     NULL_CASE(rifl_csim_run(&sc, NULL, msg, sizeof msg), "rifl_csim_run", "res");
     NULL_CASE(rifl_csim_run(NULL, &sr, msg, sizeof msg), "rifl_csim_run", "cfg");
+    rifl_clane_config lnc;
+    rifl_clane_default_config(&lnc);
+    rifl_clane_result lnr;
+    NULL_CASE(rifl_clane_run(&lnc, NULL, msg, sizeof msg), "rifl_clane_run", "res");
+    NULL_CASE(rifl_clane_run(NULL, &lnr, msg, sizeof msg), "rifl_clane_run", "cfg");
 #undef NULL_CASE
     /* a refused configuration is RIFL_ERR_CONFIG, with the reason */
     rifl_lane_config bad = rifl_lane_default_config;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rifl/sim.h"
+#include "../common/msg.h"
 
 void rifl_clane_default_config(rifl_clane_config *c)
 {
@@ -366,7 +367,7 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
         msglen = sizeof dummy;
     }
     if (!c || !res)
-        return RIFL_ERR_INVALID_ARG;
+        return rifl_null_arg(msg, msglen, "rifl_clane_run", c ? "res" : "cfg");
     memset(res, 0, sizeof *res);
     if (c->vls < 1 || c->vls > RIFL_FC_MAX_DATA_VLS || c->min_len < 1 ||
         c->max_len < c->min_len || c->max_len > 65535) {
