@@ -140,6 +140,11 @@ void cli_sweep_free(struct cli_sweep *sw);
 /* Read a whole file into a malloc'ed buffer (NUL-terminated).  "-" means
  * stdin.  Returns NULL and prints a message on failure. */
 char *cli_read_file(const char *path, size_t *len);
+
+/* Cut the next line off a text buffer read with cli_read_file: returns it
+ * (NUL-terminated, a trailing CR removed) and moves *p past it; NULL at the
+ * end of the text. */
+char *cli_next_line(char **p);
 /* The same with `what` (e.g. "option --topology") before the message. */
 char *cli_read_named(const char *path, const char *what, size_t *len);
 

@@ -570,6 +570,19 @@ char *cli_read_file(const char *path, size_t *len)
     return cli_read_named(path, NULL, len);
 }
 
+char *cli_next_line(char **p)
+{
+    char *line = *p;
+    if (!*line)
+        return NULL;
+    size_t n = strcspn(line, "\n");
+    *p = line + n + (line[n] == '\n');
+    line[n] = '\0';
+    if (n && line[n - 1] == '\r')
+        line[n - 1] = '\0';
+    return line;
+}
+
 struct kv_ctx {
     const struct cli_opt *opts;
     const char *path;

@@ -150,13 +150,8 @@ static int sweep_goodput(const char *path, double ber, double *gp)
     unsigned lineno = 0;
     bool header = true, bad = false;
     char *p = buf;
-    while (*p && !bad) {
-        char *line = p;
-        size_t n = strcspn(p, "\n");
-        p += n + (p[n] == '\n');
-        line[n] = '\0';
-        if (n && line[n - 1] == '\r')
-            line[n - 1] = '\0';
+    char *line;
+    while (!bad && (line = cli_next_line(&p))) {
         lineno++;
         if (!line[0] || line[0] == '#')
             continue;

@@ -183,13 +183,8 @@ static int run(int argc, char **argv)
         /* header: the first line that is not a comment */
         char *p = csv;
         unsigned lineno = 0;
-        while (*p) {
-            char *line = p;
-            size_t n = strcspn(p, "\n");
-            p += n + (p[n] == '\n');
-            line[n] = '\0';
-            if (n && line[n - 1] == '\r')
-                line[n - 1] = '\0';
+        char *line;
+        while ((line = cli_next_line(&p))) {
             lineno++;
             if (!line[0] || line[0] == '#')
                 continue;
