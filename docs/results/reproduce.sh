@@ -3,7 +3,7 @@
 # Usage: docs/results/reproduce.sh [RIFL_BINARY] [full|quick]
 #   full : 10 GB per direction at every point, as the paper sent (about 8
 #          minutes on a 2-core machine, points run two at a time)
-#   quick: 1 GB per point, capped at 4e7 slots (about a minute)
+#   quick: 1 GB per point, capped at 4e7 slots (the sweep in about 10 seconds)
 set -eu
 RIFL=${1:-./build/rifl}
 MODE=${2:-full}
