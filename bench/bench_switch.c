@@ -28,6 +28,8 @@ static int run(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     if (safc && cli_unused(table, "iterations", "with --safc (iSLIP only)"))
         return 2;
+    if (!cli_is_set(table, "iterations") && iterations > ports)
+        iterations = ports; /* the default 3 on a 2-port switch */
     const double loads[] = { 0.3, 0.9, 1.0 };
     double rate[3];
     uint64_t done[3];

@@ -131,6 +131,8 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
                     const char *const *fixed, const char *why);
 /* Set the options to point i (0-based; the last key varies fastest). */
 int cli_sweep_apply(const struct cli_sweep *sw, size_t i, const struct cli_opt *opts);
+/* The current value of a numeric option (NAN for other kinds). */
+double cli_opt_number(const struct cli_opt *o);
 /* Value of key k at point i. */
 const char *cli_sweep_value(const struct cli_sweep *sw, size_t i, unsigned k);
 /* Whether option `name` is one of the swept keys. */

@@ -18,9 +18,13 @@
 
 #include "cli.h"
 
+/* where --sweep was given ("option --sweep" or "FILE:LINE: sweep"), for
+ * every message about it and about the points it sets */
+static char origin[300] = "option --sweep";
+
 static int sweep_err(const char *item, const char *fmt, const char *detail)
 {
-    fprintf(stderr, "error: option --sweep: '%s' is not a sweep: ", item);
+    fprintf(stderr, "error: %s: '%s' is not a sweep: ", origin, item);
     fprintf(stderr, fmt, detail);
     fprintf(stderr, "\n");
     return 2;
@@ -180,6 +184,7 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
                     const char *const *fixed, const char *why)
 {
     memset(sw, 0, sizeof *sw);
+    snprintf(origin, sizeof origin, "%s", cli_where(opts, "sweep"));
     size_t L = strlen(spec);
     char *buf = malloc(L + 1);
     if (!buf)
@@ -199,27 +204,27 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
         *eq = '=';
         if (!o) {
             *eq = '\0';
-            fprintf(stderr, "error: option --sweep: '%s' is not a setting of this command "
-                    "(see --help for the list)\n", tok);
+            fprintf(stderr, "error: %s: '%s' is not a setting of this command "
+                    "(see --help for the list)\n", origin, tok);
             rc = 2;
             break;
         }
         for (const char *const *f = fixed; f && *f && !rc; f++)
             if (!strcmp(o->name, *f)) {
-                fprintf(stderr, "error: option --sweep: '%s' cannot be swept%s\n", o->name,
+                fprintf(stderr, "error: %s: '%s' cannot be swept%s\n", origin, o->name,
                         why ? why : "");
                 rc = 2;
             }
         for (unsigned i = 0; i < sw->nkeys && !rc; i++)
             if (sw->key[i].opt == o) {
-                fprintf(stderr, "error: option --sweep: '%s' appears twice; give all its "
-                        "values in one KEY=... item\n", o->name);
+                fprintf(stderr, "error: %s: '%s' appears twice; give all its "
+                        "values in one KEY=... item\n", origin, o->name);
                 rc = 2;
             }
         if (rc)
             break;
         if (sw->nkeys == CLI_SWEEP_MAX_KEYS) {
-            fprintf(stderr, "error: option --sweep: at most %d keys\n", CLI_SWEEP_MAX_KEYS);
+            fprintf(stderr, "error: %s: at most %d keys\n", origin, CLI_SWEEP_MAX_KEYS);
             rc = 2;
             break;
         }
@@ -237,14 +242,14 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
             rc = parse_list(k, tok, v);
         /* every value against the option's type and range */
         for (unsigned j = 0; j < k->n && !rc; j++) {
-            char where[256];
-            snprintf(where, sizeof where, "option --sweep (%s=%s)", o->name, k->vals[j]);
+            char where[512];
+            snprintf(where, sizeof where, "%s (%s=%s)", origin, o->name, k->vals[j]);
             rc = cli_check(opts, o->name, k->vals[j], where);
         }
     }
     free(buf);
     if (!rc && sw->nkeys == 0) {
-        fprintf(stderr, "error: option --sweep: nothing to sweep; %s\n",
+        fprintf(stderr, "error: %s: nothing to sweep; %s\n", origin,
                 "write KEY=V1,V2,... or KEY=FROM:TO:STEP, e.g. load=0.2,0.5");
         rc = 2;
     }
@@ -253,8 +258,8 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
         for (unsigned i = 0; i < sw->nkeys; i++)
             total *= sw->key[i].n;
         if (total > CLI_SWEEP_MAX_POINTS) {
-            fprintf(stderr, "error: option --sweep: %.0f points in all, at most %d; sweep "
-                    "fewer values\n", total, CLI_SWEEP_MAX_POINTS);
+            fprintf(stderr, "error: %s: %.0f points in all, at most %d; sweep "
+                    "fewer values\n", origin, total, CLI_SWEEP_MAX_POINTS);
             rc = 2;
         } else
             sw->npoints = (size_t)total;
@@ -280,8 +285,8 @@ int cli_sweep_apply(const struct cli_sweep *sw, size_t i, const struct cli_opt *
 {
     for (unsigned k = 0; k < sw->nkeys; k++) {
         const char *v = cli_sweep_value(sw, i, k);
-        char where[256];
-        snprintf(where, sizeof where, "option --sweep (point %zu: %s=%s)", i + 1,
+        char where[512];
+        snprintf(where, sizeof where, "%s (point %zu: %s=%s)", origin, i + 1,
                  sw->key[k].opt->name, v);
         if (cli_set(opts, sw->key[k].opt->name, v, where))
             return 2;
@@ -295,4 +300,15 @@ bool cli_sweep_has(const struct cli_sweep *sw, const char *name)
         if (!strcmp(sw->key[k].opt->name, name))
             return true;
     return false;
+}
+
+double cli_opt_number(const struct cli_opt *o)
+{
+    switch (o->type) {
+    case CLI_UINT:
+    case CLI_BYTES: return (double)*(const uint64_t *)o->ptr;
+    case CLI_INT: return (double)*(const int64_t *)o->ptr;
+    case CLI_DOUBLE: return *(const double *)o->ptr;
+    default: return NAN;
+    }
 }

@@ -36,8 +36,6 @@ static void offer(rifl_lane *l, struct side *s)
     }
 }
 
-static const unsigned widths[] = { 64, 128, 256, 512, 1024, 2048 };
-
 static int run(int argc, char **argv)
 {
     double ber = 1e-7, cable = 10.0;
@@ -68,14 +66,9 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    bool width_ok = false;
-    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
-        width_ok |= frame_width == widths[i];
-    if (!width_ok) {
-        fprintf(stderr, "error: option --frame-width: %" PRIu64 " bits is not a RIFL frame width; "
-                "use 64, 128, 256, 512, 1024 or 2048\n", frame_width);
-        return 2;
-    }
+    if (rifl_frame_width_check((unsigned)frame_width) != RIFL_OK)
+        return cli_fail(opts, "frame-width", "%" PRIu64 " bits is not a RIFL frame width; use "
+                        "64, 128, 256, 512, 1024 or 2048", frame_width);
 
     rifl_pair_config pc = { .lane = rifl_lane_default_config };
     pc.lane.frame_bits = (unsigned)frame_width;
@@ -92,10 +85,8 @@ static int run(int argc, char **argv)
     pc.seed[1] = seed * 4 + 2;
     rifl_pair *p;
     char msg[512];
-    if (rifl_pair_create(&pc, &p, msg, sizeof msg) != RIFL_OK) {
-        fprintf(stderr, "error: %s (options --cable and --frame-width)\n", msg);
-        return 2;
-    }
+    if (rifl_pair_create(&pc, &p, msg, sizeof msg) != RIFL_OK)
+        return cli_fail(opts, "cable,frame-width", "%s", msg);
     const rifl_lane_config *lc = rifl_lane_get_config(p->lane[0]);
     double frame_ns = lc->frame_bits / lc->link.lane_rate_gbps;
     if (!json)

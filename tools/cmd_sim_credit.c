@@ -13,7 +13,7 @@
 
 struct opts {
     const char *mode, *experiment, *loads, *drains, *high, *low, *rtts, *csv;
-    FILE *csv_file;       /* --csv, opened before anything runs */
+    FILE *csv_file;       /* --csv, opened once the settings are accepted */
     unsigned vls_run;     /* VLs of the runs: --vls, or what the experiment uses */
     uint64_t vls, duration, rtt, jitter, buffer, chunk, min_len, max_len;
     uint64_t fcp_period, fcp_min_gap, overhead, high_limit, seed;
@@ -687,17 +687,26 @@ static int check_options(const struct cli_opt *t, struct opts *o)
     if (o->duration == 0 && (e == EXP_NONE || e == EXP_HOL))
         return cli_fail(t, "duration", "0 is automatic only with --experiment buffer or "
                         "curve; give the %s to run", lanes ? "frame slots" : "symbol times");
-    if (o->csv && !o->csv_file) {
+    if (o->csv) {
         char what[300];
         snprintf(what, sizeof what, "%s", cli_where(t, "csv"));
         if (cli_check_output(o->csv, what))
             return 2;
-        o->csv_file = fopen(o->csv, "w");
-        if (!o->csv_file) {
-            fprintf(stderr, "error: %s: cannot write '%s': %s\n", what, o->csv,
-                    strerror(errno));
-            return 2;
-        }
+    }
+    return 0;
+}
+
+/* Open --csv for writing, once nothing can refuse the run any more (a
+ * refused run leaves an existing file as it was). */
+static int open_csv(const struct cli_opt *t, struct opts *o)
+{
+    if (!o->csv || o->csv_file)
+        return 0;
+    o->csv_file = fopen(o->csv, "w");
+    if (!o->csv_file) {
+        fprintf(stderr, "error: %s: cannot write '%s': %s\n", cli_where(t, "csv"), o->csv,
+                strerror(errno));
+        return 2;
     }
     return 0;
 }
@@ -789,17 +798,13 @@ static int run(int argc, char **argv)
         return run_lanes(&o);
     rifl_csim_config c;
     char msg[256] = "";
-    if (build_config(&o, &c, false)) {
-        close_csv(&o);
+    if (build_config(&o, &c, false))
         return 2;
-    }
     /* a short run of the same settings: refusals before any output */
-    if (raw_ok_msg(&o, msg, sizeof msg)) {
-        close_csv(&o);
-        if (o.csv)
-            remove(o.csv);
+    if (raw_ok_msg(&o, msg, sizeof msg))
         return cli_blame(opts, raw_ok, &o, msg);
-    }
+    if (open_csv(opts, &o))
+        return 2;
     enum experiment e = experiment_of(&o);
     if (e != EXP_NONE) {
         printf("seed %" PRIu64 "\n", o.seed);

@@ -550,6 +550,7 @@ struct point {
     rifl_linksim_config c;
     struct estimate est;
     double ref;
+    bool with_ref;           /* --reference at this point */
     rifl_linksim_result r;
     double wall;
     int rc;
@@ -610,7 +611,7 @@ static int print_point(const struct opts *o, bool sweep, struct point *pt, int i
     if (sweep && !o->csv && !o->json)
         printf("%s== %s\n", i ? "\n" : "", pt->label);
     struct summary s = { NAN, pt->ref, pt->wall };
-    if (o->reference && pt->ref > 0)
+    if (pt->with_ref && pt->ref > 0)
         s.ratio = pt->r.goodput_gbps / pt->ref;
     if (o->json)
         print_json(&pt->c, &pt->r, &s, pt->json);
@@ -646,6 +647,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     char msg[1024] = "";
     if (rifl_linksim_check(&pt->c, msg, sizeof msg) != RIFL_OK)
         return cli_blame(opts, config_ok, o, msg);
+    pt->with_ref = o->reference;
     estimate(&pt->c, o->reference, &pt->est);
     return 0;
 }
@@ -736,7 +738,7 @@ static int run(int argc, char **argv)
     for (size_t i = 0; i < npoints; i++) {
         if (o.sweep) {
             size_t L = 0;
-            for (unsigned k = 0; k < sw.nkeys; k++)
+            for (unsigned k = 0; k < sw.nkeys && L < sizeof pts[i].label; k++)
                 L += (size_t)snprintf(pts[i].label + L, sizeof pts[i].label - L, "%s%s = %s",
                                       k ? ", " : "", sw.key[k].opt->name,
                                       cli_sweep_value(&sw, i, k));
@@ -800,7 +802,11 @@ static int run(int argc, char **argv)
                 o.sweep ? " (longest point: " : "", o.sweep ? pts[longest].label : "",
                 o.sweep ? ")" : "", why);
     }
-    fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
+    bool seed_swept = o.sweep && cli_sweep_has(&sw, "seed");
+    if (seed_swept)
+        fprintf(stderr, "rifl sim link: the seed of each point is in its sweep values\n");
+    else
+        fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
     if (o.csv) {
         fputs(csv_header, stdout);
         for (unsigned k = 0; o.sweep && k < sw.nkeys; k++)
@@ -821,9 +827,11 @@ static int run(int argc, char **argv)
             if (!is_ber_key(sw.key[k].opt->name) &&
                 strcmp(cli_sweep_value(&sw, i, k), cli_sweep_value(&sw, i - 1, k)))
                 same = false;
-        if (o.reference && !same && reference(&pts[i].c, o.progress, &ref_goodput))
+        if (i > 0 && pts[i].with_ref && !pts[i - 1].with_ref)
+            same = false; /* no reference was run for the point before */
+        if (pts[i].with_ref && !same && reference(&pts[i].c, o.progress, &ref_goodput))
             goto fail;
-        pts[i].ref = ref_goodput;
+        pts[i].ref = pts[i].with_ref ? ref_goodput : NAN;
     }
     if (jobs <= 1) {
         for (size_t i = 0; i < npoints; i++) {
@@ -887,7 +895,8 @@ static int run(int argc, char **argv)
     }
     free(pts);
     cli_sweep_free(&sw);
-    fprintf(stderr, "seed %llu\n", (unsigned long long)o.seed);
+    if (!seed_swept)
+        fprintf(stderr, "seed %llu\n", (unsigned long long)o.seed);
     return status;
 fail:
     free(pts);

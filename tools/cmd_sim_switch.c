@@ -60,6 +60,10 @@ static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topol
         return quiet ? 2 : cli_fail(g_table, "traffic", "'%s' is unknown; use bernoulli or "
                                     "bursty", o->traffic);
     c->iterations = (unsigned)o->iterations;
+    /* the default of 3 iterations on a smaller switch: as many as it has
+     * ports (a value the user gave is checked as given) */
+    if (!cli_is_set(g_table, "iterations") && !o->topology && c->iterations > o->ports)
+        c->iterations = (unsigned)o->ports;
     c->load = o->load;
     c->packet_bytes = (unsigned)o->packet_bytes;
     c->var_min = (unsigned)o->var_min;
@@ -585,8 +589,8 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
     if (o->plot && xk >= 0 && (sw.key[xk].opt->type == CLI_STRING ||
                                sw.key[xk].opt->type == CLI_FLAG ||
                                sw.key[xk].opt->type == CLI_BOOL)) {
-        fprintf(stderr, "error: option --plot: the x axis is the first swept key, '%s', which "
-                "is not a number; put a numeric key first (or sweep load)\n",
+        fprintf(stderr, "error: %s: the x axis is the first swept key, '%s', which is not a "
+                "number; put a numeric key first (or sweep load)\n", cli_where(table, "plot"),
                 sw.key[xk].opt->name);
         cli_sweep_free(&sw);
         rifl_topo_free(topo);
@@ -620,7 +624,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
             snprintf(w->label + L, sizeof w->label - L, "%s%s", L ? ", " : "", pretty);
         }
         if (xk >= 0)
-            cli_parse_double(w->vals[xk], &w->x);
+            w->x = cli_opt_number(sw.key[xk].opt); /* as applied: 10KB is 10000 */
         w->cell_ns = o->cell_ns;
         if (check_unused(table, o, &sw) || build_cfg(o, &w->cfg, topo, false)) {
             status = 2;
