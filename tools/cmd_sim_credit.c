@@ -120,6 +120,17 @@ static int build_config(const struct opts *o, rifl_csim_config *c, bool quiet)
     return 0;
 }
 
+/* the link of the buffer and curve experiments at a round trip of `rtt`
+ * symbol times: one VL, stalls of fixed lengths scaled to the round trip */
+static void at_rtt(const struct opts *o, rifl_csim_config *c, uint64_t rtt)
+{
+    c->one_way = rtt / 2;
+    c->vls = 1;
+    c->stall_fixed = true;
+    c->stall_on = o->stall_on * (double)rtt;
+    c->stall_off = o->stall_off * (double)rtt;
+}
+
 /* the settings of a representative run of the experiment, for checking */
 static void experiment_point(const struct opts *o, rifl_csim_config *c)
 {
@@ -132,10 +143,7 @@ static void experiment_point(const struct opts *o, rifl_csim_config *c)
             int n = cli_parse_list(o->rtts, r, 32, 2, 1e9, "--rtts");
             rtt = n > 0 ? (uint64_t)r[0] : 2;
         }
-        c->one_way = rtt / 2;
-        c->stall_fixed = true;
-        c->stall_on = o->stall_on * (double)rtt;
-        c->stall_off = o->stall_off * (double)rtt;
+        at_rtt(o, c, rtt);
         c->buffer_bytes = (6 * rtt + 4 * (uint64_t)c->max_len + 63) / 64 * 64;
         if (c->buffer_bytes > RIFL_FC_REG_MASK * 64ull)
             c->buffer_bytes = RIFL_FC_REG_MASK * 64ull;
@@ -151,8 +159,8 @@ static void experiment_point(const struct opts *o, rifl_csim_config *c)
         c->duration = 1000;
 }
 
-/* for cli_blame and the check before the runs: a short run of the settings
- * (both modes for an experiment) */
+/* for cli_blame and the check before the runs: the library's check of the
+ * settings (both modes for an experiment, at its first point) */
 static int raw_ok_msg(const struct opts *o, char *msg, size_t len)
 {
     rifl_csim_config c;
@@ -166,8 +174,7 @@ static int raw_ok_msg(const struct opts *o, char *msg, size_t len)
         cc.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
         if (m && experiment_of(o) == EXP_HOL)
             cc.buffer_bytes *= 2;
-        rifl_csim_result r;
-        if (rifl_csim_run(&cc, &r, msg, len) != RIFL_OK)
+        if (rifl_csim_check(&cc, msg, len) != RIFL_OK)
             return -1;
     }
     return 0;
@@ -319,11 +326,7 @@ static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
     for (int i = 0; i < n; i++) {
         uint64_t rtt = (uint64_t)rtts[i];
         rifl_csim_config c = *base;
-        c.one_way = rtt / 2;
-        c.vls = 1;
-        c.stall_fixed = true;
-        c.stall_on = o->stall_on * (double)rtt;
-        c.stall_off = o->stall_off * (double)rtt;
+        at_rtt(o, &c, rtt);
         c.duration = o->duration ? o->duration : 400 * rtt;
         if (c.duration < 4000000)
             c.duration = 4000000; /* start-up (link activation) stays below 0.2% */
@@ -373,10 +376,7 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
         fprintf(csv, "# buffer_rtts credit_eff credit_drops onoff_eff onoff_drops\n");
     for (double x = 0.25; x <= 4.0001; x += 0.25) {
         rifl_csim_config c = *base;
-        c.vls = 1;
-        c.stall_fixed = true;
-        c.stall_on = o->stall_on * (double)rtt;
-        c.stall_off = o->stall_off * (double)rtt;
+        at_rtt(o, &c, rtt);
         c.buffer_bytes = (uint64_t)(x * (double)rtt) / 64 * 64;
         if (c.buffer_bytes < c.max_len)
             c.buffer_bytes = (c.max_len + 63) / 64 * 64;
@@ -481,12 +481,9 @@ static void build_lanes(const struct opts *o, rifl_clane_config *c)
 static int lanes_ok(void *ctx)
 {
     rifl_clane_config c;
-    rifl_clane_result r;
     char msg[256];
     build_lanes(ctx, &c);
-    c.slots = c.slots < 1000 ? c.slots : 1000;
-    c.hol_start = c.hol_end = 0;
-    return rifl_clane_run(&c, &r, msg, sizeof msg) == RIFL_OK ? 0 : -1;
+    return rifl_clane_check(&c, msg, sizeof msg) == RIFL_OK ? 0 : -1;
 }
 
 static int run_lanes(const struct opts *o)
@@ -671,6 +668,7 @@ static int check_options(const struct cli_opt *t, struct opts *o)
         return cli_fail(t, "hol-start,hol-end", "the stall window starts at %g and ends at %g "
                         "of the run; the start must come before the end", o->hol_start,
                         o->hol_end);
+    /* relations the library also refuses, checked here to name both options */
     if (o->min_len > o->max_len)
         return cli_fail(t, "min-len,max-len", "the smallest packet (%" PRIu64 " bytes) is "
                         "larger than the largest (%" PRIu64 ")", o->min_len, o->max_len);

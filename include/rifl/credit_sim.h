@@ -96,6 +96,10 @@ typedef struct rifl_csim_result {
     double efficiency;           /* all VLs */
 } rifl_csim_result;
 
+/* Check a configuration without running it: RIFL_OK, or RIFL_ERR_CONFIG
+ * with a message (the same refusals rifl_csim_run gives). */
+int rifl_csim_check(const rifl_csim_config *cfg, char *msg, size_t msglen);
+
 /* Run one simulation.  RIFL_ERR_CONFIG with a message for a refused
  * configuration. */
 int rifl_csim_run(const rifl_csim_config *cfg, rifl_csim_result *res, char *msg,
@@ -160,6 +164,9 @@ typedef struct rifl_clane_result {
     bool converged;            /* credit: no leak after the drain */
 } rifl_clane_result;
 
+/* Check a configuration without running it (the refusals rifl_clane_run
+ * gives: VLs, packet sizes, BER, the lanes, the credit engine). */
+int rifl_clane_check(const rifl_clane_config *cfg, char *msg, size_t msglen);
 int rifl_clane_run(const rifl_clane_config *cfg, rifl_clane_result *res, char *msg,
                    size_t msglen);
 

@@ -358,6 +358,56 @@ static bool consistent(const struct cl *s)
     return true;
 }
 
+static rifl_credit_config clane_credit_config(const rifl_clane_config *c)
+{
+    rifl_credit_config cc = rifl_credit_default_config;
+    cc.data_vls = c->vls;
+    cc.rx_buffer_bytes = c->buffer_bytes;
+    cc.fcp_period = c->fcp_period;
+    cc.max_packet_bytes = c->max_len;
+    return cc;
+}
+
+int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
+{
+    char dummy[8];
+    if (!msg) {
+        msg = dummy;
+        msglen = sizeof dummy;
+    }
+    if (!c)
+        return rifl_null_arg(msg, msglen, "rifl_clane_check", "cfg");
+    if (c->vls < 1 || c->vls > RIFL_FC_MAX_DATA_VLS || c->min_len < 1 ||
+        c->max_len < c->min_len || c->max_len > 65535) {
+        snprintf(msg, msglen, "need 1..15 VLs and packet sizes 1 <= min <= max <= 65535");
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->ber >= 0 && c->ber <= 0.5)) {
+        snprintf(msg, msglen, "bit error rate %g is out of range; use a value from 0 to 0.5",
+                 c->ber);
+        return RIFL_ERR_CONFIG;
+    }
+    rifl_lane_config lc = c->lane;
+    lc.fc_mode = c->credit ? RIFL_LANE_FC_NONE : RIFL_LANE_FC_ONOFF;
+    int rc = rifl_lane_config_check(&lc, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    size_t cap = (size_t)lc.tx_queue_frames * rifl_payload_bytes(lc.frame_bits);
+    if (cap < 2u * (c->max_len + 1u)) {
+        snprintf(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
+                 " largest packets; raise tx_queue_frames", cap);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->credit) {
+        rifl_credit_config cc = clane_credit_config(c);
+        return rifl_credit_config_check(&cc, msg, msglen);
+    }
+    rifl_vlarb arb;
+    rifl_vlarb_config ac;
+    rifl_vlarb_default_config(&ac, c->vls);
+    return rifl_vlarb_init(&arb, &ac, c->vls, msg, msglen);
+}
+
 int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg,
                    size_t msglen)
 {
@@ -369,11 +419,9 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
     if (!c || !res)
         return rifl_null_arg(msg, msglen, "rifl_clane_run", c ? "res" : "cfg");
     memset(res, 0, sizeof *res);
-    if (c->vls < 1 || c->vls > RIFL_FC_MAX_DATA_VLS || c->min_len < 1 ||
-        c->max_len < c->min_len || c->max_len > 65535) {
-        snprintf(msg, msglen, "need 1..15 VLs and packet sizes 1 <= min <= max <= 65535");
-        return RIFL_ERR_CONFIG;
-    }
+    int rc = rifl_clane_check(c, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
     struct cl s;
     memset(&s, 0, sizeof s);
     s.cfg = c;
@@ -383,13 +431,9 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
     pc.ber[0] = pc.ber[1] = c->ber;
     pc.seed[0] = c->seed * 2 + 11;
     pc.seed[1] = c->seed * 2 + 12;
-    int rc = rifl_pair_create(&pc, &s.pair, msg, msglen);
+    rc = rifl_pair_create(&pc, &s.pair, msg, msglen);
     if (rc == RIFL_OK && c->credit) {
-        rifl_credit_config cc = rifl_credit_default_config;
-        cc.data_vls = c->vls;
-        cc.rx_buffer_bytes = c->buffer_bytes;
-        cc.fcp_period = c->fcp_period;
-        cc.max_packet_bytes = c->max_len;
+        rifl_credit_config cc = clane_credit_config(c);
         rc = rifl_credit_create(&cc, &s.a, msg, msglen);
         if (rc == RIFL_OK)
             rc = rifl_credit_create(&cc, &s.b, msg, msglen);
@@ -405,14 +449,8 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
     s.rbuf = malloc(c->max_len + 1u);
     if (rc == RIFL_OK && (!s.pkt || !s.ref || !s.rbuf))
         rc = RIFL_ERR_NOMEM;
-    if (rc == RIFL_OK) {
+    if (rc == RIFL_OK)
         s.lane_cap = rifl_lane_send_space(s.pair->lane[0]);
-        if (s.lane_cap < 2u * (c->max_len + 1u)) {
-            snprintf(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
-                     " largest packets; raise tx_queue_frames", s.lane_cap);
-            rc = RIFL_ERR_CONFIG;
-        }
-    }
     uint64_t limit = c->slots * 4 + 2000000, settle = 0;
     uint64_t margin = 2 * (c->fcp_period / s.fb + 1) + 8 * (rifl_link_delay_frames(
                           &pc.lane.link, pc.lane.frame_bits) + 64);

@@ -584,6 +584,51 @@ static void free_sim(struct sim *s)
     }
 }
 
+/* The arbiter's tables: the configured ones, or the default for c->vls. */
+static rifl_vlarb_config arb_config(const rifl_csim_config *c)
+{
+    rifl_vlarb_config arb = c->arb;
+    if (arb.n_high + arb.n_low == 0)
+        rifl_vlarb_default_config(&arb, c->vls);
+    return arb;
+}
+
+/* The credit engine's configuration for a run in credit mode. */
+static rifl_credit_config credit_config(const rifl_csim_config *c)
+{
+    rifl_credit_config cc = rifl_credit_default_config;
+    cc.data_vls = c->vls;
+    cc.rx_buffer_bytes = c->buffer_bytes;
+    cc.chunk_bytes = c->chunk_bytes;
+    cc.fcp_period = c->fcp_period;
+    cc.fcp_min_gap = c->fcp_min_gap;
+    cc.tx_queue_packets = 64;
+    cc.max_packet_bytes = c->max_len;
+    cc.arb = arb_config(c);
+    return cc;
+}
+
+int rifl_csim_check(const rifl_csim_config *c, char *msg, size_t msglen)
+{
+    char dummy[8];
+    if (!msg) {
+        msg = dummy;
+        msglen = sizeof dummy;
+    }
+    if (!c)
+        return rifl_null_arg(msg, msglen, "rifl_csim_check", "cfg");
+    int rc = check_config(c, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    if (c->mode == RIFL_CSIM_CREDIT) {
+        rifl_credit_config cc = credit_config(c);
+        return rifl_credit_config_check(&cc, msg, msglen);
+    }
+    rifl_vlarb arb;
+    rifl_vlarb_config ac = arb_config(c);
+    return rifl_vlarb_init(&arb, &ac, c->vls, msg, msglen);
+}
+
 static int setup(struct sim *s, const rifl_csim_config *c, char *msg, size_t msglen)
 {
     rifl_rng_seed(&s->rng, c->seed);
@@ -596,19 +641,9 @@ static int setup(struct sim *s, const rifl_csim_config *c, char *msg, size_t msg
     s->ab.q.item = s->ba.q.item = sizeof(struct item);
     s->shared.item = sizeof(struct pkt);
     s->notices.item = 1;
-    rifl_vlarb_config arb = c->arb;
-    if (arb.n_high + arb.n_low == 0)
-        rifl_vlarb_default_config(&arb, c->vls);
+    rifl_vlarb_config arb = arb_config(c);
     if (c->mode == RIFL_CSIM_CREDIT) {
-        rifl_credit_config cc = rifl_credit_default_config;
-        cc.data_vls = c->vls;
-        cc.rx_buffer_bytes = c->buffer_bytes;
-        cc.chunk_bytes = c->chunk_bytes;
-        cc.fcp_period = c->fcp_period;
-        cc.fcp_min_gap = c->fcp_min_gap;
-        cc.tx_queue_packets = 64;
-        cc.max_packet_bytes = c->max_len;
-        cc.arb = arb;
+        rifl_credit_config cc = credit_config(c);
         int rc = rifl_credit_create(&cc, &s->a, msg, msglen);
         if (rc == RIFL_OK)
             rc = rifl_credit_create(&cc, &s->b, msg, msglen);
@@ -645,7 +680,7 @@ int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
     if (!c || !res)
         return rifl_null_arg(msg, msglen, "rifl_csim_run", c ? "res" : "cfg");
     memset(res, 0, sizeof *res);
-    int rc = check_config(c, msg, msglen);
+    int rc = rifl_csim_check(c, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
     struct sim s;
