@@ -69,6 +69,21 @@ static void t_null_arguments(void)
     rifl_clane_result lnr;
     NULL_CASE(rifl_clane_run(&lnc, NULL, msg, sizeof msg), "rifl_clane_run", "res");
     NULL_CASE(rifl_clane_run(NULL, &lnr, msg, sizeof msg), "rifl_clane_run", "cfg");
+    NULL_CASE(rifl_csim_check(NULL, msg, sizeof msg), "rifl_csim_check", "cfg");
+    NULL_CASE(rifl_clane_check(NULL, msg, sizeof msg), "rifl_clane_check", "cfg");
+    /* the check-only calls refuse what the run calls refuse */
+    CHECK_EQ_I(rifl_csim_check(&sc, msg, sizeof msg), RIFL_OK);
+    CHECK_EQ_I(rifl_clane_check(&lnc, msg, sizeof msg), RIFL_OK);
+    sc.vls = 0;
+    lnc.vls = 0;
+    CHECK_EQ_I(rifl_csim_check(&sc, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_EQ_I(rifl_csim_run(&sc, &sr, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_EQ_I(rifl_clane_check(&lnc, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_EQ_I(rifl_clane_run(&lnc, &lnr, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_clane_default_config(&lnc);
+    lnc.lane.frame_bits = 100;
+    CHECK_EQ_I(rifl_clane_check(&lnc, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "frame width 100") != NULL);
 #undef NULL_CASE
     /* a refused configuration is RIFL_ERR_CONFIG, with the reason */
     rifl_lane_config bad = rifl_lane_default_config;
