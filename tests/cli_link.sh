@@ -94,8 +94,12 @@ grep -q '"replay_cycles": [1-9]' "$tmp/demo1.json" && ok || bad "demo had replay
 "$rifl" demo --slots 300000 --ber 1e-6 --json > "$tmp/demo2.json"
 sed 's/"wall_s": [0-9.]*//' "$tmp/demo1.json" > "$tmp/a"; sed 's/"wall_s": [0-9.]*//' "$tmp/demo2.json" > "$tmp/b"
 cmp -s "$tmp/a" "$tmp/b" && ok || bad "demo reproducible for a seed"
-printf 'ber = 0\nslots = 200000 # short\n' > "$tmp/demo.conf"
-"$rifl" demo --config "$tmp/demo.conf" --seed 5 --json | grep -q '"ber": 0, "slots": ' && ok || bad "config file"
+printf 'ber = 0\nslots = 200000 # short\nseed = 9\n' > "$tmp/demo.conf"
+"$rifl" demo --config "$tmp/demo.conf" --json > "$tmp/c1.json"
+grep -q '"seed": 9, "ber": 0, "slots": 2[0-9]*, "error_slots": 200000,' "$tmp/c1.json" \
+  && ok || bad "config file settings used"
+"$rifl" demo --config "$tmp/demo.conf" --seed 5 --json > "$tmp/c2.json"
+grep -q '"seed": 5, "ber": 0, ' "$tmp/c2.json" && ok || bad "command line overrides the config file"
 printf 'bogus = 1\n' > "$tmp/bad.conf"
 "$rifl" demo --config "$tmp/bad.conf" 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "unknown setting 'bogus'" "$tmp/err" \
   && ok || bad "unknown config key"
