@@ -1,6 +1,7 @@
 /* `rifl bench codec`: encode + verify + decode throughput on one core, next
  * to memcpy of the same payload bytes measured in the same run (in the
  * spirit of `openssl speed`). */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,30 +119,23 @@ static int run(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : 2;
     /* the whole list is checked before anything is measured */
-    unsigned w[16], nw = 0;
-    const char *p = widths;
-    for (;;) {
-        size_t n = strcspn(p, ",");
-        char item[32];
-        uint64_t v = 0;
-        if (n >= sizeof item || nw == 16)
-            return cli_fail(opts, "widths", "'%s' is too long a list; give at most 16 widths",
-                            widths);
-        memcpy(item, p, n);
-        item[n] = '\0';
-        if (!n || cli_parse_u64(item, &v) || v > 4096 ||
-            rifl_frame_width_check((unsigned)v) != RIFL_OK)
-            return cli_fail(opts, "widths", "'%s' in '%s' is not a frame width; use 64, 128, "
-                            "256, 512, 1024 or 2048, separated by commas", item, widths);
-        w[nw++] = (unsigned)v;
-        if (!p[n])
-            break;
-        p += n + 1;
+    double wv[16];
+    int nw = cli_parse_list(widths, wv, 16, 64, 2048, cli_where(opts, "widths"));
+    if (nw < 0)
+        return 2;
+    unsigned w[16];
+    for (int i = 0; i < nw; i++) {
+        if (wv[i] != floor(wv[i]))
+            return cli_fail(opts, "widths", "%g is not a whole number of bits; use 64, 128, "
+                            "256, 512, 1024 or 2048", wv[i]);
+        if (cli_frame_width(opts, "widths", (uint64_t)wv[i]))
+            return 2;
+        w[i] = (unsigned)wv[i];
     }
     if (!json)
         printf("%-6s %14s %14s %14s %10s  %s\n", "bits", "frames/s", "payload Gb/s",
                "memcpy Gb/s", "ratio", "path");
-    for (unsigned i = 0; i < nw; i++) {
+    for (int i = 0; i < nw; i++) {
         unsigned F = w[i];
         struct result r;
         bench_width(F, seconds, !single, &r);

@@ -79,7 +79,7 @@ printf 'zz\n' > "$tmp/bad.txt"
 [ $st -eq 2 ] && grep -q "line 1" "$tmp/err" && ok || bad "bad hex line reported ($st)"
 "$rifl" decode --frame-width 512 "$vectors/rifl256_fid8_clean/b_rx.frames" 2> "$tmp/err" >/dev/null
 grep -q "check --frame-width" "$tmp/err" && ok || bad "width mismatch hint"
-"$rifl" decode --frame-width 300 x 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "not supported" "$tmp/err" \
+"$rifl" decode --frame-width 300 x 2> "$tmp/err"; [ $? -eq 2 ] && grep -q -- "--frame-width: 300 bits is not a RIFL frame width" "$tmp/err" \
   && ok || bad "bad frame width"
 "$rifl" decode --frame-id-width 13 x 2> "$tmp/err"; [ $? -eq 2 ] && ok || bad "bad K"
 "$rifl" decode /nonexistent 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "cannot open" "$tmp/err" \

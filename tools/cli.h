@@ -89,6 +89,10 @@ int cli_unused(const struct cli_opt *opts, const char *name, const char *reason)
 int cli_blame(const struct cli_opt *opts, int (*check)(void *ctx), void *ctx,
               const char *msg);
 
+/* 0 when `bits` is a RIFL frame width; otherwise a message naming option
+ * `name` and the supported widths, and 2. */
+int cli_frame_width(const struct cli_opt *opts, const char *name, uint64_t bits);
+
 /* Check that `path` can be written as an output file before a long run:
  * refuses a directory, a name ending in '/' and a path that cannot be
  * created, naming `what` (e.g. "option --csv").  A file that did not exist
@@ -150,6 +154,17 @@ char *cli_next_line(char **p);
 /* The same with `what` (e.g. "option --topology") before the message. */
 char *cli_read_named(const char *path, const char *what, size_t *len);
 
+/* gnuplot (tools/cli_gnuplot.c).  cli_gp_quote writes a single-quoted
+ * gnuplot string.  cli_gnuplot writes a script (the PNG terminal, the
+ * output, then what `body` writes) and runs gnuplot on it without a shell;
+ * the figure is made beside `png` and takes its name only when gnuplot
+ * succeeds.  `keep_script` (may be NULL) is where the script stays, runnable
+ * on its own; `where` names the option for messages.  Returns 0 or prints
+ * an error and returns 2. */
+void cli_gp_quote(FILE *f, const char *s);
+int cli_gnuplot(const char *png, const char *where, const char *keep_script,
+                void (*body)(FILE *f, void *ctx), void *ctx);
+
 /* JSON helpers: write a string value with escapes. */
 void json_str(FILE *f, const char *s);
 
@@ -157,6 +172,10 @@ void json_str(FILE *f, const char *s);
  * terminal or `force` is set.  Call cli_progress_done() at the end. */
 void cli_progress(const char *what, double fraction, const char *extra, bool force);
 void cli_progress_done(bool force);
+
+/* A duration for people: "3.2 s", "4.5 min", "2.1 h", "3.0 days",
+ * "1e+09 years", "forever". */
+void cli_format_duration(char *buf, size_t n, double seconds);
 
 /* Wall clock in seconds (monotonic) for reporting run times. */
 double cli_now(void);

@@ -12,7 +12,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rifl/frame.h"
 #include "rifl/text.h"
+
+int cli_frame_width(const struct cli_opt *opts, const char *name, uint64_t bits)
+{
+    if (bits <= 4096 && rifl_frame_width_check((unsigned)bits) == RIFL_OK)
+        return 0;
+    return cli_fail(opts, name, "%llu bits is not a RIFL frame width; use 64, 128, 256, 512, "
+                    "1024 or 2048", (unsigned long long)bits);
+}
+
+void cli_format_duration(char *buf, size_t n, double s)
+{
+    if (!isfinite(s))
+        snprintf(buf, n, "forever");
+    else if (s < 90)
+        snprintf(buf, n, "%.2g s", s);
+    else if (s < 5400)
+        snprintf(buf, n, "%.2g min", s / 60);
+    else if (s < 2 * 86400)
+        snprintf(buf, n, "%.2g h", s / 3600);
+    else if (s < 2 * 365 * 86400.0)
+        snprintf(buf, n, "%.2g days", s / 86400);
+    else
+        snprintf(buf, n, "%.2g years", s / (365.25 * 86400));
+}
 
 double cli_now(void)
 {

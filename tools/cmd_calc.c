@@ -35,9 +35,8 @@ static void years_text(char *buf, size_t n, double y, double ber, bool csv)
 static int link_cmd(const struct opts *o)
 {
     unsigned F = (unsigned)o->frame_bits;
-    if (rifl_frame_width_check(F) != RIFL_OK)
-        return cli_fail(g_opts, "frame-bits", "frame width %u is not supported; use 64, 128, "
-                        "256, 512, 1024 or 2048", F);
+    if (cli_frame_width(g_opts, "frame-bits", o->frame_bits))
+        return 2;
     if (o->goodput > o->rate)
         return cli_fail(g_opts, "goodput,rate", "a goodput of %g Gbit/s is above the line rate "
                         "of %g Gbit/s", o->goodput, o->rate);
@@ -300,9 +299,8 @@ static void per_text(char *buf, size_t n, uint64_t hit, uint64_t undetected)
 static int ffr_cmd(const struct opts *o)
 {
     unsigned F = (unsigned)o->frame_bits;
-    if (rifl_frame_width_check(F) != RIFL_OK)
-        return cli_fail(g_opts, "frame-bits", "frame width %u is not supported; use 64, 128, "
-                        "256, 512, 1024 or 2048", F);
+    if (cli_frame_width(g_opts, "frame-bits", o->frame_bits))
+        return 2;
     double bers[64];
     char what[300];
     snprintf(what, sizeof what, "%s", cli_where(g_opts, "bers"));
@@ -315,11 +313,13 @@ static int ffr_cmd(const struct opts *o)
                             "from 1e-30 to 0.5", bers[i]);
     /* about 7e6 frames per second (256-bit frames, development machine) */
     double est = (double)o->frames * nb * ((double)F / 256) / 7e6;
-    if (est > 60)
-        fprintf(stderr, "warning: %llu frames at %d bit error rate%s take about %.2g %s; "
+    if (est > 60) {
+        char dur[32];
+        cli_format_duration(dur, sizeof dur, est);
+        fprintf(stderr, "warning: %llu frames at %d bit error rate%s take about %s; "
                 "fewer --frames or --bers shorten it\n", (unsigned long long)o->frames, nb,
-                nb == 1 ? "" : "s", est > 5400 ? est / 3600 : est / 60,
-                est > 5400 ? "h" : "min");
+                nb == 1 ? "" : "s", dur);
+    }
     fprintf(stderr, "rifl calc ffr: seed %llu\n", (unsigned long long)o->seed);
     if (o->csv)
         printf("ber,frames,hit,undetected,ffr_measured,ffr_eq15,ratio,undetected_below_4,"

@@ -55,9 +55,8 @@ static int run(int argc, char **argv)
                         "see rifl decode --help\n");
         return 2;
     }
-    if (rifl_frame_width_check((unsigned)frame_width) != RIFL_OK)
-        return cli_fail(opts, "frame-width", "%llu bits is not supported; use 64, 128, 256, "
-                        "512, 1024 or 2048", (unsigned long long)frame_width);
+    if (cli_frame_width(opts, "frame-width", frame_width))
+        return 2;
     size_t len;
     char *text = cli_read_file(pos[0], &len);
     if (!text)

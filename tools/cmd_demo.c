@@ -66,9 +66,8 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (rifl_frame_width_check((unsigned)frame_width) != RIFL_OK)
-        return cli_fail(opts, "frame-width", "%" PRIu64 " bits is not a RIFL frame width; use "
-                        "64, 128, 256, 512, 1024 or 2048", frame_width);
+    if (cli_frame_width(opts, "frame-width", frame_width))
+        return 2;
 
     rifl_pair_config pc = { .lane = rifl_lane_default_config };
     pc.lane.frame_bits = (unsigned)frame_width;

@@ -3,15 +3,10 @@
  * before gnuplot runs: the output path, the columns, and every cell of the
  * plotted columns (a number, or empty for a gap); the figure is written to a
  * temporary file beside --out and renamed only when gnuplot succeeds. */
-#include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -37,17 +32,6 @@ static int split(char *line, char **f, int max)
     return n;
 }
 
-static void gp_quote(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
-    }
-    fputc('"', f);
-}
-
 /* --yrange: LO:HI, each a number, '*' or empty (automatic) */
 static int check_yrange(const char *r)
 {
@@ -69,6 +53,51 @@ static int check_yrange(const char *r)
 bad:
     return cli_fail(g_opts, "yrange", "'%s' is not a range; use LO:HI with numbers (either may "
                     "be * or empty for automatic), e.g. 0:1.05", r);
+}
+
+/* what the gnuplot script draws */
+struct figure {
+    const char *key, *title, *xlabel, *ylabel, *x, *y, *yrange, *style, *csv;
+    bool logx, logy;
+    double scale;
+    int cx, *cy, ny;
+    char **titles, **ynames; /* titles: NULL for the column names */
+};
+
+static void write_figure(FILE *g, void *ctx)
+{
+    const struct figure *fg = ctx;
+    fprintf(g, "set datafile separator ','\nset key autotitle columnhead\nset grid\n");
+    fprintf(g, "set key %s\n", fg->key);
+    if (fg->title) {
+        fprintf(g, "set title ");
+        cli_gp_quote(g, fg->title);
+        fputc('\n', g);
+    }
+    /* column names are shown as written (no _ subscripts); labels given by
+     * the user keep gnuplot's enhanced text */
+    fprintf(g, "set xlabel ");
+    cli_gp_quote(g, fg->xlabel ? fg->xlabel : fg->x);
+    fprintf(g, "%s\nset ylabel ", fg->xlabel ? "" : " noenhanced");
+    cli_gp_quote(g, fg->ylabel ? fg->ylabel : fg->y);
+    fprintf(g, "%s\n", fg->ylabel ? "" : " noenhanced");
+    if (fg->logx)
+        fprintf(g, "set logscale x\nset format x '10^{%%L}'\n");
+    if (fg->logy)
+        fprintf(g, "set logscale y\n");
+    if (fg->yrange)
+        fprintf(g, "set yrange [%s]\n", fg->yrange);
+    fprintf(g, "plot ");
+    for (int i = 0; i < fg->ny; i++) {
+        fprintf(g, "%s", i ? ", " : "");
+        cli_gp_quote(g, fg->csv);
+        fprintf(g, " using %d:($%d*%.17g) with %s lw 2 title ", fg->cx + 1, fg->cy[i] + 1,
+                fg->scale, fg->style);
+        cli_gp_quote(g, fg->titles ? fg->titles[i] : fg->ynames[i]);
+        if (!fg->titles)
+            fprintf(g, " noenhanced");
+    }
+    fprintf(g, "\n");
 }
 
 static int run(int argc, char **argv)
@@ -262,94 +291,26 @@ static int run(int argc, char **argv)
             (void)xv;
             rows++;
         }
-        if (!status && !header)
-            status = cli_fail(opts, "x", "%s has no header line", pos[0]);
-        if (!status && !rows)
-            status = cli_fail(opts, "x", "%s has a header but no data rows", pos[0]);
+        if (!status && !header) {
+            fprintf(stderr, "error: %s has no header line (a line of column names, then rows "
+                    "of numbers)\n", pos[0]);
+            status = 2;
+        }
+        if (!status && !rows) {
+            fprintf(stderr, "error: %s has a header but no data rows\n", pos[0]);
+            status = 2;
+        }
         for (int i = 0; i < ny && !status; i++)
             if (!numbers[i])
                 status = cli_fail(opts, "y", "column '%s' of %s has no numbers, only empty "
                                   "cells (bandwidth_ratio is empty after a run with "
                                   "--reference false)", yname[i], pos[0]);
     }
-    /* a partial figure never takes --out's name: gnuplot writes beside it */
-    char tmp[4200] = "";
-    FILE *g = NULL;
     if (!status) {
-        int fd;
-        snprintf(tmp, sizeof tmp, "%s.XXXXXX", out);
-        if ((fd = mkstemp(tmp)) < 0) {
-            fprintf(stderr, "error: %s: cannot write beside '%s': %s\n", where, out,
-                    strerror(errno));
-            tmp[0] = '\0';
-            status = 2;
-        } else {
-            /* the mode a newly created file would get (mkstemp makes it private) */
-            mode_t mask = umask(0);
-            umask(mask);
-            fchmod(fd, 0666 & ~mask);
-            close(fd);
-        }
+        struct figure fig = { key, title, xlabel, ylabel, x, y, yrange, style, pos[0], logx,
+                              logy, scale, cx, cy, ny, ts ? tname : NULL, yname };
+        status = cli_gnuplot(out, where, NULL, write_figure, &fig);
     }
-    signal(SIGPIPE, SIG_IGN); /* a gnuplot that stops early must not end rifl */
-    if (!status && !(g = popen("gnuplot", "w"))) {
-        fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh)\n");
-        status = 2;
-    }
-    if (!status) {
-        fprintf(g, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\nset output ");
-        gp_quote(g, tmp);
-        fprintf(g, "\nset datafile separator ','\nset key autotitle columnhead\nset grid\n");
-        fprintf(g, "set key %s\n", key);
-        if (title) {
-            fprintf(g, "set title ");
-            gp_quote(g, title);
-            fputc('\n', g);
-        }
-        /* column names are shown as written (no _ subscripts); labels
-         * given by the user keep gnuplot's enhanced text */
-        fprintf(g, "set xlabel ");
-        gp_quote(g, xlabel ? xlabel : x);
-        fprintf(g, "%s\nset ylabel ", xlabel ? "" : " noenhanced");
-        gp_quote(g, ylabel ? ylabel : y);
-        fprintf(g, "%s\n", ylabel ? "" : " noenhanced");
-        if (logx)
-            fprintf(g, "set logscale x\nset format x '10^{%%L}'\n");
-        if (logy)
-            fprintf(g, "set logscale y\n");
-        if (yrange)
-            fprintf(g, "set yrange [%s]\n", yrange);
-        fprintf(g, "plot ");
-        for (int i = 0; i < ny; i++) {
-            fprintf(g, "%s", i ? ", " : "");
-            gp_quote(g, pos[0]);
-            fprintf(g, " using %d:($%d*%.17g) with %s lw 2 title ", cx + 1, cy[i] + 1, scale,
-                    style);
-            gp_quote(g, ts ? tname[i] : yname[i]);
-            if (!ts)
-                fprintf(g, " noenhanced");
-        }
-        fprintf(g, "\nunset output\n");
-        int st = pclose(g);
-        int code = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        struct stat sb;
-        if (code == 127) {
-            fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh)\n");
-            status = 2;
-        } else if (code != 0) {
-            fprintf(stderr, "error: gnuplot failed (exit status %d); nothing written to %s\n",
-                    code, out);
-            status = 2;
-        } else if (stat(tmp, &sb) || sb.st_size == 0) {
-            fprintf(stderr, "error: gnuplot wrote no figure; nothing written to %s\n", out);
-            status = 2;
-        } else if (rename(tmp, out)) {
-            fprintf(stderr, "error: %s: cannot write '%s': %s\n", where, out, strerror(errno));
-            status = 2;
-        }
-    }
-    if (status && tmp[0])
-        remove(tmp);
     free(header);
     free(ys);
     free(ts);

@@ -187,23 +187,6 @@ static void estimate(const rifl_linksim_config *c, bool reference, struct estima
         e->seconds += clean / EST_SKIP_SPEED;
 }
 
-/* "3.2 s", "4.5 min", "2.1 h", "3.0 days", "1e+09 years" */
-static void fmt_duration(char *buf, size_t n, double s)
-{
-    if (!isfinite(s))
-        snprintf(buf, n, "forever");
-    else if (s < 90)
-        snprintf(buf, n, "%.2g s", s);
-    else if (s < 5400)
-        snprintf(buf, n, "%.2g min", s / 60);
-    else if (s < 2 * 86400)
-        snprintf(buf, n, "%.2g h", s / 3600);
-    else if (s < 2 * 365 * 86400.0)
-        snprintf(buf, n, "%.2g days", s / 86400);
-    else
-        snprintf(buf, n, "%.2g years", s / (365.25 * 86400));
-}
-
 /* the option to name for a long run: the bit error rate when it is what
  * makes the run long, else the byte count */
 static const char *long_run_cause(const struct opts *o, const struct estimate *e)
@@ -771,7 +754,7 @@ static int run(int argc, char **argv)
         if (e->seconds > EST_REFUSE_S && !pts[i].c.max_slots) {
             char why[600], dur[32];
             explain_estimate(why, sizeof why, &pts[i].c, e);
-            fmt_duration(dur, sizeof dur, e->seconds);
+            cli_format_duration(dur, sizeof dur, e->seconds);
             const char *cause = long_run_cause(&o, e);
             bool at_point = o.sweep && !cli_sweep_has(&sw, cause);
             fprintf(stderr, "error: %s%s%s%s: %s, about %s here; a run estimated above a day "
@@ -796,7 +779,7 @@ static int run(int argc, char **argv)
     if (wall_est > EST_WARN_S) {
         char why[600], dur[32];
         explain_estimate(why, sizeof why, &pts[longest].c, &pts[longest].est);
-        fmt_duration(dur, sizeof dur, wall_est);
+        cli_format_duration(dur, sizeof dur, wall_est);
         fprintf(stderr, "warning: this run is estimated to take about %s%s%s%s: %s; --frames N "
                 "stops each run after N frame slots and a smaller --bytes shortens it\n", dur,
                 o.sweep ? " (longest point: " : "", o.sweep ? pts[longest].label : "",

@@ -2,18 +2,15 @@
  * switch (or a small multi-switch topology), with sweeps and plots. */
 #include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "rifl/switch_sim.h"
 
-extern char **environ;
 static const struct cli_opt *g_table; /* the option table, for messages */
 
 struct opts {
@@ -273,31 +270,38 @@ static int check_plot(const char *png)
     return 0;
 }
 
-/* a gnuplot single-quoted string: '' stands for ' */
-static void gp_squote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
-    }
-    fputc('\'', f);
-}
+/* the gnuplot script's drawing: one line per label */
+struct plot_body {
+    const char *dat, *xkey, *ykey, *title;
+    char (*labels)[160];
+    unsigned nl;
+};
 
-/* run `gnuplot SCRIPT` without a shell; returns its exit status (127: not
- * found, -1: not started) */
-static int run_gnuplot(const char *script)
+static void write_plot_body(FILE *f, void *ctx)
 {
-    pid_t pid;
-    char *args[] = { (char *)"gnuplot", (char *)script, NULL };
-    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, args, environ))
-        return 127;
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const struct plot_body *p = ctx;
+    fprintf(f, "set grid\nset key left top\nset xlabel ");
+    cli_gp_quote(f, p->xkey);
+    fprintf(f, "\n");
+    if (!strcmp(p->ykey, "utilization"))
+        fprintf(f, "set ylabel 'bandwidth utilization'\nset yrange [0:1.05]\n");
+    else
+        fprintf(f, "set ylabel 'latency %s (cell times)'\nset logscale y\n", p->ykey);
+    if (p->title) {
+        fprintf(f, "set title ");
+        cli_gp_quote(f, p->title);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "plot ");
+    for (unsigned k = 0; k < p->nl; k++) {
+        fprintf(f, "%s", k ? ", \\\n     " : "");
+        cli_gp_quote(f, p->dat);
+        fprintf(f, " index %u using 1:2 with linespoints lw 2 title ", k);
+        cli_gp_quote(f, p->labels[k][0] ? p->labels[k] : p->ykey);
+    }
+    if (!strcmp(p->ykey, "utilization") && !strcmp(p->xkey, "load"))
+        fprintf(f, ", \\\n     x with lines dt 2 lc rgb 'gray' title 'offered load'");
+    fprintf(f, "\n");
 }
 
 static int write_plot(const char *png, const struct row *rows, unsigned nrows, const char *xkey,
@@ -337,53 +341,11 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
         free(labels);
         return 2;
     }
-    f = fopen(gp, "w");
-    if (!f) {
-        fprintf(stderr, "error: cannot write '%s': %s\n", gp, strerror(errno));
-        free(labels);
-        return 2;
-    }
-    fprintf(f, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\n");
-    fprintf(f, "set output ");
-    gp_squote(f, png);
-    fprintf(f, "\nset grid\nset key left top\nset xlabel ");
-    gp_squote(f, xkey);
-    fprintf(f, "\n");
-    if (!strcmp(ykey, "utilization")) {
-        fprintf(f, "set ylabel 'bandwidth utilization'\nset yrange [0:1.05]\n");
-    } else
-        fprintf(f, "set ylabel 'latency %s (cell times)'\nset logscale y\n", ykey);
-    if (title) {
-        fprintf(f, "set title ");
-        gp_squote(f, title);
-        fprintf(f, "\n");
-    }
-    fprintf(f, "plot ");
-    for (unsigned k = 0; k < nl; k++) {
-        fprintf(f, "%s", k ? ", \\\n     " : "");
-        gp_squote(f, dat);
-        fprintf(f, " index %u using 1:2 with linespoints lw 2 title ", k);
-        gp_squote(f, labels[k][0] ? labels[k] : ykey);
-    }
-    if (!strcmp(ykey, "utilization") && !strcmp(xkey, "load"))
-        fprintf(f, ", \\\n     x with lines dt 2 lc rgb 'gray' title 'offered load'");
-    fprintf(f, "\n");
+    struct plot_body body = { dat, xkey, ykey, title, labels, nl };
+    int rc = cli_gnuplot(png, cli_where(g_table, "plot"), gp, write_plot_body, &body);
     free(labels);
-    if (fclose(f)) {
-        fprintf(stderr, "error: cannot write '%s': %s\n", gp, strerror(errno));
-        return 2;
-    }
-    int rc = run_gnuplot(gp);
-    if (rc != 0) {
-        remove(png); /* no partial figure */
-        if (rc == 127)
-            fprintf(stderr, "error: cannot run gnuplot; install it (scripts/install-deps.sh "
-                    "does); the data is in '%s' and the script in '%s'\n", dat, gp);
-        else
-            fprintf(stderr, "error: gnuplot failed on '%s' (exit status %d); the data is in "
-                    "'%s'\n", gp, rc, dat);
-        return 2;
-    }
+    if (rc)
+        return rc;
     fprintf(stderr, "plot written to %s (data %s, script %s)\n", png, dat, gp);
     return 0;
 }
@@ -641,10 +603,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
     }
     if (!status && est_s > 60) {
         char dur[32];
-        if (est_s < 5400)
-            snprintf(dur, sizeof dur, "%.2g min", est_s / 60);
-        else
-            snprintf(dur, sizeof dur, "%.2g h", est_s / 3600);
+        cli_format_duration(dur, sizeof dur, est_s);
         fprintf(stderr, "warning: this run is estimated to take about %s (every host sends "
                 "--bytes-per-pair to every other host at --load; about %.2g port-slots "
                 "simulated per second); --max-slots N stops each run after N slots and a "

@@ -9,7 +9,7 @@ static int run(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, "", "Prints the version of rifl.", NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    printf("rifl 0.1.0\n");
+    printf("rifl %s\n", RIFL_VERSION);
     return 0;
 }
 

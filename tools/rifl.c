@@ -22,7 +22,7 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("rifl 0.1.0\n");
+        printf("rifl %s\n", RIFL_VERSION);
         return 0;
     }
     /* two-word commands ("sim link") take precedence over one-word ones */
