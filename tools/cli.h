@@ -107,7 +107,8 @@ int cli_parse_double(const char *s, double *out);
 
 /* A comma-separated list of numbers for option `what` (e.g. "--loads"):
  * at most `max` values, each from lo to hi; no empty element.  Returns the
- * count, or prints an error naming the option and returns -1. */
+ * count, or prints an error naming the option and returns -1 (silently when
+ * `what` is NULL). */
 int cli_parse_list(const char *s, double *out, unsigned max, double lo, double hi,
                    const char *what);
 

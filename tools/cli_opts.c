@@ -500,6 +500,19 @@ int cli_set(const struct cli_opt *opts, const char *name, const char *value,
     return 0;
 }
 
+/* a message about a list, unless `what` is NULL (a quiet check) */
+static void list_err(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void list_err(const char *what, const char *fmt, ...)
+{
+    if (!what)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "error: %s: ", what);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 int cli_parse_list(const char *s, double *out, unsigned max, double lo, double hi,
                    const char *what)
 {
@@ -509,8 +522,7 @@ int cli_parse_list(const char *s, double *out, unsigned max, double lo, double h
     fmt_bound(l, sizeof l, lo);
     fmt_bound(h, sizeof h, hi);
     if (!s || !*s) {
-        fprintf(stderr, "error: %s: give at least one number (a list such as 0.5,0.2)\n",
-                what);
+        list_err(what, "give at least one number, e.g. 1,2\n");
         return -1;
     }
     for (;;) {
@@ -518,23 +530,23 @@ int cli_parse_list(const char *s, double *out, unsigned max, double lo, double h
         char item[64];
         double v;
         if (n == 0 || n >= sizeof item) {
-            fprintf(stderr, "error: %s: '%s' has an empty or overlong element; write numbers "
-                    "separated by single commas\n", what, s);
+            list_err(what, "'%s' has an empty or overlong element; write numbers "
+                     "separated by single commas\n", s);
             return -1;
         }
         memcpy(item, p, n);
         item[n] = '\0';
         if (cli_parse_double(item, &v)) {
-            fprintf(stderr, "error: %s: '%s' in '%s' is not a number\n", what, item, s);
+            list_err(what, "'%s' in '%s' is not a number\n", item, s);
             return -1;
         }
         if (v < lo || v > hi) {
-            fprintf(stderr, "error: %s: %s in '%s' is out of range; use values from %s to %s\n",
-                    what, item, s, l, h);
+            list_err(what, "%s in '%s' is out of range; use values from %s to %s\n", item, s,
+                     l, h);
             return -1;
         }
         if (k >= max) {
-            fprintf(stderr, "error: %s: '%s' has more than %u values\n", what, s, max);
+            list_err(what, "'%s' has more than %u values\n", s, max);
             return -1;
         }
         out[k++] = v;

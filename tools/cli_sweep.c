@@ -215,6 +215,11 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
                         why ? why : "");
                 rc = 2;
             }
+        if (!rc && cli_is_set(opts, o->name)) {
+            fprintf(stderr, "error: %s: '%s' is swept and also set (%s); give it in one "
+                    "place\n", origin, o->name, cli_where(opts, o->name));
+            rc = 2;
+        }
         for (unsigned i = 0; i < sw->nkeys && !rc; i++)
             if (sw->key[i].opt == o) {
                 fprintf(stderr, "error: %s: '%s' appears twice; give all its "

@@ -46,21 +46,12 @@ static int vl_list(const struct opts *o, const char *name, const char *s, double
 {
     char what[300];
     snprintf(what, sizeof what, "%s", cli_where(g_opts, name));
-    if (quiet) {
-        /* the list was checked before; here only its values are needed */
-        unsigned n = 0;
-        const char *p = s;
-        while (*p && n < RIFL_FC_MAX_DATA_VLS) {
-            char *end;
-            out[n++] = strtod(p, &end);
-            p = *end == ',' ? end + 1 : end + strlen(end);
-        }
-        return n == o->vls_run ? 0 : -1;
-    }
-    int n = cli_parse_list(s, out, RIFL_FC_MAX_DATA_VLS, 0, 1000, what);
+    int n = cli_parse_list(s, out, RIFL_FC_MAX_DATA_VLS, 0, 1000, quiet ? NULL : what);
     if (n < 0)
         return -1;
     if ((unsigned)n != o->vls_run) {
+        if (quiet)
+            return -1;
         cli_fail(g_opts, name, "%d value%s for %u VL%s; give exactly one per VL (%s)", n,
                  n == 1 ? "" : "s", o->vls_run, o->vls_run == 1 ? "" : "s",
                  experiment_of(o) == EXP_NONE ? "--vls" : "the experiment's VLs");
