@@ -273,9 +273,9 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["sweep"]["load"] for r in rows] == [".5", ".5", 1, 1], rows
 assert rows[1]["sweep"]["fast"] == "false"' "$out"
 works sim link --csv --sweep "cable=1:3:+1;bytes=10KB,20KB"
+check "sim link ';' and byte suffixes in a sweep give 6 rows" [ "$(wc -l < "$out")" -eq 7 ]
 refused "--sweep.*swept and also set.*--bytes" "${L[@]}" --csv --sweep bytes=10KB,20KB
 refused "--sweep.*swept and also set.*--load" sim switch --load 0.5 --sweep load=0.2,0.4
-check "sim link ';' and byte suffixes in a sweep give 6 rows" [ "$(wc -l < "$out")" -eq 7 ]
 S=(sim switch --ports 4 --bytes-per-pair 4KB)
 works "${S[@]}" --csv --sweep load=0.2:0.8:x2
 check "sim switch multiplied sweep gives 3 rows" [ "$(wc -l < "$out")" -eq 4 ]
