@@ -394,8 +394,8 @@ static int convert(const struct cli_opt *o, const char *value, const char *where
     switch (o->type) {
     case CLI_FLAG:
     case CLI_BOOL:
-        if (!value)
-            out->b = true;
+        if (!value || (o->type == CLI_FLAG && !*value))
+            out->b = true; /* --json, or `json =` in a config file */
         else if (parse_bool(value, &out->b))
             bad = 1;
         break;
