@@ -370,20 +370,15 @@ static rifl_credit_config clane_credit_config(const rifl_clane_config *c)
 
 int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
 {
-    char dummy[8];
-    if (!msg) {
-        msg = dummy;
-        msglen = sizeof dummy;
-    }
     if (!c)
         return rifl_null_arg(msg, msglen, "rifl_clane_check", "cfg");
     if (c->vls < 1 || c->vls > RIFL_FC_MAX_DATA_VLS || c->min_len < 1 ||
         c->max_len < c->min_len || c->max_len > 65535) {
-        snprintf(msg, msglen, "need 1..15 VLs and packet sizes 1 <= min <= max <= 65535");
+        rifl_msg(msg, msglen, "need 1..15 VLs and packet sizes 1 <= min <= max <= 65535");
         return RIFL_ERR_CONFIG;
     }
     if (!(c->ber >= 0 && c->ber <= 0.5)) {
-        snprintf(msg, msglen, "bit error rate %g is out of range; use a value from 0 to 0.5",
+        rifl_msg(msg, msglen, "bit error rate %g is out of range; use a value from 0 to 0.5",
                  c->ber);
         return RIFL_ERR_CONFIG;
     }
@@ -394,7 +389,7 @@ int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
         return rc;
     size_t cap = (size_t)lc.tx_queue_frames * rifl_payload_bytes(lc.frame_bits);
     if (cap < 2u * (c->max_len + 1u)) {
-        snprintf(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
+        rifl_msg(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
                  " largest packets; raise tx_queue_frames", cap);
         return RIFL_ERR_CONFIG;
     }
@@ -411,11 +406,6 @@ int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
 int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg,
                    size_t msglen)
 {
-    char dummy[8];
-    if (!msg) {
-        msg = dummy;
-        msglen = sizeof dummy;
-    }
     if (!c || !res)
         return rifl_null_arg(msg, msglen, "rifl_clane_run", c ? "res" : "cfg");
     memset(res, 0, sizeof *res);
@@ -493,7 +483,7 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
         if (c->credit)
             res->converged = consistent(&s);
         if (!settle) {
-            snprintf(msg, msglen, "the link did not drain within %llu slots",
+            rifl_msg(msg, msglen, "the link did not drain within %llu slots",
                      (unsigned long long)limit);
             res->lossless = false;
         }

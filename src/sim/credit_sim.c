@@ -537,33 +537,33 @@ static bool all_idle(struct sim *s)
 static int check_config(const rifl_csim_config *c, char *msg, size_t msglen)
 {
     if (c->vls < 1 || c->vls > RIFL_FC_MAX_DATA_VLS) {
-        snprintf(msg, msglen, "%u VLs; use 1..15", c->vls);
+        rifl_msg(msg, msglen, "%u VLs; use 1..15", c->vls);
         return RIFL_ERR_CONFIG;
     }
     if (c->min_len < 1 || c->max_len < c->min_len || c->max_len > 65536) {
-        snprintf(msg, msglen, "packet sizes %u..%u; use 1 <= min <= max <= 65536",
+        rifl_msg(msg, msglen, "packet sizes %u..%u; use 1 <= min <= max <= 65536",
                  c->min_len, c->max_len);
         return RIFL_ERR_CONFIG;
     }
     if (c->duration < 1) {
-        snprintf(msg, msglen, "duration must be at least one symbol time");
+        rifl_msg(msg, msglen, "duration must be at least one symbol time");
         return RIFL_ERR_CONFIG;
     }
     if (c->mode == RIFL_CSIM_ONOFF &&
         (c->buffer_bytes < c->max_len || !(c->off_frac < c->on_frac) || c->off_frac < 0 ||
          c->on_frac > 1)) {
-        snprintf(msg, msglen, "on/off mode needs a buffer of at least one packet (%u bytes)"
+        rifl_msg(msg, msglen, "on/off mode needs a buffer of at least one packet (%u bytes)"
                  " and 0 <= off threshold < on threshold <= 1", c->max_len);
         return RIFL_ERR_CONFIG;
     }
     if ((c->stall_on > 0) != (c->stall_off > 0)) {
-        snprintf(msg, msglen, "random stalls need both a mean run and a mean stall length");
+        rifl_msg(msg, msglen, "random stalls need both a mean run and a mean stall length");
         return RIFL_ERR_CONFIG;
     }
     double probs[3] = { c->data_corrupt, c->fcp_loss, c->fcp_corrupt };
     for (int i = 0; i < 3; i++)
         if (!(probs[i] >= 0 && probs[i] < 1)) {
-            snprintf(msg, msglen, "fault probabilities must be in [0, 1); got %g", probs[i]);
+            rifl_msg(msg, msglen, "fault probabilities must be in [0, 1); got %g", probs[i]);
             return RIFL_ERR_CONFIG;
         }
     return RIFL_OK;
@@ -610,11 +610,6 @@ static rifl_credit_config credit_config(const rifl_csim_config *c)
 
 int rifl_csim_check(const rifl_csim_config *c, char *msg, size_t msglen)
 {
-    char dummy[8];
-    if (!msg) {
-        msg = dummy;
-        msglen = sizeof dummy;
-    }
     if (!c)
         return rifl_null_arg(msg, msglen, "rifl_csim_check", "cfg");
     int rc = check_config(c, msg, msglen);
@@ -672,11 +667,6 @@ static int setup(struct sim *s, const rifl_csim_config *c, char *msg, size_t msg
 int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
                   size_t msglen)
 {
-    char dummy[8];
-    if (!msg) {
-        msg = dummy;
-        msglen = sizeof dummy;
-    }
     if (!c || !res)
         return rifl_null_arg(msg, msglen, "rifl_csim_run", c ? "res" : "cfg");
     memset(res, 0, sizeof *res);
@@ -777,7 +767,7 @@ int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
     }
     if (rc != RIFL_OK) {
         if (rc == RIFL_ERR_NOMEM)
-            snprintf(msg, msglen, "out of memory while simulating");
+            rifl_msg(msg, msglen, "out of memory while simulating");
         free_sim(&s);
         return rc;
     }
