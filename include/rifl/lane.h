@@ -171,6 +171,53 @@ int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_
  * not in step with f->scr, or when `info` is asked for. */
 int rifl_lane_rx_frame(rifl_lane *lane, const rifl_lane_frame *f, rifl_frame_info *info);
 
+/* ---- accelerator (for simulators) --------------------------------------
+ *
+ * A simulated link spends most of its time in stretches where nothing
+ * happens but data: both lanes in NORMAL, no flags, no error, every frame
+ * arriving good and in sequence.  Such a stretch is fully determined by a
+ * few counts, and rifl_lane_advance carries both lanes of a link through it
+ * in one call instead of one call per slot.  The caller (which models the
+ * users and the channel) picks a stretch in which the channel flips no bit,
+ * counts what the users did, and puts the frames left in flight back on its
+ * channel.  Runs take exactly the course they take slot by slot. */
+
+/* True when the link a <-> b is in steady state: both lanes in NORMAL with
+ * nothing pending (no flag, replay, error wait, flow control, extension
+ * frame, unread byte or clock-compensation slot) and each receiver expecting
+ * the frame its peer sent `delay` slots ago. */
+bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay);
+
+/* One direction of a stretch: lane[i] sends, lane[1-i] receives.  Data
+ * frames are numbered across the sender's stream, from 0 for its first. */
+typedef struct rifl_lane_stretch {
+    uint64_t slots;             /* frame slots of the stretch (the same both ways) */
+    /* sender: `slots` new frames, data frames and fillers */
+    uint64_t data_sent, fill_sent;
+    const int64_t *sent_by_id;  /* 2^K entries: the data frame carried by the
+                                   newest frame sent with that ID, -1 for a
+                                   filler (frames before the stretch included) */
+    uint64_t queue_first, queue_end; /* data frames in the transmit queue after */
+    uint64_t tx_packets, tx_bytes, tx_rejected; /* the sending user's calls */
+    /* receiver: `slots` frames delivered, and what its user read */
+    uint64_t data_recv, fill_recv;
+    uint64_t rx_packets, rx_bytes;
+    /* where data frame x comes from: the packet's bytes and x's frame index
+     * in it (0 = its first frame); 0, or -1 when unknown */
+    int (*data)(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len, size_t *index);
+    void *ctx;
+} rifl_lane_stretch;
+
+/* Carry the steady link lane[0] <-> lane[1] (each direction `delay` frame
+ * slots long) through dir[0] and dir[1].  Afterwards inflight[i][0 ..
+ * delay-1] holds, by content and oldest first, the frames in flight from
+ * lane[i]: put them back on the channel (their records point into the
+ * sender's replay buffer).  RIFL_ERR_STATE when the link is not steady or
+ * a data frame's source is unknown, RIFL_ERR_INVALID_ARG for inconsistent
+ * counts. */
+int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],
+                      rifl_lane_frame *inflight[2]);
+
 /* ---- user interface ------------------------------------------------------ */
 
 /* Queue one whole packet.  RIFL_ERR_AGAIN when the transmit queue lacks room
@@ -278,6 +325,8 @@ typedef struct rifl_lane_stats {
 } rifl_lane_stats;
 
 rifl_tx_state rifl_lane_state(const rifl_lane *lane);
+/* The frame ID the sender gives its next data frame (its frame-ID counter). */
+unsigned rifl_lane_next_id(const rifl_lane *lane);
 /* The frame ID the receiver expects next (a frame verifies when it claims
  * exactly this ID). */
 unsigned rifl_lane_expected_id(const rifl_lane *lane);

@@ -93,6 +93,7 @@ size_t rifl_lane_memory(const rifl_lane *l) { return l ? l->memory : 0; }
 const rifl_lane_config *rifl_lane_get_config(const rifl_lane *l) { return &l->cfg; }
 rifl_tx_state rifl_lane_state(const rifl_lane *l) { return l->state; }
 unsigned rifl_lane_expected_id(const rifl_lane *l) { return l->rfid; }
+unsigned rifl_lane_next_id(const rifl_lane *l) { return l->fid; }
 const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *l) { return &l->st; }
 
 rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
@@ -587,29 +588,31 @@ size_t rifl_lane_send_space(const rifl_lane *l)
     return (size_t)(l->txq.cap - l->txq.count) * l->pbytes;
 }
 
+void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, size_t len, size_t k, bool end,
+                           uint8_t *rec)
+{
+    size_t pb = l->pbytes, off = k * pb, left = len - off;
+    if (left > pb || (left == pb && !end)) {
+        rec[0] = RIFL_META_FULL;
+        memcpy(rec + 1, p + off, pb);
+    } else if (left == pb) {
+        rec[0] = RIFL_META_FULL_EOP;
+        memcpy(rec + 1, p + off, pb);
+    } else {
+        rec[0] = RIFL_META_PARTIAL_EOP;
+        memcpy(rec + 1, p + off, left);
+        memset(rec + 1 + left, 0, pb - left);
+        rec[pb] = (uint8_t)left; /* format byte: valid count */
+    }
+}
+
 /* Segment `len` bytes into frame records; `end` marks the last frame of the
  * packet.  The caller has checked the room. */
 static void enqueue(rifl_lane *l, const uint8_t *p, size_t len, bool end)
 {
-    size_t left = len;
-    while (left) {
-        uint8_t *rec = ring_tail(&l->txq);
-        if (left > l->pbytes || (left == l->pbytes && !end)) {
-            rec[0] = RIFL_META_FULL;
-            memcpy(rec + 1, p, l->pbytes);
-            p += l->pbytes;
-            left -= l->pbytes;
-        } else if (left == l->pbytes) {
-            rec[0] = RIFL_META_FULL_EOP;
-            memcpy(rec + 1, p, l->pbytes);
-            left = 0;
-        } else {
-            rec[0] = RIFL_META_PARTIAL_EOP;
-            memcpy(rec + 1, p, left);
-            memset(rec + 1 + left, 0, l->pbytes - left);
-            rec[l->pbytes] = (uint8_t)left; /* format byte: valid count */
-            left = 0;
-        }
+    size_t frames = (len + l->pbytes - 1) / l->pbytes;
+    for (size_t k = 0; k < frames; k++) {
+        rifl_lane_make_record(l, p, len, k, end, ring_tail(&l->txq));
         ring_push(&l->txq);
     }
 }

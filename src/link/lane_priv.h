@@ -78,6 +78,13 @@ struct rifl_lane {
 };
 
 
+/* Record (META byte + payload) of frame k of the `len` bytes at p, as the
+ * transmit queue holds it; `end`: these bytes end a packet.  The one
+ * segmentation rule of the lane, used by rifl_lane_send and the
+ * accelerator. */
+void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, size_t len, size_t k, bool end,
+                           uint8_t *rec);
+
 /* Frame f chosen, not built: record the scrambler states before and after
  * it in f and move the lane's scrambler on (rifl_lane_tx_frame). */
 static inline void rifl_lane_frame_advance(rifl_lane *l, rifl_lane_frame *f)

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "rifl/linksim.h"
-#include "../link/lane_skip.h"
 #include "../common/msg.h"
 
 struct pkt {
@@ -69,7 +68,12 @@ struct dir {
     /* emulation state during a skip */
     uint64_t q;              /* transmit-queue frames */
     unsigned efid, erfid;
-    rifl_lane_skip_counts c; /* tx side of tx lane, rx side of rx lane */
+    struct {                 /* what the users and lanes did in it */
+        uint64_t data_sent, fill_sent, data_recv, fill_recv;
+        uint64_t tx_packets, tx_bytes, tx_rejected, rx_packets, rx_bytes;
+    } c;
+    rifl_lane_frame *inflight; /* frames left in flight after it */
+    struct sim *sim;
 };
 
 struct sim {
@@ -368,7 +372,7 @@ static void wire_side(struct sim *s, uint64_t t)
         uint64_t hit = rifl_channel_get_stats(d->ch)->frames_hit;
         bool fresh = nnew != d->prev_new;
         if (fresh) {
-            unsigned id = (rifl_lane_skip_fid(d->tx) - 1) & s->kmask;
+            unsigned id = (rifl_lane_next_id(d->tx) - 1) & s->kmask;
             d->log[id] = nd != d->sf ? (int64_t)d->sf : -1;
         }
         if (nd != d->sf) {
@@ -391,14 +395,15 @@ static uint64_t skip_room(struct sim *s, uint64_t t)
     const rifl_linksim_config *c = s->cfg;
     if (!c->fast || c->rx_ready < 1.0)
         return 0;
+    /* the simulator's own conditions first: they are the cheap ones */
     for (int i = 0; i < 2; i++) {
         const struct dir *d = &s->d[i];
-        if (!rifl_lane_skip_steady(d->tx) || d->streak < s->D ||
-            rifl_lane_skip_rfid(d->rx) != ((rifl_lane_skip_fid(d->tx) - s->D) & s->kmask) ||
-            d->val.next_seq != d->recv_cur || d->val.overlong ||
+        if (d->streak < s->D || d->val.next_seq != d->recv_cur || d->val.overlong ||
             d->sf != rifl_lane_get_stats(d->tx)->tx_frames[RIFL_KIND_DATA])
             return 0;
     }
+    if (!rifl_lane_steady(s->pair->lane[0], s->pair->lane[1], s->D))
+        return 0;
     /* bytes of a partly read packet were read for real and will not be
      * compared at its end: compare them now (never skip past a bad prefix,
      * so the validator sees the whole packet) */
@@ -445,18 +450,18 @@ static bool all_done(const struct sim *s)
     return true;
 }
 
-static int build_record(struct sim *s, struct dir *d, int64_t x, uint8_t *rec)
+/* rifl_lane_stretch.data: the packet holding data frame x */
+static int frame_source(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len, size_t *index)
 {
-    if (x < 0) {
-        rifl_lane_skip_filler_record(d->tx, rec);
-        return RIFL_OK;
-    }
-    uint64_t seq = packet_of_frame(d, (uint64_t)x);
+    struct dir *d = ctx;
+    uint64_t seq = packet_of_frame(d, x);
     const struct pkt *p = pkt_at(d, seq);
-    if ((uint64_t)x < p->first || (uint64_t)x >= p->first + p->nf)
-        return RIFL_ERR_STATE;
-    rifl_lane_skip_make_record(d->tx, content(s, d, seq), p->len, (uint64_t)x - p->first, rec);
-    return RIFL_OK;
+    if (x < p->first || x >= p->first + p->nf)
+        return -1;
+    *pkt = content(d->sim, d, seq);
+    *len = p->len;
+    *index = (size_t)(x - p->first);
+    return 0;
 }
 
 /* Fast-forward up to m slots from slot t; returns the slots done. */
@@ -467,8 +472,8 @@ static int skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
         struct dir *d = &s->d[i];
         memset(&d->c, 0, sizeof d->c);
         d->q = s->txcap - rifl_lane_send_space(d->tx) / pb;
-        d->efid = rifl_lane_skip_fid(d->tx);
-        d->erfid = rifl_lane_skip_rfid(d->rx);
+        d->efid = rifl_lane_next_id(d->tx);
+        d->erfid = rifl_lane_expected_id(d->rx);
     }
     uint64_t j = 0;
     while (j < m) {
@@ -521,54 +526,40 @@ static int skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
         if (s->cfg->bytes && all_done(s))
             break;
     }
-    /* counters, IDs and receive windows */
-    for (int k = 0; k < 2; k++) {
-        struct dir *tx = &s->d[k], *rx = &s->d[1 - k];
-        rifl_lane_skip_counts c = {
-            .slots = j,
-            .data_sent = tx->c.data_sent, .fill_sent = tx->c.fill_sent,
-            .tx_packets = tx->c.tx_packets, .tx_bytes = tx->c.tx_bytes,
-            .tx_rejected = tx->c.tx_rejected,
-            .data_recv = rx->c.data_recv, .fill_recv = rx->c.fill_recv,
-            .rx_packets = rx->c.rx_packets, .rx_bytes = rx->c.rx_bytes,
-        };
-        rifl_lane_skip_advance(s->pair->lane[k], &c);
-    }
-    /* rebuild what must hold real bytes */
+    /* the lanes: counters, frame IDs, receive windows, replay buffers and
+     * transmit queues, and the frames left in flight */
+    rifl_lane_stretch st[2];
+    rifl_lane_frame *inflight[2];
     for (int i = 0; i < 2; i++) {
         struct dir *d = &s->d[i];
-        unsigned fid = rifl_lane_skip_fid(d->tx);
-        uint64_t nre = j < s->nfid ? j : s->nfid;
-        for (uint64_t k = 0; k < nre; k++) {
-            unsigned id = (unsigned)(fid - nre + k) & s->kmask;
-            int rc = build_record(s, d, d->log[id], rifl_lane_skip_replay(d->tx, id));
-            if (rc != RIFL_OK)
-                return rc;
-        }
-        rifl_lane_skip_txq_clear(d->tx);
-        for (uint64_t x = d->sf; x < d->qf; x++) {
-            int rc = build_record(s, d, (int64_t)x, rifl_lane_skip_txq_push(d->tx));
-            if (rc != RIFL_OK)
-                return rc;
-        }
+        st[i] = (rifl_lane_stretch){
+            .slots = j, .data_sent = d->c.data_sent, .fill_sent = d->c.fill_sent,
+            .sent_by_id = d->log, .queue_first = d->sf, .queue_end = d->qf,
+            .tx_packets = d->c.tx_packets, .tx_bytes = d->c.tx_bytes,
+            .tx_rejected = d->c.tx_rejected, .data_recv = d->c.data_recv,
+            .fill_recv = d->c.fill_recv, .rx_packets = d->c.rx_packets,
+            .rx_bytes = d->c.rx_bytes, .data = frame_source, .ctx = d,
+        };
+        inflight[i] = d->inflight;
+    }
+    int rc = rifl_lane_advance(s->pair->lane, s->D, st, inflight);
+    if (rc != RIFL_OK)
+        return RIFL_ERR_STATE;
+    for (int i = 0; i < 2; i++) {
+        struct dir *d = &s->d[i];
         rifl_channel_skip(d->ch, j);
-        uint64_t s0 = rifl_lane_skip_scrambler(d->tx);
         for (unsigned k = 0; k < s->D; k++) {
-            unsigned id = (fid - s->D + k) & s->kmask;
-            if (s->cfg->encode_all) {
-                rifl_lane_skip_encode(d->tx, id, rifl_channel_inflight(d->ch, k));
-            } else {
-                rifl_lane_frame f;
-                rifl_lane_skip_frame(d->tx, id, &f);
-                rifl_channel_inflight_frame(d->ch, k, &f);
-            }
+            if (s->cfg->encode_all)
+                rifl_lane_frame_encode(&d->inflight[k], s->cfg->lane.frame_bits,
+                                       rifl_channel_inflight(d->ch, k));
+            else
+                rifl_channel_inflight_frame(d->ch, k, &d->inflight[k]);
         }
-        rifl_lane_skip_set_descrambler(d->rx, s0);
         if (d->val.have)
             memcpy(d->val.buf, content(s, d, d->recv_cur), d->val.have);
         d->streak = j;
-        const rifl_lane_stats *st = rifl_lane_get_stats(d->tx);
-        d->prev_new = st->tx_frames[RIFL_KIND_DATA] + st->tx_frames[RIFL_KIND_FILLER];
+        const rifl_lane_stats *ls = rifl_lane_get_stats(d->tx);
+        d->prev_new = ls->tx_frames[RIFL_KIND_DATA] + ls->tx_frames[RIFL_KIND_FILLER];
         d->prev_hit = rifl_channel_get_stats(d->ch)->frames_hit;
     }
     s->pair->slot += j;
@@ -651,12 +642,14 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
         d->ch = s->pair->ch[i];
         d->stream_seed = res->stream_seed[i];
         d->rmask = 4095;
+        d->sim = s;
         d->ring = calloc(d->rmask + 1, sizeof *d->ring);
         d->log = malloc(s->nfid * sizeof *d->log);
+        d->inflight = calloc(s->D ? s->D : 1, sizeof *d->inflight);
         d->pkt = malloc(maxlen);
         d->rbuf = malloc(maxlen);
         d->cache = malloc(maxlen);
-        if (!d->ring || !d->log || !d->pkt || !d->rbuf || !d->cache)
+        if (!d->ring || !d->log || !d->pkt || !d->rbuf || !d->cache || !d->inflight)
             rc = RIFL_ERR_NOMEM;
         else
             rc = rifl_validator_init(&d->val, d->stream_seed,
@@ -733,6 +726,7 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
         struct dir *d = &s->d[i];
         free(d->ring);
         free(d->log);
+        free(d->inflight);
         free(d->pkt);
         free(d->rbuf);
         free(d->cache);

@@ -1,0 +1,145 @@
+/* The lane's accelerator: both lanes of a link carried through a stretch of
+ * error-free steady operation in one call (lane.h, "Accelerator").
+ *
+ * In steady state every slot sends one new frame each way and every frame
+ * arrives good and in sequence, so the stretch is known from counts alone:
+ * how many data frames and fillers each side sent, what the receiving users
+ * read.  The caller (a simulator that also models the users) supplies those
+ * counts and which data frame each frame ID carried last; the accelerator
+ * moves frame IDs, receive windows and counters on, and rebuilds what must
+ * hold real bytes afterwards with the engine's own segmentation: the replay
+ * buffer entries sent in the stretch and the transmit queue.  It then hands
+ * back, by content, the frames left in flight, re-encoded from the replay
+ * buffer, and sets each receiver's descrambler to the state they start
+ * from, so both ends stay consistent. */
+#include <string.h>
+
+#include "lane_priv.h"
+
+static bool lane_steady(const rifl_lane *l)
+{
+    return l->state == RIFL_TX_NORMAL && l->init_slots >= l->nfid && l->aligned &&
+           !l->peer_pause && !l->peer_retransmit && !l->replay_active && !l->frame_error &&
+           l->normal_since_err >= l->nfid && l->new_fillers >= l->nfid &&
+           l->pause_pending == 0 && !l->fc_sent_on && !l->peer_fc_on &&
+           l->txext.count == 0 && l->rxext.count == 0 && l->rxq.count == 0 &&
+           l->rx_offset == 0 && l->data_run == 16 && l->pause_count == 0 &&
+           l->retx_count == 0 && l->rfid == l->thr;
+}
+
+bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay)
+{
+    if (!a || !b || a->nfid != b->nfid || !lane_steady(a) || !lane_steady(b))
+        return false;
+    /* each receiver expects the frame its peer sent `delay` slots ago */
+    return b->rfid == ((a->fid - delay) & a->kmask) && a->rfid == ((b->fid - delay) & b->kmask);
+}
+
+/* Record of the frame that carried data frame x (x < 0: a filler). */
+static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, int64_t x, bool end,
+                          uint8_t *rec)
+{
+    if (x < 0) {
+        memcpy(rec, l->meta00 + (size_t)RIFL_FMT_FILLER * l->txq.stride, l->txq.stride);
+        return RIFL_OK;
+    }
+    const uint8_t *pkt;
+    size_t len, k;
+    if (!s->data || s->data(s->ctx, (uint64_t)x, &pkt, &len, &k) != 0 ||
+        k >= (len + l->pbytes - 1) / l->pbytes)
+        return RIFL_ERR_STATE;
+    rifl_lane_make_record(l, pkt, len, k, end, rec);
+    return RIFL_OK;
+}
+
+/* The sending side of lane `l` over the stretch `s`. */
+static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
+{
+    rifl_lane_stats *st = &l->st;
+    uint64_t sent = s->data_sent + s->fill_sent;
+    l->fid = (unsigned)((l->fid + sent) & l->kmask);
+    st->tx_slots += s->slots;
+    st->tx_state_slots[RIFL_TX_NORMAL] += s->slots;
+    st->tx_frames[RIFL_KIND_DATA] += s->data_sent;
+    st->tx_frames[RIFL_KIND_FILLER] += s->fill_sent;
+    st->tx_packets += s->tx_packets;
+    st->tx_bytes += s->tx_bytes;
+    st->tx_rejected += s->tx_rejected;
+    /* the replay buffer entries of the frames sent in the stretch */
+    uint64_t n = sent < l->nfid ? sent : l->nfid;
+    for (uint64_t k = 0; k < n; k++) {
+        unsigned id = (unsigned)(l->fid - n + k) & l->kmask;
+        int rc = stretch_record(l, s, s->sent_by_id[id], true,
+                                l->replay + (size_t)id * l->txq.stride);
+        if (rc != RIFL_OK)
+            return rc;
+    }
+    /* the transmit queue: the data frames not sent yet */
+    l->txq.head = 0;
+    l->txq.count = 0;
+    if (s->queue_end - s->queue_first > l->txq.cap)
+        return RIFL_ERR_STATE;
+    for (uint64_t x = s->queue_first; x < s->queue_end; x++) {
+        int rc = stretch_record(l, s, (int64_t)x, true, ring_tail(&l->txq));
+        if (rc != RIFL_OK)
+            return rc;
+        ring_push(&l->txq);
+    }
+    return RIFL_OK;
+}
+
+/* The receiving side of lane `l` over the stretch `s` (its peer's). */
+static void advance_rx(rifl_lane *l, const rifl_lane_stretch *s)
+{
+    rifl_lane_stats *st = &l->st;
+    uint64_t recv = s->data_recv + s->fill_recv;
+    l->rfid = (unsigned)((l->rfid + recv) & l->kmask);
+    l->thr = l->rfid;
+    st->rx_slots += s->slots;
+    st->rx_good_data += recv;
+    st->rx_delivered[RIFL_KIND_DATA] += s->data_recv;
+    st->rx_delivered[RIFL_KIND_FILLER] += s->fill_recv;
+    st->rx_packets += s->rx_packets;
+    st->rx_bytes += s->rx_bytes;
+    if (l->cfg.rx_lock_frames) {
+        /* every frame received was legal: shift zeros into the SYN window */
+        l->syn_window = recv >= 64 ? 0 : l->syn_window << recv;
+        l->syn_bad_in_window = (unsigned)__builtin_popcountll(l->syn_window);
+    }
+}
+
+int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],
+                      rifl_lane_frame *inflight[2])
+{
+    if (!lane || !dir || !inflight || !lane[0] || !lane[1] ||
+        !rifl_lane_steady(lane[0], lane[1], delay) || delay > lane[0]->nfid)
+        return RIFL_ERR_STATE;
+    for (int i = 0; i < 2; i++)
+        if (!dir[i].sent_by_id || (delay && !inflight[i]) ||
+            dir[i].data_sent + dir[i].fill_sent != dir[i].slots ||
+            dir[i].data_recv + dir[i].fill_recv != dir[i].slots ||
+            dir[i].slots != dir[0].slots)
+            return RIFL_ERR_INVALID_ARG;
+    for (int i = 0; i < 2; i++) {
+        int rc = advance_tx(lane[i], &dir[i]);
+        if (rc != RIFL_OK)
+            return rc;
+        advance_rx(lane[1 - i], &dir[i]);
+    }
+    /* the frames in flight, re-encoded from the replay buffer from the
+     * sender's scrambler state on; the receiver starts from that state */
+    for (int i = 0; i < 2; i++) {
+        rifl_lane *tx = lane[i];
+        uint64_t s0 = tx->scr;
+        for (unsigned k = 0; k < delay; k++) {
+            unsigned id = (tx->fid - delay + k) & tx->kmask;
+            rifl_lane_frame *f = &inflight[i][k];
+            f->rec = tx->replay + (size_t)id * tx->txq.stride;
+            f->key = 0;
+            f->id = (uint16_t)id;
+            rifl_lane_frame_advance(tx, f);
+        }
+        lane[1 - i]->descr = s0;
+    }
+    return RIFL_OK;
+}
