@@ -50,10 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 rifl_lane_frame f = {
                     .scr = (uint64_t)data[0] << 25 | (uint64_t)data[1] << 17 | data[2],
                     .scr_next = (uint64_t)data[3] << 9 | data[4],
-                    .rec = data[0] & 1 ? data + 1 : NULL,
+                    .data = data[0] & 1,
                     .key = (uint16_t)(data[1] << 8 | data[2]),
                     .id = (uint16_t)((data[3] << 8 | data[4]) & 0xFFF),
                 };
+                memcpy(f.rec, data + 1, fb - 1);
                 rifl_lane_rx_frame(l, &f, (op & 7) == 1 ? &fi : NULL);
             } else {
                 rifl_lane_rx(l, data, &fi);

@@ -38,10 +38,14 @@ static void t_null_arguments(void)
               "rifl_credit_create", "out");
     NULL_CASE(rifl_credit_create(NULL, &c, msg, sizeof msg), "rifl_credit_config_check",
               "configuration");
-    rifl_channel_config cc = { .frame_bits = 256 };
-    rifl_channel *ch;
-    NULL_CASE(rifl_channel_create(&cc, NULL, msg, sizeof msg), "rifl_channel_create", "out");
-    NULL_CASE(rifl_channel_create(NULL, &ch, msg, sizeof msg), "rifl_channel_create", "cfg");
+    rifl_phy_channel_config cc = { .frame_bits = 256 };
+    rifl_phy *ch;
+    NULL_CASE(rifl_phy_channel_create(&cc, NULL, msg, sizeof msg), "rifl_phy_channel_create",
+              "out");
+    NULL_CASE(rifl_phy_channel_create(NULL, &ch, msg, sizeof msg), "rifl_phy_channel_create",
+              "cfg");
+    NULL_CASE(rifl_phy_loopback_create(256, 1, NULL, msg, sizeof msg), "rifl_phy_loopback_create",
+              "out");
     rifl_pair_config pc = { .lane = rifl_lane_default_config };
     rifl_pair *p;
     NULL_CASE(rifl_pair_create(&pc, NULL, msg, sizeof msg), "rifl_pair_create", "out");

@@ -121,8 +121,8 @@ static void run(const struct run_cfg *rc, struct run_result *out)
         if (t == limit) {
             /* errors stop: whatever is still in flight must now get through */
             sending = false;
-            rifl_channel_set_ber(p->ch[0], 0);
-            rifl_channel_set_ber(p->ch[1], 0);
+            rifl_phy_channel_set_ber(p->phy[0], 0);
+            rifl_phy_channel_set_ber(p->phy[1], 0);
         }
         if (!sending) {
             bool done = true;
@@ -177,26 +177,27 @@ static void run(const struct run_cfg *rc, struct run_result *out)
         }
         /* one slot, with the oracle watching A -> B */
         uint64_t replayed = rifl_lane_get_stats(p->lane[0])->tx_replayed;
-        rifl_lane_tx(p->lane[0], p->wire[0]);
-        rifl_lane_tx(p->lane[1], p->wire[1]);
+        uint8_t wire[2][RIFL_FRAME_MAX_BYTES];
+        rifl_lane_tx(p->lane[0], wire[0]);
+        rifl_lane_tx(p->lane[1], wire[1]);
         rifl_frame_info fi;
         uint8_t pay[RIFL_PAYLOAD_MAX_BYTES];
-        rifl_frame_decode(p->wire[0], F, &orc.sniff_tx, pay, &fi);
+        rifl_frame_decode(wire[0], F, &orc.sniff_tx, pay, &fi);
         if (fi.syn == RIFL_SYN_DATA && fi.kind != RIFL_KIND_FILLER &&
             rifl_lane_get_stats(p->lane[0])->tx_replayed == replayed) {
             if (orc.sent - orc.delivered >= ORACLE_RING)
                 orc.overrun++;
             orc.hash[orc.sent++ % ORACLE_RING] = frame_hash(fi.meta, pay, pb);
         }
-        const uint8_t *to_b = rifl_channel_step(p->ch[0], p->wire[0]);
-        const uint8_t *to_a = rifl_channel_step(p->ch[1], p->wire[1]);
+        const uint8_t *to_b = rifl_phy_step(p->phy[0], t, wire[0]);
+        const uint8_t *to_a = rifl_phy_step(p->phy[1], t, wire[1]);
         rifl_frame_info ai;
         int arx = rifl_lane_rx(p->lane[0], to_a, &ai);
         if (trace) {
             struct trace_rec *tr = &trace[t % TRACE_N];
             uint64_t tmp = 0;
             rifl_frame_info bt;
-            rifl_frame_decode(p->wire[1], F, &tmp, NULL, &bt);
+            rifl_frame_decode(wire[1], F, &tmp, NULL, &bt);
             tr->btxid = bt.id;
             tr->btxsyn = (uint8_t)bt.syn;
             tr->arxid = to_a ? ai.id : 0xFFFF;

@@ -138,7 +138,7 @@ static int run_startup(const struct su_cfg *c, struct su_result *r)
     struct end ends[2];
     memset(ends, 0, sizeof ends);
     struct spec_lane specs[2];
-    rifl_channel *ch[2] = { NULL, NULL };
+    rifl_phy *ch[2] = { NULL, NULL };
     int rc = -1;
     for (int i = 0; i < 2; i++) {
         bool spec = c->kind == SPEC_SPEC || (c->kind == LANE_SPEC && i == 1);
@@ -165,9 +165,10 @@ static int run_startup(const struct su_cfg *c, struct su_result *r)
                 goto out;
             }
         }
-        rifl_channel_config cc = { .frame_bits = c->F, .delay_frames = c->delay,
-                                   .ber = ber_for(c->fer[i], c->F), .seed = c->seed * 2 + 1 + i };
-        if (rifl_channel_create(&cc, &ch[i], NULL, 0) != RIFL_OK)
+        rifl_phy_channel_config cc = { .frame_bits = c->F, .delay_frames = c->delay,
+                                       .ber = ber_for(c->fer[i], c->F),
+                                       .seed = c->seed * 2 + 1 + i };
+        if (rifl_phy_channel_create(&cc, &ch[i], NULL, 0) != RIFL_OK)
             goto out;
     }
     for (int i = 0; i < 2; i++)
@@ -182,13 +183,13 @@ static int run_startup(const struct su_cfg *c, struct su_result *r)
     for (t = 0; t < limit; t++) {
         if (t == c->err_slots) {
             for (int i = 0; i < 2; i++)
-                rifl_channel_set_ber(ch[i], 0);
+                rifl_phy_channel_set_ber(ch[i], 0);
             stalled = false;
         } else if (t < c->err_slots && t % N == 0) {
             if (c->bursty) {
                 bool quiet = rifl_rng_below(&rng, 8) < 3;
                 for (int i = 0; i < 2; i++)
-                    rifl_channel_set_ber(ch[i], quiet ? 0 : ber_for(c->fer[i], c->F));
+                    rifl_phy_channel_set_ber(ch[i], quiet ? 0 : ber_for(c->fer[i], c->F));
             }
             if (c->stalls)
                 stalled = rifl_rng_below(&rng, 3) == 0;
@@ -207,8 +208,8 @@ static int run_startup(const struct su_cfg *c, struct su_result *r)
             break;
         end_tx(&ends[0], wire[0]);
         end_tx(&ends[1], wire[1]);
-        const uint8_t *to_b = rifl_channel_step(ch[0], wire[0]);
-        const uint8_t *to_a = rifl_channel_step(ch[1], wire[1]);
+        const uint8_t *to_b = rifl_phy_step(ch[0], t, wire[0]);
+        const uint8_t *to_a = rifl_phy_step(ch[1], t, wire[1]);
         end_rx(&ends[0], to_a);
         end_rx(&ends[1], to_b);
     }
@@ -228,7 +229,7 @@ out:
         if (ends[i].spec)
             spec_lane_free(ends[i].spec);
         rifl_validator_free(&ends[i].val);
-        rifl_channel_free(ch[i]);
+        rifl_phy_free(ch[i]);
     }
     return rc;
 }

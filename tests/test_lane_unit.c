@@ -689,7 +689,6 @@ static void t_frames_by_content(void)
     rifl_rng_seed(&rng, test_seed * 977 + 5);
     enum { D = 3 };
     uint8_t inflight[2][D][32];
-    uint8_t recs[2][D][31];
     rifl_lane_frame fr[2][D];
     bool hit[2][D] = { { false } };
     uint8_t pkt[200], buf[256];
@@ -715,10 +714,7 @@ static void t_frames_by_content(void)
             uint8_t in_wire[32];
             if (arrived)
                 memcpy(in_wire, wire, 32);
-            rifl_lane_frame in_f = fr[i][slot_i];
-            uint8_t in_rec[31];
-            memcpy(in_rec, recs[i][slot_i], 31);
-            in_f.rec = in_f.rec ? in_rec : NULL;
+            rifl_lane_frame in_f = fr[i][slot_i]; /* frames are self-contained */
             bool in_hit = hit[i][slot_i];
 
             rifl_lane_tx(w[i], wire);
@@ -727,8 +723,6 @@ static void t_frames_by_content(void)
             if (memcmp(check, wire, 32) != 0)
                 mismatched_tx++;
             fr[i][slot_i] = f;
-            if (f.rec)
-                memcpy(recs[i][slot_i], f.rec, 31);
             hit[i][slot_i] = rifl_rng_below(&rng, 150) == 0;
             if (hit[i][slot_i]) {
                 unsigned nbits = 1 + (unsigned)rifl_rng_below(&rng, 3);

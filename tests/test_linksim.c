@@ -176,27 +176,27 @@ static void t_channel_ber(void)
 {
     static const double bers[] = { 1e-2, 1e-3, 1e-4, 1e-5 };
     for (size_t i = 0; i < 4; i++) {
-        rifl_channel_config cc = { .frame_bits = 256, .delay_frames = 3, .ber = bers[i],
-                                   .seed = test_seed + i };
-        rifl_channel *ch;
-        REQUIRE(rifl_channel_create(&cc, &ch, NULL, 0) == RIFL_OK);
+        rifl_phy_channel_config cc = { .frame_bits = 256, .delay_frames = 3, .ber = bers[i],
+                                       .seed = test_seed + i };
+        rifl_phy *ch;
+        REQUIRE(rifl_phy_channel_create(&cc, &ch, NULL, 0) == RIFL_OK);
         uint8_t f[32] = { 0 };
         uint64_t frames = (uint64_t)(4000.0 / (bers[i] * 256)) + 1000;
         uint64_t seen = 0;
         for (uint64_t k = 0; k < frames; k++) {
-            const uint8_t *o = rifl_channel_step(ch, f);
+            const uint8_t *o = rifl_phy_step(ch, k, f);
             if (o)
                 for (int b = 0; b < 32; b++)
                     seen += (uint64_t)__builtin_popcount(o[b]);
         }
-        const rifl_channel_stats *st = rifl_channel_get_stats(ch);
+        const rifl_phy_stats *st = rifl_phy_get_stats(ch);
         double expect = bers[i] * (double)st->bits, sd = sqrt(expect * (1 - bers[i]));
         printf("  BER %g: %llu bit errors in %llu bits, expected %.0f +- %.0f\n", bers[i],
                (unsigned long long)st->bit_errors, (unsigned long long)st->bits, expect, sd);
         CHECK(fabs((double)st->bit_errors - expect) < 5 * sd);
         /* what came out of the channel carries exactly the flipped bits */
         CHECK(seen <= st->bit_errors && seen + 3 * 256 >= st->bit_errors);
-        rifl_channel_free(ch);
+        rifl_phy_free(ch);
     }
     /* at low rates through the simulator (fast path included) */
     rifl_linksim_config c = base(test_seed, 1e-7, 40000000);

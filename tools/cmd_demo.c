@@ -124,8 +124,8 @@ static int run(int argc, char **argv)
     for (t = 0; t < hard_limit; t++) {
         if (t == limit) {
             sending = false;
-            rifl_channel_set_ber(p->ch[0], 0);
-            rifl_channel_set_ber(p->ch[1], 0);
+            rifl_phy_channel_set_ber(p->phy[0], 0);
+            rifl_phy_channel_set_ber(p->phy[1], 0);
         }
         if (!sending && sd[1].val.next_seq == sd[0].next_seq &&
             sd[0].val.next_seq == sd[1].next_seq && !sd[0].pending && !sd[1].pending)
@@ -199,7 +199,7 @@ static int run(int argc, char **argv)
     } else {
         for (int i = 0; i < 2; i++) {
             const rifl_lane_stats *s = i ? b : a;
-            const rifl_channel_stats *c = rifl_channel_get_stats(p->ch[i]);
+            const rifl_phy_stats *c = rifl_phy_get_stats(p->phy[i]);
             printf("%s: %" PRIu64 " packets, %" PRIu64 " bytes sent, %" PRIu64
                    " delivered; goodput %.2f Gbit/s (line %.0f Gbit/s); %" PRIu64
                    " bit errors, %" PRIu64 " frames failed verification, %" PRIu64

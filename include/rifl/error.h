@@ -7,6 +7,8 @@
 #ifndef RIFL_ERROR_H
 #define RIFL_ERROR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,6 +30,14 @@ typedef enum rifl_err {
 
 /* Fixed text for an error code; never NULL. */
 const char *rifl_strerror(int err);
+
+/* For code that reports in the library's style (a PHY, a port, a tool):
+ * a printf-style explanation into a caller's message buffer (nothing when
+ * msg is NULL or msglen is 0). */
+void rifl_msg(char *msg, size_t msglen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "FN: ARG is NULL" into msg; returns RIFL_ERR_INVALID_ARG. */
+int rifl_null_arg(char *msg, size_t msglen, const char *fn, const char *arg);
 
 #ifdef __cplusplus
 }

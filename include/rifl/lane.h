@@ -150,22 +150,29 @@ int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
  * is out of step (after a corrupted one).  The lane then behaves exactly as
  * with rifl_lane_tx / rifl_lane_rx. */
 
-/* A frame as the sender chose it. */
+/* A frame as the sender chose it, self-contained: it can be copied, and a
+ * PHY carries its first rifl_lane_frame_bytes(F) bytes (the record is cut
+ * to the frame width). */
 typedef struct rifl_lane_frame {
     uint64_t scr;         /* sender's scrambler state before the frame */
     uint64_t scr_next;    /* and after it */
-    const uint8_t *rec;   /* data frame: META byte, then the P/8 payload
-                             bytes; NULL for a control frame */
     uint16_t key;         /* control frame: its key */
     uint16_t id;          /* the value XORed into the CRC (12 bits) */
+    uint8_t data;         /* 1: a data frame, 0: a control frame */
+    uint8_t rec[RIFL_FRAME_MAX_BYTES - 1]; /* data frame: META byte, then
+                                             the P/8 payload bytes */
 } rifl_lane_frame;
 
-/* rifl_lane_tx without building the frame.  f->rec points into the lane and
- * stays valid until the next call that changes the lane: copy the record
- * (F/8 - 1 bytes) to keep the frame. */
+/* Bytes of a rifl_lane_frame that hold a frame of frame_bits bits. */
+size_t rifl_lane_frame_bytes(unsigned frame_bits);
+
+/* rifl_lane_tx without building the frame. */
 int rifl_lane_tx_frame(rifl_lane *lane, rifl_lane_frame *f);
 /* The wire bytes (F/8) of a frame from rifl_lane_tx_frame. */
 int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire);
+/* The same as a PHY's encode function (rifl_phy_encode_fn in rifl/phy.h):
+ * `lane` is the sending lane. */
+void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane);
 /* rifl_lane_rx of the frame exactly as sent (f NULL: nothing received).  The
  * frame is encoded and decoded for real when the receiver's descrambler is
  * not in step with f->scr, or when `info` is asked for. */
@@ -211,8 +218,7 @@ typedef struct rifl_lane_stretch {
 /* Carry the steady link lane[0] <-> lane[1] (each direction `delay` frame
  * slots long) through dir[0] and dir[1].  Afterwards inflight[i][0 ..
  * delay-1] holds, by content and oldest first, the frames in flight from
- * lane[i]: put them back on the channel (their records point into the
- * sender's replay buffer).  RIFL_ERR_STATE when the link is not steady or
+ * lane[i]: put them back on the channel.  RIFL_ERR_STATE when the link is not steady or
  * a data frame's source is unknown, RIFL_ERR_INVALID_ARG for inconsistent
  * counts. */
 int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],

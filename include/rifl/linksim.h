@@ -60,7 +60,7 @@ typedef struct rifl_linksim_result {
     double efficiency;           /* payload bits / line bits, mean of the directions */
     rifl_validator_stats val[2]; /* [0]: A -> B traffic, checked at B */
     rifl_lane_stats lane[2];
-    rifl_channel_stats ch[2];
+    rifl_phy_stats ch[2];
     rifl_hist lat;               /* packet latency in slots, both directions:
                                     first bit sent to last bit read */
     rifl_hist lat_last;          /* last frame of the packet sent to read */

@@ -1,6 +1,6 @@
-/* rifl: building blocks for simulating links: a one-way channel (delay line
- * with seeded random bit errors), a deterministic packet source and a
- * validator that checks every delivered byte.
+/* rifl: building blocks for simulating links: a deterministic packet
+ * source, a validator that checks every delivered byte, and two lanes back
+ * to back over simulated cables (rifl_phy_channel, rifl/phy.h).
  *
  * Everything is driven in frame slots by the caller and draws randomness
  * only from seeds given in the configuration. */
@@ -14,80 +14,12 @@
 #include "rifl/error.h"
 #include "rifl/frame.h"
 #include "rifl/lane.h"
+#include "rifl/phy.h"
 #include "rifl/rng.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- channel: one direction of a cable ---------------------------------- */
-
-typedef struct rifl_channel_config {
-    unsigned frame_bits;
-    unsigned delay_frames;  /* whole frame slots from send to receive (>= 0) */
-    double ber;             /* independent bit error probability, 0..0.5 */
-    uint64_t seed;
-} rifl_channel_config;
-
-typedef struct rifl_channel_stats {
-    uint64_t frames;          /* frames carried */
-    uint64_t bits;            /* bits carried */
-    uint64_t bit_errors;      /* bits flipped */
-    uint64_t frames_hit;      /* frames with at least one flipped bit */
-} rifl_channel_stats;
-
-typedef struct rifl_channel rifl_channel;
-
-int rifl_channel_create(const rifl_channel_config *cfg, rifl_channel **out,
-                        char *msg, size_t msglen);
-void rifl_channel_free(rifl_channel *ch);
-
-/* One slot: put `sent` (F/8 bytes, may be NULL for "nothing sent") on the
- * wire and return the frame leaving the far end in this slot, after bit
- * errors, or NULL while the line is still filling.  The returned pointer is
- * valid until the next call.  Bit errors are drawn by skipping ahead a
- * geometric number of bits to the next error, so an error-free frame costs
- * one comparison. */
-const uint8_t *rifl_channel_step(rifl_channel *ch, const uint8_t *sent);
-
-const rifl_channel_stats *rifl_channel_get_stats(const rifl_channel *ch);
-
-/* Change the bit error rate from the next frame on (0 stops errors). */
-int rifl_channel_set_ber(rifl_channel *ch, double ber);
-
-/* Fast-forward support.  Frames that can still be put on the wire before
- * the next bit error (UINT64_MAX when the error rate is 0). */
-uint64_t rifl_channel_clear_frames(const rifl_channel *ch);
-/* Account for `frames` error-free frames sent without stepping (at most
- * rifl_channel_clear_frames()): statistics, the distance to the next error
- * and the ring position advance as if rifl_channel_step had carried them.
- * The caller rewrites the frames left in flight with
- * rifl_channel_inflight(). */
-void rifl_channel_skip(rifl_channel *ch, uint64_t frames);
-/* The ring entry of the frame that leaves `k` + 1 slots from now
- * (k < delay_frames), marked as holding a frame; F/8 writable bytes. */
-uint8_t *rifl_channel_inflight(rifl_channel *ch, unsigned k);
-
-/* Frames carried by content (rifl_lane_tx_frame / rifl_lane_rx_frame): only
- * a frame the channel corrupts is built, and its bits flipped.  A channel
- * carries frames either this way or as wire bytes, not both. */
-typedef struct rifl_channel_frame {
-    rifl_lane_frame f;       /* the frame as sent (f.rec points into the channel) */
-    const uint8_t *wire;     /* bits were flipped: receive these F/8 bytes
-                                instead; NULL for a clean frame */
-} rifl_channel_frame;
-
-/* Where the frame sent in this slot goes: fill it with rifl_lane_tx_frame
- * (the frame is written in place, never copied as a whole), then step. */
-rifl_lane_frame *rifl_channel_frame_in(rifl_channel *ch);
-/* rifl_channel_step for frames by content: `sent` says whether the entry
- * from rifl_channel_frame_in holds a frame (its record is copied into the
- * channel); draws the same errors as rifl_channel_step would.  Returns the
- * frame leaving the far end, valid until the next call, or NULL. */
-const rifl_channel_frame *rifl_channel_step_frame(rifl_channel *ch, bool sent);
-/* rifl_channel_inflight for frames by content: put the clean frame `f`
- * (record copied) in the entry that leaves k + 1 slots from now. */
-void rifl_channel_inflight_frame(rifl_channel *ch, unsigned k, const rifl_lane_frame *f);
 
 /* ---- deterministic packets ----------------------------------------------- */
 
@@ -153,11 +85,10 @@ typedef struct rifl_pair_config {
 
 typedef struct rifl_pair {
     rifl_lane *lane[2];      /* [0] = A, [1] = B */
-    rifl_channel *ch[2];     /* [0] carries A -> B, [1] carries B -> A */
+    rifl_phy *phy[2];        /* simulated cables: [0] carries A -> B, [1] B -> A */
     uint64_t slot;
     unsigned delay_frames;
     bool encode_all;
-    uint8_t wire[2][RIFL_FRAME_MAX_BYTES]; /* sent in the last slot (encode_all) */
 } rifl_pair;
 
 /* One-way delay of a link in whole frame slots (rounded to nearest). */

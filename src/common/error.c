@@ -3,7 +3,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "msg.h"
 
 const char *rifl_strerror(int err)
 {

@@ -1,7 +1,6 @@
 /* One port's credit flow-control engine: per-VL registers, transmit
  * descriptor queues, FCP timers, link state and the VL arbiter. */
 #include "rifl/credit.h"
-#include "../common/msg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "rifl/l2.h"
-#include "../common/msg.h"
 
 
 void rifl_topo_free(rifl_topology *t)

@@ -5,13 +5,13 @@
  * Storage is allocated once in rifl_lane_create.  Every queue is a ring of
  * fixed-size frame records: byte 0 = META (or the extension format code),
  * bytes 1..P/8 = payload. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rifl/lane.h"
 #include "lane_priv.h"
 #include "link_priv.h"
-#include "../common/msg.h"
 
 static const char *const state_names[RIFL_TX_STATE_COUNT] = {
     "INIT", "SEND_PAUSE", "PAUSE", "RETRANS", "SEND_RETRANS", "NORMAL",
@@ -136,17 +136,16 @@ static inline uint8_t *replay_rec(const rifl_lane *l, unsigned id)
     return l->replay + (size_t)id * l->txq.stride;
 }
 
-/* The tx path chooses the frame (a rifl_lane_frame without scrambler
- * states); rifl_lane_tx then builds it, rifl_lane_tx_frame only moves the
- * scrambler state on. */
-static void put_control(rifl_lane_frame *f, uint16_t key, unsigned id)
+/* The tx path chooses the frame (a struct tx_choice); rifl_lane_tx then
+ * builds it, rifl_lane_tx_frame hands it out by content. */
+static void put_control(struct tx_choice *f, uint16_t key, unsigned id)
 {
     f->rec = NULL;
     f->key = key;
     f->id = (uint16_t)id;
 }
 
-static void send_control(rifl_lane *l, rifl_lane_frame *f, uint16_t key)
+static void send_control(rifl_lane *l, struct tx_choice *f, uint16_t key)
 {
     put_control(f, key, l->fid);
     if (key == RIFL_KEY_IDLE)
@@ -159,7 +158,7 @@ static void send_control(rifl_lane *l, rifl_lane_frame *f, uint16_t key)
 
 /* Send the data frame record `rec` (META + payload) with the current ID and
  * keep it in the replay buffer. */
-static void send_data(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
+static void send_data(rifl_lane *l, struct tx_choice *f, const uint8_t *rec)
 {
     /* the frame is built from the caller's record (written long ago, so its
      * loads need no store forwarding); the replay buffer keeps a copy */
@@ -175,14 +174,14 @@ static void send_data(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
 /* A new (not replayed) data frame.  The peer's receiver never delivers IDs
  * 0..15 after reset, so nothing but fillers goes out before 16 new frames,
  * and no user data before 2^K new fillers (link rules §8). */
-static void send_new(rifl_lane *l, rifl_lane_frame *f, const uint8_t *rec)
+static void send_new(rifl_lane *l, struct tx_choice *f, const uint8_t *rec)
 {
     send_data(l, f, rec);
     if (l->new_frames < l->nfid)
         l->new_frames++;
 }
 
-static void send_meta00(rifl_lane *l, rifl_lane_frame *f, uint8_t format, rifl_frame_kind kind)
+static void send_meta00(rifl_lane *l, struct tx_choice *f, uint8_t format, rifl_frame_kind kind)
 {
     /* filler and flow-control records are built once, at creation */
     send_new(l, f, l->meta00 + (size_t)format * l->txq.stride);
@@ -212,7 +211,7 @@ static rifl_tx_state next_state(const rifl_lane *l)
  * those.  The cycle starts again if the peer's RETRANSMIT flag is still up at
  * its end.  During start-up the buffer still holds some of the fillers put in
  * at INIT: they are replayed like sent frames, with the IDs they were given. */
-static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
+static void tx_retrans(rifl_lane *l, struct tx_choice *f)
 {
     if (!l->replay_active) {
         l->replay_active = true;
@@ -235,7 +234,7 @@ static void tx_retrans(rifl_lane *l, rifl_lane_frame *f)
     }
 }
 
-static void tx_normal(rifl_lane *l, rifl_lane_frame *f)
+static void tx_normal(rifl_lane *l, struct tx_choice *f)
 {
     /* user data only after 2^K new fillers (link rules §8, rule R3) */
     bool user_ok = l->new_fillers >= l->nfid;
@@ -294,7 +293,7 @@ static void tx_normal(rifl_lane *l, rifl_lane_frame *f)
     send_meta00(l, f, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
 }
 
-static void tx_choose(rifl_lane *l, rifl_lane_frame *f)
+static void tx_choose(rifl_lane *l, struct tx_choice *f)
 {
     if (l->frame_error)
         l->normal_since_err = 0;
@@ -329,7 +328,7 @@ static void tx_choose(rifl_lane *l, rifl_lane_frame *f)
     }
 }
 
-static void encode_frame(unsigned F, const rifl_lane_frame *f, uint8_t *wire, uint64_t *scr)
+static void encode_frame(unsigned F, const struct tx_choice *f, uint8_t *wire, uint64_t *scr)
 {
     if (f->rec)
         rifl_frame_encode(wire, F, RIFL_SYN_DATA, f->rec[0] & 3u, f->rec + 1, f->id, scr);
@@ -341,9 +340,9 @@ int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
 {
     if (!l || !wire)
         return RIFL_ERR_INVALID_ARG;
-    rifl_lane_frame f;
-    tx_choose(l, &f);
-    encode_frame(l->F, &f, wire, &l->scr);
+    struct tx_choice c;
+    tx_choose(l, &c);
+    encode_frame(l->F, &c, wire, &l->scr);
     return RIFL_OK;
 }
 
@@ -351,9 +350,17 @@ int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
 {
     if (!l || !f)
         return RIFL_ERR_INVALID_ARG;
-    tx_choose(l, f);
-    rifl_lane_frame_advance(l, f);
+    struct tx_choice c;
+    tx_choose(l, &c);
+    rifl_lane_fill_frame(l, &c, f);
     return RIFL_OK;
+}
+
+size_t rifl_lane_frame_bytes(unsigned frame_bits)
+{
+    if (rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return 0;
+    return offsetof(rifl_lane_frame, rec) + frame_bits / 8 - 1;
 }
 
 int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire)
@@ -361,8 +368,14 @@ int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_
     if (!f || !wire || rifl_frame_width_check(frame_bits) != RIFL_OK || f->id > 0xFFF)
         return RIFL_ERR_INVALID_ARG;
     uint64_t scr = f->scr & RIFL_SCRAMBLER_MASK;
-    encode_frame(frame_bits, f, wire, &scr);
+    struct tx_choice c = { f->data ? f->rec : NULL, f->key, f->id };
+    encode_frame(frame_bits, &c, wire, &scr);
     return RIFL_OK;
+}
+
+void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane)
+{
+    rifl_lane_frame_encode(frame, ((const rifl_lane *)lane)->F, wire);
 }
 
 /* ---- receive ------------------------------------------------------------- */
@@ -487,7 +500,7 @@ int rifl_lane_rx_frame(rifl_lane *l, const rifl_lane_frame *f, rifl_frame_info *
     l->st.rx_slots++;
     rifl_frame_info fi;
     const uint8_t *payload = NULL;
-    if (f->rec) {
+    if (f->data) {
         payload = f->rec + 1;
         fi.syn = RIFL_SYN_DATA;
         fi.meta = f->rec[0] & 3u;

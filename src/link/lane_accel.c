@@ -133,11 +133,8 @@ int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretc
         uint64_t s0 = tx->scr;
         for (unsigned k = 0; k < delay; k++) {
             unsigned id = (tx->fid - delay + k) & tx->kmask;
-            rifl_lane_frame *f = &inflight[i][k];
-            f->rec = tx->replay + (size_t)id * tx->txq.stride;
-            f->key = 0;
-            f->id = (uint16_t)id;
-            rifl_lane_frame_advance(tx, f);
+            struct tx_choice c = { tx->replay + (size_t)id * tx->txq.stride, 0, (uint16_t)id };
+            rifl_lane_fill_frame(tx, &c, &inflight[i][k]);
         }
         lane[1 - i]->descr = s0;
     }

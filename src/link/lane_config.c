@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "rifl/lane.h"
-#include "../common/msg.h"
 
 const rifl_lane_config rifl_lane_default_config = {
     .frame_bits = 256,

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "rifl/lane.h"
 #include "link_priv.h"
@@ -85,21 +86,34 @@ struct rifl_lane {
 void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, size_t len, size_t k, bool end,
                            uint8_t *rec);
 
-/* Frame f chosen, not built: record the scrambler states before and after
- * it in f and move the lane's scrambler on (rifl_lane_tx_frame). */
-static inline void rifl_lane_frame_advance(rifl_lane *l, rifl_lane_frame *f)
+/* The sender's choice for a slot: a data frame's record (META byte and
+ * payload, in the lane), or a control frame's key; and its frame ID. */
+struct tx_choice {
+    const uint8_t *rec;   /* NULL for a control frame */
+    uint16_t key, id;
+};
+
+/* Frame `c` chosen, not built: give f its content and the scrambler states
+ * before and after it, and move the lane's scrambler on. */
+static inline void rifl_lane_fill_frame(rifl_lane *l, const struct tx_choice *c,
+                                        rifl_lane_frame *f)
 {
+    f->key = c->key;
+    f->id = c->id;
+    f->data = c->rec != NULL;
+    if (c->rec)
+        memcpy(f->rec, c->rec, l->txq.stride);
     f->scr = l->scr;
     /* the contents' part of the next state does not wait for the state */
     uint64_t z;
-    if (f->rec)
-        z = rifl_frame_scrambler_after(l->F, f->rec[0] & 3u, f->rec + 1, 0);
-    else if (f->key == RIFL_KEY_IDLE)
+    if (c->rec)
+        z = rifl_frame_scrambler_after(l->F, c->rec[0] & 3u, c->rec + 1, 0);
+    else if (c->key == RIFL_KEY_IDLE)
         z = l->scr_idle;
-    else if (f->key == RIFL_KEY_RETRANSMIT)
+    else if (c->key == RIFL_KEY_RETRANSMIT)
         z = l->scr_retx;
     else
-        z = rifl_frame_scrambler_after_control(l->F, f->key, 0);
+        z = rifl_frame_scrambler_after_control(l->F, c->key, 0);
     l->scr = rifl_scr_map_apply(&l->scr_map, l->scr) ^ z;
     f->scr_next = l->scr;
 }

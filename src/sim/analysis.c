@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rifl/analysis.h"
+#include "rifl/phy.h"
 #include "rifl/frame.h"
 #include "rifl/sim.h"
 
@@ -140,9 +141,9 @@ int rifl_ffr_measure(unsigned F, double ber, uint64_t frames, uint64_t seed,
                      rifl_ffr_count *out)
 {
     memset(out, 0, sizeof *out);
-    rifl_channel *ch;
-    rifl_channel_config cc = { .frame_bits = F, .delay_frames = 0, .ber = ber, .seed = seed };
-    int rc = rifl_channel_create(&cc, &ch, NULL, 0);
+    rifl_phy *ch;
+    rifl_phy_channel_config cc = { .frame_bits = F, .delay_frames = 0, .ber = ber, .seed = seed };
+    int rc = rifl_phy_channel_create(&cc, &ch, NULL, 0);
     if (rc != RIFL_OK)
         return rc;
     rifl_rng rng;
@@ -157,7 +158,7 @@ int rifl_ffr_measure(unsigned F, double ber, uint64_t frames, uint64_t seed,
         }
         unsigned id = (unsigned)(rifl_rng_next(&rng) & 0xFFF);
         rifl_frame_encode(wire, F, RIFL_SYN_DATA, RIFL_META_FULL, payload, id, &scr);
-        const uint8_t *rx = rifl_channel_step(ch, wire);
+        const uint8_t *rx = rifl_phy_step(ch, n, wire);
         unsigned w = 0;
         for (unsigned i = 0; i < fb; i++)
             w += (unsigned)__builtin_popcount((unsigned)(rx[i] ^ wire[i]));
@@ -174,6 +175,6 @@ int rifl_ffr_measure(unsigned F, double ber, uint64_t frames, uint64_t seed,
             }
         }
     }
-    rifl_channel_free(ch);
+    rifl_phy_free(ch);
     return RIFL_OK;
 }

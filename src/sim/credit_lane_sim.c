@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "rifl/sim.h"
-#include "../common/msg.h"
 
 void rifl_clane_default_config(rifl_clane_config *c)
 {

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "rifl/rng.h"
-#include "../common/msg.h"
 
 const char *rifl_csim_mode_name(rifl_csim_mode m)
 {

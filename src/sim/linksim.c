@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "rifl/linksim.h"
-#include "../common/msg.h"
 
 struct pkt {
     uint64_t first;          /* index of its first data frame in the stream */
@@ -38,7 +37,7 @@ struct pkt {
 
 struct dir {
     rifl_lane *tx, *rx;      /* sender, receiver */
-    rifl_channel *ch;
+    rifl_phy *ch;
     uint64_t stream_seed;
     /* generator */
     uint64_t next_seq;       /* next packet to create */
@@ -369,7 +368,7 @@ static void wire_side(struct sim *s, uint64_t t)
         const rifl_lane_stats *st = rifl_lane_get_stats(d->tx);
         uint64_t nd = st->tx_frames[RIFL_KIND_DATA];
         uint64_t nnew = nd + st->tx_frames[RIFL_KIND_FILLER];
-        uint64_t hit = rifl_channel_get_stats(d->ch)->frames_hit;
+        uint64_t hit = rifl_phy_get_stats(d->ch)->frames_hit;
         bool fresh = nnew != d->prev_new;
         if (fresh) {
             unsigned id = (rifl_lane_next_id(d->tx) - 1) & s->kmask;
@@ -424,7 +423,7 @@ static uint64_t skip_room(struct sim *s, uint64_t t)
     }
     uint64_t m = UINT64_MAX;
     for (int i = 0; i < 2; i++) {
-        uint64_t f = rifl_channel_clear_frames(s->d[i].ch);
+        uint64_t f = rifl_phy_clear_slots(s->d[i].ch);
         m = f < m ? f : m;
     }
     if (c->max_slots)
@@ -547,20 +546,22 @@ static int skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
         return RIFL_ERR_STATE;
     for (int i = 0; i < 2; i++) {
         struct dir *d = &s->d[i];
-        rifl_channel_skip(d->ch, j);
+        if (rifl_phy_skip(d->ch, j) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        size_t fb = rifl_lane_frame_bytes(s->cfg->lane.frame_bits);
         for (unsigned k = 0; k < s->D; k++) {
             if (s->cfg->encode_all)
                 rifl_lane_frame_encode(&d->inflight[k], s->cfg->lane.frame_bits,
-                                       rifl_channel_inflight(d->ch, k));
+                                       rifl_phy_inflight(d->ch, k, RIFL_PHY_WIRE));
             else
-                rifl_channel_inflight_frame(d->ch, k, &d->inflight[k]);
+                memcpy(rifl_phy_inflight(d->ch, k, RIFL_PHY_CONTENT), &d->inflight[k], fb);
         }
         if (d->val.have)
             memcpy(d->val.buf, content(s, d, d->recv_cur), d->val.have);
         d->streak = j;
         const rifl_lane_stats *ls = rifl_lane_get_stats(d->tx);
         d->prev_new = ls->tx_frames[RIFL_KIND_DATA] + ls->tx_frames[RIFL_KIND_FILLER];
-        d->prev_hit = rifl_channel_get_stats(d->ch)->frames_hit;
+        d->prev_hit = rifl_phy_get_stats(d->ch)->frames_hit;
     }
     s->pair->slot += j;
     *done = j;
@@ -639,7 +640,7 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
         struct dir *d = &s->d[i];
         d->tx = s->pair->lane[i];
         d->rx = s->pair->lane[1 - i];
-        d->ch = s->pair->ch[i];
+        d->ch = s->pair->phy[i];
         d->stream_seed = res->stream_seed[i];
         d->rmask = 4095;
         d->sim = s;
@@ -706,7 +707,7 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
             struct dir *d = &s->d[i];
             res->val[i] = d->val.st;
             res->lane[i] = *rifl_lane_get_stats(s->pair->lane[i]);
-            res->ch[i] = *rifl_channel_get_stats(s->pair->ch[i]);
+            res->ch[i] = *rifl_phy_get_stats(s->pair->phy[i]);
             res->offered_packets[i] = d->next_seq;
             res->offered_bytes[i] = d->offered_bytes;
             uint64_t w = cfg->bytes && res->complete ? d->last_read : t;

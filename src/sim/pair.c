@@ -1,10 +1,9 @@
-/* Two lanes connected back to back by two channels. */
+/* Two lanes connected back to back by two simulated cables (PHYs). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "rifl/sim.h"
-#include "../common/msg.h"
 
 unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits)
 {
@@ -19,7 +18,7 @@ void rifl_pair_free(rifl_pair *p)
         return;
     for (int i = 0; i < 2; i++) {
         rifl_lane_free(p->lane[i]);
-        rifl_channel_free(p->ch[i]);
+        rifl_phy_free(p->phy[i]);
     }
     free(p);
 }
@@ -38,17 +37,20 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
                                         : rifl_link_delay_frames(&cfg->lane.link,
                                                                  cfg->lane.frame_bits);
     int rc = RIFL_OK;
-    for (int i = 0; i < 2 && rc == RIFL_OK; i++) {
+    for (int i = 0; i < 2 && rc == RIFL_OK; i++)
         rc = rifl_lane_create(&cfg->lane, &p->lane[i], msg, msglen);
-        if (rc != RIFL_OK)
-            break;
-        rifl_channel_config cc = {
+    for (int i = 0; i < 2 && rc == RIFL_OK; i++) {
+        /* frames travel by content unless every frame is to be built */
+        rifl_phy_channel_config cc = {
             .frame_bits = cfg->lane.frame_bits,
             .delay_frames = p->delay_frames,
             .ber = cfg->ber[i],
             .seed = cfg->seed[i],
+            .content_bytes = cfg->encode_all ? 0 : rifl_lane_frame_bytes(cfg->lane.frame_bits),
+            .encode = rifl_lane_phy_encode,
+            .encode_ctx = p->lane[i],
         };
-        rc = rifl_channel_create(&cc, &p->ch[i], msg, msglen);
+        rc = rifl_phy_channel_create(&cc, &p->phy[i], msg, msglen);
     }
     if (rc != RIFL_OK) {
         rifl_pair_free(p);
@@ -58,32 +60,36 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     return RIFL_OK;
 }
 
-/* A frame leaving a channel that carries frames by content. */
-static int receive(rifl_lane *l, const rifl_channel_frame *e)
+/* Lane `l` sends its frame of this slot on `phy`. */
+static void send(rifl_lane *l, rifl_phy *phy, uint64_t now, bool wire)
 {
-    if (e && e->wire)
-        return rifl_lane_rx(l, e->wire, NULL);
-    return rifl_lane_rx_frame(l, e ? &e->f : NULL, NULL);
+    rifl_phy_form form = wire ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
+    void *buf = rifl_phy_tx_buffer(phy, form);
+    if (wire)
+        rifl_lane_tx(l, buf);
+    else
+        rifl_lane_tx_frame(l, buf);
+    rifl_phy_send(phy, now, form);
+}
+
+/* Lane `l` receives what `phy` delivers in this slot. */
+static int receive(rifl_lane *l, rifl_phy *phy, uint64_t now)
+{
+    rifl_phy_frame in;
+    if (!rifl_phy_recv(phy, now, &in, 1))
+        return rifl_lane_rx(l, NULL, NULL);
+    if (in.form == RIFL_PHY_WIRE)
+        return rifl_lane_rx(l, in.data, NULL);
+    return rifl_lane_rx_frame(l, in.data, NULL);
 }
 
 void rifl_pair_step(rifl_pair *p, int res[2])
 {
-    int ra, rb;
-    if (p->encode_all) {
-        rifl_lane_tx(p->lane[0], p->wire[0]);
-        rifl_lane_tx(p->lane[1], p->wire[1]);
-        const uint8_t *to_b = rifl_channel_step(p->ch[0], p->wire[0]);
-        const uint8_t *to_a = rifl_channel_step(p->ch[1], p->wire[1]);
-        ra = rifl_lane_rx(p->lane[0], to_a, NULL);
-        rb = rifl_lane_rx(p->lane[1], to_b, NULL);
-    } else {
-        rifl_lane_tx_frame(p->lane[0], rifl_channel_frame_in(p->ch[0]));
-        rifl_lane_tx_frame(p->lane[1], rifl_channel_frame_in(p->ch[1]));
-        const rifl_channel_frame *to_b = rifl_channel_step_frame(p->ch[0], true);
-        const rifl_channel_frame *to_a = rifl_channel_step_frame(p->ch[1], true);
-        ra = receive(p->lane[0], to_a);
-        rb = receive(p->lane[1], to_b);
-    }
+    uint64_t now = p->slot;
+    send(p->lane[0], p->phy[0], now, p->encode_all);
+    send(p->lane[1], p->phy[1], now, p->encode_all);
+    int ra = receive(p->lane[0], p->phy[1], now);
+    int rb = receive(p->lane[1], p->phy[0], now);
     if (res) {
         res[0] = ra;
         res[1] = rb;

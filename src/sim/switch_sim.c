@@ -9,7 +9,6 @@
 
 #include "rifl/rng.h"
 #include "rifl/switch_sim.h"
-#include "../common/msg.h"
 
 #define HIST_MAX (1u << 18)
 /* flow-control frames travel encoded: the payload of one 256-bit link frame */

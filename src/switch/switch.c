@@ -6,7 +6,6 @@
 
 #include "rifl/switch.h"
 #include "switch_priv.h"
-#include "../common/msg.h"
 
 const rifl_switch_config rifl_switch_default_config = {
     .nports = 32,

@@ -1,0 +1,147 @@
+/* rifl: the PHY boundary, the one interface through which a lane's frames
+ * reach its peer.
+ *
+ * A PHY carries one direction: the frames one lane sends to the other end.
+ * Time is the sender's frame slot, `now`, passed in every call.  In each
+ * slot the driver
+ *   1. asks for the buffer of this slot's frame (rifl_phy_tx_buffer), lets
+ *      the lane fill it, and hands it over with rifl_phy_send (RIFL_PHY_NONE
+ *      when the lane sent nothing this slot);
+ *   2. takes the frames that arrive in this slot (rifl_phy_recv): none or one
+ *      on a PHY with a fixed delay, two now and then when the receiver's clock
+ *      is slower than the sender's, a batch when a datagram arrives.
+ *
+ * A frame travels in one of two forms.  RIFL_PHY_WIRE: its F/8 bytes in the
+ * order of the link rules (docs/link-layer.md, §1).  RIFL_PHY_CONTENT: the
+ * sender's own description of the frame (for a lane, a rifl_lane_frame), of
+ * a size fixed when the PHY is made, which the PHY copies but never reads;
+ * when it needs the bytes (to flip bits, to fill a datagram) it asks the
+ * sender's encode function.  A receiver must take both forms: content is the
+ * frame exactly as sent.  Simulated PHYs carry content, so most frames are
+ * never built; PHYs that put frames on a real medium take wire bytes.
+ *
+ * How each PHY maps onto this: docs/architecture.md. */
+#ifndef RIFL_PHY_H
+#define RIFL_PHY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rifl/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rifl_phy_form {
+    RIFL_PHY_NONE = 0,    /* no frame in this slot */
+    RIFL_PHY_CONTENT = 1, /* the sender's description (content_bytes) */
+    RIFL_PHY_WIRE = 2     /* F/8 wire bytes */
+} rifl_phy_form;
+
+/* A frame that arrived. */
+typedef struct rifl_phy_frame {
+    rifl_phy_form form;
+    const void *data;     /* content or wire bytes; valid until the next call */
+} rifl_phy_frame;
+
+/* The sender's codec: the wire bytes (F/8) of a frame given by content. */
+typedef void (*rifl_phy_encode_fn)(const void *content, uint8_t *wire, void *ctx);
+
+typedef struct rifl_phy_stats {
+    uint64_t frames;      /* frames put on the medium */
+    uint64_t bits;        /* their bits */
+    uint64_t bit_errors;  /* bits flipped on the way */
+    uint64_t frames_hit;  /* frames with at least one bit flipped */
+    uint64_t delivered;   /* frames handed to the receiver */
+    uint64_t dropped;     /* frames that never arrive (and why is counted by
+                             the PHY: loss, late, duplicate, foreign) */
+} rifl_phy_stats;
+
+typedef struct rifl_phy rifl_phy;
+
+/* ---- using a PHY --------------------------------------------------------- */
+
+/* The buffer that receives this slot's frame in `form` (content_bytes or
+ * F/8 bytes), or NULL when this PHY does not carry that form. */
+void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form);
+/* The frame of slot `now` is in the buffer (form RIFL_PHY_NONE: no frame). */
+int rifl_phy_send(rifl_phy *phy, uint64_t now, rifl_phy_form form);
+/* Frames arriving in slot `now`, at most `max`; returns how many (after
+ * rifl_phy_send of the same slot). */
+unsigned rifl_phy_recv(rifl_phy *phy, uint64_t now, rifl_phy_frame *out, unsigned max);
+/* The next slot at which the PHY needs a call although no frame is sent
+ * (a timer: a datagram to flush, a keepalive); UINT64_MAX for none. */
+uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now);
+const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy);
+/* One slot for a caller that sends and receives wire bytes: `sent` (F/8
+ * bytes, or NULL for no frame) goes on, and the wire bytes of the frame
+ * arriving in this slot come back (valid until the next call), or NULL. */
+const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent);
+/* Whether this PHY carries frames in `form`. */
+int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form);
+void rifl_phy_free(rifl_phy *phy);
+
+/* Simulated PHYs, for an accelerated simulator (rifl_lane_advance): the
+ * frames that can still be sent before the next bit error (UINT64_MAX: no
+ * error will come; 0 from PHYs that cannot say), putting `slots` error-free
+ * frames through without stepping (statistics and error process move on as
+ * if rifl_phy_send had carried them), and the buffer of the frame in flight
+ * that leaves k + 1 slots from now (k < delay), to rewrite it.  The others
+ * answer 0, RIFL_ERR_STATE and NULL. */
+uint64_t rifl_phy_clear_slots(const rifl_phy *phy);
+int rifl_phy_skip(rifl_phy *phy, uint64_t slots);
+void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form);
+
+/* ---- implementing a PHY -------------------------------------------------- */
+
+typedef struct rifl_phy_ops {
+    const char *name;
+    void *(*tx_buffer)(rifl_phy *phy, rifl_phy_form form);
+    int (*send)(rifl_phy *phy, uint64_t now, rifl_phy_form form);
+    unsigned (*recv)(rifl_phy *phy, uint64_t now, rifl_phy_frame *out, unsigned max);
+    uint64_t (*next_due)(const rifl_phy *phy, uint64_t now); /* may be NULL */
+    uint64_t (*clear_slots)(const rifl_phy *phy);            /* may be NULL */
+    int (*skip)(rifl_phy *phy, uint64_t slots);              /* may be NULL */
+    void *(*inflight)(rifl_phy *phy, unsigned k, rifl_phy_form form); /* may be NULL */
+    void (*destroy)(rifl_phy *phy);
+} rifl_phy_ops;
+
+/* Every PHY starts with this header. */
+struct rifl_phy {
+    const rifl_phy_ops *ops;
+    unsigned forms;          /* bit (1 << form) for each form it carries */
+    unsigned frame_bytes;    /* F/8 */
+    rifl_phy_stats st;
+};
+
+/* ---- the PHYs of this library ------------------------------------------- */
+
+/* A simulated cable: a delay line of whole frames with independent random
+ * bit errors at a given rate, drawn from its own seeded generator by
+ * skipping to the next error, so an error-free frame costs one comparison. */
+typedef struct rifl_phy_channel_config {
+    unsigned frame_bits;
+    unsigned delay_frames;    /* slots from send to receive (0: same slot) */
+    double ber;               /* 0 .. 0.5 */
+    uint64_t seed;
+    size_t content_bytes;     /* 0: wire bytes only */
+    rifl_phy_encode_fn encode;/* needed with content_bytes */
+    void *encode_ctx;
+} rifl_phy_channel_config;
+
+int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, char *msg,
+                            size_t msglen);
+/* Change the bit error rate from the next frame on (0 stops errors). */
+int rifl_phy_channel_set_ber(rifl_phy *phy, double ber);
+
+/* A loopback: wire bytes back after a fixed delay, unchanged, the way a
+ * cable plugged back into its own port or a test bench's pattern loop does.
+ * It carries wire bytes only. */
+int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_phy **out,
+                             char *msg, size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,219 @@
+/* The simulated cable PHY: a delay line of whole frames with independent
+ * random bit errors, skipping ahead to the next error instead of drawing per
+ * bit.  Frames travel by content (copied, never read) and are built by the
+ * sender's encode function only when an error falls in them. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/frame.h"
+#include "rifl/phy.h"
+#include "rifl/rng.h"
+
+#include "delay_line.h"
+
+struct channel {
+    rifl_phy phy;
+    rifl_phy_channel_config cfg;
+    unsigned fbytes;
+    struct delay_line dl;
+    uint8_t *wire;          /* wire bytes of each entry */
+    uint8_t *content;       /* content of each entry (content_bytes each) */
+    uint64_t gap;           /* error-free bits before the next error */
+    rifl_rng rng;
+};
+
+static struct channel *as_channel(rifl_phy *p) { return (struct channel *)p; }
+static const struct channel *as_cchannel(const rifl_phy *p) { return (const struct channel *)p; }
+
+static void *ch_tx_buffer(rifl_phy *p, rifl_phy_form form)
+{
+    struct channel *ch = as_channel(p);
+    if (form == RIFL_PHY_WIRE)
+        return ch->wire + (size_t)ch->dl.pos * ch->fbytes;
+    if (form == RIFL_PHY_CONTENT && ch->content)
+        return ch->content + ch->dl.pos * ch->cfg.content_bytes;
+    return NULL;
+}
+
+/* Account for one frame put on the wire; true when the next error falls
+ * inside it (then flip_bits must follow). */
+static inline bool frame_hit(struct channel *ch)
+{
+    unsigned F = ch->cfg.frame_bits;
+    ch->phy.st.frames++;
+    ch->phy.st.bits += F;
+    if (ch->gap >= F) {
+        if (ch->gap != UINT64_MAX)
+            ch->gap -= F;
+        return false;
+    }
+    return true;
+}
+
+/* Flip this frame's error bits, drawing the gaps that follow. */
+static void flip_bits(struct channel *ch, uint8_t *slot)
+{
+    unsigned F = ch->cfg.frame_bits;
+    unsigned bit = (unsigned)ch->gap;
+    unsigned hits = 0;
+    while (bit < F) {
+        slot[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+        hits++;
+        uint64_t g = rifl_rng_geometric(&ch->rng, ch->cfg.ber);
+        if (g >= (uint64_t)F) {
+            ch->gap = g == UINT64_MAX ? g : g - (F - 1 - bit);
+            bit = F;
+        } else if (bit + 1 + (unsigned)g >= F) {
+            ch->gap = (uint64_t)(bit + 1 + (unsigned)g - F);
+            bit = F;
+        } else {
+            bit += 1 + (unsigned)g;
+        }
+    }
+    ch->phy.st.bit_errors += hits;
+    ch->phy.st.frames_hit++;
+}
+
+static int ch_send(rifl_phy *p, uint64_t now, rifl_phy_form form)
+{
+    struct channel *ch = as_channel(p);
+    (void)now;
+    unsigned pos = ch->dl.pos;
+    if (form != RIFL_PHY_NONE && frame_hit(ch)) {
+        uint8_t *w = ch->wire + (size_t)pos * ch->fbytes;
+        if (form == RIFL_PHY_CONTENT)
+            ch->cfg.encode(ch->content + pos * ch->cfg.content_bytes, w, ch->cfg.encode_ctx);
+        flip_bits(ch, w);
+        form = RIFL_PHY_WIRE;
+    }
+    delay_line_step(&ch->dl, form);
+    return RIFL_OK;
+}
+
+static unsigned ch_recv(rifl_phy *p, uint64_t now, rifl_phy_frame *out, unsigned max)
+{
+    struct channel *ch = as_channel(p);
+    (void)now;
+    unsigned e = ch->dl.out;
+    rifl_phy_form form = (rifl_phy_form)ch->dl.form[e];
+    if (form == RIFL_PHY_NONE || max == 0)
+        return 0;
+    out->form = form;
+    out->data = form == RIFL_PHY_WIRE ? (const void *)(ch->wire + (size_t)e * ch->fbytes)
+                                      : (const void *)(ch->content + e * ch->cfg.content_bytes);
+    ch->phy.st.delivered++;
+    return 1;
+}
+
+static uint64_t ch_clear_slots(const rifl_phy *p)
+{
+    const struct channel *ch = as_cchannel(p);
+    if (ch->gap == UINT64_MAX)
+        return UINT64_MAX;
+    return ch->gap / ch->cfg.frame_bits;
+}
+
+static int ch_skip(rifl_phy *p, uint64_t frames)
+{
+    struct channel *ch = as_channel(p);
+    unsigned F = ch->cfg.frame_bits;
+    if (ch->gap != UINT64_MAX && frames > ch->gap / F)
+        return RIFL_ERR_INVALID_ARG;
+    ch->phy.st.frames += frames;
+    ch->phy.st.bits += frames * F;
+    ch->phy.st.delivered += frames;
+    if (ch->gap != UINT64_MAX)
+        ch->gap -= frames * F;
+    ch->dl.pos = (unsigned)((ch->dl.pos + frames % ch->dl.slots) % ch->dl.slots);
+    return RIFL_OK;
+}
+
+static void *ch_inflight(rifl_phy *p, unsigned k, rifl_phy_form form)
+{
+    struct channel *ch = as_channel(p);
+    if (k >= ch->dl.delay || form == RIFL_PHY_NONE || (form == RIFL_PHY_CONTENT && !ch->content))
+        return NULL;
+    unsigned e = delay_line_ahead(&ch->dl, k);
+    ch->dl.form[e] = (uint8_t)form;
+    return form == RIFL_PHY_WIRE ? (void *)(ch->wire + (size_t)e * ch->fbytes)
+                                 : (void *)(ch->content + e * ch->cfg.content_bytes);
+}
+
+static void ch_destroy(rifl_phy *p)
+{
+    struct channel *ch = as_channel(p);
+    delay_line_free(&ch->dl);
+    free(ch->wire);
+    free(ch->content);
+    free(ch);
+}
+
+static const rifl_phy_ops channel_ops = {
+    .name = "channel", .tx_buffer = ch_tx_buffer, .send = ch_send, .recv = ch_recv,
+    .clear_slots = ch_clear_slots, .skip = ch_skip, .inflight = ch_inflight,
+    .destroy = ch_destroy,
+};
+
+int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, char *msg,
+                            size_t msglen)
+{
+    if (!cfg || !out)
+        return rifl_null_arg(msg, msglen, "rifl_phy_channel_create", cfg ? "out" : "cfg");
+    *out = NULL;
+    if (rifl_frame_width_check(cfg->frame_bits) != RIFL_OK) {
+        rifl_msg(msg, msglen, "frame width %u is not supported; use 64, 128, 256, 512, 1024 "
+                 "or 2048", cfg->frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(cfg->ber >= 0.0 && cfg->ber <= 0.5)) {
+        rifl_msg(msg, msglen, "bit error rate %g is out of range; use a value from 0 to 0.5",
+                 cfg->ber);
+        return RIFL_ERR_CONFIG;
+    }
+    if (cfg->delay_frames > (1u << 24)) {
+        rifl_msg(msg, msglen, "channel delay of %u frames is too long; use at most 16777216",
+                 cfg->delay_frames);
+        return RIFL_ERR_CONFIG;
+    }
+    if (cfg->content_bytes && !cfg->encode) {
+        rifl_msg(msg, msglen, "a channel that carries frames by content needs the sender's "
+                 "encode function");
+        return RIFL_ERR_CONFIG;
+    }
+    if (cfg->content_bytes > (1u << 16)) {
+        rifl_msg(msg, msglen, "frame content of %zu bytes: use at most 65536", cfg->content_bytes);
+        return RIFL_ERR_CONFIG;
+    }
+    struct channel *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return RIFL_ERR_NOMEM;
+    ch->phy.ops = &channel_ops;
+    ch->phy.forms = 1u << RIFL_PHY_WIRE | (cfg->content_bytes ? 1u << RIFL_PHY_CONTENT : 0);
+    ch->phy.frame_bytes = cfg->frame_bits / 8;
+    ch->cfg = *cfg;
+    ch->fbytes = cfg->frame_bits / 8;
+    int rc = delay_line_init(&ch->dl, cfg->delay_frames);
+    ch->wire = calloc(ch->dl.slots, ch->fbytes);
+    if (cfg->content_bytes)
+        ch->content = calloc(ch->dl.slots, cfg->content_bytes);
+    if (rc || !ch->wire || (cfg->content_bytes && !ch->content)) {
+        ch_destroy(&ch->phy);
+        return RIFL_ERR_NOMEM;
+    }
+    rifl_rng_seed(&ch->rng, cfg->seed);
+    ch->gap = rifl_rng_geometric(&ch->rng, cfg->ber);
+    *out = &ch->phy;
+    return RIFL_OK;
+}
+
+int rifl_phy_channel_set_ber(rifl_phy *p, double ber)
+{
+    if (!p || p->ops != &channel_ops || !(ber >= 0.0 && ber <= 0.5))
+        return RIFL_ERR_INVALID_ARG;
+    struct channel *ch = as_channel(p);
+    ch->cfg.ber = ber;
+    ch->gap = rifl_rng_geometric(&ch->rng, ber);
+    return RIFL_OK;
+}

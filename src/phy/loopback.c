@@ -1,0 +1,96 @@
+/* The loopback PHY: wire bytes back, unchanged, after a fixed delay. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/frame.h"
+#include "rifl/phy.h"
+
+#include "delay_line.h"
+
+struct loopback {
+    rifl_phy phy;
+    unsigned fbytes;
+    struct delay_line dl;
+    uint8_t *wire;
+};
+
+static struct loopback *as_loopback(rifl_phy *p) { return (struct loopback *)p; }
+
+static void *lb_tx_buffer(rifl_phy *p, rifl_phy_form form)
+{
+    struct loopback *lb = as_loopback(p);
+    return form == RIFL_PHY_WIRE ? lb->wire + (size_t)lb->dl.pos * lb->fbytes : NULL;
+}
+
+static int lb_send(rifl_phy *p, uint64_t now, rifl_phy_form form)
+{
+    struct loopback *lb = as_loopback(p);
+    (void)now;
+    if (form == RIFL_PHY_CONTENT)
+        return RIFL_ERR_INVALID_ARG; /* wire bytes only */
+    if (form == RIFL_PHY_WIRE) {
+        lb->phy.st.frames++;
+        lb->phy.st.bits += 8u * lb->fbytes;
+    }
+    delay_line_step(&lb->dl, form);
+    return RIFL_OK;
+}
+
+static unsigned lb_recv(rifl_phy *p, uint64_t now, rifl_phy_frame *out, unsigned max)
+{
+    struct loopback *lb = as_loopback(p);
+    (void)now;
+    unsigned e = lb->dl.out;
+    if (lb->dl.form[e] != RIFL_PHY_WIRE || max == 0)
+        return 0;
+    out->form = RIFL_PHY_WIRE;
+    out->data = lb->wire + (size_t)e * lb->fbytes;
+    lb->phy.st.delivered++;
+    return 1;
+}
+
+static void lb_destroy(rifl_phy *p)
+{
+    struct loopback *lb = as_loopback(p);
+    delay_line_free(&lb->dl);
+    free(lb->wire);
+    free(lb);
+}
+
+static const rifl_phy_ops loopback_ops = {
+    .name = "loopback", .tx_buffer = lb_tx_buffer, .send = lb_send, .recv = lb_recv,
+    .destroy = lb_destroy,
+};
+
+int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_phy **out,
+                             char *msg, size_t msglen)
+{
+    if (!out)
+        return rifl_null_arg(msg, msglen, "rifl_phy_loopback_create", "out");
+    *out = NULL;
+    if (rifl_frame_width_check(frame_bits) != RIFL_OK) {
+        rifl_msg(msg, msglen, "frame width %u is not supported; use 64, 128, 256, 512, 1024 "
+                 "or 2048", frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
+    if (delay_frames > (1u << 24)) {
+        rifl_msg(msg, msglen, "loopback delay of %u frames is too long; use at most 16777216",
+                 delay_frames);
+        return RIFL_ERR_CONFIG;
+    }
+    struct loopback *lb = calloc(1, sizeof *lb);
+    if (!lb)
+        return RIFL_ERR_NOMEM;
+    lb->phy.ops = &loopback_ops;
+    lb->phy.forms = 1u << RIFL_PHY_WIRE;
+    lb->phy.frame_bytes = frame_bits / 8;
+    lb->fbytes = frame_bits / 8;
+    int rc = delay_line_init(&lb->dl, delay_frames);
+    lb->wire = calloc(lb->dl.slots, lb->fbytes);
+    if (rc || !lb->wire) {
+        lb_destroy(&lb->phy);
+        return RIFL_ERR_NOMEM;
+    }
+    *out = &lb->phy;
+    return RIFL_OK;
+}

@@ -1,0 +1,67 @@
+/* The PHY boundary: calls dispatched to the PHY's operations. */
+#include <string.h>
+
+#include "rifl/phy.h"
+
+void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form)
+{
+    return phy->ops->tx_buffer(phy, form);
+}
+
+int rifl_phy_send(rifl_phy *phy, uint64_t now, rifl_phy_form form)
+{
+    return phy->ops->send(phy, now, form);
+}
+
+unsigned rifl_phy_recv(rifl_phy *phy, uint64_t now, rifl_phy_frame *out, unsigned max)
+{
+    return phy->ops->recv(phy, now, out, max);
+}
+
+uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now)
+{
+    return phy->ops->next_due ? phy->ops->next_due(phy, now) : UINT64_MAX;
+}
+
+const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy) { return &phy->st; }
+
+int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
+{
+    return (unsigned)form < 8 && (phy->forms >> form) & 1u;
+}
+
+void rifl_phy_free(rifl_phy *phy)
+{
+    if (phy)
+        phy->ops->destroy(phy);
+}
+
+uint64_t rifl_phy_clear_slots(const rifl_phy *phy)
+{
+    return phy->ops->clear_slots ? phy->ops->clear_slots(phy) : 0;
+}
+
+int rifl_phy_skip(rifl_phy *phy, uint64_t slots)
+{
+    return phy->ops->skip ? phy->ops->skip(phy, slots) : RIFL_ERR_STATE;
+}
+
+void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form)
+{
+    return phy->ops->inflight ? phy->ops->inflight(phy, k, form) : NULL;
+}
+
+const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent)
+{
+    if (sent) {
+        uint8_t *buf = rifl_phy_tx_buffer(phy, RIFL_PHY_WIRE);
+        if (!buf)
+            return NULL;
+        memcpy(buf, sent, phy->frame_bytes);
+    }
+    rifl_phy_send(phy, now, sent ? RIFL_PHY_WIRE : RIFL_PHY_NONE);
+    rifl_phy_frame in;
+    if (!rifl_phy_recv(phy, now, &in, 1) || in.form != RIFL_PHY_WIRE)
+        return NULL;
+    return in.data;
+}
