@@ -34,11 +34,11 @@ static rifl_phy *make_channel(unsigned delay, double ber, uint64_t seed, int *ca
     return p;
 }
 
-static void send_seq(rifl_phy *p, uint64_t now, uint64_t v)
+static unsigned send_seq(rifl_phy *p, uint64_t now, uint64_t v, rifl_phy_frame *in)
 {
     uint64_t *buf = rifl_phy_tx_buffer(p, RIFL_PHY_CONTENT);
     memcpy(buf, &v, 8);
-    rifl_phy_send(p, now, RIFL_PHY_CONTENT);
+    return rifl_phy_exchange(p, now, RIFL_PHY_CONTENT, in, 1);
 }
 
 /* content frames come out `delay` slots later, in order, never encoded */
@@ -50,12 +50,12 @@ static void t_channel_content_delay(void)
     CHECK(rifl_phy_carries(p, RIFL_PHY_CONTENT) && rifl_phy_carries(p, RIFL_PHY_WIRE));
     unsigned got = 0, late = 0, wrong = 0;
     for (uint64_t t = 0; t < 100; t++) {
-        if (t % 7 == 3)
-            rifl_phy_send(p, t, RIFL_PHY_NONE); /* an empty slot */
-        else
-            send_seq(p, t, t);
         rifl_phy_frame in[2];
-        unsigned n = rifl_phy_recv(p, t, in, 2);
+        unsigned n;
+        if (t % 7 == 3)
+            n = rifl_phy_exchange(p, t, RIFL_PHY_NONE, in, 2); /* an empty slot */
+        else
+            n = send_seq(p, t, t, in);
         if (t < 5) {
             late += n;
             continue;
@@ -81,9 +81,8 @@ static void t_channel_content_delay(void)
     /* no delay: the same slot */
     p = make_channel(0, 0, 1, &calls);
     REQUIRE(p);
-    send_seq(p, 0, 42);
     rifl_phy_frame in;
-    CHECK_EQ_U(rifl_phy_recv(p, 0, &in, 1), 1);
+    CHECK_EQ_U(send_seq(p, 0, 42, &in), 1);
     rifl_phy_free(p);
 }
 
@@ -96,12 +95,11 @@ static void t_channel_errors(void)
     REQUIRE(p);
     uint64_t flipped = 0, damaged = 0, clean = 0;
     for (uint64_t t = 0; t < 20003; t++) {
-        if (t < 20000) /* then the last frames arrive */
-            send_seq(p, t, t * 0x9E3779B97F4A7C15ULL);
-        else
-            rifl_phy_send(p, t, RIFL_PHY_NONE);
         rifl_phy_frame in;
-        if (!rifl_phy_recv(p, t, &in, 1))
+        unsigned n = t < 20000 /* then the last frames arrive */
+                         ? send_seq(p, t, t * 0x9E3779B97F4A7C15ULL, &in)
+                         : rifl_phy_exchange(p, t, RIFL_PHY_NONE, &in, 1);
+        if (!n)
             continue;
         uint64_t v = (t - 3) * 0x9E3779B97F4A7C15ULL;
         if (in.form == RIFL_PHY_WIRE) {
@@ -153,9 +151,8 @@ static void t_channel_skip(void)
     CHECK(rifl_phy_inflight(p, 4, RIFL_PHY_CONTENT) == NULL); /* only `delay` in flight */
     /* they leave first, in order */
     for (uint64_t t = 0; t < 4; t++) {
-        rifl_phy_send(p, t, RIFL_PHY_NONE);
         rifl_phy_frame in;
-        REQUIRE(rifl_phy_recv(p, t, &in, 1) == 1);
+        REQUIRE(rifl_phy_exchange(p, t, RIFL_PHY_NONE, &in, 1) == 1);
         uint64_t v;
         memcpy(&v, in.data, 8);
         CHECK_EQ_U(v, 1000 + t);
@@ -171,7 +168,6 @@ static void t_loopback(void)
     REQUIRE(rifl_phy_loopback_create(F, 2, &p, msg, sizeof msg) == RIFL_OK);
     CHECK(!rifl_phy_carries(p, RIFL_PHY_CONTENT) && rifl_phy_carries(p, RIFL_PHY_WIRE));
     CHECK(rifl_phy_tx_buffer(p, RIFL_PHY_CONTENT) == NULL);
-    CHECK_EQ_I(rifl_phy_send(p, 0, RIFL_PHY_CONTENT), RIFL_ERR_INVALID_ARG);
     CHECK_EQ_U(rifl_phy_clear_slots(p), 0);
     CHECK_EQ_I(rifl_phy_skip(p, 1), RIFL_ERR_STATE);
     CHECK(rifl_phy_inflight(p, 0, RIFL_PHY_WIRE) == NULL);
@@ -212,13 +208,13 @@ static void t_lanes_over_loopbacks(void)
     size_t have = 0, n;
     int eop = 0;
     for (uint64_t t = 0; t < 3000 && !eop; t++) {
+        rifl_phy_frame to_b, to_a;
         rifl_lane_tx(a, rifl_phy_tx_buffer(ab, RIFL_PHY_WIRE));
-        rifl_phy_send(ab, t, RIFL_PHY_WIRE);
+        unsigned nb = rifl_phy_exchange(ab, t, RIFL_PHY_WIRE, &to_b, 1);
         rifl_lane_tx(b, rifl_phy_tx_buffer(ba, RIFL_PHY_WIRE));
-        rifl_phy_send(ba, t, RIFL_PHY_WIRE);
-        rifl_phy_frame in;
-        rifl_lane_rx(b, rifl_phy_recv(ab, t, &in, 1) ? in.data : NULL, NULL);
-        rifl_lane_rx(a, rifl_phy_recv(ba, t, &in, 1) ? in.data : NULL, NULL);
+        unsigned na = rifl_phy_exchange(ba, t, RIFL_PHY_WIRE, &to_a, 1);
+        rifl_lane_rx(b, nb ? to_b.data : NULL, NULL);
+        rifl_lane_rx(a, na ? to_a.data : NULL, NULL);
         while (!eop && rifl_lane_read(b, got + have, sizeof got - have, &n, &eop) == RIFL_OK)
             have += n;
     }

@@ -3,13 +3,12 @@
  *
  * A PHY carries one direction: the frames one lane sends to the other end.
  * Time is the sender's frame slot, `now`, passed in every call.  In each
- * slot the driver
- *   1. asks for the buffer of this slot's frame (rifl_phy_tx_buffer), lets
- *      the lane fill it, and hands it over with rifl_phy_send (RIFL_PHY_NONE
- *      when the lane sent nothing this slot);
- *   2. takes the frames that arrive in this slot (rifl_phy_recv): none or one
- *      on a PHY with a fixed delay, two now and then when the receiver's clock
- *      is slower than the sender's, a batch when a datagram arrives.
+ * slot the driver takes the buffer of this slot's frame
+ * (rifl_phy_tx_buffer), lets the lane fill it, and exchanges it
+ * (rifl_phy_exchange) for the frames that arrive at the far end in this
+ * slot: none or one on a PHY with a fixed delay, two now and then when the
+ * receiver's clock is slower than the sender's, a batch when a datagram
+ * arrives.  A slot without a frame is exchanged as RIFL_PHY_NONE.
  *
  * A frame travels in one of two forms.  RIFL_PHY_WIRE: its F/8 bytes in the
  * order of the link rules (docs/link-layer.md, §1).  RIFL_PHY_CONTENT: the
@@ -53,9 +52,8 @@ typedef struct rifl_phy_stats {
     uint64_t bits;        /* their bits */
     uint64_t bit_errors;  /* bits flipped on the way */
     uint64_t frames_hit;  /* frames with at least one bit flipped */
-    uint64_t delivered;   /* frames handed to the receiver */
-    uint64_t dropped;     /* frames that never arrive (and why is counted by
-                             the PHY: loss, late, duplicate, foreign) */
+    uint64_t delivered;   /* frames handed to the far end */
+    uint64_t dropped;     /* frames that never arrive (the PHY counts why) */
 } rifl_phy_stats;
 
 typedef struct rifl_phy rifl_phy;
@@ -64,31 +62,31 @@ typedef struct rifl_phy rifl_phy;
 
 /* The buffer that receives this slot's frame in `form` (content_bytes or
  * F/8 bytes), or NULL when this PHY does not carry that form. */
-void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form);
-/* The frame of slot `now` is in the buffer (form RIFL_PHY_NONE: no frame). */
-int rifl_phy_send(rifl_phy *phy, uint64_t now, rifl_phy_form form);
-/* Frames arriving in slot `now`, at most `max`; returns how many (after
- * rifl_phy_send of the same slot). */
-unsigned rifl_phy_recv(rifl_phy *phy, uint64_t now, rifl_phy_frame *out, unsigned max);
+static inline void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form);
+/* Slot `now`: the frame in the buffer of `form` (RIFL_PHY_NONE: no frame)
+ * goes on, and the frames arriving at the far end in this slot come back in
+ * out[], at most `max`; returns how many. */
+static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
+                                         rifl_phy_frame *out, unsigned max);
+/* The same for a caller with wire bytes: `sent` (F/8 bytes, NULL for no
+ * frame) goes on; the wire bytes arriving in this slot come back (valid
+ * until the next call), or NULL. */
+const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent);
 /* The next slot at which the PHY needs a call although no frame is sent
  * (a timer: a datagram to flush, a keepalive); UINT64_MAX for none. */
 uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now);
-const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy);
-/* One slot for a caller that sends and receives wire bytes: `sent` (F/8
- * bytes, or NULL for no frame) goes on, and the wire bytes of the frame
- * arriving in this slot come back (valid until the next call), or NULL. */
-const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent);
+static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy);
 /* Whether this PHY carries frames in `form`. */
-int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form);
+static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form);
 void rifl_phy_free(rifl_phy *phy);
 
 /* Simulated PHYs, for an accelerated simulator (rifl_lane_advance): the
  * frames that can still be sent before the next bit error (UINT64_MAX: no
  * error will come; 0 from PHYs that cannot say), putting `slots` error-free
  * frames through without stepping (statistics and error process move on as
- * if rifl_phy_send had carried them), and the buffer of the frame in flight
- * that leaves k + 1 slots from now (k < delay), to rewrite it.  The others
- * answer 0, RIFL_ERR_STATE and NULL. */
+ * if rifl_phy_exchange had carried them), and the buffer of the frame in
+ * flight that leaves k + 1 slots from now (k < delay), to rewrite it.  The
+ * others answer 0, RIFL_ERR_STATE and NULL. */
 uint64_t rifl_phy_clear_slots(const rifl_phy *phy);
 int rifl_phy_skip(rifl_phy *phy, uint64_t slots);
 void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form);
@@ -97,9 +95,8 @@ void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form);
 
 typedef struct rifl_phy_ops {
     const char *name;
-    void *(*tx_buffer)(rifl_phy *phy, rifl_phy_form form);
-    int (*send)(rifl_phy *phy, uint64_t now, rifl_phy_form form);
-    unsigned (*recv)(rifl_phy *phy, uint64_t now, rifl_phy_frame *out, unsigned max);
+    unsigned (*exchange)(rifl_phy *phy, uint64_t now, rifl_phy_form form, rifl_phy_frame *out,
+                         unsigned max);
     uint64_t (*next_due)(const rifl_phy *phy, uint64_t now); /* may be NULL */
     uint64_t (*clear_slots)(const rifl_phy *phy);            /* may be NULL */
     int (*skip)(rifl_phy *phy, uint64_t slots);              /* may be NULL */
@@ -107,13 +104,33 @@ typedef struct rifl_phy_ops {
     void (*destroy)(rifl_phy *phy);
 } rifl_phy_ops;
 
-/* Every PHY starts with this header. */
+/* Every PHY starts with this header, and keeps tx[] pointing at the buffers
+ * of the next slot's frame (NULL for a form it does not carry). */
 struct rifl_phy {
     const rifl_phy_ops *ops;
     unsigned forms;          /* bit (1 << form) for each form it carries */
     unsigned frame_bytes;    /* F/8 */
+    void *tx[3];             /* by rifl_phy_form */
     rifl_phy_stats st;
 };
+
+static inline void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form)
+{
+    return (unsigned)form < 3 ? phy->tx[form] : NULL;
+}
+
+static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
+                                         rifl_phy_frame *out, unsigned max)
+{
+    return phy->ops->exchange(phy, now, form, out, max);
+}
+
+static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy) { return &phy->st; }
+
+static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
+{
+    return (unsigned)form < 8 && (phy->forms >> form) & 1u;
+}
 
 /* ---- the PHYs of this library ------------------------------------------- */
 
@@ -134,6 +151,10 @@ int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, 
                             size_t msglen);
 /* Change the bit error rate from the next frame on (0 stops errors). */
 int rifl_phy_channel_set_ber(rifl_phy *phy, double ber);
+/* rifl_phy_exchange of a channel, for a simulator that made its channels
+ * and calls them directly (the call can then be inlined). */
+unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
+                                   rifl_phy_frame *out, unsigned max);
 
 /* A loopback: wire bytes back after a fixed delay, unchanged, the way a
  * cable plugged back into its own port or a test bench's pattern loop does.

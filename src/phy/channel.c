@@ -27,14 +27,12 @@ struct channel {
 static struct channel *as_channel(rifl_phy *p) { return (struct channel *)p; }
 static const struct channel *as_cchannel(const rifl_phy *p) { return (const struct channel *)p; }
 
-static void *ch_tx_buffer(rifl_phy *p, rifl_phy_form form)
+/* point the header's tx buffers at entry `pos` */
+static void set_tx(struct channel *ch)
 {
-    struct channel *ch = as_channel(p);
-    if (form == RIFL_PHY_WIRE)
-        return ch->wire + (size_t)ch->dl.pos * ch->fbytes;
-    if (form == RIFL_PHY_CONTENT && ch->content)
-        return ch->content + ch->dl.pos * ch->cfg.content_bytes;
-    return NULL;
+    unsigned pos = ch->dl.pos;
+    ch->phy.tx[RIFL_PHY_WIRE] = ch->wire + (size_t)pos * ch->fbytes;
+    ch->phy.tx[RIFL_PHY_CONTENT] = ch->content ? ch->content + pos * ch->cfg.content_bytes : NULL;
 }
 
 /* Account for one frame put on the wire; true when the next error falls
@@ -76,34 +74,52 @@ static void flip_bits(struct channel *ch, uint8_t *slot)
     ch->phy.st.frames_hit++;
 }
 
-static int ch_send(rifl_phy *p, uint64_t now, rifl_phy_form form)
+/* An error falls in the frame of this slot: build it and flip its bits. */
+static __attribute__((noinline)) void hit(struct channel *ch, rifl_phy_form form)
 {
-    struct channel *ch = as_channel(p);
-    (void)now;
     unsigned pos = ch->dl.pos;
-    if (form != RIFL_PHY_NONE && frame_hit(ch)) {
-        uint8_t *w = ch->wire + (size_t)pos * ch->fbytes;
-        if (form == RIFL_PHY_CONTENT)
-            ch->cfg.encode(ch->content + pos * ch->cfg.content_bytes, w, ch->cfg.encode_ctx);
-        flip_bits(ch, w);
-        form = RIFL_PHY_WIRE;
-    }
-    delay_line_step(&ch->dl, form);
-    return RIFL_OK;
+    uint8_t *w = ch->wire + (size_t)pos * ch->fbytes;
+    if (form == RIFL_PHY_CONTENT)
+        ch->cfg.encode(ch->content + pos * ch->cfg.content_bytes, w, ch->cfg.encode_ctx);
+    flip_bits(ch, w);
 }
 
-static unsigned ch_recv(rifl_phy *p, uint64_t now, rifl_phy_frame *out, unsigned max)
+unsigned rifl_phy_channel_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form,
+                                   rifl_phy_frame *out, unsigned max)
 {
     struct channel *ch = as_channel(p);
     (void)now;
-    unsigned e = ch->dl.out;
-    rifl_phy_form form = (rifl_phy_form)ch->dl.form[e];
-    if (form == RIFL_PHY_NONE || max == 0)
+    if (form != RIFL_PHY_NONE && frame_hit(ch)) {
+        hit(ch, form);
+        form = RIFL_PHY_WIRE;
+    }
+    struct delay_line *dl = &ch->dl;
+    dl->form[dl->pos] = (uint8_t)form;
+    rifl_phy_form got = form;
+    const void *data = p->tx[form];
+    if (dl->delay) {
+        /* the entry after this one holds the frame sent `delay` slots ago,
+         * and takes the next slot's frame once it has left */
+        unsigned next = dl->pos + 1;
+        if (next == dl->slots) {
+            next = 0;
+            p->tx[RIFL_PHY_WIRE] = ch->wire;
+            p->tx[RIFL_PHY_CONTENT] = ch->content;
+        } else {
+            p->tx[RIFL_PHY_WIRE] = (uint8_t *)p->tx[RIFL_PHY_WIRE] + ch->fbytes;
+            if (ch->content)
+                p->tx[RIFL_PHY_CONTENT] = (uint8_t *)p->tx[RIFL_PHY_CONTENT] +
+                                          ch->cfg.content_bytes;
+        }
+        dl->pos = dl->out = next;
+        got = (rifl_phy_form)dl->form[next];
+        data = p->tx[got];
+    }
+    if (got == RIFL_PHY_NONE || max == 0)
         return 0;
-    out->form = form;
-    out->data = form == RIFL_PHY_WIRE ? (const void *)(ch->wire + (size_t)e * ch->fbytes)
-                                      : (const void *)(ch->content + e * ch->cfg.content_bytes);
-    ch->phy.st.delivered++;
+    out->form = got;
+    out->data = data;
+    p->st.delivered++;
     return 1;
 }
 
@@ -127,6 +143,7 @@ static int ch_skip(rifl_phy *p, uint64_t frames)
     if (ch->gap != UINT64_MAX)
         ch->gap -= frames * F;
     ch->dl.pos = (unsigned)((ch->dl.pos + frames % ch->dl.slots) % ch->dl.slots);
+    set_tx(ch);
     return RIFL_OK;
 }
 
@@ -151,8 +168,7 @@ static void ch_destroy(rifl_phy *p)
 }
 
 static const rifl_phy_ops channel_ops = {
-    .name = "channel", .tx_buffer = ch_tx_buffer, .send = ch_send, .recv = ch_recv,
-    .clear_slots = ch_clear_slots, .skip = ch_skip, .inflight = ch_inflight,
+    .name = "channel", .exchange = rifl_phy_channel_exchange, .clear_slots = ch_clear_slots, .skip = ch_skip, .inflight = ch_inflight,
     .destroy = ch_destroy,
 };
 
@@ -204,6 +220,7 @@ int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, 
     }
     rifl_rng_seed(&ch->rng, cfg->seed);
     ch->gap = rifl_rng_geometric(&ch->rng, cfg->ber);
+    set_tx(ch);
     *out = &ch->phy;
     return RIFL_OK;
 }

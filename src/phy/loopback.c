@@ -16,31 +16,19 @@ struct loopback {
 
 static struct loopback *as_loopback(rifl_phy *p) { return (struct loopback *)p; }
 
-static void *lb_tx_buffer(rifl_phy *p, rifl_phy_form form)
-{
-    struct loopback *lb = as_loopback(p);
-    return form == RIFL_PHY_WIRE ? lb->wire + (size_t)lb->dl.pos * lb->fbytes : NULL;
-}
-
-static int lb_send(rifl_phy *p, uint64_t now, rifl_phy_form form)
+static unsigned lb_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_frame *out,
+                            unsigned max)
 {
     struct loopback *lb = as_loopback(p);
     (void)now;
     if (form == RIFL_PHY_CONTENT)
-        return RIFL_ERR_INVALID_ARG; /* wire bytes only */
+        form = RIFL_PHY_NONE; /* wire bytes only: it never had a buffer for content */
     if (form == RIFL_PHY_WIRE) {
         lb->phy.st.frames++;
         lb->phy.st.bits += 8u * lb->fbytes;
     }
-    delay_line_step(&lb->dl, form);
-    return RIFL_OK;
-}
-
-static unsigned lb_recv(rifl_phy *p, uint64_t now, rifl_phy_frame *out, unsigned max)
-{
-    struct loopback *lb = as_loopback(p);
-    (void)now;
-    unsigned e = lb->dl.out;
+    unsigned e = delay_line_step(&lb->dl, form);
+    lb->phy.tx[RIFL_PHY_WIRE] = lb->wire + (size_t)lb->dl.pos * lb->fbytes;
     if (lb->dl.form[e] != RIFL_PHY_WIRE || max == 0)
         return 0;
     out->form = RIFL_PHY_WIRE;
@@ -58,8 +46,7 @@ static void lb_destroy(rifl_phy *p)
 }
 
 static const rifl_phy_ops loopback_ops = {
-    .name = "loopback", .tx_buffer = lb_tx_buffer, .send = lb_send, .recv = lb_recv,
-    .destroy = lb_destroy,
+    .name = "loopback", .exchange = lb_exchange, .destroy = lb_destroy,
 };
 
 int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_phy **out,
@@ -91,6 +78,7 @@ int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_ph
         lb_destroy(&lb->phy);
         return RIFL_ERR_NOMEM;
     }
+    lb->phy.tx[RIFL_PHY_WIRE] = lb->wire;
     *out = &lb->phy;
     return RIFL_OK;
 }

@@ -1,33 +1,12 @@
-/* The PHY boundary: calls dispatched to the PHY's operations. */
+/* The PHY boundary: the calls that are not inline, dispatched to the PHY's
+ * operations. */
 #include <string.h>
 
 #include "rifl/phy.h"
 
-void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form)
-{
-    return phy->ops->tx_buffer(phy, form);
-}
-
-int rifl_phy_send(rifl_phy *phy, uint64_t now, rifl_phy_form form)
-{
-    return phy->ops->send(phy, now, form);
-}
-
-unsigned rifl_phy_recv(rifl_phy *phy, uint64_t now, rifl_phy_frame *out, unsigned max)
-{
-    return phy->ops->recv(phy, now, out, max);
-}
-
 uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now)
 {
     return phy->ops->next_due ? phy->ops->next_due(phy, now) : UINT64_MAX;
-}
-
-const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy) { return &phy->st; }
-
-int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
-{
-    return (unsigned)form < 8 && (phy->forms >> form) & 1u;
 }
 
 void rifl_phy_free(rifl_phy *phy)
@@ -59,9 +38,9 @@ const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent)
             return NULL;
         memcpy(buf, sent, phy->frame_bytes);
     }
-    rifl_phy_send(phy, now, sent ? RIFL_PHY_WIRE : RIFL_PHY_NONE);
     rifl_phy_frame in;
-    if (!rifl_phy_recv(phy, now, &in, 1) || in.form != RIFL_PHY_WIRE)
+    if (!rifl_phy_exchange(phy, now, sent ? RIFL_PHY_WIRE : RIFL_PHY_NONE, &in, 1) ||
+        in.form != RIFL_PHY_WIRE)
         return NULL;
     return in.data;
 }

@@ -60,8 +60,11 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     return RIFL_OK;
 }
 
-/* Lane `l` sends its frame of this slot on `phy`. */
-static void send(rifl_lane *l, rifl_phy *phy, uint64_t now, bool wire)
+/* Lane `l` sends its frame of this slot on `phy`; returns how many frames
+ * arrive at the far end (in `in`). */
+static inline __attribute__((always_inline)) unsigned send(rifl_lane *l, rifl_phy *phy,
+                                                            uint64_t now, bool wire,
+                                                            rifl_phy_frame *in)
 {
     rifl_phy_form form = wire ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
     void *buf = rifl_phy_tx_buffer(phy, form);
@@ -69,27 +72,28 @@ static void send(rifl_lane *l, rifl_phy *phy, uint64_t now, bool wire)
         rifl_lane_tx(l, buf);
     else
         rifl_lane_tx_frame(l, buf);
-    rifl_phy_send(phy, now, form);
+    /* the pair made its PHYs: cables, called directly */
+    return rifl_phy_channel_exchange(phy, now, form, in, 1);
 }
 
-/* Lane `l` receives what `phy` delivers in this slot. */
-static int receive(rifl_lane *l, rifl_phy *phy, uint64_t now)
+/* Lane `l` receives what arrived (n: 0 or 1 frames). */
+static int receive(rifl_lane *l, const rifl_phy_frame *in, unsigned n)
 {
-    rifl_phy_frame in;
-    if (!rifl_phy_recv(phy, now, &in, 1))
+    if (!n)
         return rifl_lane_rx(l, NULL, NULL);
-    if (in.form == RIFL_PHY_WIRE)
-        return rifl_lane_rx(l, in.data, NULL);
-    return rifl_lane_rx_frame(l, in.data, NULL);
+    if (in->form == RIFL_PHY_WIRE)
+        return rifl_lane_rx(l, in->data, NULL);
+    return rifl_lane_rx_frame(l, in->data, NULL);
 }
 
 void rifl_pair_step(rifl_pair *p, int res[2])
 {
     uint64_t now = p->slot;
-    send(p->lane[0], p->phy[0], now, p->encode_all);
-    send(p->lane[1], p->phy[1], now, p->encode_all);
-    int ra = receive(p->lane[0], p->phy[1], now);
-    int rb = receive(p->lane[1], p->phy[0], now);
+    rifl_phy_frame to_b, to_a;
+    unsigned nb = send(p->lane[0], p->phy[0], now, p->encode_all, &to_b);
+    unsigned na = send(p->lane[1], p->phy[1], now, p->encode_all, &to_a);
+    int ra = receive(p->lane[0], &to_a, na);
+    int rb = receive(p->lane[1], &to_b, nb);
     if (res) {
         res[0] = ra;
         res[1] = rb;
