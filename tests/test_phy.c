@@ -6,6 +6,8 @@
  * two lanes talk across a pair of loopbacks. */
 #include "testlib.h"
 
+#include <stddef.h>
+
 #include "rifl/lane.h"
 #include "rifl/phy.h"
 
@@ -160,6 +162,35 @@ static void t_channel_skip(void)
     rifl_phy_free(p);
 }
 
+/* content of an odd size: every buffer the cable hands out is aligned for
+ * any type, and lane frames laid end to end stay aligned */
+static void t_content_aligned(void)
+{
+    int calls = 0;
+    rifl_phy_channel_config cc = { .frame_bits = F, .delay_frames = 5, .seed = 1,
+                                   .content_bytes = 13, .encode = encode_seq,
+                                   .encode_ctx = &calls };
+    rifl_phy *p = NULL;
+    REQUIRE(rifl_phy_channel_create(&cc, &p, NULL, 0) == RIFL_OK);
+    for (uint64_t t = 0; t < 12; t++) {
+        uintptr_t a = (uintptr_t)rifl_phy_tx_buffer(p, RIFL_PHY_CONTENT);
+        CHECK_EQ_U(a % _Alignof(max_align_t), 0);
+        rifl_phy_frame in;
+        rifl_phy_exchange(p, t, RIFL_PHY_CONTENT, &in, 1);
+    }
+    for (unsigned k = 0; k < 5; k++)
+        CHECK_EQ_U((uintptr_t)rifl_phy_inflight(p, k, RIFL_PHY_CONTENT) % _Alignof(max_align_t), 0);
+    rifl_phy_free(p);
+    for (unsigned f = 64; f <= 2048; f += 8) {
+        size_t n = rifl_lane_frame_bytes(f);
+        if (n == 0)
+            continue; /* not a frame width */
+        CHECK_EQ_U(n % _Alignof(rifl_lane_frame), 0);
+        CHECK(n >= offsetof(rifl_lane_frame, rec) + f / 8 - 1);
+        CHECK(n <= sizeof(rifl_lane_frame));
+    }
+}
+
 /* wire bytes in, wire bytes out; no content, no skipping */
 static void t_loopback(void)
 {
@@ -245,6 +276,7 @@ static void t_refused(void)
 TEST_MAIN({ "channel_content_delay", t_channel_content_delay },
           { "channel_errors", t_channel_errors },
           { "channel_skip", t_channel_skip },
+          { "content_aligned", t_content_aligned },
           { "loopback", t_loopback },
           { "lanes_over_loopbacks", t_lanes_over_loopbacks },
           { "refused", t_refused })

@@ -360,7 +360,10 @@ size_t rifl_lane_frame_bytes(unsigned frame_bits)
 {
     if (rifl_frame_width_check(frame_bits) != RIFL_OK)
         return 0;
-    return offsetof(rifl_lane_frame, rec) + frame_bits / 8 - 1;
+    /* rounded up so that frames laid end to end stay aligned */
+    size_t n = offsetof(rifl_lane_frame, rec) + frame_bits / 8 - 1;
+    size_t a = _Alignof(rifl_lane_frame);
+    return (n + a - 1) / a * a;
 }
 
 int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire)

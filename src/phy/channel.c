@@ -3,6 +3,7 @@
  * bit.  Frames travel by content (copied, never read) and are built by the
  * sender's encode function only when an error falls in them. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,9 @@ struct channel {
     unsigned fbytes;
     struct delay_line dl;
     uint8_t *wire;          /* wire bytes of each entry */
-    uint8_t *content;       /* content of each entry (content_bytes each) */
+    uint8_t *content;       /* content of each entry */
+    size_t cstride;         /* content_bytes rounded up to the strictest
+                               alignment, so every entry is aligned */
     uint64_t gap;           /* error-free bits before the next error */
     rifl_rng rng;
 };
@@ -32,7 +35,7 @@ static void set_tx(struct channel *ch)
 {
     unsigned pos = ch->dl.pos;
     ch->phy.tx[RIFL_PHY_WIRE] = ch->wire + (size_t)pos * ch->fbytes;
-    ch->phy.tx[RIFL_PHY_CONTENT] = ch->content ? ch->content + pos * ch->cfg.content_bytes : NULL;
+    ch->phy.tx[RIFL_PHY_CONTENT] = ch->content ? ch->content + pos * ch->cstride : NULL;
 }
 
 /* Account for one frame put on the wire; true when the next error falls
@@ -80,7 +83,7 @@ static __attribute__((noinline)) void hit(struct channel *ch, rifl_phy_form form
     unsigned pos = ch->dl.pos;
     uint8_t *w = ch->wire + (size_t)pos * ch->fbytes;
     if (form == RIFL_PHY_CONTENT)
-        ch->cfg.encode(ch->content + pos * ch->cfg.content_bytes, w, ch->cfg.encode_ctx);
+        ch->cfg.encode(ch->content + pos * ch->cstride, w, ch->cfg.encode_ctx);
     flip_bits(ch, w);
 }
 
@@ -108,8 +111,7 @@ unsigned rifl_phy_channel_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form
         } else {
             p->tx[RIFL_PHY_WIRE] = (uint8_t *)p->tx[RIFL_PHY_WIRE] + ch->fbytes;
             if (ch->content)
-                p->tx[RIFL_PHY_CONTENT] = (uint8_t *)p->tx[RIFL_PHY_CONTENT] +
-                                          ch->cfg.content_bytes;
+                p->tx[RIFL_PHY_CONTENT] = (uint8_t *)p->tx[RIFL_PHY_CONTENT] + ch->cstride;
         }
         dl->pos = dl->out = next;
         got = (rifl_phy_form)dl->form[next];
@@ -155,7 +157,7 @@ static void *ch_inflight(rifl_phy *p, unsigned k, rifl_phy_form form)
     unsigned e = delay_line_ahead(&ch->dl, k);
     ch->dl.form[e] = (uint8_t)form;
     return form == RIFL_PHY_WIRE ? (void *)(ch->wire + (size_t)e * ch->fbytes)
-                                 : (void *)(ch->content + e * ch->cfg.content_bytes);
+                                 : (void *)(ch->content + e * ch->cstride);
 }
 
 static void ch_destroy(rifl_phy *p)
@@ -210,10 +212,12 @@ int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, 
     ch->phy.frame_bytes = cfg->frame_bits / 8;
     ch->cfg = *cfg;
     ch->fbytes = cfg->frame_bits / 8;
+    size_t a = _Alignof(max_align_t);
+    ch->cstride = (cfg->content_bytes + a - 1) / a * a;
     int rc = delay_line_init(&ch->dl, cfg->delay_frames);
     ch->wire = calloc(ch->dl.slots, ch->fbytes);
     if (cfg->content_bytes)
-        ch->content = calloc(ch->dl.slots, cfg->content_bytes);
+        ch->content = calloc(ch->dl.slots, ch->cstride);
     if (rc || !ch->wire || (cfg->content_bytes && !ch->content)) {
         ch_destroy(&ch->phy);
         return RIFL_ERR_NOMEM;
