@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rifl/linksim.h"
+#include "rifl/sim/linksim.h"
 
 static int run(int argc, char **argv)
 {

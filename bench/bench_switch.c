@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "rifl/switch_sim.h"
+#include "rifl/sim/switch_sim.h"
 
 static int run(int argc, char **argv)
 {

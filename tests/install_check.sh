@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a build into a temporary prefix and uses it the way a user would:
-# every examples/*.c is compiled with `pkg-config --cflags --libs rifl` and
-# run, and the installed `rifl` runs, all with LD_LIBRARY_PATH unset.
+# every examples/*.c is compiled with the pkg-config module its "Build:" line
+# names (rifl or rifl-sim) and run, and the installed `rifl` runs, all with
+# LD_LIBRARY_PATH unset.
 # usage: install_check.sh BINARY_DIR SOURCE_DIR CC [EXTRA_CFLAGS...]
 # EXTRA_CFLAGS: only for sanitizer builds, whose library needs the sanitizer
 # runtime linked into the program.
@@ -30,61 +31,81 @@ if ! cmake --install "$bin" --prefix "$prefix" > "$tmp/install.log" 2>&1; then
   echo "FAIL: cmake --install $bin --prefix $prefix"
   exit 1
 fi
-for f in bin/rifl include/rifl/lane.h include/rifl/rifl.h; do
+for f in bin/rifl include/rifl/lane.h include/rifl/rifl.h include/rifl/phy.h \
+         include/rifl/sim/sim.h include/rifl/sim/linksim.h; do
   [ -f "$prefix/$f" ] && ok || bad "$f not installed"
 done
-pc=$(find "$prefix" -name rifl.pc)
-if [ "$(printf '%s\n' "$pc" | grep -c .)" -ne 1 ]; then
-  echo "FAIL: expected one installed rifl.pc, found: ${pc:-none}"
+pcs=$(find "$prefix" -name 'rifl*.pc')
+pc=$(printf '%s\n' "$pcs" | grep '/rifl\.pc$')
+if [ "$(printf '%s\n' "$pc" | grep -c .)" -ne 1 ] ||
+   [ "$(printf '%s\n' "$pcs" | grep -c '/rifl-sim\.pc$')" -ne 1 ]; then
+  echo "FAIL: expected one installed rifl.pc and one rifl-sim.pc, found: ${pcs:-none}"
   exit 1
 fi
 libdir=$(dirname "$(dirname "$pc")")
-[ -f "$libdir/librifl.a" ] && ok || bad "librifl.a not next to pkgconfig/ in $libdir"
-[ -e "$libdir/librifl.so" ] && ok || bad "librifl.so not next to pkgconfig/ in $libdir"
+for f in librifl.a librifl.so librifl-sim.a librifl-sim.so; do
+  [ -e "$libdir/$f" ] && ok || bad "$f not next to pkgconfig/ in $libdir"
+done
 
-# the prefix configured at build time is not $prefix: rifl.pc must still
-# point into $prefix
+# the prefix configured at build time is not $prefix: the .pc files must
+# still point into $prefix
 PKG_CONFIG_PATH=$(dirname "$pc")
 export PKG_CONFIG_PATH
-pkg-config --exists rifl && ok || bad "pkg-config does not find rifl in $PKG_CONFIG_PATH"
-cflags=$(pkg-config --cflags rifl) || bad "pkg-config --cflags rifl"
-libs=$(pkg-config --libs rifl) || bad "pkg-config --libs rifl"
-echo "pkg-config --cflags --libs rifl: $cflags $libs"
 real_prefix=$(realpath "$prefix")
-for flag in $cflags $libs; do
-  case $flag in
-    -I*) d=${flag#-I} ;;
-    -L*) d=${flag#-L} ;;
-    -Wl,-rpath,*) d=${flag#-Wl,-rpath,} ;;
-    *) continue ;;
-  esac
-  r=$(realpath -q "$d") || { bad "$flag: no such folder"; continue; }
-  case $r/ in
-    "$real_prefix"/*) ok ;;
-    *) bad "$flag points outside the prefix $prefix" ;;
-  esac
+for mod in rifl rifl-sim; do
+  pkg-config --exists $mod && ok || bad "pkg-config does not find $mod in $PKG_CONFIG_PATH"
+  flags=$(pkg-config --cflags --libs $mod) || bad "pkg-config --cflags --libs $mod"
+  echo "pkg-config --cflags --libs $mod: $flags"
+  for flag in $flags; do
+    case $flag in
+      -I*) d=${flag#-I} ;;
+      -L*) d=${flag#-L} ;;
+      -Wl,-rpath,*) d=${flag#-Wl,-rpath,} ;;
+      *) continue ;;
+    esac
+    r=$(realpath -q "$d") || { bad "$mod: $flag: no such folder"; continue; }
+    case $r/ in
+      "$real_prefix"/*) ok ;;
+      *) bad "$mod: $flag points outside the prefix $prefix" ;;
+    esac
+  done
+  [ "$(pkg-config --modversion $mod)" = "$("$prefix/bin/rifl" --version | awk '{print $NF}')" ] &&
+    ok || bad "$mod.pc version $(pkg-config --modversion $mod) is not the tool's ($("$prefix/bin/rifl" --version))"
 done
-[ "$(pkg-config --modversion rifl)" = "$("$prefix/bin/rifl" --version | awk '{print $NF}')" ] &&
-  ok || bad "rifl.pc version $(pkg-config --modversion rifl) is not the tool's ($("$prefix/bin/rifl" --version))"
+# rifl-sim pulls in rifl
+case " $(pkg-config --libs rifl-sim) " in
+  *" -lrifl-sim "*" -lrifl "*) ok ;;
+  *) bad "pkg-config --libs rifl-sim does not list -lrifl-sim before -lrifl" ;;
+esac
 
-# every example: built with the pkg-config flags alone, linked to the
-# installed librifl.so, and it runs
+# every example: built with the flags of the module its "Build:" line
+# names, linked to the installed shared libraries, and it runs
 n=0
 for ex in "$src"/examples/*.c; do
   [ -f "$ex" ] || continue
   name=$(basename "$ex" .c)
   n=$((n + 1))
+  mod=$(sed -n 's/.*Build:.*pkg-config --cflags --libs \([a-z-]*\)).*/\1/p' "$ex" | head -n 1)
+  case $mod in
+    rifl | rifl-sim) ;;
+    *) bad "$name.c has no line 'Build: cc $name.c \$(pkg-config --cflags --libs rifl)' (or rifl-sim)"; continue ;;
+  esac
+  flags=$(pkg-config --cflags --libs "$mod")
   # shellcheck disable=SC2086 # the flags are words
-  if ! "$cc" "$ex" $cflags $libs "${extra[@]}" -o "$tmp/$name" 2> "$tmp/cc.log"; then
+  if ! "$cc" "$ex" $flags "${extra[@]}" -o "$tmp/$name" 2> "$tmp/cc.log"; then
     cat "$tmp/cc.log"
-    bad "$name does not build with: $cc $name.c $cflags $libs ${extra[*]}"
+    bad "$name does not build with: $cc $name.c $flags ${extra[*]}"
     continue
   fi
-  so=$(ldd "$tmp/$name" | awk '$1 ~ /^librifl\.so/ {print $3}')
-  case $(realpath -q "$so")/ in
-    "$real_prefix"/*) ok ;;
-    *) bad "$name does not load librifl.so from the prefix (ldd: ${so:-not linked})" ;;
-  esac
+  libs=librifl
+  [ "$mod" = rifl-sim ] && libs="librifl librifl-sim"
+  for lib in $libs; do
+    so=$(ldd "$tmp/$name" | awk -v l="$lib" '$1 ~ "^" l "\\.so" {print $3}')
+    case $(realpath -q "$so")/ in
+      "$real_prefix"/*) ok ;;
+      *) bad "$name does not load $lib.so from the prefix (ldd: ${so:-not linked})" ;;
+    esac
+  done
   "$tmp/$name" > "$tmp/$name.out" 2>&1
   st=$?
   if [ "$st" -eq 0 ]; then ok; else

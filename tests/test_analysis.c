@@ -5,8 +5,8 @@
 
 #include "testlib.h"
 
-#include "rifl/analysis.h"
-#include "rifl/linksim.h"
+#include "rifl/sim/analysis.h"
+#include "rifl/sim/linksim.h"
 
 static bool near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
 

@@ -3,7 +3,7 @@
  * a message buffer, a message naming the argument) instead of crashing. */
 #include "testlib.h"
 
-#include "rifl/rifl.h"
+#include "rifl/sim/sim.h"
 
 static void t_error_texts(void)
 {

@@ -5,7 +5,7 @@
 #include "testlib.h"
 
 #include "rifl/credit.h"
-#include "rifl/credit_sim.h"
+#include "rifl/sim/credit_sim.h"
 #include "rifl/rng.h"
 
 static rifl_credit *mk(unsigned vls, uint64_t buf)

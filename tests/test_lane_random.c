@@ -6,8 +6,8 @@
 #include "testlib.h"
 
 #include "rifl/lane.h"
-#include "rifl/sim.h"
-#include "link/lane_priv.h"
+#include "rifl/sim/pair.h"
+#include "rifl/sim/traffic.h"
 
 struct side {
     uint64_t next_seq;        /* next packet to offer */
@@ -250,9 +250,9 @@ static void run(const struct run_cfg *rc, struct run_result *out)
     if (trace && !out->drained) {
         printf("NOT DRAINED trace (last slots):\n");
         for (int k = 0; k < 2; k++)
-            printf("lane %c: fid %u new %u rfid %u thr %u ferr %d replay_slot %u\n", 'A' + k,
-                   p->lane[k]->fid, p->lane[k]->new_frames, p->lane[k]->rfid, p->lane[k]->thr,
-                   p->lane[k]->frame_error, p->lane[k]->replay_slot);
+            printf("lane %c: %s, next ID %u, expecting %u, frame error %d\n", 'A' + k,
+                   rifl_tx_state_name(rifl_lane_state(p->lane[k])), rifl_lane_next_id(p->lane[k]),
+                   rifl_lane_expected_id(p->lane[k]), rifl_lane_get_flags(p->lane[k]).frame_error);
         for (uint64_t k = p->slot > 600 ? p->slot - 600 : 0; k < p->slot; k++) {
             struct trace_rec *tr = &trace[k % TRACE_N];
             printf("%llu A:%s fe%d pr%d rp%d tx(syn%u id%u) rx(id%u %s) | B:%s fe%d pr%d rp%d "

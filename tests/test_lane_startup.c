@@ -20,7 +20,8 @@
 
 #include "rifl/lane.h"
 #include "rifl/rng.h"
-#include "rifl/sim.h"
+#include "rifl/sim/pair.h"
+#include "rifl/sim/traffic.h"
 #include "spec_lane.h"
 
 #define MAX_PKT 3000

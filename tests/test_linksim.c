@@ -5,7 +5,7 @@
 
 #include "testlib.h"
 
-#include "rifl/linksim.h"
+#include "rifl/sim/linksim.h"
 
 static rifl_linksim_config base(uint64_t seed, double ber, uint64_t bytes)
 {

@@ -3,7 +3,7 @@
  * multi-switch topology, and refused configurations. */
 #include "testlib.h"
 
-#include "rifl/switch_sim.h"
+#include "rifl/sim/switch_sim.h"
 
 static int simulate(const rifl_ssim_config *c, rifl_ssim_result *r)
 {

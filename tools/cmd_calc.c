@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rifl/analysis.h"
+#include "rifl/sim/analysis.h"
 #include "rifl/lane.h"
 
 struct opts {

@@ -8,7 +8,8 @@
 
 #include "cli.h"
 #include "rifl/lane.h"
-#include "rifl/sim.h"
+#include "rifl/sim/pair.h"
+#include "rifl/sim/traffic.h"
 
 struct side {
     uint64_t seed;         /* packet stream this side sends */

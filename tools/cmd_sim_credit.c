@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rifl/credit_sim.h"
+#include "rifl/sim/credit_sim.h"
 
 struct opts {
     const char *mode, *experiment, *loads, *drains, *high, *low, *rtts, *csv;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rifl/linksim.h"
+#include "rifl/sim/linksim.h"
 
 struct opts {
     double ber, ber_ab, ber_ba;

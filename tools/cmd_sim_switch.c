@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "rifl/switch_sim.h"
+#include "rifl/sim/switch_sim.h"
 
 static const struct cli_opt *g_table; /* the option table, for messages */
 

@@ -21,6 +21,8 @@
 #ifndef RIFL_CREDIT_H
 #define RIFL_CREDIT_H
 
+#include "rifl/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,7 +61,7 @@ static inline uint16_t rifl_fc_sub(uint32_t a, uint32_t b)
 
 /* The same difference computed as the text's worked example does it:
  * a + (ones' complement of b) + 1, all in 12 bits. */
-uint16_t rifl_fc_sub_ones_complement(uint16_t a, uint16_t b);
+RIFL_API uint16_t rifl_fc_sub_ones_complement(uint16_t a, uint16_t b);
 
 /* The credit check: may a packet of `np` blocks go with credit limit `cl`
  * and `fctbs` blocks already sent?  True when (CL - CR) mod 4096 <= 2048,
@@ -76,18 +78,18 @@ typedef struct rifl_fc_tx {
     uint16_t cl;      /* Credit Limit: last FCCL received */
 } rifl_fc_tx;
 
-void rifl_fc_tx_reset(rifl_fc_tx *tx);
+RIFL_API void rifl_fc_tx_reset(rifl_fc_tx *tx);
 /* Credit check for a packet of `blocks` blocks (always false for 2048 or
  * more: the largest packet is 2047 blocks, 131008 bytes). */
-bool rifl_fc_tx_may_send(const rifl_fc_tx *tx, uint32_t blocks);
+RIFL_API bool rifl_fc_tx_may_send(const rifl_fc_tx *tx, uint32_t blocks);
 /* Record a packet sent: FCTBS += blocks.  RIFL_ERR_AGAIN (nothing changes)
  * when the credit check fails. */
-int rifl_fc_tx_sent(rifl_fc_tx *tx, uint32_t blocks);
+RIFL_API int rifl_fc_tx_sent(rifl_fc_tx *tx, uint32_t blocks);
 /* Apply the FCCL of a received FCP: CL = fccl. */
-void rifl_fc_tx_set_limit(rifl_fc_tx *tx, uint16_t fccl);
+RIFL_API void rifl_fc_tx_set_limit(rifl_fc_tx *tx, uint16_t fccl);
 /* Blocks the sender may still send: (CL - FCTBS) mod 4096 when that is at
  * most 2048, else 0 (CL behind FCTBS never happens on a correct link). */
-uint32_t rifl_fc_tx_credit(const rifl_fc_tx *tx);
+RIFL_API uint32_t rifl_fc_tx_credit(const rifl_fc_tx *tx);
 
 /* Receiver registers of one data VL.  Space is allocated in chunks of
  * `chunk_blocks` blocks (1 = block granular); a packet of n blocks takes
@@ -110,23 +112,23 @@ typedef struct rifl_fc_rx {
 /* Set up an empty receiver of `buffer_bytes` bytes allocated in chunks of
  * `chunk_bytes` (a multiple of 64; 64 = block granular).  Refuses sizes that
  * do not fit the 12-bit Free Space Count, with a message. */
-int rifl_fc_rx_init(rifl_fc_rx *rx, uint64_t buffer_bytes, uint32_t chunk_bytes,
-                    char *msg, size_t msglen);
+RIFL_API int rifl_fc_rx_init(rifl_fc_rx *rx, uint64_t buffer_bytes, uint32_t chunk_bytes,
+                             char *msg, size_t msglen);
 /* Chunks a packet of `blocks` blocks takes. */
-uint32_t rifl_fc_rx_chunks(const rifl_fc_rx *rx, uint32_t blocks);
+RIFL_API uint32_t rifl_fc_rx_chunks(const rifl_fc_rx *rx, uint32_t blocks);
 /* Blocks the receiver can take from any mix of packets without discard. */
-uint32_t rifl_fc_rx_space(const rifl_fc_rx *rx);
+RIFL_API uint32_t rifl_fc_rx_space(const rifl_fc_rx *rx);
 /* FCCL = ABR + min(space, 2048), mod 4096. */
-uint16_t rifl_fc_rx_fccl(const rifl_fc_rx *rx);
+RIFL_API uint16_t rifl_fc_rx_fccl(const rifl_fc_rx *rx);
 /* A data packet of `blocks` blocks arrived: store it (ABR += blocks, space
  * shrinks) and return RIFL_OK, or drop and count it (RIFL_ERR_AGAIN) when it
  * does not fit. */
-int rifl_fc_rx_accept(rifl_fc_rx *rx, uint32_t blocks);
+RIFL_API int rifl_fc_rx_accept(rifl_fc_rx *rx, uint32_t blocks);
 /* A stored packet of `blocks` blocks was handed to the upper layer.
  * RIFL_ERR_INVALID_ARG when that frees more than is held. */
-int rifl_fc_rx_release(rifl_fc_rx *rx, uint32_t blocks);
+RIFL_API int rifl_fc_rx_release(rifl_fc_rx *rx, uint32_t blocks);
 /* FCTBS from the sender: ABR = fctbs (counted when it changes ABR). */
-void rifl_fc_rx_resync(rifl_fc_rx *rx, uint16_t fctbs);
+RIFL_API void rifl_fc_rx_resync(rifl_fc_rx *rx, uint16_t fctbs);
 
 /* ---- 2. Flow Control Packet ---------------------------------------------- */
 
@@ -159,16 +161,16 @@ typedef enum rifl_fcp_status {
     RIFL_FCP_STATUS_COUNT
 } rifl_fcp_status;
 
-const char *rifl_fcp_status_name(rifl_fcp_status s);
+RIFL_API const char *rifl_fcp_status_name(rifl_fcp_status s);
 
 /* CRC-16 of the LPCRC over n bytes. */
-uint16_t rifl_fcp_crc16(const uint8_t *p, size_t n);
+RIFL_API uint16_t rifl_fcp_crc16(const uint8_t *p, size_t n);
 /* Encode (fields are masked to their widths). */
-void rifl_fcp_encode(const rifl_fcp *f, uint8_t out[RIFL_FC_FCP_BYTES]);
+RIFL_API void rifl_fcp_encode(const rifl_fcp *f, uint8_t out[RIFL_FC_FCP_BYTES]);
 /* Decode and check.  Returns RIFL_OK, or RIFL_ERR_FRAME with *status saying
  * why the packet must be discarded.  `status` may be NULL. */
-int rifl_fcp_decode(const uint8_t *in, size_t len, rifl_fcp *out,
-                    rifl_fcp_status *status);
+RIFL_API int rifl_fcp_decode(const uint8_t *in, size_t len, rifl_fcp *out,
+                             rifl_fcp_status *status);
 
 /* ---- 3. VL arbiter -------------------------------------------------------- */
 
@@ -203,20 +205,20 @@ typedef struct rifl_vlarb {
 
 /* Parse "vl:weight,vl:weight,..." (e.g. "0:32,1:16").  Empty string = no
  * entries. */
-int rifl_vlarb_parse_table(const char *s, rifl_vlarb_entry *out, unsigned *n,
-                           char *msg, size_t msglen);
+RIFL_API int rifl_vlarb_parse_table(const char *s, rifl_vlarb_entry *out, unsigned *n,
+                                    char *msg, size_t msglen);
 /* Default: every data VL 0..n_vls-1 in the low table with weight 16. */
-void rifl_vlarb_default_config(rifl_vlarb_config *cfg, unsigned n_vls);
+RIFL_API void rifl_vlarb_default_config(rifl_vlarb_config *cfg, unsigned n_vls);
 /* Check and load a configuration for `n_vls` data VLs. */
-int rifl_vlarb_init(rifl_vlarb *arb, const rifl_vlarb_config *cfg, unsigned n_vls,
-                    char *msg, size_t msglen);
+RIFL_API int rifl_vlarb_init(rifl_vlarb *arb, const rifl_vlarb_config *cfg, unsigned n_vls,
+                             char *msg, size_t msglen);
 /* Pick the VL whose head packet goes next.  head_bytes[vl] = size of the
  * packet at the head of VL vl's queue (0 = empty); sendable = bit vl set
  * when that packet has the credit to go.  VL15 (head_bytes[15] > 0) always
  * wins and needs no credit.  The pick is committed (weights and limit are
  * charged).  Returns the VL, or RIFL_ERR_AGAIN when nothing may go. */
-int rifl_vlarb_pick(rifl_vlarb *arb, const uint32_t head_bytes[RIFL_FC_NUM_VLS],
-                    uint32_t sendable);
+RIFL_API int rifl_vlarb_pick(rifl_vlarb *arb, const uint32_t head_bytes[RIFL_FC_NUM_VLS],
+                             uint32_t sendable);
 
 /* ---- 4. one port's engine ------------------------------------------------- */
 
@@ -226,7 +228,7 @@ typedef enum rifl_fc_link_state {
     RIFL_FC_LINK_ACTIVE     /* LinkActive: FCPs with Op 0; data both ways */
 } rifl_fc_link_state;
 
-const char *rifl_fc_link_state_name(rifl_fc_link_state s);
+RIFL_API const char *rifl_fc_link_state_name(rifl_fc_link_state s);
 
 typedef struct rifl_credit_config {
     unsigned data_vls;            /* 1..15 */
@@ -249,28 +251,28 @@ typedef struct rifl_credit_config {
 
 /* 4 data VLs of 32 KiB, block-granular, FCP every 4096 symbol times, 64
  * descriptors per VL, 4 KiB packets, 4 VL15 buffers, auto activation. */
-extern const rifl_credit_config rifl_credit_default_config;
+RIFL_API extern const rifl_credit_config rifl_credit_default_config;
 
-int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t msglen);
+RIFL_API int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t msglen);
 
 typedef struct rifl_credit rifl_credit;
 
-int rifl_credit_create(const rifl_credit_config *cfg, rifl_credit **out, char *msg,
-                       size_t msglen);
-void rifl_credit_free(rifl_credit *c);
+RIFL_API int rifl_credit_create(const rifl_credit_config *cfg, rifl_credit **out, char *msg,
+                                size_t msglen);
+RIFL_API void rifl_credit_free(rifl_credit *c);
 
-rifl_fc_link_state rifl_credit_state(const rifl_credit *c);
+RIFL_API rifl_fc_link_state rifl_credit_state(const rifl_credit *c);
 /* Move the link state (what a subnet manager does); going back to INIT
  * resets every register, as a link re-initialisation does. */
-void rifl_credit_set_state(rifl_credit *c, rifl_fc_link_state s);
+RIFL_API void rifl_credit_set_state(rifl_credit *c, rifl_fc_link_state s);
 
 /* Queue a packet descriptor for VL `vl` (0..data_vls-1, or 15).  `tag` is
  * the caller's handle, returned when the packet is picked.  RIFL_ERR_AGAIN
  * when the VL's queue is full, RIFL_ERR_TOO_BIG above max_packet_bytes,
  * RIFL_ERR_INVALID_ARG for a bad VL or len 0. */
-int rifl_credit_enqueue(rifl_credit *c, unsigned vl, uint32_t len, uint64_t tag);
+RIFL_API int rifl_credit_enqueue(rifl_credit *c, unsigned vl, uint32_t len, uint64_t tag);
 /* Descriptors waiting on a VL. */
-unsigned rifl_credit_queued(const rifl_credit *c, unsigned vl);
+RIFL_API unsigned rifl_credit_queued(const rifl_credit *c, unsigned vl);
 
 typedef enum rifl_credit_item_kind {
     RIFL_CREDIT_ITEM_FCP = 1,
@@ -289,28 +291,28 @@ typedef struct rifl_credit_item {
  * first, then the arbiter's choice among packets with credit.  Returns
  * RIFL_OK with *item filled (a data packet is charged to FCTBS and dequeued),
  * or RIFL_ERR_AGAIN when nothing may go now. */
-int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item);
+RIFL_API int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item);
 /* Earliest time > now at which an FCP falls due with no other input
  * (UINT64_MAX: none). */
-uint64_t rifl_credit_next_due(const rifl_credit *c, uint64_t now);
+RIFL_API uint64_t rifl_credit_next_due(const rifl_credit *c, uint64_t now);
 
 /* An FCP arrived (len bytes).  Good FCPs update CL (from FCCL) and ABR (from
  * FCTBS) of their VL; the rest are counted and dropped (RIFL_ERR_FRAME). */
-int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t now);
+RIFL_API int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t now);
 /* A good data packet of `len` bytes arrived on `vl`.  RIFL_OK: stored;
  * RIFL_ERR_AGAIN: dropped, no room (counted; VL15 may do this);
  * RIFL_ERR_STATE: dropped, link in INIT (counted). */
-int rifl_credit_rx_data(rifl_credit *c, unsigned vl, uint32_t len);
+RIFL_API int rifl_credit_rx_data(rifl_credit *c, unsigned vl, uint32_t len);
 /* A data packet failed its link check and was dropped (counted).  Its
  * blocks come back when the sender's next FCTBS resynchronises ABR. */
-void rifl_credit_rx_corrupt(rifl_credit *c);
+RIFL_API void rifl_credit_rx_corrupt(rifl_credit *c);
 /* The upper layer took a stored packet of `len` bytes off `vl`: free its
  * space and schedule a credit-return FCP. */
-int rifl_credit_rx_release(rifl_credit *c, unsigned vl, uint32_t len, uint64_t now);
+RIFL_API int rifl_credit_rx_release(rifl_credit *c, unsigned vl, uint32_t len, uint64_t now);
 
 /* Register views for one data VL. */
-const rifl_fc_tx *rifl_credit_tx_regs(const rifl_credit *c, unsigned vl);
-const rifl_fc_rx *rifl_credit_rx_regs(const rifl_credit *c, unsigned vl);
+RIFL_API const rifl_fc_tx *rifl_credit_tx_regs(const rifl_credit *c, unsigned vl);
+RIFL_API const rifl_fc_rx *rifl_credit_rx_regs(const rifl_credit *c, unsigned vl);
 
 typedef struct rifl_credit_vl_stats {
     uint64_t tx_packets, tx_bytes, tx_blocks;
@@ -341,9 +343,9 @@ typedef struct rifl_credit_stats {
     rifl_credit_vl_stats vl[RIFL_FC_NUM_VLS];
 } rifl_credit_stats;
 
-const rifl_credit_stats *rifl_credit_get_stats(const rifl_credit *c);
-const rifl_vlarb *rifl_credit_arbiter(const rifl_credit *c);
-const rifl_credit_config *rifl_credit_get_config(const rifl_credit *c);
+RIFL_API const rifl_credit_stats *rifl_credit_get_stats(const rifl_credit *c);
+RIFL_API const rifl_vlarb *rifl_credit_arbiter(const rifl_credit *c);
+RIFL_API const rifl_credit_config *rifl_credit_get_config(const rifl_credit *c);
 
 #ifdef __cplusplus
 }

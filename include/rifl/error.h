@@ -7,6 +7,8 @@
 #ifndef RIFL_ERROR_H
 #define RIFL_ERROR_H
 
+#include "rifl/api.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -29,15 +31,15 @@ typedef enum rifl_err {
 } rifl_err;
 
 /* Fixed text for an error code; never NULL. */
-const char *rifl_strerror(int err);
+RIFL_API const char *rifl_strerror(int err);
 
 /* For code that reports in the library's style (a PHY, a port, a tool):
  * a printf-style explanation into a caller's message buffer (nothing when
  * msg is NULL or msglen is 0). */
-void rifl_msg(char *msg, size_t msglen, const char *fmt, ...)
+RIFL_API void rifl_msg(char *msg, size_t msglen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* "FN: ARG is NULL" into msg; returns RIFL_ERR_INVALID_ARG. */
-int rifl_null_arg(char *msg, size_t msglen, const char *fn, const char *arg);
+RIFL_API int rifl_null_arg(char *msg, size_t msglen, const char *fn, const char *arg);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 #ifndef RIFL_FRAME_H
 #define RIFL_FRAME_H
 
+#include "rifl/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "rifl/error.h"
@@ -74,10 +76,10 @@ typedef enum rifl_frame_kind {
 
 /* Lower-case name of a kind: "data", "filler", "fc_on", "fc_off", "ext",
  * "control", "invalid". */
-const char *rifl_frame_kind_name(rifl_frame_kind k);
+RIFL_API const char *rifl_frame_kind_name(rifl_frame_kind k);
 
 /* RIFL_OK when F is a supported frame width, else RIFL_ERR_INVALID_ARG. */
-int rifl_frame_width_check(unsigned frame_bits);
+RIFL_API int rifl_frame_width_check(unsigned frame_bits);
 
 static inline unsigned rifl_payload_bytes(unsigned frame_bits)
 {
@@ -94,21 +96,21 @@ static inline unsigned rifl_payload_bytes(unsigned frame_bits)
  * frame: a direct-form CRC register run over all F bits with the VCODE bits
  * taken as zero (the VCODE bits in the buffer are ignored).  Table driven.
  * RIFL_CRC12_INVALID for a NULL frame or an unsupported width. */
-uint16_t rifl_crc12(const uint8_t *frame, unsigned frame_bits);
+RIFL_API uint16_t rifl_crc12(const uint8_t *frame, unsigned frame_bits);
 
 /* Scramble (descramble) the scrambled region of `frame` in place, continuing
  * from `state`; returns the state after the frame.  SYN and VCODE bits are left
  * untouched.  Word-parallel.  RIFL_SCRAMBLER_INVALID (frame untouched) for a
  * NULL frame or an unsupported width. */
-uint64_t rifl_scramble(uint8_t *frame, unsigned frame_bits, uint64_t state);
-uint64_t rifl_descramble(uint8_t *frame, unsigned frame_bits, uint64_t state);
+RIFL_API uint64_t rifl_scramble(uint8_t *frame, unsigned frame_bits, uint64_t state);
+RIFL_API uint64_t rifl_descramble(uint8_t *frame, unsigned frame_bits, uint64_t state);
 
 /* Bit-at-a-time reference versions of the three calls above, kept as the
  * test oracle and as readable documentation of the algorithms (same answers
  * for bad arguments). */
-uint16_t rifl_crc12_ref(const uint8_t *frame, unsigned frame_bits);
-uint64_t rifl_scramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);
-uint64_t rifl_descramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);
+RIFL_API uint16_t rifl_crc12_ref(const uint8_t *frame, unsigned frame_bits);
+RIFL_API uint64_t rifl_scramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);
+RIFL_API uint64_t rifl_descramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);
 
 /* Build one wire frame.
  *   syn       RIFL_SYN_DATA or RIFL_SYN_CONTROL
@@ -118,13 +120,13 @@ uint64_t rifl_descramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state
  *   frame_id  the sender's frame-ID counter (< 4096)
  *   scr       scrambler state in, updated to the state after this frame
  * Writes F/8 bytes to `wire`.  Returns RIFL_OK or RIFL_ERR_INVALID_ARG. */
-int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
-                      unsigned meta, const uint8_t *payload, unsigned frame_id,
-                      uint64_t *scr);
+RIFL_API int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
+                               unsigned meta, const uint8_t *payload, unsigned frame_id,
+                               uint64_t *scr);
 
 /* Build a control frame carrying `key`. */
-int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
-                              unsigned frame_id, uint64_t *scr);
+RIFL_API int rifl_frame_encode_control(uint8_t *wire, unsigned frame_bits, uint16_t key,
+                                       unsigned frame_id, uint64_t *scr);
 
 /* A received frame taken apart. */
 typedef struct rifl_frame_info {
@@ -148,26 +150,27 @@ typedef struct rifl_frame_info {
  * each other (a partial frame claiming 0 or >= P/8 valid bytes) are reported
  * with kind RIFL_KIND_DATA and payload_len clamped, and RIFL_ERR_FRAME is
  * returned so the caller can count them; everything else returns RIFL_OK. */
-int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
-                      uint8_t *payload, rifl_frame_info *info);
+RIFL_API int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_t *descr,
+                               uint8_t *payload, rifl_frame_info *info);
 
 /* Batch versions: n consecutive frames of one stream, frame j from syn[j],
  * meta[j], the payload at payloads + j*(F/8-2) and ids[j], written to
  * wire + j*(F/8); the scrambler state runs through them.  Bit for bit the same
  * as calling rifl_frame_encode n times; faster where the CPU allows (AVX-512
  * and VPCLMULQDQ for 256-bit frames, see rifl_frame_batch_simd). */
-int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
-                            const uint8_t *syn, const uint8_t *meta, const uint8_t *payloads,
-                            const uint16_t *ids, uint64_t *scr);
+RIFL_API int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
+                                     const uint8_t *syn, const uint8_t *meta,
+                                     const uint8_t *payloads, const uint16_t *ids,
+                                     uint64_t *scr);
 
 /* n consecutive received frames; infos[j] as rifl_frame_decode gives; the
  * payloads (may be NULL) at payloads + j*(F/8-2).  RIFL_ERR_FRAME when any
  * frame had an impossible byte count (see rifl_frame_decode). */
-int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n,
-                            uint64_t *descr, uint8_t *payloads, rifl_frame_info *infos);
+RIFL_API int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n,
+                                     uint64_t *descr, uint8_t *payloads, rifl_frame_info *infos);
 
 /* 1 when the batch calls use vector instructions for this frame width. */
-int rifl_frame_batch_simd(unsigned frame_bits);
+RIFL_API int rifl_frame_batch_simd(unsigned frame_bits);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef RIFL_L2_H
 #define RIFL_L2_H
 
+#include "rifl/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,13 +55,13 @@ static inline void rifl_l2_set_dst_port(rifl_l2_hdr *h, unsigned k, unsigned v)
 
 /* Build the header a source sends: `hops` (1..5) route bytes, total = remain
  * = hops, unused dst port fields zero.  RIFL_ERR_INVALID_ARG otherwise. */
-int rifl_l2_hdr_make(rifl_l2_hdr *h, const uint8_t *route, unsigned hops);
+RIFL_API int rifl_l2_hdr_make(rifl_l2_hdr *h, const uint8_t *route, unsigned hops);
 
 /* Relative port number of output `out` seen from input `in` (out != in):
  * the value a source writes so that a switch entered on `in` forwards to
  * `out`.  Also the return index of a cell that came in on `out` and leaves on
  * `in`.  Returns -1 if out == in or either is >= nports. */
-int rifl_l2_rel_port(unsigned nports, unsigned in, unsigned out);
+RIFL_API int rifl_l2_rel_port(unsigned nports, unsigned in, unsigned out);
 
 /* ---- forwarding rule ------------------------------------------------------ */
 typedef enum rifl_l2_fwd {
@@ -72,22 +74,22 @@ typedef enum rifl_l2_fwd {
 /* Decide where a cell entering input `in_port` of an `nports`-port switch
  * goes.  Returns a rifl_l2_fwd value (>= 0), or RIFL_ERR_INVALID_ARG when
  * nports is not 2..256 or in_port >= nports. */
-int rifl_l2_forward(unsigned nports, unsigned in_port, const rifl_l2_hdr *h,
-                    unsigned *out_port);
+RIFL_API int rifl_l2_forward(unsigned nports, unsigned in_port, const rifl_l2_hdr *h,
+                             unsigned *out_port);
 
 /* Header update as the cell enters the fabric from input `in_port` towards
  * output `out_port`: remain hops - 1, dst ports rotate left one byte, and
  * dst port 5 gets the return index (the relative number of the input seen
  * from the output).  The caller has checked the cell with rifl_l2_forward. */
-void rifl_l2_hdr_advance(rifl_l2_hdr *h, unsigned in_port, unsigned out_port);
+RIFL_API void rifl_l2_hdr_advance(rifl_l2_hdr *h, unsigned in_port, unsigned out_port);
 
 /* Route back to the source of a cell that has arrived (remain hops == 0):
  * the last `total hops` dst port fields read backwards.  Returns RIFL_OK, or
  * RIFL_ERR_FRAME if the header has not arrived or has a bad hop count. */
-int rifl_l2_reverse_route(const rifl_l2_hdr *arrived, uint8_t route[RIFL_L2_MAX_HOPS],
-                          unsigned *hops);
+RIFL_API int rifl_l2_reverse_route(const rifl_l2_hdr *arrived, uint8_t route[RIFL_L2_MAX_HOPS],
+                                   unsigned *hops);
 /* Same, as a ready header to answer the source. */
-int rifl_l2_hdr_reply(const rifl_l2_hdr *arrived, rifl_l2_hdr *reply);
+RIFL_API int rifl_l2_hdr_reply(const rifl_l2_hdr *arrived, rifl_l2_hdr *reply);
 
 /* ---- endpoint message format (project rule) -------------------------------
  * A message of L bytes (0 <= L <= RIFL_L2_MSG_MAX) travels as
@@ -99,11 +101,11 @@ int rifl_l2_hdr_reply(const rifl_l2_hdr *arrived, rifl_l2_hdr *reply);
 #define RIFL_L2_MSG_LEN_BYTES 4
 #define RIFL_L2_MSG_MAX 0xffffffffu
 
-size_t rifl_l2_msg_cells(size_t msg_len);
+RIFL_API size_t rifl_l2_msg_cells(size_t msg_len);
 /* Fill cell number `index` (0-based) of the message.  RIFL_ERR_INVALID_ARG
  * if index is past the last cell or the message is too long. */
-int rifl_l2_msg_cell(const void *msg, size_t msg_len, size_t index,
-                     uint8_t cell[RIFL_L2_CELL_PAYLOAD]);
+RIFL_API int rifl_l2_msg_cell(const void *msg, size_t msg_len, size_t index,
+                              uint8_t cell[RIFL_L2_CELL_PAYLOAD]);
 
 /* Reassembly of the messages from one source.  The caller owns `buf`. */
 typedef struct rifl_l2_reasm {
@@ -119,13 +121,13 @@ typedef struct rifl_l2_reasm {
     uint64_t too_big;   /* messages dropped because they exceed cap */
 } rifl_l2_reasm;
 
-void rifl_l2_reasm_init(rifl_l2_reasm *r, uint8_t *buf, size_t cap);
+RIFL_API void rifl_l2_reasm_init(rifl_l2_reasm *r, uint8_t *buf, size_t cap);
 /* Push the next cell payload.  Returns 1 when a message is complete
  * (*msg_len set, bytes in r->buf), 0 when more cells are needed, or
  * RIFL_ERR_TOO_BIG when a message longer than the buffer starts (its cells
  * are then discarded and counted in too_big). */
-int rifl_l2_reasm_push(rifl_l2_reasm *r, const uint8_t cell[RIFL_L2_CELL_PAYLOAD],
-                       size_t *msg_len);
+RIFL_API int rifl_l2_reasm_push(rifl_l2_reasm *r, const uint8_t cell[RIFL_L2_CELL_PAYLOAD],
+                                size_t *msg_len);
 
 /* ---- per-VOQ flow-control frame (docs/layer2.md section 4, project encoding) --------
  * A link-layer data frame, META 00, last payload byte 0x03; payload byte 0 =
@@ -144,13 +146,13 @@ typedef struct rifl_l2_fc {
 } rifl_l2_fc;
 
 /* Whole payload (payload_len = P/8 bytes, >= 4). */
-int rifl_l2_fc_encode(const rifl_l2_fc *fc, uint8_t *payload, size_t payload_len);
+RIFL_API int rifl_l2_fc_encode(const rifl_l2_fc *fc, uint8_t *payload, size_t payload_len);
 /* RIFL_ERR_FRAME if the format byte is not 0x03, reserved flag bits or
  * padding bytes are not zero, or a queue number is set without its flag. */
-int rifl_l2_fc_decode(const uint8_t *payload, size_t payload_len, rifl_l2_fc *fc);
+RIFL_API int rifl_l2_fc_decode(const uint8_t *payload, size_t payload_len, rifl_l2_fc *fc);
 /* The 3 data bytes for rifl_lane_send_ext(lane, RIFL_L2_FC_CODE, data, 3). */
-void rifl_l2_fc_pack(const rifl_l2_fc *fc, uint8_t data[3]);
-int rifl_l2_fc_unpack(const uint8_t *data, size_t len, rifl_l2_fc *fc);
+RIFL_API void rifl_l2_fc_pack(const rifl_l2_fc *fc, uint8_t data[3]);
+RIFL_API int rifl_l2_fc_unpack(const uint8_t *data, size_t len, rifl_l2_fc *fc);
 
 /* ---- topology files and routes --------------------------------------------
  * Text, one statement per line, '#' comments:
@@ -181,11 +183,11 @@ typedef struct rifl_topology {
 
 /* Parse a topology.  On error returns RIFL_ERR_PARSE (or RIFL_ERR_NOMEM) and
  * writes "line N: problem; fix" into err. */
-int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err,
-                    size_t errlen);
-void rifl_topo_free(rifl_topology *t);
+RIFL_API int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err,
+                             size_t errlen);
+RIFL_API void rifl_topo_free(rifl_topology *t);
 /* Node index by name, or -1. */
-int rifl_topo_find(const rifl_topology *t, const char *name);
+RIFL_API int rifl_topo_find(const rifl_topology *t, const char *name);
 
 /* A computed route between two hosts. */
 typedef struct rifl_topo_route {
@@ -200,8 +202,8 @@ typedef struct rifl_topo_route {
  * host `src` to host `dst` (node indices).  RIFL_ERR_UNREACHABLE with a
  * message when no path exists or the shortest needs more than 5 hops;
  * RIFL_ERR_INVALID_ARG when an index is not a host or src == dst. */
-int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
-                          rifl_topo_route *route, char *err, size_t errlen);
+RIFL_API int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
+                                   rifl_topo_route *route, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

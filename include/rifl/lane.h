@@ -20,6 +20,8 @@
 #ifndef RIFL_LANE_H
 #define RIFL_LANE_H
 
+#include "rifl/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,13 +44,13 @@ typedef struct rifl_link_params {
 
 /* Round trip in frame slots: 2 * (transceiver + cable) converted to frames at
  * the lane rate, plus `extra_frames` of pipeline delay. */
-double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
-                            unsigned extra_frames);
+RIFL_API double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
+                                     unsigned extra_frames);
 
 /* Smallest safe frame-ID width: ceil(log2(16 + 16 + RTT_frames)).  May exceed
  * 12, which means no frame-ID width is safe for that link. */
-unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
-                                unsigned extra_frames);
+RIFL_API unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
+                                         unsigned extra_frames);
 
 /* ---- configuration ----------------------------------------------------- */
 
@@ -88,19 +90,19 @@ typedef struct rifl_lane_config {
 /* The reference lane of the paper "RIFL: A Reliable Link Layer Network
  * Protocol for Data Center Communication": F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
  * treated as one lane), 10 m cable at 5 ns/m, 80 ns transceiver latency. */
-extern const rifl_lane_config rifl_lane_default_config;
+RIFL_API extern const rifl_lane_config rifl_lane_default_config;
 
 /* Length of the closing part of a replay cycle that a configuration gets
  * (max(2^(K-1), RTT_frames + 16) unless replay_tail_frames sets it), and the
  * shortest safe one, RTT_frames rounded up plus 16 slots. */
 struct rifl_lane_config;
-unsigned rifl_lane_replay_tail(const struct rifl_lane_config *cfg);
-unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);
+RIFL_API unsigned rifl_lane_replay_tail(const struct rifl_lane_config *cfg);
+RIFL_API unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);
 
 /* Check a configuration.  On refusal returns RIFL_ERR_CONFIG and writes a
  * message naming the problem and the smallest safe value (or the supported
  * values) to `msg`; RIFL_ERR_INVALID_ARG for a NULL configuration. */
-int rifl_lane_config_check(const rifl_lane_config *cfg, char *msg, size_t msglen);
+RIFL_API int rifl_lane_config_check(const rifl_lane_config *cfg, char *msg, size_t msglen);
 
 /* ---- lifetime ------------------------------------------------------------ */
 
@@ -109,17 +111,17 @@ typedef struct rifl_lane rifl_lane;
 /* Allocates everything the lane will ever need.  `msg` (may be NULL)
  * explains a refusal: RIFL_ERR_INVALID_ARG for a NULL `cfg` or `out`,
  * RIFL_ERR_CONFIG for a configuration that is refused. */
-int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
-                     size_t msglen);
-void rifl_lane_free(rifl_lane *lane);
+RIFL_API int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
+                              size_t msglen);
+RIFL_API void rifl_lane_free(rifl_lane *lane);
 /* Bytes allocated by rifl_lane_create for this lane. */
-size_t rifl_lane_memory(const rifl_lane *lane);
-const rifl_lane_config *rifl_lane_get_config(const rifl_lane *lane);
+RIFL_API size_t rifl_lane_memory(const rifl_lane *lane);
+RIFL_API const rifl_lane_config *rifl_lane_get_config(const rifl_lane *lane);
 
 /* ---- per-slot frame interface ------------------------------------------ */
 
 /* Produce the frame to send in this slot (F/8 bytes). */
-int rifl_lane_tx(rifl_lane *lane, uint8_t *wire);
+RIFL_API int rifl_lane_tx(rifl_lane *lane, uint8_t *wire);
 
 /* What the receiver did with one frame. */
 typedef enum rifl_rx_result {
@@ -134,11 +136,11 @@ typedef enum rifl_rx_result {
                                full: treated as lost, retransmission asked */
 } rifl_rx_result;
 
-const char *rifl_rx_result_name(rifl_rx_result r);
+RIFL_API const char *rifl_rx_result_name(rifl_rx_result r);
 
 /* Consume the frame received in this slot.  Returns a rifl_rx_result (>= 0)
  * or a negative error.  `info` (may be NULL) receives the decoded frame. */
-int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
+RIFL_API int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
 
 /* ---- frames by content (for simulators) --------------------------------
  *
@@ -163,20 +165,21 @@ typedef struct rifl_lane_frame {
                                              the P/8 payload bytes */
 } rifl_lane_frame;
 
-/* Bytes of a rifl_lane_frame that hold a frame of frame_bits bits. */
-size_t rifl_lane_frame_bytes(unsigned frame_bits);
+/* Bytes of a rifl_lane_frame that hold a frame of frame_bits bits, a
+ * multiple of its alignment (frames can be stored end to end). */
+RIFL_API size_t rifl_lane_frame_bytes(unsigned frame_bits);
 
 /* rifl_lane_tx without building the frame. */
-int rifl_lane_tx_frame(rifl_lane *lane, rifl_lane_frame *f);
+RIFL_API int rifl_lane_tx_frame(rifl_lane *lane, rifl_lane_frame *f);
 /* The wire bytes (F/8) of a frame from rifl_lane_tx_frame. */
-int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire);
+RIFL_API int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire);
 /* The same as a PHY's encode function (rifl_phy_encode_fn in rifl/phy.h):
  * `lane` is the sending lane. */
-void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane);
+RIFL_API void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane);
 /* rifl_lane_rx of the frame exactly as sent (f NULL: nothing received).  The
  * frame is encoded and decoded for real when the receiver's descrambler is
  * not in step with f->scr, or when `info` is asked for. */
-int rifl_lane_rx_frame(rifl_lane *lane, const rifl_lane_frame *f, rifl_frame_info *info);
+RIFL_API int rifl_lane_rx_frame(rifl_lane *lane, const rifl_lane_frame *f, rifl_frame_info *info);
 
 /* ---- accelerator (for simulators) --------------------------------------
  *
@@ -193,7 +196,7 @@ int rifl_lane_rx_frame(rifl_lane *lane, const rifl_lane_frame *f, rifl_frame_inf
  * nothing pending (no flag, replay, error wait, flow control, extension
  * frame, unread byte or clock-compensation slot) and each receiver expecting
  * the frame its peer sent `delay` slots ago. */
-bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay);
+RIFL_API bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay);
 
 /* One direction of a stretch: lane[i] sends, lane[1-i] receives.  Data
  * frames are numbered across the sender's stream, from 0 for its first. */
@@ -221,15 +224,15 @@ typedef struct rifl_lane_stretch {
  * lane[i]: put them back on the channel.  RIFL_ERR_STATE when the link is not steady or
  * a data frame's source is unknown, RIFL_ERR_INVALID_ARG for inconsistent
  * counts. */
-int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],
-                      rifl_lane_frame *inflight[2]);
+RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],
+                               rifl_lane_frame *inflight[2]);
 
 /* ---- user interface ------------------------------------------------------ */
 
 /* Queue one whole packet.  RIFL_ERR_AGAIN when the transmit queue lacks room
  * now (nothing is taken; try again after some slots), RIFL_ERR_TOO_BIG when
  * the packet can never fit the queue, RIFL_ERR_INVALID_ARG for len == 0. */
-int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
+RIFL_API int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
 
 /* Queue part of a packet, for packets of any length (larger than the
  * transmit queue).  Takes as many whole frames' worth of bytes (P/8 each) as
@@ -237,36 +240,36 @@ int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
  * fitting, it also takes the tail and ends the packet.  Call again with the
  * rest.  RIFL_OK (even when *taken is 0: the queue is full), or
  * RIFL_ERR_INVALID_ARG for len == 0. */
-int rifl_lane_send_part(rifl_lane *lane, const void *data, size_t len, int end,
-                        size_t *taken);
+RIFL_API int rifl_lane_send_part(rifl_lane *lane, const void *data, size_t len, int end,
+                                 size_t *taken);
 
 /* Bytes of packet data the transmit queue can take right now. */
-size_t rifl_lane_send_space(const rifl_lane *lane);
+RIFL_API size_t rifl_lane_send_space(const rifl_lane *lane);
 
 /* Read received bytes in order.  Copies up to `cap` bytes of the current
  * packet into `buf`, never crossing a packet boundary; *eop = 1 when the
  * bytes returned end a packet.  Returns RIFL_OK, RIFL_ERR_AGAIN when no
  * byte is waiting, or RIFL_ERR_INVALID_ARG for a NULL buffer or cap == 0
  * (which could never make progress). */
-int rifl_lane_read(rifl_lane *lane, void *buf, size_t cap, size_t *len, int *eop);
+RIFL_API int rifl_lane_read(rifl_lane *lane, void *buf, size_t cap, size_t *len, int *eop);
 
 /* Received frames waiting in the receive buffer. */
-unsigned rifl_lane_rx_backlog(const rifl_lane *lane);
+RIFL_API unsigned rifl_lane_rx_backlog(const rifl_lane *lane);
 
 /* Extension frames: META-00 data frames whose last payload byte is a format
  * code >= RIFL_FMT_EXT_MIN, for upper layers (per-queue flow control,
  * credit packets).  They are numbered, replayed and delivered in order like
  * user data, ahead of queued user data.  `len` <= P/8 - 1. */
-int rifl_lane_send_ext(rifl_lane *lane, uint8_t code, const void *data, size_t len);
-int rifl_lane_read_ext(rifl_lane *lane, uint8_t *code, void *buf, size_t cap,
-                       size_t *len);
+RIFL_API int rifl_lane_send_ext(rifl_lane *lane, uint8_t code, const void *data, size_t len);
+RIFL_API int rifl_lane_read_ext(rifl_lane *lane, uint8_t *code, void *buf, size_t cap,
+                                size_t *len);
 
 /* ---- inputs from the PHY ------------------------------------------------- */
 
 /* Force the receiver's alignment state (a PHY that aligns frames itself). */
-void rifl_lane_set_rx_aligned(rifl_lane *lane, bool aligned);
+RIFL_API void rifl_lane_set_rx_aligned(rifl_lane *lane, bool aligned);
 /* Clock compensation: send `n` more IDLE pause slots in NORMAL state. */
-void rifl_lane_add_pause_slots(rifl_lane *lane, unsigned n);
+RIFL_API void rifl_lane_add_pause_slots(rifl_lane *lane, unsigned n);
 
 /* ---- state and counters -------------------------------------------------- */
 
@@ -280,7 +283,7 @@ typedef enum rifl_tx_state {
     RIFL_TX_STATE_COUNT
 } rifl_tx_state;
 
-const char *rifl_tx_state_name(rifl_tx_state s);
+RIFL_API const char *rifl_tx_state_name(rifl_tx_state s);
 
 typedef struct rifl_lane_flags {
     bool rx_aligned;       /* local receiver aligned and up */
@@ -330,14 +333,14 @@ typedef struct rifl_lane_stats {
     uint64_t rx_ext;             /* extension frames read by the user */
 } rifl_lane_stats;
 
-rifl_tx_state rifl_lane_state(const rifl_lane *lane);
+RIFL_API rifl_tx_state rifl_lane_state(const rifl_lane *lane);
 /* The frame ID the sender gives its next data frame (its frame-ID counter). */
-unsigned rifl_lane_next_id(const rifl_lane *lane);
+RIFL_API unsigned rifl_lane_next_id(const rifl_lane *lane);
 /* The frame ID the receiver expects next (a frame verifies when it claims
  * exactly this ID). */
-unsigned rifl_lane_expected_id(const rifl_lane *lane);
-rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
-const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
+RIFL_API unsigned rifl_lane_expected_id(const rifl_lane *lane);
+RIFL_API rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
+RIFL_API const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
 
 #ifdef __cplusplus
 }

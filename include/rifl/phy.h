@@ -23,6 +23,8 @@
 #ifndef RIFL_PHY_H
 #define RIFL_PHY_H
 
+#include "rifl/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,14 +73,14 @@ static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_f
 /* The same for a caller with wire bytes: `sent` (F/8 bytes, NULL for no
  * frame) goes on; the wire bytes arriving in this slot come back (valid
  * until the next call), or NULL. */
-const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent);
+RIFL_API const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent);
 /* The next slot at which the PHY needs a call although no frame is sent
  * (a timer: a datagram to flush, a keepalive); UINT64_MAX for none. */
-uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now);
+RIFL_API uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now);
 static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy);
 /* Whether this PHY carries frames in `form`. */
 static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form);
-void rifl_phy_free(rifl_phy *phy);
+RIFL_API void rifl_phy_free(rifl_phy *phy);
 
 /* Simulated PHYs, for an accelerated simulator (rifl_lane_advance): the
  * frames that can still be sent before the next bit error (UINT64_MAX: no
@@ -87,9 +89,9 @@ void rifl_phy_free(rifl_phy *phy);
  * if rifl_phy_exchange had carried them), and the buffer of the frame in
  * flight that leaves k + 1 slots from now (k < delay), to rewrite it.  The
  * others answer 0, RIFL_ERR_STATE and NULL. */
-uint64_t rifl_phy_clear_slots(const rifl_phy *phy);
-int rifl_phy_skip(rifl_phy *phy, uint64_t slots);
-void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form);
+RIFL_API uint64_t rifl_phy_clear_slots(const rifl_phy *phy);
+RIFL_API int rifl_phy_skip(rifl_phy *phy, uint64_t slots);
+RIFL_API void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form);
 
 /* ---- implementing a PHY -------------------------------------------------- */
 
@@ -147,20 +149,20 @@ typedef struct rifl_phy_channel_config {
     void *encode_ctx;
 } rifl_phy_channel_config;
 
-int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, char *msg,
-                            size_t msglen);
+RIFL_API int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, char *msg,
+                                     size_t msglen);
 /* Change the bit error rate from the next frame on (0 stops errors). */
-int rifl_phy_channel_set_ber(rifl_phy *phy, double ber);
+RIFL_API int rifl_phy_channel_set_ber(rifl_phy *phy, double ber);
 /* rifl_phy_exchange of a channel, for a simulator that made its channels
  * and calls them directly (the call can then be inlined). */
-unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
-                                   rifl_phy_frame *out, unsigned max);
+RIFL_API unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
+                                            rifl_phy_frame *out, unsigned max);
 
 /* A loopback: wire bytes back after a fixed delay, unchanged, the way a
  * cable plugged back into its own port or a test bench's pattern loop does.
  * It carries wire bytes only. */
-int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_phy **out,
-                             char *msg, size_t msglen);
+RIFL_API int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_phy **out,
+                                      char *msg, size_t msglen);
 
 #ifdef __cplusplus
 }

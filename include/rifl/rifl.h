@@ -1,4 +1,6 @@
-/* rifl: umbrella header, includes the whole public API. */
+/* rifl: umbrella header of the engine library (librifl, rifl.pc): the
+ * link layer, flow control, Layer 2 and the switch, the PHY boundary.  The
+ * simulation library has its own: rifl/sim/sim.h. */
 #ifndef RIFL_RIFL_H
 #define RIFL_RIFL_H
 
@@ -10,19 +12,14 @@
 #include "rifl/frame.h"
 #include "rifl/lane.h"
 
-/* Layer 2 and the switch */
-#include "rifl/l2.h"
-#include "rifl/switch.h"
+/* the PHY boundary */
+#include "rifl/phy.h"
 
 /* credit-based flow control */
 #include "rifl/credit.h"
 
-/* simulation and analysis */
-#include "rifl/analysis.h"
-#include "rifl/credit_sim.h"
-#include "rifl/latency.h"
-#include "rifl/linksim.h"
-#include "rifl/sim.h"
-#include "rifl/switch_sim.h"
+/* Layer 2 and the switch */
+#include "rifl/l2.h"
+#include "rifl/switch.h"
 
 #endif

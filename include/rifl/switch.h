@@ -21,6 +21,8 @@
 #ifndef RIFL_SWITCH_H
 #define RIFL_SWITCH_H
 
+#include "rifl/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,21 +66,21 @@ typedef struct rifl_switch_config {
 /* The switch of the paper "A Lightweight Routing Layer Using a Reliable
  * Link-Layer Protocol": 32 ports, iSLIP with 3 iterations, VOQs sized by the
  * 1.5-round-trip rule for an 18-slot round trip. */
-extern const rifl_switch_config rifl_switch_default_config;
+RIFL_API extern const rifl_switch_config rifl_switch_default_config;
 
 /* Cells of VOQ space the 1.5-round-trip rule asks for. */
-unsigned rifl_switch_min_voq_cells(unsigned rtt_slots);
+RIFL_API unsigned rifl_switch_min_voq_cells(unsigned rtt_slots);
 
 /* Check a configuration (fills in derived thresholds in *cfg).  Refuses
  * unsafe VOQ sizes with a message naming the rule and the fix. */
-int rifl_switch_config_check(rifl_switch_config *cfg, char *err, size_t errlen);
+RIFL_API int rifl_switch_config_check(rifl_switch_config *cfg, char *err, size_t errlen);
 
 typedef struct rifl_switch rifl_switch;
 
-int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *err,
-                       size_t errlen);
-void rifl_switch_free(rifl_switch *sw);
-const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw);
+RIFL_API int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *err,
+                                size_t errlen);
+RIFL_API void rifl_switch_free(rifl_switch *sw);
+RIFL_API const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw);
 
 /* What happened to a cell offered to an input. */
 typedef enum rifl_switch_verdict {
@@ -91,28 +93,29 @@ typedef enum rifl_switch_verdict {
 /* A cell arrives at input `port` in slot `slot` (at most one per input per
  * slot).  Applies the forwarding rule and stores the cell.  Returns a
  * verdict (>= 0) or RIFL_ERR_INVALID_ARG for a bad port. */
-int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uint64_t slot);
+RIFL_API int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell,
+                               uint64_t slot);
 
 /* One slot of scheduling and switching.  `out[o]` receives the cell leaving
  * output o (header already updated) and out_valid[o] = 1; fc[i] receives the
  * flow-control frame input i sends upstream this slot and fc_valid[i] = 1.
  * Arrays have nports entries; fc/fc_valid may be NULL.  Returns the number of
  * cells switched. */
-int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *out_valid,
-                     rifl_l2_fc *fc, uint8_t *fc_valid);
+RIFL_API int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *out_valid,
+                              rifl_l2_fc *fc, uint8_t *fc_valid);
 
 /* Output `port` leads to input `in_port` of a downstream switch with
  * `nports` ports (not called: it leads to an endpoint).  Needed to apply
  * flow control received from that switch. */
-int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
-                               unsigned in_port);
+RIFL_API int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
+                                        unsigned in_port);
 /* A flow-control frame from downstream arrived on output `port`. */
-int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc);
+RIFL_API int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc);
 
 /* Cells in VOQ (in, out). */
-unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out);
+RIFL_API unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out);
 /* Cells stored in the whole switch. */
-uint64_t rifl_switch_cells_held(const rifl_switch *sw);
+RIFL_API uint64_t rifl_switch_cells_held(const rifl_switch *sw);
 
 typedef struct rifl_switch_stats {
     uint64_t slots;              /* rifl_switch_step calls */
@@ -136,38 +139,38 @@ typedef struct rifl_switch_stats {
     uint64_t islip_matches_iter[4]; /* matches made in iterations 1, 2, 3, 4+ */
 } rifl_switch_stats;
 
-void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st);
+RIFL_API void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st);
 
 /* ---- building blocks, exposed for tests and tools ------------------------ */
 
 /* iSLIP on its own: N ports, request bitsets in, matching out. */
 typedef struct rifl_islip rifl_islip;
-int rifl_islip_create(unsigned nports, unsigned iterations, rifl_islip **out);
-void rifl_islip_free(rifl_islip *s);
+RIFL_API int rifl_islip_create(unsigned nports, unsigned iterations, rifl_islip **out);
+RIFL_API void rifl_islip_free(rifl_islip *s);
 /* Set/clear the request of input i for output o. */
-void rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on);
-void rifl_islip_clear_requests(rifl_islip *s);
+RIFL_API void rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on);
+RIFL_API void rifl_islip_clear_requests(rifl_islip *s);
 /* Load all requests at once: req = n rows of ceil(n/64) words (bit o of row
  * i = input i requests output o), reqT = its transpose. */
-void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT);
+RIFL_API void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT);
 /* Run one slot: match[i] = output matched to input i or -1.  Returns the
  * number of matches; iter_matches (may be NULL, >= iterations entries)
  * receives matches per iteration. */
-unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches);
-unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o);
-unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i);
+RIFL_API unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches);
+RIFL_API unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o);
+RIFL_API unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i);
 
 /* Batcher-Banyan fabric model. */
 typedef struct rifl_fabric rifl_fabric;
-int rifl_fabric_create(unsigned nports, rifl_fabric **out);
-void rifl_fabric_free(rifl_fabric *f);
+RIFL_API int rifl_fabric_create(unsigned nports, rifl_fabric **out);
+RIFL_API void rifl_fabric_free(rifl_fabric *f);
 /* dest[i] = output wanted by input i, or -1.  Sorts the cells through the
  * bitonic network and routes them through the banyan; at_output[o] = input
  * whose cell reached output o, or -1.  Returns the number of collisions
  * inside the banyan (0 exactly when the destinations are unique).  With
  * `sort` false the banyan gets the cells unsorted (for demonstrations). */
-unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,
-                           bool sort);
+RIFL_API unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,
+                                    bool sort);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef RIFL_TEXT_H
 #define RIFL_TEXT_H
 
+#include "rifl/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "rifl/error.h"
@@ -17,11 +19,11 @@ extern "C" {
  * bytes.  The text must hold an even number of digits and at most `max`
  * bytes.  Returns RIFL_OK, RIFL_ERR_PARSE (bad digit or odd count) or
  * RIFL_ERR_BUFFER (too long). */
-int rifl_hex_decode(const char *text, size_t len, uint8_t *out, size_t max,
-                    size_t *nbytes);
+RIFL_API int rifl_hex_decode(const char *text, size_t len, uint8_t *out, size_t max,
+                             size_t *nbytes);
 
 /* Write 2*n lower-case hex digits and a NUL to `out` (size >= 2n+1). */
-void rifl_hex_encode(const uint8_t *in, size_t n, char *out);
+RIFL_API void rifl_hex_encode(const uint8_t *in, size_t n, char *out);
 
 /* Frame file reader: one frame per line; blank lines and lines starting with
  * '#' are skipped; when a line has several whitespace-separated fields, the
@@ -36,10 +38,10 @@ typedef struct rifl_frame_reader {
     unsigned frame_bytes;
 } rifl_frame_reader;
 
-void rifl_frame_reader_init(rifl_frame_reader *r, const char *buf, size_t len,
-                            unsigned frame_bytes);
-int rifl_frame_reader_next(rifl_frame_reader *r, uint8_t *frame, char *err,
-                           size_t errlen);
+RIFL_API void rifl_frame_reader_init(rifl_frame_reader *r, const char *buf, size_t len,
+                                     unsigned frame_bytes);
+RIFL_API int rifl_frame_reader_next(rifl_frame_reader *r, uint8_t *frame, char *err,
+                                    size_t errlen);
 
 /* `key = value` text: one setting per line, '#' starts a comment, keys are
  * [A-Za-z0-9_.-]+, values run to the end of the line with surrounding
@@ -48,8 +50,8 @@ int rifl_frame_reader_next(rifl_frame_reader *r, uint8_t *frame, char *err,
  * parse.  Lines longer than 1023 bytes are refused. */
 typedef int (*rifl_kv_fn)(void *ctx, const char *key, const char *value,
                           unsigned line, char *err, size_t errlen);
-int rifl_kv_parse(const char *buf, size_t len, rifl_kv_fn fn, void *ctx,
-                  char *err, size_t errlen);
+RIFL_API int rifl_kv_parse(const char *buf, size_t len, rifl_kv_fn fn, void *ctx,
+                           char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,12 @@
 /* The paper's equations, framing models and the undetected-error
- * measurement (see include/rifl/analysis.h). */
+ * measurement (see include/rifl/sim/analysis.h). */
 #include <math.h>
 #include <string.h>
 
-#include "rifl/analysis.h"
+#include "rifl/sim/analysis.h"
 #include "rifl/phy.h"
 #include "rifl/frame.h"
-#include "rifl/sim.h"
+#include "rifl/sim/sim.h"
 
 #define SECONDS_PER_YEAR (365.25 * 24 * 3600)
 

@@ -1,14 +1,15 @@
 /* Credit-based flow control carried by two RIFL lanes (FC_NONE mode, FCPs in
  * extension frames, one VL byte per packet) against the lanes' own ON/OFF
  * flow control, driven one frame slot at a time. */
-#include "rifl/credit_sim.h"
+#include "rifl/sim/credit_sim.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rifl/sim.h"
+#include "rifl/sim/pair.h"
+#include "rifl/sim/traffic.h"
 
 void rifl_clane_default_config(rifl_clane_config *c)
 {

@@ -1,6 +1,6 @@
 /* Discrete-event simulator: traffic on data VLs from port A to port B under
  * credit-based or ON/OFF flow control, over a raw lossy channel. */
-#include "rifl/credit_sim.h"
+#include "rifl/sim/credit_sim.h"
 
 #include <math.h>
 #include <stdio.h>

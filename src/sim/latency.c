@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rifl/latency.h"
+#include "rifl/sim/latency.h"
 
 #define HIST_MAX_CAP (1ull << 24)
 

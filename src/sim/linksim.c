@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rifl/linksim.h"
+#include "rifl/sim/linksim.h"
+#include "rifl/sim/pair.h"
 
 struct pkt {
     uint64_t first;          /* index of its first data frame in the stream */

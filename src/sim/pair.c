@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "rifl/sim.h"
+#include "rifl/sim/pair.h"
 
 unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "rifl/rng.h"
-#include "rifl/switch_sim.h"
+#include "rifl/sim/switch_sim.h"
 
 #define HIST_MAX (1u << 18)
 /* flow-control frames travel encoded: the payload of one 256-bit link frame */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rifl/sim.h"
+#include "rifl/sim/traffic.h"
 
 static uint64_t mix(uint64_t seed, uint64_t seq)
 {

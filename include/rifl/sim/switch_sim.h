@@ -26,6 +26,8 @@
 #ifndef RIFL_SWITCH_SIM_H
 #define RIFL_SWITCH_SIM_H
 
+#include "rifl/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,7 +69,7 @@ typedef struct rifl_ssim_config {
                                  traffic source stalls */
 } rifl_ssim_config;
 
-extern const rifl_ssim_config rifl_ssim_default_config;
+RIFL_API extern const rifl_ssim_config rifl_ssim_default_config;
 
 #define RIFL_SSIM_NPCT 7
 extern const double rifl_ssim_percentiles[RIFL_SSIM_NPCT]; /* 1 50 75 90 95 99 100 */
@@ -105,13 +107,14 @@ typedef struct rifl_ssim_result {
 typedef struct rifl_ssim rifl_ssim;
 
 /* Check the configuration, compute routes and allocate everything. */
-int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen);
-void rifl_ssim_free(rifl_ssim *s);
+RIFL_API int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err,
+                              size_t errlen);
+RIFL_API void rifl_ssim_free(rifl_ssim *s);
 /* Run up to `slots` more slots; returns 1 when finished, 0 otherwise. */
-int rifl_ssim_run(rifl_ssim *s, uint64_t slots);
+RIFL_API int rifl_ssim_run(rifl_ssim *s, uint64_t slots);
 /* Fraction of the generated data delivered so far (for progress). */
-double rifl_ssim_progress(const rifl_ssim *s);
-void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r);
+RIFL_API double rifl_ssim_progress(const rifl_ssim *s);
+RIFL_API void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r);
 
 #ifdef __cplusplus
 }

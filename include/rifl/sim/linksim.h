@@ -6,13 +6,16 @@
 #ifndef RIFL_LINKSIM_H
 #define RIFL_LINKSIM_H
 
+#include "rifl/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rifl/lane.h"
-#include "rifl/latency.h"
-#include "rifl/sim.h"
+#include "rifl/phy.h"
+#include "rifl/sim/latency.h"
+#include "rifl/sim/traffic.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,7 +47,7 @@ typedef struct rifl_linksim_config {
 
 /* Defaults: the paper's reference link (rifl_lane_default_config), packets
  * uniform in 1..8192 bytes, saturating, 10 MB per direction, fast path on. */
-void rifl_linksim_defaults(rifl_linksim_config *cfg);
+RIFL_API void rifl_linksim_defaults(rifl_linksim_config *cfg);
 
 typedef struct rifl_linksim_result {
     uint64_t seed;
@@ -70,17 +73,17 @@ typedef struct rifl_linksim_result {
 
 /* Check a configuration; RIFL_ERR_CONFIG with a message naming the problem
  * and the fix. */
-int rifl_linksim_check(const rifl_linksim_config *cfg, char *msg, size_t msglen);
+RIFL_API int rifl_linksim_check(const rifl_linksim_config *cfg, char *msg, size_t msglen);
 
 /* Run a simulation.  `res` must be released with rifl_linksim_result_free
  * after RIFL_OK. */
-int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res,
-                     char *msg, size_t msglen);
-void rifl_linksim_result_free(rifl_linksim_result *res);
+RIFL_API int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res,
+                              char *msg, size_t msglen);
+RIFL_API void rifl_linksim_result_free(rifl_linksim_result *res);
 
 /* Seeds derived from the run seed: channel of direction d, packet stream of
  * direction d. */
-uint64_t rifl_linksim_seed(uint64_t seed, unsigned what);
+RIFL_API uint64_t rifl_linksim_seed(uint64_t seed, unsigned what);
 
 #ifdef __cplusplus
 }

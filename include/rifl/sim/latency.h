@@ -3,6 +3,8 @@
 #ifndef RIFL_LATENCY_H
 #define RIFL_LATENCY_H
 
+#include "rifl/api.h"
+
 #include <stdint.h>
 
 #include "rifl/error.h"
@@ -19,16 +21,16 @@ typedef struct rifl_hist {
     double sum;
 } rifl_hist;
 
-int rifl_hist_init(rifl_hist *h);
-void rifl_hist_free(rifl_hist *h);
+RIFL_API int rifl_hist_init(rifl_hist *h);
+RIFL_API void rifl_hist_free(rifl_hist *h);
 /* Add one sample (the table grows up to 2^24 values; larger ones only
  * count towards n, sum and max). */
-void rifl_hist_add(rifl_hist *h, uint64_t v);
+RIFL_API void rifl_hist_add(rifl_hist *h, uint64_t v);
 /* Add every sample of `src`. */
-void rifl_hist_merge(rifl_hist *dst, const rifl_hist *src);
-double rifl_hist_avg(const rifl_hist *h);
+RIFL_API void rifl_hist_merge(rifl_hist *dst, const rifl_hist *src);
+RIFL_API double rifl_hist_avg(const rifl_hist *h);
 /* Smallest value v with at least q of the samples <= v (0 < q <= 1). */
-uint64_t rifl_hist_quantile(const rifl_hist *h, double q);
+RIFL_API uint64_t rifl_hist_quantile(const rifl_hist *h, double q);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,50 @@
+/* rifl simulation: two lanes back to back over two simulated cables
+ * (rifl_phy_channel, rifl/phy.h), stepped one frame slot at a time. */
+#ifndef RIFL_SIM_PAIR_H
+#define RIFL_SIM_PAIR_H
+
+#include "rifl/api.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rifl/error.h"
+#include "rifl/lane.h"
+#include "rifl/phy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rifl_pair_config {
+    rifl_lane_config lane;   /* both ends use it */
+    double ber[2];           /* [0]: A -> B, [1]: B -> A */
+    uint64_t seed[2];        /* channel seeds, one per direction */
+    unsigned delay_frames;   /* one-way delay; 0 = from lane.link */
+    bool encode_all;         /* build and decode every frame's wire bytes;
+                                otherwise frames travel by content (same
+                                results, see rifl_lane_tx_frame) */
+} rifl_pair_config;
+
+typedef struct rifl_pair {
+    rifl_lane *lane[2];      /* [0] = A, [1] = B */
+    rifl_phy *phy[2];        /* simulated cables: [0] carries A -> B, [1] B -> A */
+    uint64_t slot;
+    unsigned delay_frames;
+    bool encode_all;
+} rifl_pair;
+
+/* One-way delay of a link in whole frame slots (rounded to nearest). */
+RIFL_API unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits);
+
+RIFL_API int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
+                              size_t msglen);
+RIFL_API void rifl_pair_free(rifl_pair *p);
+/* One slot: both lanes send, both channels carry, both lanes receive.
+ * `res` (may be NULL) gets the two rifl_rx_result values (A's, B's). */
+RIFL_API void rifl_pair_step(rifl_pair *p, int res[2]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
