@@ -1,22 +1,14 @@
-/* Randomised two-lane runs over an in-memory channel: long delays,
- * independent seeded bit errors per direction, packets of 1 to 9000 bytes,
- * random receiver back-pressure.  Every packet must arrive once, in order,
- * intact, in both directions.  `--long` runs 10 million frame slots per
+/* Randomised two-lane runs over an in-memory channel (the link simulator,
+ * stepping every slot with the wire bytes): long delays, independent seeded
+ * bit errors per direction, packets of 1 to 9000 bytes, random receiver
+ * back-pressure through the simulator's read hook, and a frame-level oracle
+ * watching every slot through its observer.  Every packet must arrive once,
+ * in order, intact, in both directions.  `--long` runs 10 million frame slots per
  * case (both directions at once). */
 #include "testlib.h"
 
 #include "rifl/lane.h"
-#include "rifl/sim/pair.h"
-#include "rifl/sim/traffic.h"
-
-struct side {
-    uint64_t next_seq;        /* next packet to offer */
-    uint8_t *pkt;
-    size_t pkt_len;
-    bool pending;
-    rifl_validator val;       /* checks what the other side sends us */
-    double ready;             /* probability that our user reads this slot */
-};
+#include "rifl/sim/linksim.h"
 
 struct run_cfg {
     unsigned fid_bits;        /* 0 = the smallest safe width */
@@ -71,237 +63,216 @@ struct run_result {
     bool drained;
 };
 
+/* What the test watches through the simulator's hooks. */
+struct watch {
+    const struct run_cfg *rc;
+    rifl_rng rng;
+    double ready[2];          /* per direction: probability its reader reads */
+    unsigned F, pb;
+    uint64_t replayed;        /* A's replayed frames so far */
+    struct oracle orc;
+    struct trace_rec *trace;
+    uint64_t sniff_arx;       /* descrambler of what reaches A (trace) */
+};
+
+/* Back-pressure: the reader is ready with a probability that changes every
+ * few thousand slots (sometimes stalling altogether), and reads a random
+ * amount; once the errors stop it reads everything. */
+static size_t read_budget(void *ctx, unsigned dir, uint64_t t)
+{
+    struct watch *w = ctx;
+    const struct run_cfg *rc = w->rc;
+    if (rc->backpressure && (t & 4095) == 0) {
+        double u = rifl_rng_double(&w->rng);
+        w->ready[dir] = u < 0.25 ? 0.0 : u < 0.5 ? 0.002 + 0.02 * rifl_rng_double(&w->rng)
+                                               : rifl_rng_double(&w->rng);
+    }
+    if (t >= rc->slots)
+        w->ready[dir] = 1.0;
+    if (!(rifl_rng_double(&w->rng) < w->ready[dir]))
+        return 0;
+    return rc->backpressure ? 1 + rifl_rng_below(&w->rng, 3000) : SIZE_MAX;
+}
+
+static void print_trace(const struct watch *w, uint64_t from, uint64_t to, bool both)
+{
+    for (uint64_t k = from; k <= to; k++) {
+        const struct trace_rec *tr = &w->trace[k % TRACE_N];
+        printf("%llu A:%s fe%d pr%d rp%d tx(syn%u id%u)", (unsigned long long)tr->t,
+               rifl_tx_state_name(tr->st[0]), tr->ferr[0], tr->pretr[0], tr->replay[0],
+               tr->txsyn, tr->txid);
+        if (both)
+            printf(" rx(id%u %s)", tr->arxid, rifl_rx_result_name(tr->arxres));
+        printf(" | B:%s fe%d pr%d rp%d", rifl_tx_state_name(tr->st[1]), tr->ferr[1],
+               tr->pretr[1], tr->replay[1]);
+        if (both)
+            printf(" tx(syn%u id%u)", tr->btxsyn, tr->btxid);
+        printf(" rx(id%u %s %s)\n", tr->rxid,
+               tr->rxkind < RIFL_KIND_COUNT ? rifl_frame_kind_name(tr->rxkind) : "-",
+               rifl_rx_result_name(tr->rxres));
+    }
+}
+
+static void record(struct watch *w, const rifl_linksim_slot *sl, const rifl_frame_info *fi,
+                   const rifl_frame_info *bi, bool to_b)
+{
+    const rifl_pair_slot *ws = sl->wire;
+    struct trace_rec *tr = &w->trace[sl->t % TRACE_N];
+    tr->t = sl->t;
+    for (int k = 0; k < 2; k++) {
+        rifl_lane_flags f = rifl_lane_get_flags(sl->pair->lane[k]);
+        tr->st[k] = (uint8_t)rifl_lane_state(sl->pair->lane[k]);
+        tr->ferr[k] = f.frame_error;
+        tr->pretr[k] = f.peer_retransmit;
+        tr->replay[k] = f.replay_active;
+    }
+    uint64_t tmp = 0;
+    rifl_frame_info bt, ai;
+    rifl_frame_decode(ws->sent[1].wire, w->F, &tmp, NULL, &bt);
+    tr->btxid = bt.id;
+    tr->btxsyn = (uint8_t)bt.syn;
+    bool to_a = ws->arrived[0].form == RIFL_PHY_WIRE;
+    if (to_a)
+        rifl_frame_decode(ws->arrived[0].data, w->F, &w->sniff_arx, NULL, &ai);
+    tr->arxid = to_a ? ai.id : 0xFFFF;
+    tr->arxres = (uint8_t)ws->rx[0];
+    tr->txid = fi->id;
+    tr->txsyn = (uint8_t)fi->syn;
+    tr->rxid = to_b ? bi->id : 0xFFFF;
+    tr->rxkind = to_b ? (uint8_t)bi->kind : 99;
+    tr->rxres = (uint8_t)ws->rx[1];
+}
+
+/* The frame-level oracle on A -> B, after every slot: A's new frames as it
+ * sent them, B's deliveries as they arrived.  Satisfied when every frame
+ * sent was delivered. */
+static bool observe(void *ctx, const rifl_linksim_slot *sl)
+{
+    struct watch *w = ctx;
+    struct oracle *orc = &w->orc;
+    const rifl_pair_slot *ws = sl->wire;
+    rifl_frame_info fi, bi;
+    uint8_t pay[RIFL_PAYLOAD_MAX_BYTES], bpay[RIFL_PAYLOAD_MAX_BYTES];
+    rifl_frame_decode(ws->sent[0].wire, w->F, &orc->sniff_tx, pay, &fi);
+    uint64_t replayed = rifl_lane_get_stats(sl->pair->lane[0])->tx_replayed;
+    if (fi.syn == RIFL_SYN_DATA && fi.kind != RIFL_KIND_FILLER && replayed == w->replayed) {
+        if (orc->sent - orc->delivered >= ORACLE_RING)
+            orc->overrun++;
+        orc->hash[orc->sent++ % ORACLE_RING] = frame_hash(fi.meta, pay, w->pb);
+    }
+    w->replayed = replayed;
+    bool to_b = ws->arrived[1].form == RIFL_PHY_WIRE;
+    if (to_b)
+        rifl_frame_decode(ws->arrived[1].data, w->F, &orc->sniff_rx, bpay, &bi);
+    if (w->trace)
+        record(w, sl, &fi, &bi, to_b);
+    if (ws->rx[1] == RIFL_RX_DELIVERED && bi.kind != RIFL_KIND_FILLER) {
+        uint64_t idx = orc->delivered++;
+        if (idx >= orc->sent || orc->hash[idx % ORACLE_RING] != frame_hash(bi.meta, bpay, w->pb)) {
+            if (w->trace && orc->mismatches == 0) {
+                printf("first wrong delivery at slot %llu (delivery %llu); trace:\n",
+                       (unsigned long long)sl->t, (unsigned long long)idx);
+                print_trace(w, sl->t >= TRACE_N - 1 ? sl->t - TRACE_N + 1 : 0, sl->t, false);
+            }
+            orc->mismatches++;
+        }
+    }
+    return orc->delivered == orc->sent;
+}
+
 static void run(const struct run_cfg *rc, struct run_result *out)
 {
     memset(out, 0, sizeof *out);
-    rifl_pair_config pc = { .lane = rifl_lane_default_config };
-    pc.lane.frame_bits = rc->frame_bits;
+    rifl_linksim_config c;
+    rifl_linksim_defaults(&c);
+    c.lane.frame_bits = rc->frame_bits;
     /* a link whose one-way delay is exactly delay_frames slots */
-    pc.lane.link.transceiver_ns = 0;
-    pc.lane.link.cable_m = rc->delay_frames * (double)rc->frame_bits /
-                           pc.lane.link.lane_rate_gbps / pc.lane.link.ns_per_m;
-    pc.lane.fid_bits = rc->fid_bits ? rc->fid_bits
-                                    : rifl_lane_min_fid_bits(&pc.lane.link, rc->frame_bits,
-                                                             pc.lane.pipeline_frames);
-    pc.lane.replay_tail_frames = rc->replay_tail;
-    pc.lane.allow_unsafe_fid = rc->unsafe;
-    pc.lane.tx_queue_frames = 2048;
-    pc.ber[0] = rc->ber[0];
-    pc.ber[1] = rc->ber[1];
-    pc.seed[0] = rc->seed * 2 + 1;
-    pc.seed[1] = rc->seed * 2 + 2;
-    pc.delay_frames = rc->delay_frames;
-    rifl_pair *p;
+    c.lane.link.transceiver_ns = 0;
+    c.lane.link.cable_m = rc->delay_frames * (double)rc->frame_bits /
+                          c.lane.link.lane_rate_gbps / c.lane.link.ns_per_m;
+    c.lane.fid_bits = rc->fid_bits ? rc->fid_bits
+                                   : rifl_lane_min_fid_bits(&c.lane.link, rc->frame_bits,
+                                                            c.lane.pipeline_frames);
+    c.lane.replay_tail_frames = rc->replay_tail;
+    c.lane.allow_unsafe_fid = rc->unsafe;
+    c.lane.tx_queue_frames = 2048;
+    c.delay_frames = rc->delay_frames;
+    c.ber[0] = rc->ber[0];
+    c.ber[1] = rc->ber[1];
+    c.seeds_given = true;
+    c.channel_seed[0] = rc->seed * 2 + 1;
+    c.channel_seed[1] = rc->seed * 2 + 2;
+    c.stream_seed[0] = rc->seed ^ 0xA; /* A -> B */
+    c.stream_seed[1] = rc->seed ^ 0xB;
+    c.min_len = rc->min_len;
+    c.max_len = rc->max_len;
+    c.bytes = 0;
+    c.fast = false;
+    c.encode_all = true;  /* the oracle reads the wire */
+    c.users_first = true;
+    /* errors stop at rc->slots: whatever is still in flight must then get
+     * through; once it has, frames still in flight (flow-control notices)
+     * get time to land */
+    c.offer_slots = rc->slots;
+    c.max_slots = rc->slots + 2000000;
+    c.settle_slots = 4 * (2u << c.lane.fid_bits) + 4 * rc->delay_frames;
+    struct watch w = { .rc = rc, .ready = { 1.0, 1.0 }, .F = rc->frame_bits,
+                       .pb = rifl_payload_bytes(rc->frame_bits),
+                       .orc = { .hash = calloc(ORACLE_RING, sizeof(uint64_t)) } };
+    rifl_rng_seed(&w.rng, rc->seed);
+    if (getenv("RIFL_TEST_TRACE"))
+        w.trace = calloc(TRACE_N, sizeof *w.trace);
+    c.read_budget = read_budget;
+    c.observe = observe;
+    c.hook_ctx = &w;
+    rifl_linksim_result res;
     char msg[512];
-    int r = rifl_pair_create(&pc, &p, msg, sizeof msg);
+    int r = rifl_linksim_run(&c, &res, msg, sizeof msg);
     CHECK_MSG(r == RIFL_OK, "%s", msg);
-    if (r != RIFL_OK)
+    if (r != RIFL_OK) {
+        free(w.orc.hash);
+        free(w.trace);
         return;
-
-    rifl_rng rng;
-    rifl_rng_seed(&rng, rc->seed);
-    struct side sd[2];
-    uint64_t stream_seed[2] = { rc->seed ^ 0xA, rc->seed ^ 0xB }; /* A->B, B->A */
-    for (int i = 0; i < 2; i++) {
-        memset(&sd[i], 0, sizeof sd[i]);
-        sd[i].pkt = malloc(rc->max_len);
-        /* side i validates the stream sent by the other side */
-        rifl_validator_init(&sd[i].val, stream_seed[1 - i], rc->min_len, rc->max_len);
-        sd[i].ready = 1.0;
     }
-    uint8_t *rbuf = malloc(rc->max_len);
-    uint64_t limit = rc->slots;
-    uint64_t drain_limit = limit + 2000000;
-    bool sending = true;
-    struct oracle orc = { .hash = calloc(ORACLE_RING, sizeof(uint64_t)) };
-    bool tracing = getenv("RIFL_TEST_TRACE") != NULL;
-    struct trace_rec *trace = tracing ? calloc(TRACE_N, sizeof *trace) : NULL;
-    unsigned F = rc->frame_bits, pb = rifl_payload_bytes(F);
-    for (uint64_t t = 0;; t++) {
-        if (t == limit) {
-            /* errors stop: whatever is still in flight must now get through */
-            sending = false;
-            rifl_phy_channel_set_ber(p->phy[0], 0);
-            rifl_phy_channel_set_ber(p->phy[1], 0);
-        }
-        if (!sending) {
-            bool done = true;
-            for (int i = 0; i < 2; i++)
-                if (sd[1 - i].val.next_seq < sd[i].next_seq || sd[i].pending)
-                    done = false;
-            if (done && !out->drained) {
-                out->drained = true;
-                /* let frames still in flight (flow-control notices) land */
-                drain_limit = t + 4 * (2u << pc.lane.fid_bits) + 4 * rc->delay_frames;
-            }
-            if (out->drained && orc.delivered == orc.sent)
-                break;
-            if (t >= drain_limit)
-                break;
-        }
-        for (int i = 0; i < 2; i++) {
-            struct side *s = &sd[i];
-            /* offer packets */
-            if (sending && !s->pending) {
-                s->pkt_len = rifl_packet_len(stream_seed[i], s->next_seq, rc->min_len, rc->max_len);
-                rifl_packet_fill(stream_seed[i], s->next_seq, s->pkt, s->pkt_len);
-                s->pending = true;
-            }
-            if (s->pending && rifl_lane_send(p->lane[i], s->pkt, s->pkt_len) == RIFL_OK) {
-                s->pending = false;
-                s->next_seq++;
-                out->sent[i]++;
-            }
-            /* back-pressure: the user is ready with a probability that
-             * changes every few thousand slots (sometimes stalling
-             * altogether), and reads a random amount */
-            if (rc->backpressure && (t & 4095) == 0) {
-                double u = rifl_rng_double(&rng);
-                s->ready = u < 0.25 ? 0.0 : u < 0.5 ? 0.002 + 0.02 * rifl_rng_double(&rng)
-                                               : rifl_rng_double(&rng);
-            }
-            if (!sending)
-                s->ready = 1.0;
-            if (rifl_rng_double(&rng) < s->ready) {
-                size_t want = rc->backpressure ? 1 + rifl_rng_below(&rng, 3000) : rc->max_len;
-                size_t n;
-                int eop;
-                while (want && rifl_lane_read(p->lane[i], rbuf, want < rc->max_len ? want : rc->max_len,
-                                              &n, &eop) == RIFL_OK) {
-                    rifl_validator_feed(&s->val, rbuf, n, eop);
-                    want = want > n ? want - n : 0;
-                    if (!rc->backpressure)
-                        want = rc->max_len;
-                }
-            }
-        }
-        /* one slot, with the oracle watching A -> B */
-        uint64_t replayed = rifl_lane_get_stats(p->lane[0])->tx_replayed;
-        uint8_t wire[2][RIFL_FRAME_MAX_BYTES];
-        rifl_lane_tx(p->lane[0], wire[0]);
-        rifl_lane_tx(p->lane[1], wire[1]);
-        rifl_frame_info fi;
-        uint8_t pay[RIFL_PAYLOAD_MAX_BYTES];
-        rifl_frame_decode(wire[0], F, &orc.sniff_tx, pay, &fi);
-        if (fi.syn == RIFL_SYN_DATA && fi.kind != RIFL_KIND_FILLER &&
-            rifl_lane_get_stats(p->lane[0])->tx_replayed == replayed) {
-            if (orc.sent - orc.delivered >= ORACLE_RING)
-                orc.overrun++;
-            orc.hash[orc.sent++ % ORACLE_RING] = frame_hash(fi.meta, pay, pb);
-        }
-        const uint8_t *to_b = rifl_phy_step(p->phy[0], t, wire[0]);
-        const uint8_t *to_a = rifl_phy_step(p->phy[1], t, wire[1]);
-        rifl_frame_info ai;
-        int arx = rifl_lane_rx(p->lane[0], to_a, &ai);
-        if (trace) {
-            struct trace_rec *tr = &trace[t % TRACE_N];
-            uint64_t tmp = 0;
-            rifl_frame_info bt;
-            rifl_frame_decode(wire[1], F, &tmp, NULL, &bt);
-            tr->btxid = bt.id;
-            tr->btxsyn = (uint8_t)bt.syn;
-            tr->arxid = to_a ? ai.id : 0xFFFF;
-            tr->arxres = (uint8_t)arx;
-        }
-        rifl_frame_info bi;
-        uint8_t bpay[RIFL_PAYLOAD_MAX_BYTES];
-        if (to_b)
-            rifl_frame_decode(to_b, F, &orc.sniff_rx, bpay, &bi);
-        int rxres = rifl_lane_rx(p->lane[1], to_b, NULL);
-        if (trace) {
-            struct trace_rec *tr = &trace[t % TRACE_N];
-            tr->t = t;
-            for (int k = 0; k < 2; k++) {
-                rifl_lane_flags f = rifl_lane_get_flags(p->lane[k]);
-                tr->st[k] = (uint8_t)rifl_lane_state(p->lane[k]);
-                tr->ferr[k] = f.frame_error;
-                tr->pretr[k] = f.peer_retransmit;
-                tr->replay[k] = f.replay_active;
-            }
-            tr->txid = fi.id;
-            tr->txsyn = (uint8_t)fi.syn;
-            tr->rxid = to_b ? bi.id : 0xFFFF;
-            tr->rxkind = to_b ? (uint8_t)bi.kind : 99;
-            tr->rxres = (uint8_t)rxres;
-        }
-        if (rxres == RIFL_RX_DELIVERED && bi.kind != RIFL_KIND_FILLER) {
-            uint64_t idx = orc.delivered++;
-            if (idx >= orc.sent || orc.hash[idx % ORACLE_RING] != frame_hash(bi.meta, bpay, pb)) {
-                if (trace && orc.mismatches == 0) {
-                    printf("first wrong delivery at slot %llu (delivery %llu); trace:\n",
-                           (unsigned long long)t, (unsigned long long)idx);
-                    for (uint64_t k = t >= TRACE_N - 1 ? t - TRACE_N + 1 : 0; k <= t; k++) {
-                        struct trace_rec *tr = &trace[k % TRACE_N];
-                        printf("%llu A:%s fe%d pr%d rp%d tx(syn%u id%u) | B:%s fe%d pr%d rp%d "
-                               "rx(id%u %s %s)\n", (unsigned long long)tr->t,
-                               rifl_tx_state_name(tr->st[0]), tr->ferr[0], tr->pretr[0],
-                               tr->replay[0], tr->txsyn, tr->txid,
-                               rifl_tx_state_name(tr->st[1]), tr->ferr[1], tr->pretr[1],
-                               tr->replay[1], tr->rxid,
-                               tr->rxkind < RIFL_KIND_COUNT ? rifl_frame_kind_name(tr->rxkind) : "-",
-                               rifl_rx_result_name(tr->rxres));
-                    }
-                }
-                orc.mismatches++;
-            }
-        }
-        p->slot++;
-    }
-    if (trace && !out->drained) {
+    out->drained = res.complete;
+    if (w.trace && !out->drained) {
         printf("NOT DRAINED trace (last slots):\n");
-        for (int k = 0; k < 2; k++)
-            printf("lane %c: %s, next ID %u, expecting %u, frame error %d\n", 'A' + k,
-                   rifl_tx_state_name(rifl_lane_state(p->lane[k])), rifl_lane_next_id(p->lane[k]),
-                   rifl_lane_expected_id(p->lane[k]), rifl_lane_get_flags(p->lane[k]).frame_error);
-        for (uint64_t k = p->slot > 600 ? p->slot - 600 : 0; k < p->slot; k++) {
-            struct trace_rec *tr = &trace[k % TRACE_N];
-            printf("%llu A:%s fe%d pr%d rp%d tx(syn%u id%u) rx(id%u %s) | B:%s fe%d pr%d rp%d "
-                   "tx(syn%u id%u) rx(id%u %s %s)\n", (unsigned long long)tr->t,
-                   rifl_tx_state_name(tr->st[0]), tr->ferr[0], tr->pretr[0],
-                   tr->replay[0], tr->txsyn, tr->txid, tr->arxid, rifl_rx_result_name(tr->arxres),
-                   rifl_tx_state_name(tr->st[1]), tr->ferr[1], tr->pretr[1],
-                   tr->replay[1], tr->btxsyn, tr->btxid, tr->rxid,
-                   tr->rxkind < RIFL_KIND_COUNT ? rifl_frame_kind_name(tr->rxkind) : "-",
-                   rifl_rx_result_name(tr->rxres));
-        }
+        print_trace(&w, res.slots > 600 ? res.slots - 600 : 0, res.slots - 1, true);
     }
-    out->oracle_sent = orc.sent;
-    out->oracle_delivered = orc.delivered;
-    out->oracle_mismatch = orc.mismatches + orc.overrun;
-    free(orc.hash);
-    free(trace);
+    out->oracle_sent = w.orc.sent;
+    out->oracle_delivered = w.orc.delivered;
+    out->oracle_mismatch = w.orc.mismatches + w.orc.overrun;
+    free(w.orc.hash);
+    free(w.trace);
     for (int i = 0; i < 2; i++) {
-        const rifl_lane_stats *st = rifl_lane_get_stats(p->lane[i]);
-        out->ok[1 - i] = sd[i].val.st.packets_ok;
+        const rifl_lane_stats *st = &res.lane[i];
+        out->sent[i] = res.offered_packets[i];
+        out->ok[i] = res.val[i].packets_ok;
         out->replays += st->tx_replay_cycles;
         out->verify_fail += st->rx_verify_fail;
         out->overflow += st->rx_overflow;
         out->fc_on += st->fc_on_sent;
     }
-    out->clean = rifl_validator_clean(&sd[0].val) && rifl_validator_clean(&sd[1].val);
+    out->clean = res.lossless;
     printf("  F=%u delay=%u K=%u ber=%.0e/%.0e slots=%llu: packets sent %llu/%llu ok %llu/%llu, "
            "replay cycles %llu, verify failures %llu, overflow nacks %llu, fc on %llu, "
            "A->B frames %llu/%llu delivered, %llu wrong%s\n",
-           rc->frame_bits, rc->delay_frames, pc.lane.fid_bits, rc->ber[0], rc->ber[1],
-           (unsigned long long)p->slot, (unsigned long long)out->sent[0],
+           rc->frame_bits, rc->delay_frames, c.lane.fid_bits, rc->ber[0], rc->ber[1],
+           (unsigned long long)res.slots, (unsigned long long)out->sent[0],
            (unsigned long long)out->sent[1], (unsigned long long)out->ok[0],
            (unsigned long long)out->ok[1], (unsigned long long)out->replays,
            (unsigned long long)out->verify_fail, (unsigned long long)out->overflow,
            (unsigned long long)out->fc_on, (unsigned long long)out->oracle_delivered,
            (unsigned long long)out->oracle_sent, (unsigned long long)out->oracle_mismatch,
            out->drained ? "" : "  NOT DRAINED");
-    for (int i = 0; i < 2; i++) {
-        if (!rifl_validator_clean(&sd[i].val))
-            printf("  side %d validator: lost %llu dup %llu reordered %llu corrupted %llu\n", i,
-                   (unsigned long long)sd[i].val.st.lost,
-                   (unsigned long long)sd[i].val.st.duplicated,
-                   (unsigned long long)sd[i].val.st.reordered,
-                   (unsigned long long)sd[i].val.st.corrupted);
-        free(sd[i].pkt);
-        rifl_validator_free(&sd[i].val);
-    }
-    free(rbuf);
-    rifl_pair_free(p);
+    for (int i = 0; i < 2; i++)
+        if (!rifl_validator_clean(&(rifl_validator){ .st = res.val[i] }))
+            printf("  direction %d validator: lost %llu dup %llu reordered %llu corrupted %llu\n",
+                   i, (unsigned long long)res.val[i].lost,
+                   (unsigned long long)res.val[i].duplicated,
+                   (unsigned long long)res.val[i].reordered,
+                   (unsigned long long)res.val[i].corrupted);
+    rifl_linksim_result_free(&res);
 }
 
 static uint64_t check_lossless(const struct run_cfg *rc)

@@ -1,6 +1,8 @@
 /* Link simulator: the fast path gives exactly the run that plain stepping
  * gives, the channel's error count matches its BER, runs are lossless and
- * reproducible, bad settings are refused with a clear message. */
+ * reproducible, bad settings are refused with a clear message; the driver's
+ * course (packets in parts, the phase where errors stop, the slot order)
+ * and its hooks (read decisions, the observer, settle slots). */
 #include <math.h>
 
 #include "testlib.h"
@@ -306,6 +308,155 @@ static void t_bad_config(void)
     refused(&c, "offered load");
     c = base(1, 0, 0);
     refused(&c, "no end");
+    c = base(1, 0, 1000);
+    c.settle_slots = 10;
+    refused(&c, "settle slots wait for an observer");
+    c = base(1, 0, 1000);
+    c.offer = (rifl_linksim_offer)7;
+    refused(&c, "offer mode 7 is unknown");
+}
+
+/* ---- the driver's course and hooks ---------------------------------------- */
+
+struct watch {
+    uint64_t calls, last_t, complete_calls;
+    bool in_order;
+    uint64_t first_complete;
+    bool satisfied_after_complete; /* what the observer answers once complete */
+    uint64_t budget_calls[2];
+    uint64_t hold_until;           /* direction 0's reader waits until then */
+};
+
+static bool watch_observe(void *ctx, const rifl_linksim_slot *sl)
+{
+    struct watch *w = ctx;
+    if (w->calls && sl->t != w->last_t + 1)
+        w->in_order = false;
+    if (sl->pair == NULL || sl->wire == NULL || sl->wire->now != sl->t)
+        w->in_order = false;
+    w->last_t = sl->t;
+    w->calls++;
+    if (sl->complete && !w->complete_calls++)
+        w->first_complete = sl->t;
+    return sl->complete && w->satisfied_after_complete;
+}
+
+static size_t watch_budget(void *ctx, unsigned dir, uint64_t t)
+{
+    struct watch *w = ctx;
+    w->budget_calls[dir]++;
+    return dir == 0 && t < w->hold_until ? 0 : SIZE_MAX;
+}
+
+/* packets larger than the transmit queue go in parts, one call per slot;
+ * after offer_slots no new packet starts and the cables stop flipping bits,
+ * and the run ends once everything is delivered */
+static void t_parts_and_phases(void)
+{
+    rifl_linksim_config c = base(test_seed + 5, 1e-5, 0);
+    c.lane.tx_queue_frames = 64;           /* 1984 bytes */
+    c.min_len = 1;
+    c.max_len = 20000;
+    c.offer = RIFL_LINKSIM_PARTS;
+    c.fast = false;
+    c.offer_slots = 200000;
+    c.max_slots = 2000000;
+    rifl_linksim_result r;
+    if (!run_ok(&c, &r))
+        return;
+    CHECK(r.complete && r.lossless);
+    CHECK(r.slots > c.offer_slots && r.slots < c.max_slots);
+    for (int i = 0; i < 2; i++) {
+        CHECK(r.offered_packets[i] > 10);
+        CHECK_EQ_U(r.val[i].packets_ok, r.offered_packets[i]);
+        CHECK_EQ_U(r.val[i].bytes_ok, r.offered_bytes[i]);
+        CHECK_EQ_U(r.lane[i].tx_bytes, r.offered_bytes[i]);
+        CHECK_EQ_U(r.held_bytes[i], 0);
+        CHECK(r.ch[i].bit_errors > 0);
+        /* errors stopped at offer_slots: no more than that many frames
+         * could be hit */
+        CHECK(r.ch[i].frames_hit <= c.offer_slots);
+        CHECK(r.first_read[i] >= 0);
+    }
+    rifl_linksim_result_free(&r);
+    /* the same packets whole do not fit the queue */
+    c.offer = RIFL_LINKSIM_WHOLE;
+    refused(&c, "do not fit the transmit queue");
+}
+
+/* the observer sees every stepped slot in order; the read hook decides when
+ * each reader reads; settle slots run on after completion until the observer
+ * is satisfied or they are used up */
+static void t_hooks(void)
+{
+    for (int users_first = 0; users_first < 2; users_first++) {
+        struct watch w = { .in_order = true, .satisfied_after_complete = true,
+                           .hold_until = 5000 };
+        rifl_linksim_config c = base(test_seed + 9, 1e-6, 300000);
+        c.users_first = users_first;
+        c.observe = watch_observe;
+        c.read_budget = watch_budget;
+        c.hook_ctx = &w;
+        rifl_linksim_result r;
+        if (!run_ok(&c, &r))
+            return;
+        CHECK(r.complete && r.lossless);
+        CHECK(w.in_order);
+        CHECK_EQ_U(r.fast_slots, 0); /* a read hook turns the fast path off */
+        CHECK_EQ_U(w.calls, r.slots);
+        /* one read decision per direction and users' side */
+        CHECK_EQ_U(w.budget_calls[0], r.slots + (users_first ? 0 : 1));
+        CHECK_EQ_U(w.budget_calls[1], w.budget_calls[0]);
+        CHECK(r.first_read[0] >= (int64_t)w.hold_until);
+        CHECK(r.first_read[1] < (int64_t)w.hold_until);
+        rifl_linksim_result_free(&r);
+
+        /* settle: an observer never satisfied keeps the run going for
+         * exactly settle_slots after completion, first seen between slots
+         * right after the observer's slot with the users first, at the
+         * boundary before it otherwise */
+        struct watch w2 = { .in_order = true };
+        c.hook_ctx = &w2;
+        c.read_budget = NULL;
+        c.settle_slots = 777;
+        c.fast = false; /* the observer sees every slot */
+        if (!run_ok(&c, &r))
+            return;
+        CHECK(r.complete);
+        CHECK(w2.complete_calls > 0);
+        CHECK_MSG(r.slots == w2.first_complete + (users_first ? 1 : 0) + 777,
+                  "users first %d: %llu slots, first complete after slot %llu", users_first,
+                  (unsigned long long)r.slots, (unsigned long long)w2.first_complete);
+        rifl_linksim_result_free(&r);
+    }
+}
+
+/* given seeds are used as given: the derived ones given back reproduce the
+ * run exactly */
+static void t_seeds_given(void)
+{
+    rifl_linksim_config c = base(test_seed + 3, 2e-6, 1000000);
+    rifl_linksim_result a, b;
+    if (!run_ok(&c, &a))
+        return;
+    c.seeds_given = true;
+    for (int i = 0; i < 2; i++) {
+        c.channel_seed[i] = a.channel_seed[i];
+        c.stream_seed[i] = a.stream_seed[i];
+    }
+    if (run_ok(&c, &b)) {
+        same_stats(&a, &b);
+        CHECK_EQ_U(b.channel_seed[0], a.channel_seed[0]);
+        CHECK_EQ_U(b.stream_seed[1], a.stream_seed[1]);
+        rifl_linksim_result_free(&b);
+    }
+    c.stream_seed[0] ^= 1;
+    if (run_ok(&c, &b)) {
+        CHECK(b.offered_bytes[0] != a.offered_bytes[0] || b.val[0].bytes_ok != a.val[0].bytes_ok ||
+              b.slots != a.slots);
+        rifl_linksim_result_free(&b);
+    }
+    rifl_linksim_result_free(&a);
 }
 
 static void t_histogram(void)
@@ -326,4 +477,6 @@ static void t_histogram(void)
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
-          { "bad_config", t_bad_config }, { "histogram", t_histogram })
+          { "bad_config", t_bad_config }, { "histogram", t_histogram },
+          { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
+          { "seeds_given", t_seeds_given })

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rifl/sim/pair.h"
 
@@ -60,11 +61,10 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     return RIFL_OK;
 }
 
-/* Lane `l` sends its frame of this slot on `phy`; returns how many frames
- * arrive at the far end (in `in`). */
-static inline __attribute__((always_inline)) unsigned send(rifl_lane *l, rifl_phy *phy,
-                                                            uint64_t now, bool wire,
-                                                            rifl_phy_frame *in)
+/* Lane `l` puts its frame of this slot in the PHY's buffer (and a copy in
+ * `copy` when someone looks); returns the form. */
+static inline __attribute__((always_inline)) rifl_phy_form build(rifl_lane *l, rifl_phy *phy,
+                                                                  bool wire, void *copy)
 {
     rifl_phy_form form = wire ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
     void *buf = rifl_phy_tx_buffer(phy, form);
@@ -72,8 +72,9 @@ static inline __attribute__((always_inline)) unsigned send(rifl_lane *l, rifl_ph
         rifl_lane_tx(l, buf);
     else
         rifl_lane_tx_frame(l, buf);
-    /* the pair made its PHYs: cables, called directly */
-    return rifl_phy_channel_exchange(phy, now, form, in, 1);
+    if (copy)
+        memcpy(copy, buf, wire ? (size_t)phy->frame_bytes : sizeof(rifl_lane_frame));
+    return form;
 }
 
 /* Lane `l` receives what arrived (n: 0 or 1 frames). */
@@ -86,17 +87,26 @@ static int receive(rifl_lane *l, const rifl_phy_frame *in, unsigned n)
     return rifl_lane_rx_frame(l, in->data, NULL);
 }
 
-void rifl_pair_step(rifl_pair *p, int res[2])
+void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
 {
     uint64_t now = p->slot;
-    rifl_phy_frame to_b, to_a;
-    unsigned nb = send(p->lane[0], p->phy[0], now, p->encode_all, &to_b);
-    unsigned na = send(p->lane[1], p->phy[1], now, p->encode_all, &to_a);
-    int ra = receive(p->lane[0], &to_a, na);
-    int rb = receive(p->lane[1], &to_b, nb);
-    if (res) {
-        res[0] = ra;
-        res[1] = rb;
+    rifl_phy_frame in[2];
+    unsigned n[2];
+    for (int i = 0; i < 2; i++) {
+        /* the pair made its PHYs: cables, called directly */
+        rifl_phy_form form = build(p->lane[i], p->phy[i], p->encode_all,
+                                   seen ? (void *)&seen->sent[i] : NULL);
+        n[1 - i] = rifl_phy_channel_exchange(p->phy[i], now, form, &in[1 - i], 1);
+    }
+    int r0 = receive(p->lane[0], &in[0], n[0]);
+    int r1 = receive(p->lane[1], &in[1], n[1]);
+    if (seen) {
+        seen->now = now;
+        seen->form = p->encode_all ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
+        for (int i = 0; i < 2; i++)
+            seen->arrived[i] = n[i] ? in[i] : (rifl_phy_frame){ RIFL_PHY_NONE, NULL };
+        seen->rx[0] = r0;
+        seen->rx[1] = r1;
     }
     p->slot++;
 }

@@ -1,8 +1,11 @@
-/* rifl: link simulator.  Two lane engines back to back over two channels
- * with seeded random bit errors, a traffic generator at each end and a
- * validator checking every delivered packet at the other end, with latency
- * stamps.  Long error-free stretches in steady state are fast-forwarded in
- * bulk (same results as stepping every slot, see docs/simulator.md). */
+/* rifl: the link simulator, the one driver of two lanes back to back.  Two
+ * lane engines over two cables with seeded random bit errors, a sending user
+ * at each end and a receiving user checking every delivered packet at the
+ * other end, with latency stamps.  Long error-free stretches in steady state
+ * are fast-forwarded in bulk (same results as stepping every slot, see
+ * docs/simulator.md).  `rifl sim link`, `rifl demo` and the randomised tests
+ * all run on it; hooks let a caller decide when its users read and watch
+ * every slot. */
 #ifndef RIFL_LINKSIM_H
 #define RIFL_LINKSIM_H
 
@@ -15,11 +18,29 @@
 #include "rifl/lane.h"
 #include "rifl/phy.h"
 #include "rifl/sim/latency.h"
+#include "rifl/sim/pair.h"
 #include "rifl/sim/traffic.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* How a sending user hands packets to its lane. */
+typedef enum rifl_linksim_offer {
+    RIFL_LINKSIM_WHOLE = 0,  /* whole packets (rifl_lane_send), as many per
+                                slot as the transmit queue takes */
+    RIFL_LINKSIM_PARTS = 1   /* one rifl_lane_send_part call per slot: a
+                                packet goes in as the queue makes room, so
+                                packets may be larger than the queue */
+} rifl_linksim_offer;
+
+/* What an observer sees after each slot stepped one at a time. */
+typedef struct rifl_linksim_slot {
+    uint64_t t;                   /* the slot just stepped */
+    const rifl_pair *pair;        /* the lanes and cables */
+    const rifl_pair_slot *wire;   /* what the slot did */
+    bool complete;                /* everything offered was delivered */
+} rifl_linksim_slot;
 
 typedef struct rifl_linksim_config {
     rifl_lane_config lane;     /* both ends */
@@ -37,9 +58,36 @@ typedef struct rifl_linksim_config {
     uint64_t rx_stall, rx_period; /* reads stop for rx_stall slots out of every
                                   rx_period (0 = never) */
     unsigned delay_frames;     /* one-way delay; 0 = from lane.link */
-    bool fast;                 /* fast-forward error-free steady stretches */
+    bool fast;                 /* fast-forward error-free steady stretches
+                                  (runs with whole packets, users after the
+                                  wire and no read_budget hook) */
     bool encode_all;           /* build and decode every frame's wire bytes
                                   (same results, slower: for checking) */
+    /* the run's course (all 0: users after the wire, whole packets, errors
+     * and packets throughout) */
+    rifl_linksim_offer offer;
+    bool users_first;          /* a slot is: the users (send, read), then the
+                                  wire; a run of N slots ends after slot
+                                  N-1's wire.  Default: the wire, then the
+                                  users, who also act once before slot 0, so
+                                  a run ends with the users having read what
+                                  its last slot delivered */
+    uint64_t offer_slots;      /* at this slot new packets and bit errors
+                                  stop (0: never); the run then ends when
+                                  everything offered is delivered */
+    uint64_t settle_slots;     /* then up to this many more slots, until the
+                                  observer is satisfied */
+    bool seeds_given;          /* use these seeds instead of those derived
+                                  from `seed` (rifl_linksim_seed) */
+    uint64_t channel_seed[2], stream_seed[2];
+    /* bytes the receiving user of direction `dir` reads in slot t: 0 for
+     * none, SIZE_MAX for all there is (NULL: rx_ready and rx_stall decide) */
+    size_t (*read_budget)(void *ctx, unsigned dir, uint64_t t);
+    /* called after every slot stepped one at a time (never for the
+     * fast-forwarded ones); returns true when it needs no more slots (see
+     * settle_slots) */
+    bool (*observe)(void *ctx, const rifl_linksim_slot *slot);
+    void *hook_ctx;
     /* called now and then with the fraction done */
     void (*progress)(void *ctx, double fraction, uint64_t slots);
     void *progress_ctx;
@@ -56,7 +104,12 @@ typedef struct rifl_linksim_result {
     double frame_ns;             /* one frame slot */
     uint64_t slots;              /* frame slots simulated */
     uint64_t fast_slots, skips;  /* of which fast-forwarded, in how many runs */
-    uint64_t offered_packets[2], offered_bytes[2]; /* per direction */
+    uint64_t offered_packets[2], offered_bytes[2]; /* per direction: packets
+                                    the lane took whole, and their bytes */
+    uint64_t held_bytes[2];      /* bytes of a packet the sending user still
+                                    held at the end (not taken by the lane) */
+    int64_t first_read[2];       /* slot of the first bytes read per
+                                    direction, -1 for none */
     uint64_t window[2];          /* measuring window per direction: slots up
                                     to the last delivery (or the whole run) */
     double goodput_gbps;         /* delivered payload, mean of the directions */

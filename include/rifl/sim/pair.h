@@ -34,6 +34,19 @@ typedef struct rifl_pair {
     bool encode_all;
 } rifl_pair;
 
+/* What one slot of a pair did, for observers. */
+typedef struct rifl_pair_slot {
+    uint64_t now;                   /* the slot */
+    rifl_phy_form form;             /* of the frames sent: content or wire bytes */
+    union {
+        rifl_lane_frame content;
+        uint8_t wire[RIFL_FRAME_MAX_BYTES];
+    } sent[2];                      /* [i]: lane i's frame as it went on the cable */
+    rifl_phy_frame arrived[2];      /* [i]: what reached lane i (form NONE:
+                                       nothing); valid until the next step */
+    int rx[2];                      /* [i]: lane i's rifl_rx_result */
+} rifl_pair_slot;
+
 /* One-way delay of a link in whole frame slots (rounded to nearest). */
 RIFL_API unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits);
 
@@ -41,8 +54,8 @@ RIFL_API int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char
                               size_t msglen);
 RIFL_API void rifl_pair_free(rifl_pair *p);
 /* One slot: both lanes send, both channels carry, both lanes receive.
- * `res` (may be NULL) gets the two rifl_rx_result values (A's, B's). */
-RIFL_API void rifl_pair_step(rifl_pair *p, int res[2]);
+ * `seen` (NULL when nobody looks) gets what happened. */
+RIFL_API void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,93 @@
+/* The link simulator's state, shared by its parts: the run (linksim.c), the
+ * users on both ends (linksim_users.c) and the fast path
+ * (linksim_fast.c). */
+#ifndef RIFL_SIM_LINKSIM_PRIV_H
+#define RIFL_SIM_LINKSIM_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rifl/sim/linksim.h"
+#include "rifl/sim/pair.h"
+
+/* A packet between its sender and the validator. */
+struct pkt {
+    uint64_t first;           /* index of its first data frame in the stream */
+    uint64_t t_first, t_last; /* slots its first / last frame was first sent */
+    uint32_t nf, len;
+};
+
+/* One direction: a sending user, a lane sending, a cable, a lane receiving,
+ * a receiving user. */
+struct dir {
+    rifl_lane *tx, *rx;       /* sender, receiver */
+    rifl_phy *ch;
+    uint64_t stream_seed;
+    /* sending user */
+    uint64_t next_seq;        /* next packet to create */
+    bool pending, done;       /* a packet waits to be taken; no more packets */
+    uint32_t plen, pnf;
+    size_t poff;              /* bytes of it taken so far (parts) */
+    double credit;
+    uint64_t offered_bytes;
+    uint64_t qf;              /* data frames queued so far */
+    /* packets between sender and validator */
+    struct pkt *ring;
+    uint64_t rmask, oldest;
+    uint64_t send_cur;        /* packet whose frames are being sent */
+    uint64_t sf;              /* new data frames sent so far */
+    uint64_t recv_cur;        /* next packet the receiver completes */
+    /* per frame ID: data frame index of the last new frame with that ID, or
+     * -1 for a filler */
+    int64_t *log;
+    uint64_t streak;          /* slots in a row with a new, unhit frame sent */
+    uint64_t prev_new, prev_hit;
+    /* receiving user */
+    rifl_validator val;
+    uint8_t *pkt, *rbuf, *cache;
+    uint64_t cache_seq;
+    bool cache_ok;
+    uint64_t last_read;       /* slot of the last completed packet */
+    int64_t first_read;       /* slot of the first bytes read, -1 before */
+    uint64_t checked_seq, checked_have; /* partly read packet whose bytes so far */
+    bool prefix_ok;                     /* were compared with the expected ones */
+    /* emulation state during a fast-forward */
+    uint64_t q;               /* transmit-queue frames */
+    unsigned efid, erfid;
+    struct {                  /* what the users and lanes did in it */
+        uint64_t data_sent, fill_sent, data_recv, fill_recv;
+        uint64_t tx_packets, tx_bytes, tx_rejected, rx_packets, rx_bytes;
+    } c;
+    rifl_lane_frame *inflight; /* frames left in flight after it */
+    struct sim *sim;
+};
+
+struct sim {
+    const rifl_linksim_config *cfg;
+    rifl_linksim_result *res;
+    rifl_pair *pair;
+    struct dir d[2];
+    unsigned pb, nfid, kmask, D;
+    uint64_t txcap;
+    size_t maxlen;            /* largest packet */
+    bool stopped;             /* offer_slots reached: no new packets */
+    bool fast_possible;       /* the run may fast-forward (linksim_fast.c) */
+    rifl_rng rng;
+    rifl_pair_slot seen;      /* the last slot, for the observer */
+};
+
+/* linksim_users.c */
+size_t rifl_linksim_pkt_len(const struct sim *s, const struct dir *d, uint64_t seq);
+const uint8_t *rifl_linksim_content(struct sim *s, struct dir *d, uint64_t seq);
+struct pkt *rifl_linksim_pkt_at(const struct dir *d, uint64_t seq);
+int rifl_linksim_generate(struct sim *s, struct dir *d, bool real);
+void rifl_linksim_stamp_sent(struct dir *d, uint64_t idx, uint64_t t);
+void rifl_linksim_delivered(struct sim *s, struct dir *d, uint64_t seq, uint64_t t);
+int rifl_linksim_user_side(struct sim *s, uint64_t t);
+bool rifl_linksim_all_done(const struct sim *s);
+
+/* linksim_fast.c */
+uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t);
+int rifl_linksim_skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done);
+
+#endif
