@@ -205,7 +205,7 @@ static void t_segment_roundtrip(void)
     unsigned rounds = test_long_run ? 20000 : 2000, ok = 0;
     uint64_t cells = 0;
     for (unsigned k = 0; k < rounds; k++) {
-        size_t L = k < 600 ? k : (size_t)rifl_rng_below(&rng, MAXM + 1);
+        size_t L = k < 600 ? k + 1 : 1 + (size_t)rifl_rng_below(&rng, MAXM);
         for (size_t b = 0; b < L; b++)
             msg[b] = (uint8_t)rifl_rng_next(&rng);
         size_t nc = rifl_l2_msg_cells(L);
@@ -234,7 +234,56 @@ static void t_segment_roundtrip(void)
     /* exact boundaries: 252 bytes fit one cell, 253 need two */
     CHECK_EQ_U(rifl_l2_msg_cells(252), 1);
     CHECK_EQ_U(rifl_l2_msg_cells(253), 2);
-    CHECK_EQ_U(rifl_l2_msg_cells(0), 1);
+    /* the prefix: protocol 1, then the length in 24 bits */
+    REQUIRE(rifl_l2_msg_cell(msg, 300, 0, cell) == RIFL_OK);
+    CHECK_EQ_U(cell[0], RIFL_L2_PROTO_DATA);
+    CHECK_EQ_U(cell[1], 0);
+    CHECK_EQ_U(cell[2], 1);
+    CHECK_EQ_U(cell[3], 300 - 256);
+    CHECK(!memcmp(cell + 4, msg, 252));
+    /* lengths outside 1 .. 2^24 - 1 are refused */
+    CHECK_EQ_I(rifl_l2_msg_cell(msg, 0, 0, cell), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_l2_msg_cell(msg, (size_t)RIFL_L2_MSG_MAX + 1, 0, cell), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rifl_l2_msg_cells(RIFL_L2_MSG_MAX), (RIFL_L2_MSG_MAX + 4 + 255) / 256);
+}
+
+/* an RDMA bundle's prefix (count, 16-bit length) is read; reserved
+ * protocols and zero lengths are dropped and counted, and the next message
+ * comes through */
+static void t_segment_prefix(void)
+{
+    static uint8_t buf[1000], cell[RIFL_L2_CELL_PAYLOAD];
+    rifl_l2_reasm r;
+    rifl_l2_reasm_init(&r, buf, sizeof buf);
+    size_t got = 0;
+    memset(cell, 0, sizeof cell);
+    cell[0] = RIFL_L2_PROTO_RDMA;
+    cell[1] = 3;
+    cell[2] = 0;
+    cell[3] = 10;
+    memcpy(cell + 4, "0123456789", 10);
+    CHECK_EQ_I(rifl_l2_reasm_push(&r, cell, &got), 1);
+    CHECK_EQ_U(got, 10);
+    CHECK_EQ_U(r.proto, RIFL_L2_PROTO_RDMA);
+    CHECK_EQ_U(r.count, 3);
+    CHECK(!memcmp(buf, "0123456789", 10));
+    for (unsigned p = 0; p < 256; p++) {
+        if (p == RIFL_L2_PROTO_DATA || p == RIFL_L2_PROTO_RDMA)
+            continue;
+        cell[0] = (uint8_t)p;
+        CHECK_EQ_I(rifl_l2_reasm_push(&r, cell, &got), RIFL_ERR_FRAME);
+    }
+    cell[0] = RIFL_L2_PROTO_DATA;
+    cell[1] = cell[2] = cell[3] = 0;
+    CHECK_EQ_I(rifl_l2_reasm_push(&r, cell, &got), RIFL_ERR_FRAME);
+    CHECK_EQ_U(r.reserved, 254 + 1);
+    CHECK(!r.in_msg);
+    uint8_t msg[5] = { 9, 8, 7, 6, 5 };
+    REQUIRE(rifl_l2_msg_cell(msg, 5, 0, cell) == RIFL_OK);
+    CHECK_EQ_I(rifl_l2_reasm_push(&r, cell, &got), 1);
+    CHECK_EQ_U(got, 5);
+    CHECK_EQ_U(r.proto, RIFL_L2_PROTO_DATA);
+    CHECK(!memcmp(buf, msg, 5));
 }
 
 static void t_segment_too_big(void)
@@ -315,4 +364,5 @@ TEST_MAIN({ "header_fields", t_header_fields }, { "forward_rule", t_forward_rule
           { "rel_port_inverse", t_rel_port_inverse },
           { "advance_return_index", t_advance_return_index },
           { "route_reversal", t_route_reversal }, { "segment_roundtrip", t_segment_roundtrip },
-          { "segment_too_big", t_segment_too_big }, { "fc_codec", t_fc_codec })
+          { "segment_too_big", t_segment_too_big }, { "segment_prefix", t_segment_prefix },
+          { "fc_codec", t_fc_codec })

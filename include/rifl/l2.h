@@ -91,19 +91,25 @@ RIFL_API int rifl_l2_reverse_route(const rifl_l2_hdr *arrived, uint8_t route[RIF
 /* Same, as a ready header to answer the source. */
 RIFL_API int rifl_l2_hdr_reply(const rifl_l2_hdr *arrived, rifl_l2_hdr *reply);
 
-/* ---- endpoint message format (project rule) -------------------------------
- * A message of L bytes (0 <= L <= RIFL_L2_MSG_MAX) travels as
- * ceil((4 + L) / 256) cells: the first cell starts with L as a 32-bit
- * big-endian number, the message bytes follow, the last cell is padded with
- * zeros.  Cells of one source arrive in order (RIFL is lossless and each
- * source-destination pair uses one queue per hop), so the receiver needs no
- * sequence numbers. */
-#define RIFL_L2_MSG_LEN_BYTES 4
-#define RIFL_L2_MSG_MAX 0xffffffffu
+/* ---- endpoint message format (project rule, docs/layer2.md section 3) ----
+ * Every message starts with a 4-byte prefix in its first cell: byte 0 the
+ * protocol, then for a data message (0x01) the bytes after the prefix as a
+ * 24-bit big-endian number (1 to 2^24 - 1), for an RDMA bundle (0x02) byte 1
+ * the packet count and bytes 2-3 the bytes after the prefix.  The message
+ * bytes follow; the last cell is padded with zeros.  Other protocol values
+ * are reserved: the receiver drops such a cell and counts it.  Cells of one
+ * source arrive in order (RIFL is lossless and each source-destination pair
+ * uses one queue per hop), so the receiver needs no sequence numbers. */
+#define RIFL_L2_MSG_PREFIX_BYTES 4
+#define RIFL_L2_PROTO_DATA 0x01
+#define RIFL_L2_PROTO_RDMA 0x02
+#define RIFL_L2_MSG_MAX 0xffffffu   /* largest data message */
 
+/* Cells of a data message of msg_len bytes: ceil((4 + msg_len) / 256). */
 RIFL_API size_t rifl_l2_msg_cells(size_t msg_len);
-/* Fill cell number `index` (0-based) of the message.  RIFL_ERR_INVALID_ARG
- * if index is past the last cell or the message is too long. */
+/* Fill cell number `index` (0-based) of a data message of 1 to
+ * RIFL_L2_MSG_MAX bytes.  RIFL_ERR_INVALID_ARG for a length outside that
+ * range or an index past the last cell. */
 RIFL_API int rifl_l2_msg_cell(const void *msg, size_t msg_len, size_t index,
                               uint8_t cell[RIFL_L2_CELL_PAYLOAD]);
 
@@ -116,16 +122,21 @@ typedef struct rifl_l2_reasm {
     uint64_t got;       /* bytes stored so far */
     bool in_msg;
     bool skipping;      /* current message does not fit: cells discarded */
+    unsigned proto;     /* protocol of the current (or last) message */
+    unsigned count;     /* RDMA bundle: its packet count */
     uint64_t messages;  /* messages completed */
     uint64_t cells;     /* cells pushed */
     uint64_t too_big;   /* messages dropped because they exceed cap */
+    uint64_t reserved;  /* first cells dropped: reserved protocol or zero length */
 } rifl_l2_reasm;
 
 RIFL_API void rifl_l2_reasm_init(rifl_l2_reasm *r, uint8_t *buf, size_t cap);
 /* Push the next cell payload.  Returns 1 when a message is complete
- * (*msg_len set, bytes in r->buf), 0 when more cells are needed, or
- * RIFL_ERR_TOO_BIG when a message longer than the buffer starts (its cells
- * are then discarded and counted in too_big). */
+ * (*msg_len set, bytes in r->buf, r->proto and r->count tell what it is), 0
+ * when more cells are needed, RIFL_ERR_TOO_BIG when a message longer than
+ * the buffer starts (its cells are then discarded and counted in too_big),
+ * or RIFL_ERR_FRAME when a first cell carries a reserved protocol or a zero
+ * length (the cell is dropped and counted in `reserved`). */
 RIFL_API int rifl_l2_reasm_push(rifl_l2_reasm *r, const uint8_t cell[RIFL_L2_CELL_PAYLOAD],
                                 size_t *msg_len);
 
