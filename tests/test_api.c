@@ -46,6 +46,11 @@ static void t_null_arguments(void)
               "cfg");
     NULL_CASE(rifl_phy_loopback_create(256, 1, NULL, msg, sizeof msg), "rifl_phy_loopback_create",
               "out");
+    rifl_port *po;
+    NULL_CASE(rifl_port_create(&rifl_port_default_config, NULL, NULL, msg, sizeof msg),
+              "rifl_port_create", "out");
+    NULL_CASE(rifl_port_create(NULL, NULL, &po, msg, sizeof msg), "rifl_port_create", "cfg");
+    NULL_CASE(rifl_port_config_check(NULL, msg, sizeof msg), "rifl_port_config_check", "cfg");
     rifl_pair_config pc = { .lane = rifl_lane_default_config };
     rifl_pair *p;
     NULL_CASE(rifl_pair_create(&pc, NULL, msg, sizeof msg), "rifl_pair_create", "out");

@@ -252,6 +252,19 @@ typedef struct rifl_credit_config {
 /* 4 data VLs of 32 KiB, block-granular, FCP every 4096 symbol times, 64
  * descriptors per VL, 4 KiB packets, 4 VL15 buffers, auto activation. */
 RIFL_API extern const rifl_credit_config rifl_credit_default_config;
+/* The same as an initializer, for configurations that hold one. */
+#define RIFL_CREDIT_DEFAULTS                                                  \
+    {                                                                         \
+        .data_vls = 4,                                                        \
+        .rx_buffer_bytes = 32768,                                             \
+        .chunk_bytes = 64,                                                    \
+        .fcp_period = 4096,                                                   \
+        .fcp_min_gap = 0,                                                     \
+        .tx_queue_packets = 64,                                               \
+        .max_packet_bytes = 4096,                                             \
+        .vl15_rx_packets = 4,                                                 \
+        .auto_activate = true,                                                \
+    }
 
 RIFL_API int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t msglen);
 

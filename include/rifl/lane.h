@@ -91,6 +91,28 @@ typedef struct rifl_lane_config {
  * Protocol for Data Center Communication": F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
  * treated as one lane), 10 m cable at 5 ns/m, 80 ns transceiver latency. */
 RIFL_API extern const rifl_lane_config rifl_lane_default_config;
+/* The same as an initializer, for configurations that hold a lane's. */
+#define RIFL_LANE_DEFAULTS                                                    \
+    {                                                                         \
+        .frame_bits = 256,                                                    \
+        .fid_bits = 8,                                                        \
+        .link = {                                                             \
+            .lane_rate_gbps = 112.0,                                          \
+            .cable_m = 10.0,                                                  \
+            .ns_per_m = 5.0,                                                  \
+            .transceiver_ns = 80.0,                                           \
+        },                                                                    \
+        .pipeline_frames = 2,                                                 \
+        .tx_queue_frames = 1024,                                              \
+        .rx_buffer_frames = 0,                                                \
+        .fc_on_frames = 0,                                                    \
+        .fc_off_frames = 0,                                                   \
+        .fc_mode = RIFL_LANE_FC_ONOFF,                                        \
+        .rx_lock_frames = 64,                                                 \
+        .ext_queue_frames = 64,                                               \
+        .replay_tail_frames = 0,                                              \
+        .allow_unsafe_fid = false,                                            \
+    }
 
 /* Length of the closing part of a replay cycle that a configuration gets
  * (max(2^(K-1), RTT_frames + 16) unless replay_tail_frames sets it), and the

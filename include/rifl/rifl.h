@@ -1,5 +1,6 @@
 /* rifl: umbrella header of the engine library (librifl, rifl.pc): the
- * link layer, flow control, Layer 2 and the switch, the PHY boundary.  The
+ * link layer, flow control, Layer 2 and the switch, the port, the PHY
+ * boundary.  The
  * simulation library has its own: rifl/sim/sim.h. */
 #ifndef RIFL_RIFL_H
 #define RIFL_RIFL_H
@@ -21,5 +22,8 @@
 /* Layer 2 and the switch */
 #include "rifl/l2.h"
 #include "rifl/switch.h"
+
+/* a port: lane, flow control, virtual lanes, Layer 2 endpoint */
+#include "rifl/port.h"
 
 #endif

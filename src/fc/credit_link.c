@@ -6,17 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const rifl_credit_config rifl_credit_default_config = {
-    .data_vls = 4,
-    .rx_buffer_bytes = 32768,
-    .chunk_bytes = 64,
-    .fcp_period = 4096,
-    .fcp_min_gap = 0,
-    .tx_queue_packets = 64,
-    .max_packet_bytes = 4096,
-    .vl15_rx_packets = 4,
-    .auto_activate = true,
-};
+const rifl_credit_config rifl_credit_default_config = RIFL_CREDIT_DEFAULTS;
 
 struct desc {
     uint32_t len;

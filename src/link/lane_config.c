@@ -5,26 +5,7 @@
 
 #include "rifl/lane.h"
 
-const rifl_lane_config rifl_lane_default_config = {
-    .frame_bits = 256,
-    .fid_bits = 8,
-    .link = {
-        .lane_rate_gbps = 112.0,
-        .cable_m = 10.0,
-        .ns_per_m = 5.0,
-        .transceiver_ns = 80.0,
-    },
-    .pipeline_frames = 2,
-    .tx_queue_frames = 1024,
-    .rx_buffer_frames = 0,
-    .fc_on_frames = 0,
-    .fc_off_frames = 0,
-    .fc_mode = RIFL_LANE_FC_ONOFF,
-    .rx_lock_frames = 64,
-    .ext_queue_frames = 64,
-    .replay_tail_frames = 0,
-    .allow_unsafe_fid = false,
-};
+const rifl_lane_config rifl_lane_default_config = RIFL_LANE_DEFAULTS;
 
 double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
                             unsigned extra_frames)

@@ -1,6 +1,7 @@
-/* Credit-based flow control carried by two RIFL lanes (FC_NONE mode, FCPs in
- * extension frames, one VL byte per packet) against the lanes' own ON/OFF
- * flow control, driven one frame slot at a time. */
+/* Credit-based flow control carried by two RIFL lanes against the lanes'
+ * own ON/OFF flow control, driven one frame slot at a time: a port
+ * (rifl/port.h) at each end, A sending, B receiving through consumers that
+ * drain each VL at a set rate. */
 #include "rifl/sim/credit_sim.h"
 
 #include <math.h>
@@ -30,36 +31,24 @@ void rifl_clane_default_config(rifl_clane_config *c)
     c->seed = 1;
 }
 
-struct vlq {             /* lengths of packets held at B for one VL */
-    uint32_t *len;
-    unsigned head, count, cap;
-};
-
 struct cl {
     const rifl_clane_config *cfg;
     rifl_clane_result *res;
     rifl_pair *pair;
-    rifl_credit *a, *b;
-    rifl_vlarb arb;      /* on/off mode sender */
+    rifl_port *a, *b;    /* A sends the packets, B receives them */
     unsigned fb, pay;    /* frame bytes, payload bytes per frame */
     uint64_t slot, now;  /* now in symbol times */
     bool quiet;
-    size_t lane_cap;     /* A's empty transmit queue, bytes */
-    uint8_t *pkt, *ref;  /* scratch: outgoing packet, expected content */
-    uint64_t next_seq[RIFL_FC_MAX_DATA_VLS];  /* A: next packet per VL */
+    uint8_t *pkt, *rbuf; /* scratch: a packet out, a packet read */
+    uint8_t *ref;        /* scratch: expected content */
+    uint64_t next_seq[RIFL_FC_MAX_DATA_VLS];  /* A: next packet to queue per VL */
     uint64_t pending[RIFL_FC_MAX_DATA_VLS];   /* A: generated, not queued */
     double gen_acc[RIFL_FC_MAX_DATA_VLS];
     uint64_t generated[RIFL_FC_MAX_DATA_VLS]; /* A: packets the source made */
-    uint64_t queued_seq[RIFL_FC_MAX_DATA_VLS]; /* A: next seq to hand over */
     uint64_t exp_seq[RIFL_FC_MAX_DATA_VLS];   /* B: next seq expected */
-    uint8_t *rbuf;       /* B: packet being read */
-    size_t rlen;
-    bool staged;         /* on/off: a whole packet waits in rbuf */
-    struct vlq q[RIFL_FC_MAX_DATA_VLS];
     bool busy[RIFL_FC_MAX_DATA_VLS];
     uint64_t done_at[RIFL_FC_MAX_DATA_VLS];
-    uint8_t fcp_b[RIFL_FC_FCP_BYTES];
-    bool fcp_b_pending;
+    uint64_t bad;        /* packets read at B with the wrong length or bytes */
 };
 
 static uint64_t vseed(const struct cl *s, unsigned v)
@@ -82,7 +71,7 @@ static bool stalled(const struct cl *s, unsigned v)
     return c->hol_vl == (int)v && s->slot >= c->hol_start && s->slot < c->hol_end;
 }
 
-static uint64_t service(const struct cl *s, unsigned v, uint32_t len)
+static uint64_t service(const struct cl *s, unsigned v, size_t len)
 {
     double d = s->cfg->drain[v];
     if (s->quiet && d < 1.0)
@@ -100,8 +89,12 @@ static void generate(struct cl *s)
         if (s->quiet)
             continue;
         if (c->load[v] >= 1.0) {
-            if (s->pending[v] < 2)
-                s->pending[v] = 2;
+            /* a backlogged source holds two packets; with the lane's flow
+             * control the port's queue is the source's (with credits the
+             * port queues descriptors besides) */
+            uint64_t held = s->pending[v] + (c->credit ? 0 : rifl_port_tx_queued(s->a, v));
+            if (held < 2)
+                s->pending[v] += 2 - held;
             continue;
         }
         s->gen_acc[v] += c->load[v] * s->pay;
@@ -116,135 +109,37 @@ static void generate(struct cl *s)
     }
 }
 
-static int put_packet(struct cl *s, unsigned v, uint64_t seq)
+/* A's source queues what it has on its port; then both ports hand their
+ * lanes what flow control lets go. */
+static void sender(struct cl *s)
 {
-    uint32_t len = pkt_len(s, v, seq);
-    s->pkt[0] = (uint8_t)v;
-    rifl_packet_fill(vseed(s, v), seq, s->pkt + 1, len);
-    int rc = rifl_lane_send(s->pair->lane[0], s->pkt, len + 1u);
-    if (rc == RIFL_OK) {
-        s->res->sent_packets[v]++;
-        s->res->sent_bytes[v] += len;
-    }
-    return rc;
-}
-
-/* Extension frames overtake user data still queued in the lane, so an FCP
- * must not be handed over while packets it already counts in FCTBS wait in
- * the queue: B would count them twice (once from FCTBS, once on arrival)
- * and advertise credit it does not have.  A therefore feeds the lane only
- * when its user queue is empty; the lane takes the first frame in the same
- * slot, so the link loses no slot by it.  (On/off mode keeps a short queue.) */
-static bool lane_has_room(struct cl *s)
-{
-    size_t space = rifl_lane_send_space(s->pair->lane[0]);
-    size_t in_queue = s->lane_cap - space;
-    if (s->cfg->credit)
-        return in_queue == 0;
-    return space >= s->cfg->max_len + 1u && in_queue < 2u * (s->cfg->max_len + 1u);
-}
-
-static int sender(struct cl *s)
-{
-    const rifl_clane_config *c = s->cfg;
-    rifl_lane *la = s->pair->lane[0];
-    if (c->credit) {
-        for (unsigned v = 0; v < c->vls; v++)
-            while (s->pending[v] &&
-                   rifl_credit_enqueue(s->a, v, pkt_len(s, v, s->queued_seq[v]),
-                                       s->queued_seq[v]) == RIFL_OK) {
-                s->queued_seq[v]++;
-                s->pending[v]--;
-            }
-        rifl_credit_item it;
-        while (lane_has_room(s) && rifl_credit_poll(s->a, s->now, &it) == RIFL_OK) {
-            int rc;
-            if (it.kind == RIFL_CREDIT_ITEM_FCP) {
-                rc = rifl_lane_send_ext(la, RIFL_FCP_EXT_CODE, it.fcp, RIFL_FC_FCP_BYTES);
-                if (rc == RIFL_OK)
-                    s->res->fcp_sent++;
-                else if (rc == RIFL_ERR_AGAIN) {
-                    s->res->fcp_ext_full++;
-                    rc = RIFL_OK; /* A's FCTBS goes again in the next period */
-                }
-            } else {
-                rc = put_packet(s, it.vl, it.tag);
-            }
-            if (rc != RIFL_OK)
-                return rc;
+    for (unsigned v = 0; v < s->cfg->vls; v++)
+        while (s->pending[v]) {
+            uint32_t len = pkt_len(s, v, s->next_seq[v]);
+            rifl_packet_fill(vseed(s, v), s->next_seq[v], s->pkt, len);
+            if (rifl_port_send(s->a, v, s->pkt, len) != RIFL_OK)
+                break;
+            s->next_seq[v]++;
+            s->pending[v]--;
         }
-        /* B returns credit */
-        if (!s->fcp_b_pending && rifl_credit_poll(s->b, s->now, &it) == RIFL_OK) {
-            memcpy(s->fcp_b, it.fcp, RIFL_FC_FCP_BYTES);
-            s->fcp_b_pending = true;
-            s->res->fcp_sent++; /* handed over below, retried until taken */
-        }
-        if (s->fcp_b_pending) {
-            if (rifl_lane_send_ext(s->pair->lane[1], RIFL_FCP_EXT_CODE, s->fcp_b,
-                                   RIFL_FC_FCP_BYTES) == RIFL_OK)
-                s->fcp_b_pending = false;
-            else
-                s->res->fcp_ext_full++;
-        }
-        return RIFL_OK;
-    }
-    while (lane_has_room(s)) {
-        uint32_t head[RIFL_FC_NUM_VLS] = { 0 };
-        for (unsigned v = 0; v < c->vls; v++)
-            if (s->pending[v])
-                head[v] = pkt_len(s, v, s->next_seq[v]);
-        int v = rifl_vlarb_pick(&s->arb, head, 0x7FFFu);
-        if (v < 0)
-            break;
-        int rc = put_packet(s, (unsigned)v, s->next_seq[v]);
-        if (rc != RIFL_OK)
-            return rc;
-        s->next_seq[v]++;
-        s->pending[v]--;
-    }
-    return RIFL_OK;
+    rifl_port_feed(s->a, s->slot);
+    rifl_port_feed(s->b, s->slot);
 }
 
-static int vlq_push(struct vlq *q, uint32_t len)
+/* A packet read at B: the next of its VL, byte for byte? */
+static void check_packet(struct cl *s, unsigned v, size_t len)
 {
-    if (q->count == q->cap) {
-        unsigned ncap = q->cap ? q->cap * 2 : 64;
-        uint32_t *n = malloc(ncap * sizeof *n);
-        if (!n)
-            return RIFL_ERR_NOMEM;
-        for (unsigned i = 0; i < q->count; i++)
-            n[i] = q->len[(q->head + i) % q->cap];
-        free(q->len);
-        q->len = n;
-        q->cap = ncap;
-        q->head = 0;
-    }
-    q->len[(q->head + q->count) % q->cap] = len;
-    q->count++;
-    return RIFL_OK;
-}
-
-/* Check a whole packet read at B; returns its VL or -1. */
-static int check_packet(struct cl *s)
-{
-    if (s->rlen < 2 || s->rbuf[0] >= s->cfg->vls) {
-        s->res->bad_packets++;
-        return -1;
-    }
-    unsigned v = s->rbuf[0];
-    uint32_t len = (uint32_t)(s->rlen - 1);
     uint64_t seq = s->exp_seq[v]++;
     if (len != pkt_len(s, v, seq)) {
-        s->res->bad_packets++;
-        return (int)v;
+        s->bad++;
+        return;
     }
     rifl_packet_fill(vseed(s, v), seq, s->ref, len);
-    if (memcmp(s->ref, s->rbuf + 1, len))
-        s->res->bad_packets++;
-    return (int)v;
+    if (memcmp(s->ref, s->rbuf, len))
+        s->bad++;
 }
 
-static void delivered(struct cl *s, unsigned v, uint32_t len)
+static void delivered(struct cl *s, unsigned v, size_t len)
 {
     s->res->delivered_packets[v]++;
     if (s->slot < s->cfg->slots) {
@@ -254,91 +149,38 @@ static void delivered(struct cl *s, unsigned v, uint32_t len)
     }
 }
 
-static int receiver(struct cl *s)
+/* B's consumers: those done take their packet off the port (its space, or
+ * its credit, goes back), both ports take what arrived off their lanes, and
+ * idle consumers start on the next packet of their VL. */
+static void receiver(struct cl *s)
 {
     const rifl_clane_config *c = s->cfg;
-    rifl_lane *la = s->pair->lane[0], *lb = s->pair->lane[1];
-    uint8_t code, buf[64];
-    size_t n;
-    /* FCPs in extension frames, both ends */
-    while (rifl_lane_read_ext(la, &code, buf, sizeof buf, &n) == RIFL_OK)
-        if (c->credit && code == RIFL_FCP_EXT_CODE)
-            rifl_credit_rx_fcp(s->a, buf, n, s->now);
-    while (rifl_lane_read_ext(lb, &code, buf, sizeof buf, &n) == RIFL_OK)
-        if (c->credit && code == RIFL_FCP_EXT_CODE)
-            rifl_credit_rx_fcp(s->b, buf, n, s->now);
-    /* consumers finish */
     for (unsigned v = 0; v < c->vls; v++)
         if (s->busy[v] && s->done_at[v] <= s->now) {
+            size_t len;
             s->busy[v] = false;
-            if (c->credit) {
-                struct vlq *q = &s->q[v];
-                uint32_t len = q->len[q->head];
-                q->head = (q->head + 1) % q->cap;
-                q->count--;
-                delivered(s, v, len);
-                rifl_credit_rx_release(s->b, v, len, s->now);
-            } else {
-                delivered(s, v, (uint32_t)(s->rlen - 1));
-                s->staged = false;
-                s->rlen = 0;
-            }
-        }
-    /* read packets off the lane */
-    for (;;) {
-        if (!c->credit && s->staged)
-            break; /* on/off: one packet at a time, the rest waits in the lane */
-        int eop = 0;
-        size_t got = 0;
-        size_t room = c->max_len + 1u - s->rlen;
-        if (room == 0) {
-            s->res->bad_packets++;
-            s->rlen = 0;
-            room = c->max_len + 1u;
-        }
-        if (rifl_lane_read(lb, s->rbuf + s->rlen, room, &got, &eop) != RIFL_OK)
-            break;
-        s->rlen += got;
-        if (!eop)
-            continue;
-        int v = check_packet(s);
-        if (c->credit) {
-            uint32_t len = (uint32_t)(s->rlen - 1);
-            s->rlen = 0;
-            if (v < 0)
+            if (rifl_port_read(s->b, v, s->slot, s->rbuf, c->max_len, &len) != RIFL_OK)
                 continue;
-            if (rifl_credit_rx_data(s->b, (unsigned)v, len) != RIFL_OK) {
-                s->res->credit_drops++;
-                continue;
-            }
-            if (vlq_push(&s->q[v], len))
-                return RIFL_ERR_NOMEM;
-        } else if (v < 0) {
-            s->rlen = 0;
-        } else {
-            s->staged = true;
+            check_packet(s, v, len);
+            delivered(s, v, len);
         }
-    }
-    /* consumers start */
+    rifl_port_collect(s->a, s->slot);
+    rifl_port_collect(s->b, s->slot);
     for (unsigned v = 0; v < c->vls; v++) {
-        if (s->busy[v] || stalled(s, v))
+        size_t len;
+        if (s->busy[v] || stalled(s, v) || rifl_port_peek(s->b, v, &len) != RIFL_OK)
             continue;
-        if (c->credit && s->q[v].count) {
-            s->busy[v] = true;
-            s->done_at[v] = s->now + service(s, v, s->q[v].len[s->q[v].head]);
-        } else if (!c->credit && s->staged && s->rbuf[0] == v) {
-            s->busy[v] = true;
-            s->done_at[v] = s->now + service(s, v, (uint32_t)(s->rlen - 1));
-        }
+        s->busy[v] = true;
+        s->done_at[v] = s->now + service(s, v, len);
     }
-    return RIFL_OK;
 }
 
 static bool all_delivered(const struct cl *s)
 {
+    const rifl_port_stats *st = rifl_port_get_stats(s->a);
     for (unsigned v = 0; v < s->cfg->vls; v++)
-        if (s->res->delivered_packets[v] < s->res->sent_packets[v] || s->pending[v] ||
-            (s->cfg->credit && rifl_credit_queued(s->a, v)))
+        if (s->res->delivered_packets[v] < st->tx_packets[v] || s->pending[v] ||
+            rifl_port_tx_queued(s->a, v))
             return false;
     return true;
 }
@@ -346,8 +188,8 @@ static bool all_delivered(const struct cl *s)
 static bool consistent(const struct cl *s)
 {
     for (unsigned v = 0; v < s->cfg->vls; v++) {
-        const rifl_fc_tx *tx = rifl_credit_tx_regs(s->a, v);
-        const rifl_fc_rx *rx = rifl_credit_rx_regs(s->b, v);
+        const rifl_fc_tx *tx = rifl_credit_tx_regs(rifl_port_credit(s->a), v);
+        const rifl_fc_rx *rx = rifl_credit_rx_regs(rifl_port_credit(s->b), v);
         uint32_t space = rifl_fc_rx_space(rx);
         if (space > RIFL_FC_CREDIT_CAP)
             space = RIFL_FC_CREDIT_CAP;
@@ -358,14 +200,27 @@ static bool consistent(const struct cl *s)
     return true;
 }
 
-static rifl_credit_config clane_credit_config(const rifl_clane_config *c)
+/* The port at either end: A hands over every FCP that is due and drops
+ * those its lane refuses (its next periodic FCP repeats them), B one per
+ * slot, offered again until taken. */
+static rifl_port_config clane_port_config(const rifl_clane_config *c, bool sender_end)
 {
-    rifl_credit_config cc = rifl_credit_default_config;
-    cc.data_vls = c->vls;
-    cc.rx_buffer_bytes = c->buffer_bytes;
-    cc.fcp_period = c->fcp_period;
-    cc.max_packet_bytes = c->max_len;
-    return cc;
+    rifl_port_config pc = rifl_port_default_config;
+    pc.lane = c->lane;
+    pc.fc = c->credit ? RIFL_PORT_FC_CREDIT : RIFL_PORT_FC_LANE;
+    pc.vls = c->vls;
+    pc.vl_byte = true;
+    pc.max_packet = c->max_len;
+    pc.credit = rifl_credit_default_config;
+    pc.credit.rx_buffer_bytes = c->buffer_bytes;
+    pc.credit.fcp_period = c->fcp_period;
+    /* never fuller than the credit engine's descriptor queue */
+    pc.tx_queue_bytes = pc.credit.tx_queue_packets * (c->max_len + 4u);
+    pc.rx_queue_bytes = 0; /* one packet held at a time: the lane holds the rest */
+    pc.fcp_per_slot = sender_end ? 0 : 1;
+    pc.fcp_drop_refused = sender_end;
+    pc.l2_sources = 0;
+    return pc;
 }
 
 int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
@@ -382,25 +237,43 @@ int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
                  c->ber);
         return RIFL_ERR_CONFIG;
     }
-    rifl_lane_config lc = c->lane;
-    lc.fc_mode = c->credit ? RIFL_LANE_FC_NONE : RIFL_LANE_FC_ONOFF;
-    int rc = rifl_lane_config_check(&lc, msg, msglen);
-    if (rc != RIFL_OK)
-        return rc;
-    size_t cap = (size_t)lc.tx_queue_frames * rifl_payload_bytes(lc.frame_bits);
-    if (cap < 2u * (c->max_len + 1u)) {
-        rifl_msg(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
-                 " largest packets; raise tx_queue_frames", cap);
-        return RIFL_ERR_CONFIG;
+    rifl_port_config pc = clane_port_config(c, true);
+    return rifl_port_config_check(&pc, msg, msglen);
+}
+
+/* The result from the ports, the lanes and the consumers. */
+static void collect(struct cl *s, uint64_t limit, uint64_t settle, char *msg, size_t msglen)
+{
+    const rifl_clane_config *c = s->cfg;
+    rifl_clane_result *res = s->res;
+    const rifl_port_stats *a = rifl_port_get_stats(s->a), *b = rifl_port_get_stats(s->b);
+    res->slots_run = s->slot;
+    res->bad_packets = s->bad + b->rx_bad_vl + b->rx_too_long;
+    res->credit_drops = b->rx_credit_drops;
+    /* FCPs A handed over, and every one B took from its engine */
+    res->fcp_sent = a->fcp_tx + b->fcp_tx + (rifl_port_fcp_waiting(s->b) ? 1 : 0);
+    res->fcp_ext_full = a->fcp_refused + b->fcp_refused;
+    uint64_t tot = 0;
+    res->lossless = res->bad_packets == 0 && res->credit_drops == 0;
+    for (unsigned v = 0; v < c->vls; v++) {
+        res->sent_packets[v] = a->tx_packets[v];
+        res->sent_bytes[v] = a->tx_bytes[v];
+        tot += res->delivered_bytes[v];
+        res->lossless &= res->delivered_packets[v] == res->sent_packets[v];
     }
-    if (c->credit) {
-        rifl_credit_config cc = clane_credit_config(c);
-        return rifl_credit_config_check(&cc, msg, msglen);
+    res->throughput = (double)tot / ((double)c->slots * s->pay);
+    for (int i = 0; i < 2; i++) {
+        const rifl_lane_stats *ls = rifl_lane_get_stats(s->pair->lane[i]);
+        res->replays += ls->tx_replay_cycles;
+        res->fc_onoff_sent += ls->fc_on_sent + ls->fc_off_sent;
     }
-    rifl_vlarb arb;
-    rifl_vlarb_config ac;
-    rifl_vlarb_default_config(&ac, c->vls);
-    return rifl_vlarb_init(&arb, &ac, c->vls, msg, msglen);
+    res->lane_rx_overflow = rifl_lane_get_stats(s->pair->lane[1])->rx_overflow;
+    if (c->credit)
+        res->converged = consistent(s);
+    if (!settle) {
+        rifl_msg(msg, msglen, "the link did not drain within %llu slots", (unsigned long long)limit);
+        res->lossless = false;
+    }
 }
 
 int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg,
@@ -416,22 +289,17 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
     memset(&s, 0, sizeof s);
     s.cfg = c;
     s.res = res;
+    rifl_port_config ac = clane_port_config(c, true), bc = clane_port_config(c, false);
     rifl_pair_config pc = { .lane = c->lane };
     pc.lane.fc_mode = c->credit ? RIFL_LANE_FC_NONE : RIFL_LANE_FC_ONOFF;
     pc.ber[0] = pc.ber[1] = c->ber;
     pc.seed[0] = c->seed * 2 + 11;
     pc.seed[1] = c->seed * 2 + 12;
     rc = rifl_pair_create(&pc, &s.pair, msg, msglen);
-    if (rc == RIFL_OK && c->credit) {
-        rifl_credit_config cc = clane_credit_config(c);
-        rc = rifl_credit_create(&cc, &s.a, msg, msglen);
-        if (rc == RIFL_OK)
-            rc = rifl_credit_create(&cc, &s.b, msg, msglen);
-    } else if (rc == RIFL_OK) {
-        rifl_vlarb_config ac;
-        rifl_vlarb_default_config(&ac, c->vls);
-        rc = rifl_vlarb_init(&s.arb, &ac, c->vls, msg, msglen);
-    }
+    if (rc == RIFL_OK)
+        rc = rifl_port_create(&ac, s.pair->lane[0], &s.a, msg, msglen);
+    if (rc == RIFL_OK)
+        rc = rifl_port_create(&bc, s.pair->lane[1], &s.b, msg, msglen);
     s.fb = pc.lane.frame_bits / 8;
     s.pay = s.fb - 2;
     s.pkt = malloc(c->max_len + 1u);
@@ -439,8 +307,6 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
     s.rbuf = malloc(c->max_len + 1u);
     if (rc == RIFL_OK && (!s.pkt || !s.ref || !s.rbuf))
         rc = RIFL_ERR_NOMEM;
-    if (rc == RIFL_OK)
-        s.lane_cap = rifl_lane_send_space(s.pair->lane[0]);
     uint64_t limit = c->slots * 4 + 2000000, settle = 0;
     uint64_t margin = 2 * (c->fcp_period / s.fb + 1) + 8 * (rifl_link_delay_frames(
                           &pc.lane.link, pc.lane.frame_bits) + 64);
@@ -448,11 +314,9 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
         s.now = s.slot * s.fb;
         s.quiet = s.slot >= c->slots;
         generate(&s);
-        rc = sender(&s);
-        if (rc != RIFL_OK)
-            break;
+        sender(&s);
         rifl_pair_step(s.pair, NULL);
-        rc = receiver(&s);
+        receiver(&s);
         s.slot++;
         if (s.quiet) {
             if (!settle && all_delivered(&s))
@@ -465,36 +329,13 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
                 break;
         }
     }
-    if (rc == RIFL_OK) {
-        res->slots_run = s.slot;
-        uint64_t tot = 0;
-        res->lossless = res->bad_packets == 0 && res->credit_drops == 0;
-        for (unsigned v = 0; v < c->vls; v++) {
-            tot += res->delivered_bytes[v];
-            res->lossless &= res->delivered_packets[v] == res->sent_packets[v];
-        }
-        res->throughput = (double)tot / ((double)c->slots * s.pay);
-        for (int i = 0; i < 2; i++) {
-            const rifl_lane_stats *ls = rifl_lane_get_stats(s.pair->lane[i]);
-            res->replays += ls->tx_replay_cycles;
-            res->fc_onoff_sent += ls->fc_on_sent + ls->fc_off_sent;
-        }
-        res->lane_rx_overflow = rifl_lane_get_stats(s.pair->lane[1])->rx_overflow;
-        if (c->credit)
-            res->converged = consistent(&s);
-        if (!settle) {
-            rifl_msg(msg, msglen, "the link did not drain within %llu slots",
-                     (unsigned long long)limit);
-            res->lossless = false;
-        }
-    }
+    if (rc == RIFL_OK)
+        collect(&s, limit, settle, msg, msglen);
+    rifl_port_free(s.a);
+    rifl_port_free(s.b);
     rifl_pair_free(s.pair);
-    rifl_credit_free(s.a);
-    rifl_credit_free(s.b);
     free(s.pkt);
     free(s.ref);
     free(s.rbuf);
-    for (unsigned v = 0; v < RIFL_FC_MAX_DATA_VLS; v++)
-        free(s.q[v].len);
     return rc;
 }

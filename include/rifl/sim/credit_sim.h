@@ -113,20 +113,15 @@ RIFL_API int rifl_csim_run(const rifl_csim_config *cfg, rifl_csim_result *res, c
 
 /* ---- on a RIFL link: two lanes back to back ------------------------------ */
 #include "rifl/lane.h"
+#include "rifl/port.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Project rule for carrying credit flow control on a RIFL lane:
- *   - the lanes run with fc_mode = RIFL_LANE_FC_NONE (no ON/OFF frames);
- *   - every user packet starts with one VL byte (0..14 data, 15 management)
- *     followed by the packet's bytes; credits count the bytes after it;
- *   - an FCP travels as an extension frame with format code
- *     RIFL_FCP_EXT_CODE, the 8 FCP bytes first in the payload.
- * The lane delivers both in order and replays them after errors, so an FCP
- * is never lost on a lane, only delayed. */
-#define RIFL_FCP_EXT_CODE 0x04
+/* Two lanes with a port at each end (rifl/port.h carries credits on a
+ * lane: VL byte per packet, FCPs in extension frames), against the lanes'
+ * own ON/OFF flow control. */
 
 typedef struct rifl_clane_config {
     bool credit;               /* true: FC_NONE lanes + credits; false: the
