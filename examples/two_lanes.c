@@ -21,10 +21,10 @@ int main(void)
 
     uint8_t wa[32], wb[32], buf[64];
     for (int slot = 0; slot < 1000; slot++) {
-        rifl_lane_tx(a, wa);        /* each lane produces one frame per slot */
-        rifl_lane_tx(b, wb);
-        rifl_lane_rx(a, wb, NULL);  /* ... and consumes the peer's */
-        rifl_lane_rx(b, wa, NULL);
+        rifl_lane_tx(a, slot, wa);        /* each lane produces one frame per slot */
+        rifl_lane_tx(b, slot, wb);
+        rifl_lane_rx(a, slot, wb, NULL);  /* ... and consumes the peer's */
+        rifl_lane_rx(b, slot, wa, NULL);
         size_t n;
         int eop;
         if (rifl_lane_read(b, buf, sizeof buf, &n, &eop) == RIFL_OK) {

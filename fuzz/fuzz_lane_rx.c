@@ -30,19 +30,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size -= 2;
     unsigned fb = c.frame_bits / 8;
     uint8_t out[RIFL_FRAME_MAX_BYTES], buf[64];
-    uint64_t frames = 0;
+    uint64_t frames = 0, t = 0;
     while (size >= 1) {
         uint8_t op = data[0];
         data++;
         size--;
         if (op & 128) {
             rifl_lane_frame sent;
-            rifl_lane_tx_frame(l, &sent);
+            rifl_lane_tx_frame(l, t, &sent);
         } else {
-            rifl_lane_tx(l, out);
+            rifl_lane_tx(l, t, out);
         }
+        /* now and then a slot repeated: refused, counted, no harm */
+        if ((op & 0x87) == 0x87 && rifl_lane_tx(l, t, out) != RIFL_ERR_STATE)
+            __builtin_trap();
+        t++;
         if ((op & 7) == 0) {
-            rifl_lane_rx(l, NULL, NULL);
+            rifl_lane_rx(l, t - 1, NULL, NULL);
         } else if (size >= fb) {
             rifl_frame_info fi;
             if (op & 64) {
@@ -55,9 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     .id = (uint16_t)((data[3] << 8 | data[4]) & 0xFFF),
                 };
                 memcpy(f.rec, data + 1, fb - 1);
-                rifl_lane_rx_frame(l, &f, (op & 7) == 1 ? &fi : NULL);
+                rifl_lane_rx_frame(l, t - 1, &f, (op & 7) == 1 ? &fi : NULL);
             } else {
-                rifl_lane_rx(l, data, &fi);
+                rifl_lane_rx(l, t - 1, data, &fi);
             }
             data += fb;
             size -= fb;

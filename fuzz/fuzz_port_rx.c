@@ -14,9 +14,9 @@ static void slot(rifl_lane *peer, rifl_port *p, uint64_t t)
 {
     uint8_t w[2][RIFL_FRAME_MAX_BYTES], junk[64];
     size_t n;
-    rifl_lane_tx(peer, w[0]);
+    rifl_lane_tx(peer, t, w[0]);
     rifl_port_tx(p, t, w[1]);
-    rifl_lane_rx(peer, w[1], NULL);
+    rifl_lane_rx(peer, t, w[1], NULL);
     rifl_port_rx(p, t, w[0], NULL);
     while (rifl_lane_read(peer, junk, sizeof junk, &n, NULL) == RIFL_OK)
         ;

@@ -154,10 +154,10 @@ static void t_lane_read_capacity(void)
     CHECK_EQ_I(rifl_lane_send(a, "hello", 5), RIFL_OK);
     int got = 0;
     for (int t = 0; t < 2000 && !got; t++) {
-        rifl_lane_tx(a, wa);
-        rifl_lane_tx(b, wb);
-        rifl_lane_rx(a, wb, NULL);
-        rifl_lane_rx(b, wa, NULL);
+        rifl_lane_tx(a, (uint64_t)t, wa);
+        rifl_lane_tx(b, (uint64_t)t, wb);
+        rifl_lane_rx(a, (uint64_t)t, wb, NULL);
+        rifl_lane_rx(b, (uint64_t)t, wa, NULL);
         got = rifl_lane_rx_backlog(b) > 0;
     }
     REQUIRE(got);

@@ -37,18 +37,18 @@ struct end {
     bool pending;
 };
 
-static void end_tx(struct end *e, uint8_t *wire)
+static void end_tx(struct end *e, uint64_t now, uint8_t *wire)
 {
     if (e->lane)
-        rifl_lane_tx(e->lane, wire);
+        rifl_lane_tx(e->lane, now, wire);
     else
         spec_lane_tx(e->spec, wire);
 }
 
-static void end_rx(struct end *e, const uint8_t *wire)
+static void end_rx(struct end *e, uint64_t now, const uint8_t *wire)
 {
     if (e->lane)
-        rifl_lane_rx(e->lane, wire, NULL);
+        rifl_lane_rx(e->lane, now, wire, NULL);
     else
         spec_lane_rx(e->spec, wire);
 }
@@ -207,12 +207,12 @@ static int run_startup(const struct su_cfg *c, struct su_result *r)
         if (!offering && ends[1].val.next_seq == ends[0].sent && ends[0].val.next_seq == ends[1].sent &&
             end_normal(&ends[0]) && end_normal(&ends[1]))
             break;
-        end_tx(&ends[0], wire[0]);
-        end_tx(&ends[1], wire[1]);
+        end_tx(&ends[0], t, wire[0]);
+        end_tx(&ends[1], t, wire[1]);
         const uint8_t *to_b = rifl_phy_step(ch[0], t, wire[0]);
         const uint8_t *to_a = rifl_phy_step(ch[1], t, wire[1]);
-        end_rx(&ends[0], to_a);
-        end_rx(&ends[1], to_b);
+        end_rx(&ends[0], t, to_a);
+        end_rx(&ends[1], t, to_b);
     }
     r->slots = t;
     r->drained = t < limit;

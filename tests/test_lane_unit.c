@@ -15,6 +15,7 @@ struct peer {
     unsigned fid;     /* our frame-ID counter */
     uint64_t descr;   /* descrambler of the lane's frames */
     uint8_t wire[32];
+    uint64_t now;     /* the lane's next slot */
 };
 
 static rifl_lane *make_lane(unsigned lock)
@@ -63,9 +64,9 @@ static int slot(rifl_lane *l, struct peer *p, const uint8_t *in, rifl_frame_info
                 uint8_t *payload)
 {
     uint8_t w[32];
-    rifl_lane_tx(l, w);
+    rifl_lane_tx(l, p->now, w);
     rifl_frame_decode(w, F, &p->descr, payload, fi);
-    return rifl_lane_rx(l, in, NULL);
+    return rifl_lane_rx(l, p->now++, in, NULL);
 }
 
 /* bring a lane to NORMAL with the peer's first 16 fillers sent */
@@ -566,11 +567,11 @@ static void t_extension_frames(void)
     CHECK_EQ_I(rifl_lane_send_ext(a, 4, msg, 29), RIFL_OK);
     CHECK_EQ_I(rifl_lane_send(a, "hello", 5), RIFL_OK);
     uint8_t wa[32], wb[32];
-    for (int t = 0; t < 4 * (int)N; t++) {
-        rifl_lane_tx(a, wa);
-        rifl_lane_tx(b, wb);
-        rifl_lane_rx(a, wb, NULL);
-        rifl_lane_rx(b, wa, NULL);
+    for (uint64_t t = 0; t < 4 * N; t++) {
+        rifl_lane_tx(a, t, wa);
+        rifl_lane_tx(b, t, wb);
+        rifl_lane_rx(a, t, wb, NULL);
+        rifl_lane_rx(b, t, wa, NULL);
     }
     uint8_t code, out[64];
     size_t n;
@@ -604,10 +605,10 @@ static void t_packet_larger_than_queue(void)
             CHECK_EQ_I(rifl_lane_send_part(a, pkt + sent, LEN - sent, 1, &taken), RIFL_OK);
             sent += taken;
         }
-        rifl_lane_tx(a, wa);
-        rifl_lane_tx(b, wb);
-        rifl_lane_rx(a, wb, NULL);
-        rifl_lane_rx(b, wa, NULL);
+        rifl_lane_tx(a, (uint64_t)t, wa);
+        rifl_lane_tx(b, (uint64_t)t, wb);
+        rifl_lane_rx(a, (uint64_t)t, wb, NULL);
+        rifl_lane_rx(b, (uint64_t)t, wa, NULL);
         while (!ended && rifl_lane_read(b, got + have, sizeof got - have, &n, &eop) == RIFL_OK) {
             have += n;
             ended = eop;
@@ -717,8 +718,8 @@ static void t_frames_by_content(void)
             rifl_lane_frame in_f = fr[i][slot_i]; /* frames are self-contained */
             bool in_hit = hit[i][slot_i];
 
-            rifl_lane_tx(w[i], wire);
-            rifl_lane_tx_frame(c[i], &f);
+            rifl_lane_tx(w[i], t, wire);
+            rifl_lane_tx_frame(c[i], t, &f);
             rifl_lane_frame_encode(&f, F, check);
             if (memcmp(check, wire, 32) != 0)
                 mismatched_tx++;
@@ -735,16 +736,16 @@ static void t_frames_by_content(void)
             if (!arrived)
                 continue;
             rifl_lane *rw = w[1 - i], *rc = c[1 - i];
-            int a = rifl_lane_rx(rw, in_wire, NULL);
+            int a = rifl_lane_rx(rw, t, in_wire, NULL);
             int b;
             if (!in_hit && sniff[i] != in_f.scr)
                 out_of_step++; /* clean, but the receiver decodes it wrong */
             rifl_frame_info fi;
             rifl_frame_decode(in_wire, F, &sniff[i], NULL, &fi);
             if (in_hit)
-                b = rifl_lane_rx(rc, in_wire, NULL);
+                b = rifl_lane_rx(rc, t, in_wire, NULL);
             else
-                b = rifl_lane_rx_frame(rc, &in_f, NULL);
+                b = rifl_lane_rx_frame(rc, t, &in_f, NULL);
             if (a != b)
                 mismatched_rx++;
         }
@@ -771,15 +772,15 @@ static void t_frames_by_content(void)
     /* asked for the decoded frame, the lane decodes for real */
     rifl_lane_frame f;
     uint8_t wire[32];
-    rifl_lane_tx_frame(c[0], &f);
+    rifl_lane_tx_frame(c[0], 60000, &f);
     rifl_lane_frame_encode(&f, F, wire);
     rifl_frame_info fi1, fi2;
     rifl_frame_decode(wire, F, &sniff[0], NULL, &fi1);
-    rifl_lane_rx_frame(c[1], &f, &fi2);
+    rifl_lane_rx_frame(c[1], 60000, &f, &fi2);
     CHECK(fi1.id == fi2.id && fi1.crc == fi2.crc && fi1.vcode == fi2.vcode &&
           fi1.key == fi2.key && fi1.kind == fi2.kind);
-    CHECK(rifl_lane_rx_frame(NULL, &f, NULL) == RIFL_ERR_INVALID_ARG);
-    CHECK(rifl_lane_tx_frame(c[0], NULL) == RIFL_ERR_INVALID_ARG);
+    CHECK(rifl_lane_rx_frame(NULL, 0, &f, NULL) == RIFL_ERR_INVALID_ARG);
+    CHECK(rifl_lane_tx_frame(c[0], 60001, NULL) == RIFL_ERR_INVALID_ARG);
     CHECK(rifl_lane_frame_encode(&f, 100, wire) == RIFL_ERR_INVALID_ARG);
     for (int i = 0; i < 2; i++) {
         rifl_lane_free(w[i]);
@@ -787,7 +788,36 @@ static void t_frames_by_content(void)
     }
 }
 
+/* Time: the transmit side takes every slot once, in order; the receive side
+ * any number of frames per slot, never going back.  Refused calls change
+ * nothing but their counter. */
+static void t_slot_rule(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    uint8_t w[32], w2[32];
+    CHECK_EQ_I(rifl_lane_tx(l, 1000, w), RIFL_OK); /* the first call sets the count */
+    CHECK_EQ_I(rifl_lane_tx(l, 1001, w), RIFL_OK);
+    memset(w2, 0xA5, sizeof w2);
+    CHECK_EQ_I(rifl_lane_tx(l, 1001, w2), RIFL_ERR_STATE); /* repeated */
+    CHECK_EQ_I(rifl_lane_tx(l, 1003, w2), RIFL_ERR_STATE); /* skipped */
+    CHECK_EQ_U(w2[0], 0xA5);                               /* nothing written */
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_slots, 2);
+    rifl_lane_frame f;
+    CHECK_EQ_I(rifl_lane_tx_frame(l, 1000, &f), RIFL_ERR_STATE);
+    CHECK_EQ_I(rifl_lane_tx_frame(l, 1002, &f), RIFL_OK);
+    CHECK_EQ_I(rifl_lane_rx(l, 1001, NULL, NULL), RIFL_RX_EMPTY);
+    CHECK_EQ_I(rifl_lane_rx(l, 1002, w, NULL) >= 0, 1);
+    CHECK_EQ_I(rifl_lane_rx(l, 1002, NULL, NULL), RIFL_RX_EMPTY); /* two in one slot */
+    CHECK_EQ_I(rifl_lane_rx(l, 1001, NULL, NULL), RIFL_ERR_STATE); /* back in time */
+    CHECK_EQ_I(rifl_lane_rx_frame(l, 1000, NULL, NULL), RIFL_ERR_STATE);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_slots, 3);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->slot_errors, 5);
+    rifl_lane_free(l);
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
+          { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
           { "monitor_startup_sequence", t_monitor_startup_sequence },
           { "user_data_after_fillers", t_user_data_after_fillers },

@@ -240,12 +240,12 @@ static void t_lanes_over_loopbacks(void)
     int eop = 0;
     for (uint64_t t = 0; t < 3000 && !eop; t++) {
         rifl_phy_frame to_b, to_a;
-        rifl_lane_tx(a, rifl_phy_tx_buffer(ab, RIFL_PHY_WIRE));
+        rifl_lane_tx(a, t, rifl_phy_tx_buffer(ab, RIFL_PHY_WIRE));
         unsigned nb = rifl_phy_exchange(ab, t, RIFL_PHY_WIRE, &to_b, 1);
-        rifl_lane_tx(b, rifl_phy_tx_buffer(ba, RIFL_PHY_WIRE));
+        rifl_lane_tx(b, t, rifl_phy_tx_buffer(ba, RIFL_PHY_WIRE));
         unsigned na = rifl_phy_exchange(ba, t, RIFL_PHY_WIRE, &to_a, 1);
-        rifl_lane_rx(b, nb ? to_b.data : NULL, NULL);
-        rifl_lane_rx(a, na ? to_a.data : NULL, NULL);
+        rifl_lane_rx(b, t, nb ? to_b.data : NULL, NULL);
+        rifl_lane_rx(a, t, na ? to_a.data : NULL, NULL);
         while (!eop && rifl_lane_read(b, got + have, sizeof got - have, &n, &eop) == RIFL_OK)
             have += n;
     }

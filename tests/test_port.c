@@ -211,9 +211,9 @@ static void t_bad_packets(void)
     REQUIRE(rifl_lane_send(raw, big, 5) == RIFL_OK);   /* a good one */
     uint8_t w[2][F / 8];
     for (uint64_t t = 0; t < 2000; t++) {
-        rifl_lane_tx(raw, w[0]);
+        rifl_lane_tx(raw, t, w[0]);
         rifl_port_tx(p, t, w[1]);
-        rifl_lane_rx(raw, w[1], NULL);
+        rifl_lane_rx(raw, t, w[1], NULL);
         rifl_port_rx(p, t, w[0], NULL);
         uint8_t x[16];
         size_t n;

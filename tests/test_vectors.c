@@ -182,8 +182,8 @@ static void t_receiver_matches_reference(void)
             dline = strtok_r(NULL, "\n", &dsave);
         int r;
         while ((r = rifl_frame_reader_next(&rd, frame, err, sizeof err)) == 1) {
+            rifl_lane_rx(lane, frames, frame, NULL); /* a frame per slot */
             frames++;
-            rifl_lane_rx(lane, frame, NULL);
             uint8_t buf[RIFL_PAYLOAD_MAX_BYTES];
             size_t n;
             int eop;

@@ -100,7 +100,7 @@ static int run(int argc, char **argv)
     while ((r = rifl_frame_reader_next(&rd, frame, err, sizeof err)) == 1) {
         unsigned expect = rifl_lane_expected_id(lane);
         rifl_frame_info fi;
-        int res = rifl_lane_rx(lane, frame, &fi);
+        int res = rifl_lane_rx(lane, frames, frame, &fi); /* a frame per slot */
         bool verified = res != RIFL_RX_VERIFY_FAIL;
         /* delivered = handed to the user: new user data; fillers are
          * dropped and flow-control frames applied, not delivered */

@@ -251,56 +251,6 @@ static void on_progress(void *ctx, double f, uint64_t slots)
 
 /* ---- output ------------------------------------------------------------- */
 
-struct counter {
-    const char *name;
-    size_t off;
-};
-#define C(f) { #f, offsetof(rifl_lane_stats, f) }
-static const struct counter counters[] = {
-    C(tx_slots), C(tx_idle), C(tx_pause), C(tx_retransmit), C(tx_replayed),
-    C(tx_replay_cycles), C(tx_clock_comp), C(tx_fc_wait), C(tx_err_wait),
-    C(tx_packets), C(tx_bytes), C(tx_rejected), C(tx_ext), C(rx_slots), C(rx_empty),
-    C(rx_not_aligned), C(rx_bad_syn), C(rx_align_lost), C(rx_verify_fail),
-    C(rx_frame_errors), C(rx_good_data), C(rx_skipped), C(rx_control), C(rx_bad_format),
-    C(rx_overflow), C(rx_unknown_key), C(flag_pause_raised), C(flag_retransmit_raised),
-    C(fc_on_sent), C(fc_off_sent), C(fc_on_received), C(fc_off_received), C(rx_packets),
-    C(rx_bytes), C(rx_ext),
-};
-#undef C
-
-/* every counter as (name, value) pairs, arrays expanded */
-static unsigned all_counters(const rifl_lane_stats *st, const char **names, uint64_t *vals)
-{
-    static char buf[64][40];
-    unsigned n = 0, b = 0;
-    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
-        names[n] = counters[i].name;
-        vals[n++] = *(const uint64_t *)((const char *)st + counters[i].off);
-    }
-    for (int s = 0; s < RIFL_TX_STATE_COUNT; s++) {
-        snprintf(buf[b], sizeof buf[b], "tx_state_%s", rifl_tx_state_name((rifl_tx_state)s));
-        for (char *p = buf[b]; *p; p++)
-            *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-        names[n] = buf[b++];
-        vals[n++] = st->tx_state_slots[s];
-    }
-    for (int k = 0; k < RIFL_KIND_COUNT; k++) {
-        snprintf(buf[b], sizeof buf[b], "tx_frames_%s", rifl_frame_kind_name((rifl_frame_kind)k));
-        names[n] = buf[b++];
-        vals[n++] = st->tx_frames[k];
-        snprintf(buf[b], sizeof buf[b], "rx_delivered_%s",
-                 rifl_frame_kind_name((rifl_frame_kind)k));
-        names[n] = buf[b++];
-        vals[n++] = st->rx_delivered[k];
-    }
-    static const char *keys[3] = { "rx_key_idle", "rx_key_pause", "rx_key_retransmit" };
-    for (int k = 0; k < 3; k++) {
-        names[n] = keys[k];
-        vals[n++] = st->rx_keys[k];
-    }
-    return n;
-}
-
 struct summary {
     double ratio;          /* bandwidth ratio, NAN when unknown */
     double ref_goodput;
@@ -360,15 +310,16 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
            r->lossless ? "yes" : "NO", (unsigned long long)VSUM(r, lost),
            (unsigned long long)VSUM(r, duplicated), (unsigned long long)VSUM(r, reordered),
            (unsigned long long)VSUM(r, corrupted));
-    const char *na[128], *nb[128];
-    uint64_t va[128], vb[128];
-    unsigned n = all_counters(&r->lane[0], na, va);
-    all_counters(&r->lane[1], nb, vb);
+    size_t n;
+    const rifl_counter *ct = rifl_lane_counters(&n);
     printf("counters:%*s %20s %20s\n", 17, "", "lane A", "lane B");
-    for (unsigned i = 0; i < n; i++)
-        if (va[i] || vb[i])
-            printf("  %-24s %20llu %20llu\n", na[i], (unsigned long long)va[i],
-                   (unsigned long long)vb[i]);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t va = rifl_counter_value(&ct[i], &r->lane[0]);
+        uint64_t vb = rifl_counter_value(&ct[i], &r->lane[1]);
+        if (va || vb)
+            printf("  %-24s %20llu %20llu\n", ct[i].name, (unsigned long long)va,
+                   (unsigned long long)vb);
+    }
 }
 
 static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *r,
@@ -390,13 +341,13 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
     printf("\"packets\": [%llu, %llu], \"bytes\": [%llu, %llu], ",
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,
            (unsigned long long)r->val[0].bytes_ok, (unsigned long long)r->val[1].bytes_ok);
+    size_t n;
+    const rifl_counter *ct = rifl_lane_counters(&n);
     for (int l = 0; l < 2; l++) {
-        const char *nm[128];
-        uint64_t v[128];
-        unsigned n = all_counters(&r->lane[l], nm, v);
         printf("\"lane_%c\": {", 'a' + l);
-        for (unsigned i = 0; i < n; i++)
-            printf("%s\"%s\": %llu", i ? ", " : "", nm[i], (unsigned long long)v[i]);
+        for (size_t i = 0; i < n; i++)
+            printf("%s\"%s\": %llu", i ? ", " : "", ct[i].name,
+                   (unsigned long long)rifl_counter_value(&ct[i], &r->lane[l]));
         printf("}, ");
     }
     printf("\"goodput_gbps\": %.6f, \"efficiency\": %.6f, ", r->goodput_gbps, r->efficiency);

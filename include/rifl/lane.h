@@ -1,12 +1,17 @@
 /* rifl: the RIFL lane engine, a sans-I/O state machine for one lane
  * (docs/link-layer.md, link rules §6-§9).
  *
- * The engine is driven one frame slot at a time.  In every slot the caller
- *   1. asks for the one frame to send:      rifl_lane_tx(lane, wire_out)
- *   2. hands over the one frame received:   rifl_lane_rx(lane, wire_in, info)
+ * The engine is driven one frame slot at a time; time is the slot number
+ * `now`, passed in every call.  In every slot the caller
+ *   1. asks for the one frame to send:      rifl_lane_tx(lane, now, wire_out)
+ *   2. hands over the frame received:       rifl_lane_rx(lane, now, wire_in, info)
  * (wire_in may be NULL when nothing arrived in that slot, e.g. before the
- * cable delay has passed).  What the receiver learns in slot t acts on the
- * frame sent in slot t+1.  Frames are F/8-byte arrays, first bit sent = most
+ * cable delay has passed; a receiver whose clock is slower than the
+ * sender's may get two frames in one slot, and calls rifl_lane_rx twice).
+ * The transmit side takes every slot in order: a slot repeated or skipped
+ * is refused (RIFL_ERR_STATE, counted in slot_errors), as is a receive slot
+ * before the last.  What the receiver learns in slot t acts on the frame
+ * sent in slot t+1.  Frames are F/8-byte arrays, first bit sent = most
  * significant bit of byte 0, so a simulator, a socket loop or a hardware test
  * bench linked against the library can all drive it.
  *
@@ -26,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/counter.h"
 #include "rifl/error.h"
 #include "rifl/frame.h"
 
@@ -142,8 +148,8 @@ RIFL_API const rifl_lane_config *rifl_lane_get_config(const rifl_lane *lane);
 
 /* ---- per-slot frame interface ------------------------------------------ */
 
-/* Produce the frame to send in this slot (F/8 bytes). */
-RIFL_API int rifl_lane_tx(rifl_lane *lane, uint8_t *wire);
+/* Produce the frame to send in slot `now` (F/8 bytes). */
+RIFL_API int rifl_lane_tx(rifl_lane *lane, uint64_t now, uint8_t *wire);
 
 /* What the receiver did with one frame. */
 typedef enum rifl_rx_result {
@@ -160,9 +166,11 @@ typedef enum rifl_rx_result {
 
 RIFL_API const char *rifl_rx_result_name(rifl_rx_result r);
 
-/* Consume the frame received in this slot.  Returns a rifl_rx_result (>= 0)
- * or a negative error.  `info` (may be NULL) receives the decoded frame. */
-RIFL_API int rifl_lane_rx(rifl_lane *lane, const uint8_t *wire, rifl_frame_info *info);
+/* Consume the frame received in slot `now`.  Returns a rifl_rx_result
+ * (>= 0) or a negative error.  `info` (may be NULL) receives the decoded
+ * frame. */
+RIFL_API int rifl_lane_rx(rifl_lane *lane, uint64_t now, const uint8_t *wire,
+                          rifl_frame_info *info);
 
 /* ---- frames by content (for simulators) --------------------------------
  *
@@ -192,7 +200,7 @@ typedef struct rifl_lane_frame {
 RIFL_API size_t rifl_lane_frame_bytes(unsigned frame_bits);
 
 /* rifl_lane_tx without building the frame. */
-RIFL_API int rifl_lane_tx_frame(rifl_lane *lane, rifl_lane_frame *f);
+RIFL_API int rifl_lane_tx_frame(rifl_lane *lane, uint64_t now, rifl_lane_frame *f);
 /* The wire bytes (F/8) of a frame from rifl_lane_tx_frame. */
 RIFL_API int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire);
 /* The same as a PHY's encode function (rifl_phy_encode_fn in rifl/phy.h):
@@ -201,7 +209,8 @@ RIFL_API void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane)
 /* rifl_lane_rx of the frame exactly as sent (f NULL: nothing received).  The
  * frame is encoded and decoded for real when the receiver's descrambler is
  * not in step with f->scr, or when `info` is asked for. */
-RIFL_API int rifl_lane_rx_frame(rifl_lane *lane, const rifl_lane_frame *f, rifl_frame_info *info);
+RIFL_API int rifl_lane_rx_frame(rifl_lane *lane, uint64_t now, const rifl_lane_frame *f,
+                                rifl_frame_info *info);
 
 /* ---- accelerator (for simulators) --------------------------------------
  *
@@ -353,6 +362,8 @@ typedef struct rifl_lane_stats {
     uint64_t fc_on_received, fc_off_received;
     uint64_t rx_packets, rx_bytes;          /* user packets/bytes read */
     uint64_t rx_ext;             /* extension frames read by the user */
+    uint64_t slot_errors;        /* calls refused: a transmit slot repeated
+                                    or skipped, a receive slot before the last */
 } rifl_lane_stats;
 
 RIFL_API rifl_tx_state rifl_lane_state(const rifl_lane *lane);
@@ -363,6 +374,9 @@ RIFL_API unsigned rifl_lane_next_id(const rifl_lane *lane);
 RIFL_API unsigned rifl_lane_expected_id(const rifl_lane *lane);
 RIFL_API rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
 RIFL_API const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
+/* Every counter of rifl_lane_stats, named and explained (rifl/counter.h),
+ * arrays one entry per element; *count gets their number. */
+RIFL_API const rifl_counter *rifl_lane_counters(size_t *count);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/counter.h"
 #include "rifl/error.h"
 
 #ifdef __cplusplus
@@ -78,6 +79,8 @@ RIFL_API const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t
  * (a timer: a datagram to flush, a keepalive); UINT64_MAX for none. */
 RIFL_API uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now);
 static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy);
+/* Every counter of rifl_phy_stats, named and explained (rifl/counter.h). */
+RIFL_API const rifl_counter *rifl_phy_counters(size_t *count);
 /* Whether this PHY carries frames in `form`. */
 static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form);
 RIFL_API void rifl_phy_free(rifl_phy *phy);

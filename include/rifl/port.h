@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/counter.h"
 #include "rifl/credit.h"
 #include "rifl/error.h"
 #include "rifl/l2.h"
@@ -191,6 +192,8 @@ typedef struct rifl_port_stats {
 } rifl_port_stats;
 
 RIFL_API const rifl_port_stats *rifl_port_get_stats(const rifl_port *port);
+/* Every counter of rifl_port_stats, named and explained (rifl/counter.h). */
+RIFL_API const rifl_counter *rifl_port_counters(size_t *count);
 
 #ifdef __cplusplus
 }

@@ -16,8 +16,10 @@
  * makes it drop to its OFF threshold queues an OFF.  Each input sends at most
  * one flow-control frame (one ON + one OFF) per slot, ONs first.
  *
- * Time enters only as the slot number passed to rifl_switch_input/step.  All
- * memory is allocated by rifl_switch_create. */
+ * Time is the cell slot `now` (one cell per port and slot), passed to
+ * rifl_switch_input and rifl_switch_step; the switch needs a step every slot
+ * (it has no timers to wait for).  All memory is allocated by
+ * rifl_switch_create. */
 #ifndef RIFL_SWITCH_H
 #define RIFL_SWITCH_H
 
@@ -27,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/counter.h"
 #include "rifl/error.h"
 #include "rifl/l2.h"
 
@@ -90,18 +93,19 @@ typedef enum rifl_switch_verdict {
     RIFL_SW_DROP_OVERFLOW   /* VOQ full (flow control ignored or undersized) */
 } rifl_switch_verdict;
 
-/* A cell arrives at input `port` in slot `slot` (at most one per input per
- * slot).  Applies the forwarding rule and stores the cell.  Returns a
+/* A cell arrives at input `port` in cell slot `now` (at most one per input
+ * per slot).  Applies the forwarding rule and stores the cell.  Returns a
  * verdict (>= 0) or RIFL_ERR_INVALID_ARG for a bad port. */
 RIFL_API int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell,
-                               uint64_t slot);
+                               uint64_t now);
 
-/* One slot of scheduling and switching.  `out[o]` receives the cell leaving
+/* Cell slot `now` of scheduling and switching.  `out[o]` receives the cell leaving
  * output o (header already updated) and out_valid[o] = 1; fc[i] receives the
  * flow-control frame input i sends upstream this slot and fc_valid[i] = 1.
  * Arrays have nports entries; fc/fc_valid may be NULL.  Returns the number of
- * cells switched. */
-RIFL_API int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *out_valid,
+ * cells switched, or RIFL_ERR_STATE for a slot already stepped (each slot
+ * once, in order; slots may be left out when nothing happens). */
+RIFL_API int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out_valid,
                               rifl_l2_fc *fc, uint8_t *fc_valid);
 
 /* Output `port` leads to input `in_port` of a downstream switch with
@@ -137,9 +141,12 @@ typedef struct rifl_switch_stats {
     uint64_t max_voq_cells;      /* highest VOQ occupancy seen */
     uint64_t occupancy_sum;      /* sum over slots of cells held */
     uint64_t islip_matches_iter[4]; /* matches made in iterations 1, 2, 3, 4+ */
+    uint64_t slot_errors;        /* steps refused: a slot stepped again or earlier */
 } rifl_switch_stats;
 
 RIFL_API void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st);
+/* Every counter of rifl_switch_stats, named and explained (rifl/counter.h). */
+RIFL_API const rifl_counter *rifl_switch_counters(size_t *count);
 
 /* ---- building blocks, exposed for tests and tools ------------------------ */
 

@@ -336,20 +336,24 @@ static void encode_frame(unsigned F, const struct tx_choice *f, uint8_t *wire, u
         rifl_frame_encode_control(wire, F, f->key, f->id, scr);
 }
 
-int rifl_lane_tx(rifl_lane *l, uint8_t *wire)
+int rifl_lane_tx(rifl_lane *l, uint64_t now, uint8_t *wire)
 {
     if (!l || !wire)
         return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_tx_slot(l, now))
+        return RIFL_ERR_STATE;
     struct tx_choice c;
     tx_choose(l, &c);
     encode_frame(l->F, &c, wire, &l->scr);
     return RIFL_OK;
 }
 
-int rifl_lane_tx_frame(rifl_lane *l, rifl_lane_frame *f)
+int rifl_lane_tx_frame(rifl_lane *l, uint64_t now, rifl_lane_frame *f)
 {
     if (!l || !f)
         return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_tx_slot(l, now))
+        return RIFL_ERR_STATE;
     struct tx_choice c;
     tx_choose(l, &c);
     rifl_lane_fill_frame(l, &c, f);
@@ -472,10 +476,9 @@ static int rx_reject(rifl_lane *l, int result)
 
 static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payload, int drc);
 
-int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
+/* rifl_lane_rx once the slot is checked */
+static int rx_wire(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
 {
-    if (!l)
-        return RIFL_ERR_INVALID_ARG;
     l->st.rx_slots++;
     if (!wire) {
         l->st.rx_empty++;
@@ -488,16 +491,28 @@ int rifl_lane_rx(rifl_lane *l, const uint8_t *wire, rifl_frame_info *info)
     return rx_frame(l, fi, payload, drc);
 }
 
-int rifl_lane_rx_frame(rifl_lane *l, const rifl_lane_frame *f, rifl_frame_info *info)
+int rifl_lane_rx(rifl_lane *l, uint64_t now, const uint8_t *wire, rifl_frame_info *info)
+{
+    if (!l)
+        return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_rx_slot(l, now))
+        return RIFL_ERR_STATE;
+    return rx_wire(l, wire, info);
+}
+
+int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
+                       rifl_frame_info *info)
 {
     if (!l || (f && f->id > 0xFFF))
         return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_rx_slot(l, now))
+        return RIFL_ERR_STATE;
     if (!f)
-        return rifl_lane_rx(l, NULL, info);
+        return rx_wire(l, NULL, info);
     if (info || f->scr != l->descr) {
         uint8_t wire[RIFL_FRAME_MAX_BYTES];
         rifl_lane_frame_encode(f, l->F, wire);
-        return rifl_lane_rx(l, wire, info);
+        return rx_wire(l, wire, info);
     }
     /* in step: the decoder would return exactly what the sender put in */
     l->st.rx_slots++;

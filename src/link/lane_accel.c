@@ -59,6 +59,7 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
     uint64_t sent = s->data_sent + s->fill_sent;
     l->fid = (unsigned)((l->fid + sent) & l->kmask);
     st->tx_slots += s->slots;
+    l->tx_next += s->slots;
     st->tx_state_slots[RIFL_TX_NORMAL] += s->slots;
     st->tx_frames[RIFL_KIND_DATA] += s->data_sent;
     st->tx_frames[RIFL_KIND_FILLER] += s->fill_sent;
@@ -96,6 +97,7 @@ static void advance_rx(rifl_lane *l, const rifl_lane_stretch *s)
     l->rfid = (unsigned)((l->rfid + recv) & l->kmask);
     l->thr = l->rfid;
     st->rx_slots += s->slots;
+    l->rx_last += s->slots;
     st->rx_good_data += recv;
     st->rx_delivered[RIFL_KIND_DATA] += s->data_recv;
     st->rx_delivered[RIFL_KIND_FILLER] += s->fill_recv;

@@ -38,6 +38,11 @@ struct rifl_lane {
     unsigned on_thr, off_thr;
     size_t memory;
 
+    /* ---- time: frame slots, passed in every call ---- */
+    uint64_t tx_next;          /* the slot the next frame is sent in */
+    bool tx_started;           /* tx_next is set (by the first call) */
+    uint64_t rx_last;          /* the slot of the last frame received */
+
     /* ---- transmit ---- */
     uint64_t scr;              /* scrambler state */
     rifl_scr_map scr_map;      /* scrambler state over one frame of zeros */
@@ -116,6 +121,32 @@ static inline void rifl_lane_fill_frame(rifl_lane *l, const struct tx_choice *c,
         z = rifl_frame_scrambler_after_control(l->F, c->key, 0);
     l->scr = rifl_scr_map_apply(&l->scr_map, l->scr) ^ z;
     f->scr_next = l->scr;
+}
+
+
+/* The transmit slot `now` is the next one (the first call sets the count);
+ * false, counted, when a slot is repeated or skipped. */
+static inline bool rifl_lane_tx_slot(rifl_lane *l, uint64_t now)
+{
+    if (l->tx_started && now != l->tx_next) {
+        l->st.slot_errors++;
+        return false;
+    }
+    l->tx_started = true;
+    l->tx_next = now + 1;
+    return true;
+}
+
+/* The receive slot `now` is not before the last one (two frames may arrive
+ * in one slot when the clocks differ, none in another). */
+static inline bool rifl_lane_rx_slot(rifl_lane *l, uint64_t now)
+{
+    if (now < l->rx_last) {
+        l->st.slot_errors++;
+        return false;
+    }
+    l->rx_last = now;
+    return true;
 }
 
 #endif

@@ -1,5 +1,6 @@
 /* The PHY boundary: the calls that are not inline, dispatched to the PHY's
  * operations. */
+#include <stddef.h>
 #include <string.h>
 
 #include "rifl/phy.h"
@@ -43,4 +44,26 @@ const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent)
         in.form != RIFL_PHY_WIRE)
         return NULL;
     return in.data;
+}
+
+#define C(f, m) { #f, m, offsetof(rifl_phy_stats, f) }
+static const rifl_counter phy_counters[] = {
+    C(frames, "frames put on the medium"),
+    C(bits, "their bits"),
+    C(bit_errors, "bits flipped on the way"),
+    C(frames_hit, "frames with at least one bit flipped"),
+    C(delivered, "frames handed to the far end"),
+    C(dropped, "frames that never arrive"),
+};
+#undef C
+
+_Static_assert(sizeof phy_counters / sizeof phy_counters[0] ==
+                   sizeof(rifl_phy_stats) / sizeof(uint64_t),
+               "every PHY counter has its entry");
+
+const rifl_counter *rifl_phy_counters(size_t *count)
+{
+    if (count)
+        *count = sizeof phy_counters / sizeof phy_counters[0];
+    return phy_counters;
 }

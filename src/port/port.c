@@ -517,14 +517,14 @@ int rifl_port_tx(rifl_port *p, uint64_t now, uint8_t *wire)
     if (!p || !wire)
         return RIFL_ERR_INVALID_ARG;
     rifl_port_feed(p, now);
-    return rifl_lane_tx(p->lane, wire);
+    return rifl_lane_tx(p->lane, now, wire);
 }
 
 int rifl_port_rx(rifl_port *p, uint64_t now, const uint8_t *wire, rifl_frame_info *info)
 {
     if (!p)
         return RIFL_ERR_INVALID_ARG;
-    int r = rifl_lane_rx(p->lane, wire, info);
+    int r = rifl_lane_rx(p->lane, now, wire, info);
     rifl_port_collect(p, now);
     return r;
 }

@@ -64,27 +64,28 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
 /* Lane `l` puts its frame of this slot in the PHY's buffer (and a copy in
  * `copy` when someone looks); returns the form. */
 static inline __attribute__((always_inline)) rifl_phy_form build(rifl_lane *l, rifl_phy *phy,
-                                                                  bool wire, void *copy)
+                                                                  uint64_t now, bool wire,
+                                                                  void *copy)
 {
     rifl_phy_form form = wire ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
     void *buf = rifl_phy_tx_buffer(phy, form);
     if (wire)
-        rifl_lane_tx(l, buf);
+        rifl_lane_tx(l, now, buf);
     else
-        rifl_lane_tx_frame(l, buf);
+        rifl_lane_tx_frame(l, now, buf);
     if (copy)
         memcpy(copy, buf, wire ? (size_t)phy->frame_bytes : sizeof(rifl_lane_frame));
     return form;
 }
 
 /* Lane `l` receives what arrived (n: 0 or 1 frames). */
-static int receive(rifl_lane *l, const rifl_phy_frame *in, unsigned n)
+static int receive(rifl_lane *l, uint64_t now, const rifl_phy_frame *in, unsigned n)
 {
     if (!n)
-        return rifl_lane_rx(l, NULL, NULL);
+        return rifl_lane_rx(l, now, NULL, NULL);
     if (in->form == RIFL_PHY_WIRE)
-        return rifl_lane_rx(l, in->data, NULL);
-    return rifl_lane_rx_frame(l, in->data, NULL);
+        return rifl_lane_rx(l, now, in->data, NULL);
+    return rifl_lane_rx_frame(l, now, in->data, NULL);
 }
 
 void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
@@ -94,12 +95,12 @@ void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
     unsigned n[2];
     for (int i = 0; i < 2; i++) {
         /* the pair made its PHYs: cables, called directly */
-        rifl_phy_form form = build(p->lane[i], p->phy[i], p->encode_all,
+        rifl_phy_form form = build(p->lane[i], p->phy[i], now, p->encode_all,
                                    seen ? (void *)&seen->sent[i] : NULL);
         n[1 - i] = rifl_phy_channel_exchange(p->phy[i], now, form, &in[1 - i], 1);
     }
-    int r0 = receive(p->lane[0], &in[0], n[0]);
-    int r1 = receive(p->lane[1], &in[1], n[1]);
+    int r0 = receive(p->lane[0], now, &in[0], n[0]);
+    int r1 = receive(p->lane[1], now, &in[1], n[1]);
     if (seen) {
         seen->now = now;
         seen->form = p->encode_all ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;

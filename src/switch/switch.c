@@ -26,6 +26,7 @@ struct rifl_switch {
     uint64_t *arrive;     /* [n*n*cap] slot each cell was stored */
     uint16_t *head, *len; /* [n*n] */
     uint64_t held;
+    uint64_t next_step;   /* cell slots step in order: the least next `now` */
     rifl_islip *islip;
     rifl_fabric *fabric;
     uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
@@ -220,7 +221,7 @@ static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
 }
 
 static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell,
-                 uint64_t slot)
+                 uint64_t now)
 {
     size_t v = (size_t)in * sw->n + o;
     unsigned l = sw->len[v];
@@ -230,7 +231,7 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     }
     size_t at = v * sw->cap + (sw->head[v] + l) % sw->cap;
     sw->cells[at] = *cell;
-    sw->arrive[at] = slot;
+    sw->arrive[at] = now;
     sw->len[v] = (uint16_t)(l + 1);
     sw->held++;
     sw->st.cells_stored++;
@@ -245,7 +246,7 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     return RIFL_SW_STORED;
 }
 
-int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uint64_t slot)
+int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uint64_t now)
 {
     if (!sw || !cell || port >= sw->n)
         return RIFL_ERR_INVALID_ARG;
@@ -254,12 +255,12 @@ int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uin
     int f = rifl_l2_forward(sw->n, port, &cell->hdr, &o);
     switch (f) {
     case RIFL_L2_FWD_UNICAST:
-        return store(sw, port, o, cell, slot);
+        return store(sw, port, o, cell, now);
     case RIFL_L2_FWD_BROADCAST: {
         int verdict = RIFL_SW_STORED;
         sw->st.broadcasts++;
         for (unsigned d = 0; d < sw->n; d++)
-            if (d != port && store(sw, port, d, cell, slot) != RIFL_SW_STORED)
+            if (d != port && store(sw, port, d, cell, now) != RIFL_SW_STORED)
                 verdict = RIFL_SW_DROP_OVERFLOW;
         return verdict;
     }
@@ -380,9 +381,16 @@ static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
     }
 }
 
-int rifl_switch_step(rifl_switch *sw, uint64_t slot, rifl_cell *out, uint8_t *out_valid,
+int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out_valid,
                      rifl_l2_fc *fc, uint8_t *fc_valid)
 {
+    if (!sw || !out || !out_valid)
+        return RIFL_ERR_INVALID_ARG;
+    if (now < sw->next_step) {
+        sw->st.slot_errors++; /* a slot stepped twice, or time going back */
+        return RIFL_ERR_STATE;
+    }
+    sw->next_step = now + 1;
     const unsigned n = sw->n, W = sw->words;
     sw->st.slots++;
     sw->st.occupancy_sum += sw->held;
