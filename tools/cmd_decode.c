@@ -185,8 +185,8 @@ static int run(int argc, char **argv)
             printf(" %s %llu", rifl_frame_kind_name((rifl_frame_kind)k),
                    (unsigned long long)kinds[k]);
         printf("\ncontrol keys: IDLE %llu, PAUSE %llu, RETRANSMIT %llu, other %llu\n",
-               (unsigned long long)st->rx_keys[0], (unsigned long long)st->rx_keys[1],
-               (unsigned long long)st->rx_keys[2], (unsigned long long)st->rx_unknown_key);
+               (unsigned long long)st->rx_keys[RIFL_KEYIDX_IDLE], (unsigned long long)st->rx_keys[RIFL_KEYIDX_PAUSE],
+               (unsigned long long)st->rx_keys[RIFL_KEYIDX_RETRANSMIT], (unsigned long long)st->rx_unknown_key);
     }
     rifl_lane_free(lane);
     free(text);

@@ -326,6 +326,14 @@ typedef struct rifl_lane_flags {
     bool replay_active;    /* a replay cycle is running */
 } rifl_lane_flags;
 
+/* The control keys a receiver counts one by one (rx_keys). */
+typedef enum rifl_key_index {
+    RIFL_KEYIDX_IDLE = 0,
+    RIFL_KEYIDX_PAUSE,
+    RIFL_KEYIDX_RETRANSMIT,
+    RIFL_KEYIDX_COUNT
+} rifl_key_index;
+
 typedef struct rifl_lane_stats {
     /* transmit */
     uint64_t tx_slots;
@@ -355,7 +363,7 @@ typedef struct rifl_lane_stats {
     uint64_t rx_delivered[RIFL_KIND_COUNT]; /* new data frames by kind */
     uint64_t rx_bad_format;      /* delivered partial frames with a bad count */
     uint64_t rx_overflow;        /* new frames refused: receive buffer full */
-    uint64_t rx_keys[3];         /* control frames seen: IDLE, PAUSE, RETRANSMIT */
+    uint64_t rx_keys[RIFL_KEYIDX_COUNT]; /* control frames seen, by key */
     uint64_t rx_unknown_key;     /* control frames with another key */
     uint64_t flag_pause_raised, flag_retransmit_raised;
     uint64_t fc_on_sent, fc_off_sent;       /* flow-control events we sent */

@@ -398,11 +398,11 @@ static void monitor_frame(rifl_lane *l, unsigned syn, uint16_t key)
         l->pause_count = pause ? l->pause_count + (l->pause_count < 8) : 0;
         l->retx_count = retx ? l->retx_count + (l->retx_count < 8) : 0;
         if (key == RIFL_KEY_IDLE)
-            l->st.rx_keys[0]++;
+            l->st.rx_keys[RIFL_KEYIDX_IDLE]++;
         else if (pause)
-            l->st.rx_keys[1]++;
+            l->st.rx_keys[RIFL_KEYIDX_PAUSE]++;
         else if (retx)
-            l->st.rx_keys[2]++;
+            l->st.rx_keys[RIFL_KEYIDX_RETRANSMIT]++;
         else
             l->st.rx_unknown_key++;
     } else if (l->data_run == 16) {

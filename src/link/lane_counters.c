@@ -64,9 +64,9 @@ static const rifl_counter lane_counters[] = {
     A("rx_delivered_control", rx_delivered, RIFL_KIND_CONTROL, "(always 0)"),
     A("tx_frames_invalid", tx_frames, RIFL_KIND_INVALID, "(always 0)"),
     A("rx_delivered_invalid", rx_delivered, RIFL_KIND_INVALID, "(always 0)"),
-    A("rx_key_idle", rx_keys, 0, "IDLE control frames received"),
-    A("rx_key_pause", rx_keys, 1, "PAUSE control frames received"),
-    A("rx_key_retransmit", rx_keys, 2, "RETRANSMIT control frames received"),
+    A("rx_key_idle", rx_keys, RIFL_KEYIDX_IDLE, "IDLE control frames received"),
+    A("rx_key_pause", rx_keys, RIFL_KEYIDX_PAUSE, "PAUSE control frames received"),
+    A("rx_key_retransmit", rx_keys, RIFL_KEYIDX_RETRANSMIT, "RETRANSMIT control frames received"),
     C(slot_errors, "calls refused: a transmit slot repeated or skipped, or a receive "
                    "slot before the last"),
 };
