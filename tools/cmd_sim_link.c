@@ -586,6 +586,291 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
+#define LINK_OPTS 30 /* the options of `rifl sim link`, the end marker included */
+
+/* The option table of `rifl sim link`, pointing into *o. */
+static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
+{
+        const struct cli_opt table[] = {
+            { "ber", CLI_DOUBLE, &o->ber, "bit error rate, both directions", 0, 0.5 },
+            { "ber-ab", CLI_DOUBLE, &o->ber_ab, "bit error rate A -> B (-1: --ber)", -1, 0.5 },
+            { "ber-ba", CLI_DOUBLE, &o->ber_ba, "bit error rate B -> A (-1: --ber)", -1, 0.5 },
+            { "bytes", CLI_BYTES, &o->bytes, "payload bytes offered per direction (0: no limit, "
+              "then --frames ends the run)", 0, 1e15 },
+            { "frames", CLI_UINT, &o->frames, "stop after this many frame slots (0: no limit)", 0,
+              1e15 },
+            { "seed", CLI_UINT, &o->seed, "run seed (channels, packets, receivers derive from it)",
+              0, 18446744073709551615.0 },
+            { "frame-bits", CLI_UINT, &o->frame_bits, "frame width F: 64, 128, 256, 512, 1024 or "
+              "2048", 64, 2048 },
+            { "fid-bits", CLI_UINT, &o->fid_bits, "frame-ID width K (0: smallest safe, at least 5)",
+              0, 12 },
+            { "rate", CLI_DOUBLE, &o->rate, "lane rate, Gbit/s", 0.001, 100000 },
+            { "cable", CLI_DOUBLE, &o->cable, "cable length, m", 0, 100000 },
+            { "ns-per-m", CLI_DOUBLE, &o->ns_per_m, "propagation delay, ns/m", 0.001, 10000 },
+            { "transceiver-ns", CLI_DOUBLE, &o->xcvr, "one-way transceiver latency, ns", 0, 1e7 },
+            { "pipeline", CLI_UINT, &o->pipeline, "engine pipeline added to the round trip, frames",
+              0, 1000000 },
+            { "txq", CLI_UINT, &o->txq, "transmit queue, frames", 1, 16777216 },
+            { "rx-buffer", CLI_UINT, &o->rxbuf, "receive buffer, frames (0: 2^(K+1))", 0, 16777216 },
+            { "lock", CLI_UINT, &o->lock, "legal SYN headers before the receiver is aligned", 0,
+              65536 },
+            { "size", CLI_STRING, &o->size, "packet sizes in bytes: N, MIN-MAX (uniform) or "
+              "N1,N2,.. (at most 256)", 0, 0 },
+            { "load", CLI_DOUBLE, &o->load, "offered load per direction, fraction of the line, above "
+              "0 (1: saturate)", 0, 1 },
+            { "rx-ready", CLI_DOUBLE, &o->rx_ready, "probability that a receiver reads in a slot, "
+              "above 0", 0, 1 },
+            { "rx-stall", CLI_UINT, &o->rx_stall, "receivers stop reading for N slots ...", 0, 1e15 },
+            { "rx-period", CLI_UINT, &o->rx_period, "... out of every N slots", 0, 1e15 },
+            { "fast", CLI_BOOL, &o->fast, "fast-forward error-free stretches", 0, 0 },
+            { "encode-all", CLI_FLAG, &o->encode_all, "build and decode every frame's wire bytes "
+              "(same results, slower: a check)", 0, 0 },
+            { "reference", CLI_BOOL, &o->reference, "run error-free too, for the bandwidth ratio", 0, 0 },
+            { "sweep", CLI_STRING, &o->sweep, "runs over values, 'KEY=FROM:TO:STEP KEY2=V1,V2' (STEP "
+              "+D or xF), e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
+            { "csv", CLI_FLAG, &o->csv, "CSV: a header and one line per run", 0, 0 },
+            { "json", CLI_FLAG, &o->json, "JSON: one summary object per run", 0, 0 },
+            { "progress", CLI_FLAG, &o->progress, "progress line even when stderr is not a terminal", 0, 0 },
+            { "jobs", CLI_UINT, &o->jobs, "sweep points run at once (0 = one per CPU); results do not "
+              "depend on it", 0, 256 },
+            CLI_END,
+        };
+    _Static_assert(sizeof table / sizeof table[0] == LINK_OPTS, "LINK_OPTS counts the options");
+    memcpy(opts, table, sizeof table);
+}
+
+/* A sweep point's label for people, and its swept values for CSV and JSON. */
+static void label_point(const struct cli_sweep *sw, struct point *pt, size_t i)
+{
+    size_t L = 0;
+    for (unsigned k = 0; k < sw->nkeys && L < sizeof pt->label; k++)
+        L += (size_t)snprintf(pt->label + L, sizeof pt->label - L, "%s%s = %s", k ? ", " : "",
+                              sw->key[k].opt->name, cli_sweep_value(sw, i, k));
+    size_t C = 0, J = (size_t)snprintf(pt->json, sizeof pt->json, ", \"sweep\": {");
+    for (unsigned k = 0; k < sw->nkeys; k++) {
+        const char *v = cli_sweep_value(sw, i, k);
+        bool numeric = json_number(v);
+        if (!in_csv(sw->key[k].opt->name) && C < sizeof pt->csv)
+            C += (size_t)snprintf(pt->csv + C, sizeof pt->csv - C, ",%s", v);
+        if (J < sizeof pt->json)
+            J += (size_t)snprintf(pt->json + J, sizeof pt->json - J, "%s\"%s\": %s%s%s",
+                                  k ? ", " : "", sw->key[k].opt->name, numeric ? "" : "\"", v,
+                                  numeric ? "" : "\"");
+    }
+    if (J < sizeof pt->json)
+        snprintf(pt->json + J, sizeof pt->json - J, "}");
+}
+
+/* What the points will cost, checked before anything runs. */
+struct plan {
+    double total_s, longest_s;
+    int longest;
+};
+
+/* Every point's settings, and its estimated run time: a point estimated
+ * above a day needs --frames.  Nonzero when one is refused. */
+static int prepare_points(const struct cli_opt *opts, struct opts *o, struct cli_sweep *sw,
+                          struct point *pts, size_t npoints, struct plan *pl)
+{
+    for (size_t i = 0; i < npoints; i++) {
+        if (o->sweep) {
+            label_point(sw, &pts[i], i);
+            if (cli_sweep_apply(sw, i, opts))
+                return -1;
+        }
+        if (prepare_point(opts, o, &pts[i]))
+            return -1;
+        const struct estimate *e = &pts[i].est;
+        pl->total_s += e->seconds;
+        if (e->seconds > pl->longest_s) {
+            pl->longest_s = e->seconds;
+            pl->longest = (int)i;
+        }
+        if (e->seconds > EST_REFUSE_S && !pts[i].c.max_slots) {
+            char why[600], dur[32];
+            explain_estimate(why, sizeof why, &pts[i].c, e);
+            cli_format_duration(dur, sizeof dur, e->seconds);
+            const char *cause = long_run_cause(o, e);
+            bool at_point = o->sweep && !cli_sweep_has(sw, cause);
+            fprintf(stderr, "error: %s%s%s%s: %s, about %s here; a run estimated above a day "
+                    "needs a bound: add --frames N to stop after N frame slots (it then "
+                    "reports what arrived; about %.2g slots run per second), or lower --%s\n",
+                    cli_where(opts, cause), at_point ? ", at sweep point (" : "",
+                    at_point ? pts[i].label : "", at_point ? ")" : "", why, dur,
+                    EST_STEP_SPEED, cause);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Points run at once: --jobs, or one per CPU, at most one per point. */
+static unsigned job_count(const struct opts *o, size_t npoints)
+{
+    unsigned jobs = (unsigned)o->jobs;
+    if (jobs == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 ? (unsigned)n : 1;
+    }
+    if (jobs > npoints)
+        jobs = (unsigned)npoints;
+    if (jobs > 256)
+        jobs = 256;
+    return jobs;
+}
+
+/* A warning when the whole run is estimated above a minute. */
+static void warn_long(const struct opts *o, const struct point *pts, const struct plan *pl,
+                      unsigned jobs)
+{
+    double wall_est = fmax(pl->total_s / (jobs ? jobs : 1), pl->longest_s);
+    if (wall_est <= EST_WARN_S)
+        return;
+    char why[600], dur[32];
+    explain_estimate(why, sizeof why, &pts[pl->longest].c, &pts[pl->longest].est);
+    cli_format_duration(dur, sizeof dur, wall_est);
+    fprintf(stderr, "warning: this run is estimated to take about %s%s%s%s: %s; --frames N "
+            "stops each run after N frame slots and a smaller --bytes shortens it\n", dur,
+            o->sweep ? " (longest point: " : "", o->sweep ? pts[pl->longest].label : "",
+            o->sweep ? ")" : "", why);
+}
+
+static void print_csv_header(const struct opts *o, const struct cli_sweep *sw)
+{
+    fputs(csv_header, stdout);
+    for (unsigned k = 0; o->sweep && k < sw->nkeys; k++)
+        if (!in_csv(sw->key[k].opt->name))
+            printf(",%s", sw->key[k].opt->name);
+    putchar('\n');
+}
+
+/* The error-free references, in order.  A reference depends on everything
+ * but the bit error rates, so a point whose other settings equal the point
+ * before shares its reference. */
+static int run_references(const struct opts *o, const struct cli_sweep *sw, struct point *pts,
+                          size_t npoints)
+{
+    double ref_goodput = NAN;
+    for (size_t i = 0; i < npoints; i++) {
+        bool same = i > 0;
+        for (unsigned k = 0; o->sweep && same && k < sw->nkeys; k++)
+            if (!is_ber_key(sw->key[k].opt->name) &&
+                strcmp(cli_sweep_value(sw, i, k), cli_sweep_value(sw, i - 1, k)))
+                same = false;
+        if (i > 0 && pts[i].with_ref && !pts[i - 1].with_ref)
+            same = false; /* no reference was run for the point before */
+        if (pts[i].with_ref && !same && reference(&pts[i].c, o->progress, &ref_goodput))
+            return -1;
+        pts[i].ref = pts[i].with_ref ? ref_goodput : NAN;
+    }
+    return 0;
+}
+
+/* The points one after the other; returns the worst exit status. */
+static int run_serial(const struct opts *o, struct point *pts, size_t npoints)
+{
+    int status = 0;
+    for (size_t i = 0; i < npoints; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "simulating (point %zu of %zu)", i + 1, npoints);
+        pts[i].rc = simulate(&pts[i].c, &pts[i].r, o->sweep ? what : "simulating", o->progress,
+                             pts[i].est.slots, &pts[i].wall);
+        int st = print_point(o, o->sweep != NULL, &pts[i], (int)i);
+        status = st > status ? st : status;
+    }
+    return status;
+}
+
+/* Wait for point i, showing how far the sweep is. */
+static void wait_point(const struct opts *o, struct pool *pool, int i, unsigned started)
+{
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        bool done = pool->pts[i].done;
+        int finished = pool->finished;
+        pthread_mutex_unlock(&pool->lock);
+        if (done)
+            return;
+        if (o->progress || isatty(2)) {
+            char extra[64];
+            snprintf(extra, sizeof extra, "%d of %d points done, %u jobs", finished, pool->n,
+                     started);
+            cli_progress("sweep", (double)finished / pool->n, extra, o->progress);
+        }
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The points on `jobs` threads, longest first so that they do not finish
+ * alone; each run has its own seeds and state, so the results do not depend
+ * on the number of jobs, and they are printed in sweep order.  Returns the
+ * worst exit status, or -1 without memory. */
+static int run_parallel(const struct opts *o, struct point *pts, size_t npoints, unsigned jobs)
+{
+    int n = (int)npoints;
+    int *order = malloc(npoints * sizeof *order);
+    struct ranked *rk = malloc(npoints * sizeof *rk);
+    if (!order || !rk) {
+        fprintf(stderr, "error: out of memory\n");
+        free(order);
+        free(rk);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        rk[i] = (struct ranked){ pts[i].est.seconds, i };
+    qsort(rk, npoints, sizeof *rk, by_cost);
+    for (int i = 0; i < n; i++)
+        order[i] = rk[i].i;
+    free(rk);
+    struct pool pool = { pts, order, n, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+    pthread_t th[256];
+    unsigned started = 0;
+    for (unsigned j = 0; j < jobs; j++)
+        if (pthread_create(&th[j], NULL, worker, &pool) == 0)
+            started++;
+    if (started == 0)
+        worker(&pool);
+    int status = 0;
+    for (int i = 0; i < n; i++) {
+        wait_point(o, &pool, i, started);
+        int st = print_point(o, true, &pts[i], i);
+        status = st > status ? st : status;
+    }
+    for (unsigned j = 0; j < started; j++)
+        pthread_join(th[j], NULL);
+    free(order);
+    cli_progress_done(o->progress);
+    return status;
+}
+
+/* Everything after the options: check every point, then run them. */
+static int run_points(const struct cli_opt *opts, struct opts *o, struct cli_sweep *sw,
+                      struct point *pts, size_t npoints)
+{
+    struct plan pl = { 0 };
+    if (prepare_points(opts, o, sw, pts, npoints, &pl))
+        return 2;
+    unsigned jobs = job_count(o, npoints);
+    warn_long(o, pts, &pl, jobs);
+    bool seed_swept = o->sweep && cli_sweep_has(sw, "seed");
+    if (seed_swept)
+        fprintf(stderr, "rifl sim link: the seed of each point is in its sweep values\n");
+    else
+        fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o->seed);
+    if (o->csv)
+        print_csv_header(o, sw);
+    if (run_references(o, sw, pts, npoints))
+        return 2;
+    int status = jobs <= 1 ? run_serial(o, pts, npoints) : run_parallel(o, pts, npoints, jobs);
+    if (status < 0)
+        return 2;
+    if (!seed_swept)
+        fprintf(stderr, "seed %llu\n", (unsigned long long)o->seed);
+    return status;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
@@ -594,51 +879,8 @@ static int run(int argc, char **argv)
         .rate = 112, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
         .rx_ready = 1, .fast = true, .reference = true,
     };
-    struct cli_opt opts[] = {
-        { "ber", CLI_DOUBLE, &o.ber, "bit error rate, both directions", 0, 0.5 },
-        { "ber-ab", CLI_DOUBLE, &o.ber_ab, "bit error rate A -> B (-1: --ber)", -1, 0.5 },
-        { "ber-ba", CLI_DOUBLE, &o.ber_ba, "bit error rate B -> A (-1: --ber)", -1, 0.5 },
-        { "bytes", CLI_BYTES, &o.bytes, "payload bytes offered per direction (0: no limit, "
-          "then --frames ends the run)", 0, 1e15 },
-        { "frames", CLI_UINT, &o.frames, "stop after this many frame slots (0: no limit)", 0,
-          1e15 },
-        { "seed", CLI_UINT, &o.seed, "run seed (channels, packets, receivers derive from it)",
-          0, 18446744073709551615.0 },
-        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F: 64, 128, 256, 512, 1024 or "
-          "2048", 64, 2048 },
-        { "fid-bits", CLI_UINT, &o.fid_bits, "frame-ID width K (0: smallest safe, at least 5)",
-          0, 12 },
-        { "rate", CLI_DOUBLE, &o.rate, "lane rate, Gbit/s", 0.001, 100000 },
-        { "cable", CLI_DOUBLE, &o.cable, "cable length, m", 0, 100000 },
-        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m", 0.001, 10000 },
-        { "transceiver-ns", CLI_DOUBLE, &o.xcvr, "one-way transceiver latency, ns", 0, 1e7 },
-        { "pipeline", CLI_UINT, &o.pipeline, "engine pipeline added to the round trip, frames",
-          0, 1000000 },
-        { "txq", CLI_UINT, &o.txq, "transmit queue, frames", 1, 16777216 },
-        { "rx-buffer", CLI_UINT, &o.rxbuf, "receive buffer, frames (0: 2^(K+1))", 0, 16777216 },
-        { "lock", CLI_UINT, &o.lock, "legal SYN headers before the receiver is aligned", 0,
-          65536 },
-        { "size", CLI_STRING, &o.size, "packet sizes in bytes: N, MIN-MAX (uniform) or "
-          "N1,N2,.. (at most 256)", 0, 0 },
-        { "load", CLI_DOUBLE, &o.load, "offered load per direction, fraction of the line, above "
-          "0 (1: saturate)", 0, 1 },
-        { "rx-ready", CLI_DOUBLE, &o.rx_ready, "probability that a receiver reads in a slot, "
-          "above 0", 0, 1 },
-        { "rx-stall", CLI_UINT, &o.rx_stall, "receivers stop reading for N slots ...", 0, 1e15 },
-        { "rx-period", CLI_UINT, &o.rx_period, "... out of every N slots", 0, 1e15 },
-        { "fast", CLI_BOOL, &o.fast, "fast-forward error-free stretches", 0, 0 },
-        { "encode-all", CLI_FLAG, &o.encode_all, "build and decode every frame's wire bytes "
-          "(same results, slower: a check)", 0, 0 },
-        { "reference", CLI_BOOL, &o.reference, "run error-free too, for the bandwidth ratio", 0, 0 },
-        { "sweep", CLI_STRING, &o.sweep, "runs over values, 'KEY=FROM:TO:STEP KEY2=V1,V2' (STEP "
-          "+D or xF), e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
-        { "csv", CLI_FLAG, &o.csv, "CSV: a header and one line per run", 0, 0 },
-        { "json", CLI_FLAG, &o.json, "JSON: one summary object per run", 0, 0 },
-        { "progress", CLI_FLAG, &o.progress, "progress line even when stderr is not a terminal", 0, 0 },
-        { "jobs", CLI_UINT, &o.jobs, "sweep points run at once (0 = one per CPU); results do not "
-          "depend on it", 0, 256 },
-        CLI_END,
-    };
+    struct cli_opt opts[LINK_OPTS];
+    link_options(&o, opts);
     g_opts = opts;
     int rc = cli_parse(argc, argv, opts, "[options]",
                        "Simulates two RIFL lanes connected by a cable with random bit errors,\n"
@@ -661,181 +903,14 @@ static int run(int argc, char **argv)
         return 2;
     size_t npoints = o.sweep ? sw.npoints : 1;
     struct point *pts = calloc(npoints, sizeof *pts);
-    if (!pts) {
-        fprintf(stderr, "error: out of memory\n");
-        cli_sweep_free(&sw);
-        return 2;
-    }
-    /* every point's settings are checked before anything runs */
-    double total_s = 0, longest_s = 0;
-    int longest = 0;
-    for (size_t i = 0; i < npoints; i++) {
-        if (o.sweep) {
-            size_t L = 0;
-            for (unsigned k = 0; k < sw.nkeys && L < sizeof pts[i].label; k++)
-                L += (size_t)snprintf(pts[i].label + L, sizeof pts[i].label - L, "%s%s = %s",
-                                      k ? ", " : "", sw.key[k].opt->name,
-                                      cli_sweep_value(&sw, i, k));
-            size_t C = 0, J = (size_t)snprintf(pts[i].json, sizeof pts[i].json,
-                                                 ", \"sweep\": {");
-            for (unsigned k = 0; k < sw.nkeys; k++) {
-                const char *v = cli_sweep_value(&sw, i, k);
-                bool numeric = json_number(v);
-                if (!in_csv(sw.key[k].opt->name) && C < sizeof pts[i].csv)
-                    C += (size_t)snprintf(pts[i].csv + C, sizeof pts[i].csv - C, ",%s", v);
-                if (J < sizeof pts[i].json)
-                    J += (size_t)snprintf(pts[i].json + J, sizeof pts[i].json - J,
-                                          "%s\"%s\": %s%s%s", k ? ", " : "",
-                                          sw.key[k].opt->name, numeric ? "" : "\"", v,
-                                          numeric ? "" : "\"");
-            }
-            if (J < sizeof pts[i].json)
-                snprintf(pts[i].json + J, sizeof pts[i].json - J, "}");
-            if (cli_sweep_apply(&sw, i, opts))
-                goto fail;
-        }
-        if (prepare_point(opts, &o, &pts[i]))
-            goto fail;
-        const struct estimate *e = &pts[i].est;
-        total_s += e->seconds;
-        if (e->seconds > longest_s) {
-            longest_s = e->seconds;
-            longest = (int)i;
-        }
-        if (e->seconds > EST_REFUSE_S && !pts[i].c.max_slots) {
-            char why[600], dur[32];
-            explain_estimate(why, sizeof why, &pts[i].c, e);
-            cli_format_duration(dur, sizeof dur, e->seconds);
-            const char *cause = long_run_cause(&o, e);
-            bool at_point = o.sweep && !cli_sweep_has(&sw, cause);
-            fprintf(stderr, "error: %s%s%s%s: %s, about %s here; a run estimated above a day "
-                    "needs a bound: add --frames N to stop after N frame slots (it then "
-                    "reports what arrived; about %.2g slots run per second), or lower --%s\n",
-                    cli_where(opts, cause), at_point ? ", at sweep point (" : "",
-                    at_point ? pts[i].label : "", at_point ? ")" : "", why, dur,
-                    EST_STEP_SPEED, cause);
-            goto fail;
-        }
-    }
-    unsigned jobs = (unsigned)o.jobs;
-    if (jobs == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n > 0 ? (unsigned)n : 1;
-    }
-    if (jobs > npoints)
-        jobs = (unsigned)npoints;
-    if (jobs > 256)
-        jobs = 256;
-    double wall_est = fmax(total_s / (jobs ? jobs : 1), longest_s);
-    if (wall_est > EST_WARN_S) {
-        char why[600], dur[32];
-        explain_estimate(why, sizeof why, &pts[longest].c, &pts[longest].est);
-        cli_format_duration(dur, sizeof dur, wall_est);
-        fprintf(stderr, "warning: this run is estimated to take about %s%s%s%s: %s; --frames N "
-                "stops each run after N frame slots and a smaller --bytes shortens it\n", dur,
-                o.sweep ? " (longest point: " : "", o.sweep ? pts[longest].label : "",
-                o.sweep ? ")" : "", why);
-    }
-    bool seed_swept = o.sweep && cli_sweep_has(&sw, "seed");
-    if (seed_swept)
-        fprintf(stderr, "rifl sim link: the seed of each point is in its sweep values\n");
+    int status = 2;
+    if (pts)
+        status = run_points(opts, &o, &sw, pts, npoints);
     else
-        fprintf(stderr, "rifl sim link: seed %llu\n", (unsigned long long)o.seed);
-    if (o.csv) {
-        fputs(csv_header, stdout);
-        for (unsigned k = 0; o.sweep && k < sw.nkeys; k++)
-            if (!in_csv(sw.key[k].opt->name))
-                printf(",%s", sw.key[k].opt->name);
-        putchar('\n');
-    }
-    /* The error-free references first (in order), then the points, several
-     * at once when --jobs allows: each run has its own seeds and state, so
-     * the results are the same whatever the number of jobs; they are
-     * printed in sweep order.  The reference depends on everything but the
-     * bit error rates. */
-    double ref_goodput = NAN;
-    int status = 0;
-    for (size_t i = 0; i < npoints; i++) {
-        bool same = i > 0;
-        for (unsigned k = 0; o.sweep && same && k < sw.nkeys; k++)
-            if (!is_ber_key(sw.key[k].opt->name) &&
-                strcmp(cli_sweep_value(&sw, i, k), cli_sweep_value(&sw, i - 1, k)))
-                same = false;
-        if (i > 0 && pts[i].with_ref && !pts[i - 1].with_ref)
-            same = false; /* no reference was run for the point before */
-        if (pts[i].with_ref && !same && reference(&pts[i].c, o.progress, &ref_goodput))
-            goto fail;
-        pts[i].ref = pts[i].with_ref ? ref_goodput : NAN;
-    }
-    if (jobs <= 1) {
-        for (size_t i = 0; i < npoints; i++) {
-            char what[64];
-            snprintf(what, sizeof what, "simulating (point %zu of %zu)", i + 1, npoints);
-            pts[i].rc = simulate(&pts[i].c, &pts[i].r, o.sweep ? what : "simulating",
-                                 o.progress, pts[i].est.slots, &pts[i].wall);
-            int st = print_point(&o, o.sweep != NULL, &pts[i], (int)i);
-            status = st > status ? st : status;
-        }
-    } else {
-        int n = (int)npoints;
-        int *order = malloc(npoints * sizeof *order);
-        struct ranked *rk = malloc(npoints * sizeof *rk);
-        if (!order || !rk) {
-            fprintf(stderr, "error: out of memory\n");
-            free(order);
-            free(rk);
-            goto fail;
-        }
-        /* the longest points start first, so that they do not finish alone */
-        for (int i = 0; i < n; i++)
-            rk[i] = (struct ranked){ pts[i].est.seconds, i };
-        qsort(rk, npoints, sizeof *rk, by_cost);
-        for (int i = 0; i < n; i++)
-            order[i] = rk[i].i;
-        free(rk);
-        struct pool pool = { pts, order, n, 0, 0, PTHREAD_MUTEX_INITIALIZER };
-        pthread_t th[256];
-        unsigned started = 0;
-        for (unsigned j = 0; j < jobs; j++)
-            if (pthread_create(&th[j], NULL, worker, &pool) == 0)
-                started++;
-        if (started == 0)
-            worker(&pool);
-        /* print in order as points finish */
-        for (int i = 0; i < n; i++) {
-            for (;;) {
-                pthread_mutex_lock(&pool.lock);
-                bool done = pts[i].done;
-                int finished = pool.finished;
-                pthread_mutex_unlock(&pool.lock);
-                if (done)
-                    break;
-                if (o.progress || isatty(2)) {
-                    char extra[64];
-                    snprintf(extra, sizeof extra, "%d of %d points done, %u jobs", finished,
-                             n, started);
-                    cli_progress("sweep", (double)finished / n, extra, o.progress);
-                }
-                struct timespec ts = { 0, 50 * 1000 * 1000 };
-                nanosleep(&ts, NULL);
-            }
-            int st = print_point(&o, true, &pts[i], i);
-            status = st > status ? st : status;
-        }
-        for (unsigned j = 0; j < started; j++)
-            pthread_join(th[j], NULL);
-        free(order);
-        cli_progress_done(o.progress);
-    }
+        fprintf(stderr, "error: out of memory\n");
     free(pts);
     cli_sweep_free(&sw);
-    if (!seed_swept)
-        fprintf(stderr, "seed %llu\n", (unsigned long long)o.seed);
     return status;
-fail:
-    free(pts);
-    cli_sweep_free(&sw);
-    return 2;
 }
 
 const struct rifl_command rifl_cmd_sim_link = {
