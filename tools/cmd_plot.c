@@ -100,6 +100,223 @@ static void write_figure(FILE *g, void *ctx)
     fprintf(g, "\n");
 }
 
+/* --style: one of gnuplot's plain styles */
+static int check_style(const char *style)
+{
+    static const char *const styles[] = { "lines", "points", "linespoints", "steps", "impulses",
+                                          NULL };
+    bool style_ok = false;
+    for (const char *const *s = styles; *s; s++)
+        style_ok = style_ok || !strcmp(style, *s);
+    if (!style_ok)
+        return cli_fail(g_opts, "style", "'%s' is not a style; use lines, points, linespoints, "
+                        "steps or impulses", style);
+    return 0;
+}
+
+/* --key: gnuplot's words for the legend's place and frame */
+static int check_key(const char *key)
+{
+    static const char *const key_words[] = {
+        "left", "right", "center", "top", "bottom", "inside", "outside", "above", "below",
+        "over", "under", "lmargin", "rmargin", "tmargin", "bmargin", "horizontal", "vertical",
+        "box", "nobox", "opaque", "noopaque", "reverse", "noreverse", "invert", "noinvert",
+        "off", "on", NULL };
+    char kw[128];
+    snprintf(kw, sizeof kw, "%s", key);
+    char *ksave = NULL;
+    int nk = 0;
+    for (char *w = strtok_r(kw, " ", &ksave); w; w = strtok_r(NULL, " ", &ksave), nk++) {
+        bool known = false;
+        for (const char *const *k = key_words; *k && !known; k++)
+            known = !strcmp(w, *k);
+        if (!known)
+            return cli_fail(g_opts, "key", "'%s' is not a legend position word; use words such "
+                            "as left, right, center, top, bottom, outside, box or off", w);
+    }
+    if (!nk || strlen(key) >= sizeof kw)
+        return cli_fail(g_opts, "key", "give a legend position such as 'bottom right'");
+    return 0;
+}
+
+/* --y and --titles: at most MAX_Y named columns, one legend entry each */
+static int check_columns(const char *y, char **yname, int ny, bool titles, int nt)
+{
+    int status = 0;
+    if (ny > MAX_Y)
+        status = cli_fail(g_opts, "y", "%d columns; plot at most %d at once", ny, MAX_Y);
+    for (int i = 0; i < ny && i < MAX_Y && !status; i++)
+        if (!yname[i][0])
+            status = cli_fail(g_opts, "y", "'%s' has an empty column name", y);
+    if (!status && titles && nt != ny)
+        status = cli_fail(g_opts, "titles,y", "%d legend entr%s for %d column%s; give one per "
+                          "column", nt, nt == 1 ? "y" : "ies", ny, ny == 1 ? "" : "s");
+    return status;
+}
+
+/* what the reading of the CSV found */
+struct scan {
+    char *hdr[256];  /* the header's column names, in the CSV text */
+    char *header;    /* a copy of the header line; NULL until one is read */
+    int ncols;
+    unsigned numbers[MAX_Y], rows;
+};
+
+/* the header: find the plotted columns (fg->cx and fg->cy) */
+static int find_columns(struct figure *fg, struct scan *s, char *line)
+{
+    s->header = strdup(line);
+    s->ncols = split(line, s->hdr, 256);
+    if (s->ncols > 256)
+        s->ncols = 256;
+    for (int c = 0; c < s->ncols; c++)
+        if (!strcmp(s->hdr[c], fg->x))
+            fg->cx = c;
+    for (int i = 0; i < fg->ny; i++) {
+        fg->cy[i] = -1;
+        for (int c = 0; c < s->ncols; c++)
+            if (!strcmp(s->hdr[c], fg->ynames[i]))
+                fg->cy[i] = c;
+    }
+    const char *missing = fg->cx < 0 ? fg->x : NULL;
+    const char *opt = "x";
+    for (int i = 0; i < fg->ny && !missing; i++)
+        if (fg->cy[i] < 0) {
+            missing = fg->ynames[i];
+            opt = "y";
+        }
+    if (missing)
+        return cli_fail(g_opts, opt, "%s has no column '%s' (header: %s)", fg->csv, missing,
+                        s->header ? s->header : "");
+    return 0;
+}
+
+/* the plotted cells of a data row: numbers or empty (gaps) */
+static int check_cells(const struct figure *fg, struct scan *s, char **f, unsigned lineno)
+{
+    int status = 0;
+    double xv = NAN;
+    for (int i = -1; i < fg->ny && !status; i++) {
+        int c = i < 0 ? fg->cx : fg->cy[i];
+        double v;
+        if (!f[c][0]) {
+            if (i < 0) {
+                fprintf(stderr, "error: %s:%u: the x column '%s' is empty\n", fg->csv, lineno,
+                        fg->x);
+                status = 2;
+            }
+            continue;
+        }
+        if (cli_parse_double(f[c], &v)) {
+            fprintf(stderr, "error: %s:%u: column '%s' holds '%s', not a number; fix "
+                    "the row (or leave the cell empty for a gap)\n", fg->csv, lineno,
+                    s->hdr[c], f[c]);
+            status = 2;
+            break;
+        }
+        if (i < 0)
+            xv = v;
+        else
+            s->numbers[i]++;
+        if (i < 0 && fg->logx && v <= 0)
+            fprintf(stderr, "warning: %s:%u: x = %s cannot go on a logarithmic axis "
+                    "(--logx); gnuplot leaves the row out\n", fg->csv, lineno, f[c]);
+        if (i >= 0 && fg->logy && v * fg->scale <= 0)
+            fprintf(stderr, "warning: %s:%u: %s = %g (scaled) cannot go on a "
+                    "logarithmic axis (--logy); gnuplot leaves the point out\n", fg->csv,
+                    lineno, s->hdr[c], v * fg->scale);
+    }
+    (void)xv;
+    return status;
+}
+
+/* read the header and check every data row, then that each y column has a
+ * number */
+static int scan_csv(struct figure *fg, struct scan *s, char *csv)
+{
+    int status = 0;
+    char *p = csv;
+    unsigned lineno = 0;
+    char *line;
+    while ((line = cli_next_line(&p))) {
+        lineno++;
+        if (!line[0] || line[0] == '#')
+            continue;
+        if (!s->header) {
+            /* header: the first line that is not a comment */
+            if ((status = find_columns(fg, s, line)))
+                break;
+            continue;
+        }
+        char *f[256];
+        int nf = split(line, f, 256);
+        int need = fg->cx;
+        for (int i = 0; i < fg->ny; i++)
+            need = fg->cy[i] > need ? fg->cy[i] : need;
+        if (nf <= need) {
+            fprintf(stderr, "error: %s:%u: %d field%s, the header has %d; every row needs "
+                    "the plotted columns\n", fg->csv, lineno, nf, nf == 1 ? "" : "s", s->ncols);
+            status = 2;
+            break;
+        }
+        if (!status)
+            status = check_cells(fg, s, f, lineno);
+        s->rows++;
+    }
+    if (!status && !s->header) {
+        fprintf(stderr, "error: %s has no header line (a line of column names, then rows "
+                "of numbers)\n", fg->csv);
+        status = 2;
+    }
+    if (!status && !s->rows) {
+        fprintf(stderr, "error: %s has a header but no data rows\n", fg->csv);
+        status = 2;
+    }
+    for (int i = 0; i < fg->ny && !status; i++)
+        if (!s->numbers[i])
+            status = cli_fail(g_opts, "y", "column '%s' of %s has no numbers, only empty "
+                              "cells (bandwidth_ratio is empty after a run with "
+                              "--reference false)", fg->ynames[i], fg->csv);
+    return status;
+}
+
+/* check the columns and the CSV fg->csv, then draw it into `out` */
+static int plot_csv(struct figure *fg, const char *titles, const char *out, const char *where)
+{
+    char *ys = strdup(fg->y), *yname[MAX_Y + 1];
+    char *ts = titles ? strdup(titles) : NULL, *tname[MAX_Y + 1];
+    if (!ys || (titles && !ts)) {
+        free(ys);
+        free(ts);
+        fprintf(stderr, "error: out of memory\n");
+        return 2;
+    }
+    int ny = split(ys, yname, MAX_Y + 1), nt = ts ? split(ts, tname, MAX_Y + 1) : 0;
+    size_t len;
+    char *csv = NULL;
+    int status = check_columns(fg->y, yname, ny, ts != NULL, nt);
+    if (!status && !(csv = cli_read_file(fg->csv, &len)))
+        status = 2;
+    int cy[MAX_Y];
+    struct scan s = { .header = NULL };
+    fg->cx = -1;
+    fg->cy = cy;
+    fg->ny = ny;
+    fg->titles = ts ? tname : NULL;
+    fg->ynames = yname;
+    if (!status)
+        status = scan_csv(fg, &s, csv);
+    if (!status)
+        status = cli_gnuplot(out, where, NULL, write_figure, fg);
+    free(s.header);
+    free(ys);
+    free(ts);
+    free(csv);
+    if (!status)
+        fprintf(stderr, "wrote %s\n", out);
+    return status;
+}
+
 static int run(int argc, char **argv)
 {
     const char *x = "ber", *y = "bandwidth_ratio", *out = NULL, *xlabel = NULL, *ylabel = NULL;
@@ -146,178 +363,17 @@ static int run(int argc, char **argv)
                 "file name, not -\n");
         return 2;
     }
-    static const char *const styles[] = { "lines", "points", "linespoints", "steps", "impulses",
-                                          NULL };
-    bool style_ok = false;
-    for (const char *const *s = styles; *s; s++)
-        style_ok = style_ok || !strcmp(style, *s);
-    if (!style_ok)
-        return cli_fail(opts, "style", "'%s' is not a style; use lines, points, linespoints, "
-                        "steps or impulses", style);
-    /* --key: gnuplot's words for the legend's place and frame */
-    static const char *const key_words[] = {
-        "left", "right", "center", "top", "bottom", "inside", "outside", "above", "below",
-        "over", "under", "lmargin", "rmargin", "tmargin", "bmargin", "horizontal", "vertical",
-        "box", "nobox", "opaque", "noopaque", "reverse", "noreverse", "invert", "noinvert",
-        "off", "on", NULL };
-    char kw[128];
-    snprintf(kw, sizeof kw, "%s", key);
-    char *ksave = NULL;
-    int nk = 0;
-    for (char *w = strtok_r(kw, " ", &ksave); w; w = strtok_r(NULL, " ", &ksave), nk++) {
-        bool known = false;
-        for (const char *const *k = key_words; *k && !known; k++)
-            known = !strcmp(w, *k);
-        if (!known)
-            return cli_fail(opts, "key", "'%s' is not a legend position word; use words such "
-                            "as left, right, center, top, bottom, outside, box or off", w);
-    }
-    if (!nk || strlen(key) >= sizeof kw)
-        return cli_fail(opts, "key", "give a legend position such as 'bottom right'");
+    if (check_style(style) || check_key(key))
+        return 2;
     if (yrange && check_yrange(yrange))
         return 2;
     char where[300];
     snprintf(where, sizeof where, "%s", cli_where(opts, "out"));
     if (cli_check_output(out, where))
         return 2;
-
-    /* the columns */
-    char *ys = strdup(y), *yname[MAX_Y + 1];
-    char *ts = titles ? strdup(titles) : NULL, *tname[MAX_Y + 1];
-    if (!ys || (titles && !ts)) {
-        free(ys);
-        free(ts);
-        fprintf(stderr, "error: out of memory\n");
-        return 2;
-    }
-    int ny = split(ys, yname, MAX_Y + 1), nt = ts ? split(ts, tname, MAX_Y + 1) : 0;
-    int status = 0;
-    size_t len;
-    char *csv = NULL;
-    if (ny > MAX_Y)
-        status = cli_fail(opts, "y", "%d columns; plot at most %d at once", ny, MAX_Y);
-    for (int i = 0; i < ny && i < MAX_Y && !status; i++)
-        if (!yname[i][0])
-            status = cli_fail(opts, "y", "'%s' has an empty column name", y);
-    if (!status && ts && nt != ny)
-        status = cli_fail(opts, "titles,y", "%d legend entr%s for %d column%s; give one per "
-                          "column", nt, nt == 1 ? "y" : "ies", ny, ny == 1 ? "" : "s");
-    if (!status && !(csv = cli_read_file(pos[0], &len)))
-        status = 2;
-    int cx = -1, cy[MAX_Y], ncols = 0;
-    unsigned numbers[MAX_Y] = { 0 }, rows = 0;
-    char *hdr[256];
-    char *header = NULL;
-    if (!status) {
-        /* header: the first line that is not a comment */
-        char *p = csv;
-        unsigned lineno = 0;
-        char *line;
-        while ((line = cli_next_line(&p))) {
-            lineno++;
-            if (!line[0] || line[0] == '#')
-                continue;
-            if (!header) {
-                header = strdup(line);
-                ncols = split(line, hdr, 256);
-                if (ncols > 256)
-                    ncols = 256;
-                for (int c = 0; c < ncols; c++)
-                    if (!strcmp(hdr[c], x))
-                        cx = c;
-                for (int i = 0; i < ny; i++) {
-                    cy[i] = -1;
-                    for (int c = 0; c < ncols; c++)
-                        if (!strcmp(hdr[c], yname[i]))
-                            cy[i] = c;
-                }
-                const char *missing = cx < 0 ? x : NULL;
-                const char *opt = "x";
-                for (int i = 0; i < ny && !missing; i++)
-                    if (cy[i] < 0) {
-                        missing = yname[i];
-                        opt = "y";
-                    }
-                if (missing) {
-                    status = cli_fail(opts, opt, "%s has no column '%s' (header: %s)", pos[0],
-                                      missing, header ? header : "");
-                    break;
-                }
-                continue;
-            }
-            /* a data row: the plotted cells are numbers or empty (gaps) */
-            char *f[256];
-            int nf = split(line, f, 256);
-            int need = cx;
-            for (int i = 0; i < ny; i++)
-                need = cy[i] > need ? cy[i] : need;
-            if (nf <= need) {
-                fprintf(stderr, "error: %s:%u: %d field%s, the header has %d; every row needs "
-                        "the plotted columns\n", pos[0], lineno, nf, nf == 1 ? "" : "s", ncols);
-                status = 2;
-                break;
-            }
-            double xv = NAN;
-            for (int i = -1; i < ny && !status; i++) {
-                int c = i < 0 ? cx : cy[i];
-                double v;
-                if (!f[c][0]) {
-                    if (i < 0) {
-                        fprintf(stderr, "error: %s:%u: the x column '%s' is empty\n", pos[0],
-                                lineno, x);
-                        status = 2;
-                    }
-                    continue;
-                }
-                if (cli_parse_double(f[c], &v)) {
-                    fprintf(stderr, "error: %s:%u: column '%s' holds '%s', not a number; fix "
-                            "the row (or leave the cell empty for a gap)\n", pos[0], lineno,
-                            hdr[c], f[c]);
-                    status = 2;
-                    break;
-                }
-                if (i < 0)
-                    xv = v;
-                else
-                    numbers[i]++;
-                if (i < 0 && logx && v <= 0)
-                    fprintf(stderr, "warning: %s:%u: x = %s cannot go on a logarithmic axis "
-                            "(--logx); gnuplot leaves the row out\n", pos[0], lineno, f[c]);
-                if (i >= 0 && logy && v * scale <= 0)
-                    fprintf(stderr, "warning: %s:%u: %s = %g (scaled) cannot go on a "
-                            "logarithmic axis (--logy); gnuplot leaves the point out\n", pos[0],
-                            lineno, hdr[c], v * scale);
-            }
-            (void)xv;
-            rows++;
-        }
-        if (!status && !header) {
-            fprintf(stderr, "error: %s has no header line (a line of column names, then rows "
-                    "of numbers)\n", pos[0]);
-            status = 2;
-        }
-        if (!status && !rows) {
-            fprintf(stderr, "error: %s has a header but no data rows\n", pos[0]);
-            status = 2;
-        }
-        for (int i = 0; i < ny && !status; i++)
-            if (!numbers[i])
-                status = cli_fail(opts, "y", "column '%s' of %s has no numbers, only empty "
-                                  "cells (bandwidth_ratio is empty after a run with "
-                                  "--reference false)", yname[i], pos[0]);
-    }
-    if (!status) {
-        struct figure fig = { key, title, xlabel, ylabel, x, y, yrange, style, pos[0], logx,
-                              logy, scale, cx, cy, ny, ts ? tname : NULL, yname };
-        status = cli_gnuplot(out, where, NULL, write_figure, &fig);
-    }
-    free(header);
-    free(ys);
-    free(ts);
-    free(csv);
-    if (!status)
-        fprintf(stderr, "wrote %s\n", out);
-    return status;
+    struct figure fig = { key, title, xlabel, ylabel, x, y, yrange, style, pos[0], logx, logy,
+                          scale, -1, NULL, 0, NULL, NULL };
+    return plot_csv(&fig, titles, out, where);
 }
 
 const struct rifl_command rifl_cmd_plot = {

@@ -547,17 +547,14 @@ static int run_lanes(const struct opts *o)
 
 /* ---- checks before anything runs -------------------------------------------- */
 
-static int check_options(const struct cli_opt *t, struct opts *o)
+/* --mode and --experiment: known names that go together */
+static int check_choices(const struct cli_opt *t, const struct opts *o, enum experiment e,
+                         bool lanes)
 {
-    static const char *const raw_only[] = { "rtt", "jitter", "chunk", "stall-on", "stall-off",
-        "stall-fixed", "data-corrupt", "fcp-loss", "fcp-corrupt", "fcp-min-gap", "overhead",
-        "on-frac", "off-frac", "high", "low", "high-limit", NULL };
-    bool lanes = lane_mode(o);
     if (strcmp(o->mode, "credit") && strcmp(o->mode, "onoff") && strcmp(o->mode, "lane-credit") &&
         strcmp(o->mode, "lane-onoff"))
         return cli_fail(t, "mode", "'%s' is unknown; use credit, onoff, lane-credit or "
                         "lane-onoff", o->mode);
-    enum experiment e = experiment_of(o);
     if (o->experiment && strcmp(o->experiment, "buffer") && strcmp(o->experiment, "curve") &&
         strcmp(o->experiment, "hol"))
         return cli_fail(t, "experiment", "'%s' is unknown; use buffer, curve or hol",
@@ -574,7 +571,12 @@ static int check_options(const struct cli_opt *t, struct opts *o)
         return cli_fail(t, "csv", "--csv writes the data of an experiment (--experiment "
                         "buffer, curve or hol); a single run prints a summary, or JSON with "
                         "--json");
-    o->vls_run = e == EXP_BUFFER || e == EXP_CURVE ? 1 : e == EXP_HOL ? 2 : (unsigned)o->vls;
+    return 0;
+}
+
+/* options the experiment sets itself or does not use */
+static int check_experiment_unused(const struct cli_opt *t, enum experiment e)
+{
     if (e != EXP_NONE && cli_unused(t, "vls", "with --experiment (buffer and curve use 1 VL, "
                                     "hol 2)"))
         return 2;
@@ -596,6 +598,17 @@ static int check_options(const struct cli_opt *t, struct opts *o)
         cli_unused(t, "hol-vl", "with --experiment buffer or curve (the consumer stalls as "
                    "--stall-on and --stall-off say)"))
         return 2;
+    return 0;
+}
+
+/* options of the other modes: the raw channel's in the lane modes, the lanes'
+ * in the raw ones, credit and on/off settings in the other of the two */
+static int check_mode_unused(const struct cli_opt *t, const struct opts *o, enum experiment e,
+                             bool lanes)
+{
+    static const char *const raw_only[] = { "rtt", "jitter", "chunk", "stall-on", "stall-off",
+        "stall-fixed", "data-corrupt", "fcp-loss", "fcp-corrupt", "fcp-min-gap", "overhead",
+        "on-frac", "off-frac", "high", "low", "high-limit", NULL };
     if (lanes) {
         for (const char *const *n = raw_only; *n; n++)
             if (cli_unused(t, *n, "in the lane modes (it belongs to the raw channel modes "
@@ -624,6 +637,13 @@ static int check_options(const struct cli_opt *t, struct opts *o)
     if (!((o->high && *o->high) || (o->low && *o->low)) &&
         cli_unused(t, "high-limit", "without --high or --low tables"))
         return 2;
+    return 0;
+}
+
+/* the per-VL lists, the RTTs and the stall window */
+static int check_lists(const struct cli_opt *t, const struct opts *o, enum experiment e,
+                       bool lanes)
+{
     if (o->loads && cli_is_set(t, "load"))
         return cli_fail(t, "load,loads", "give one of --load (every VL) and --loads (per VL)");
     if (o->drains && cli_is_set(t, "drain"))
@@ -659,7 +679,14 @@ static int check_options(const struct cli_opt *t, struct opts *o)
         return cli_fail(t, "hol-start,hol-end", "the stall window starts at %g and ends at %g "
                         "of the run; the start must come before the end", o->hol_start,
                         o->hol_end);
-    /* relations the library also refuses, checked here to name both options */
+    return 0;
+}
+
+/* relations the library also refuses, checked here to name both options;
+ * then the duration and that --csv can be written */
+static int check_relations(const struct cli_opt *t, const struct opts *o, enum experiment e,
+                           bool lanes)
+{
     if (o->min_len > o->max_len)
         return cli_fail(t, "min-len,max-len", "the smallest packet (%" PRIu64 " bytes) is "
                         "larger than the largest (%" PRIu64 ")", o->min_len, o->max_len);
@@ -685,6 +712,19 @@ static int check_options(const struct cli_opt *t, struct opts *o)
     return 0;
 }
 
+static int check_options(const struct cli_opt *t, struct opts *o)
+{
+    bool lanes = lane_mode(o);
+    enum experiment e = experiment_of(o);
+    if (check_choices(t, o, e, lanes))
+        return 2;
+    o->vls_run = e == EXP_BUFFER || e == EXP_CURVE ? 1 : e == EXP_HOL ? 2 : (unsigned)o->vls;
+    if (check_experiment_unused(t, e) || check_mode_unused(t, o, e, lanes) ||
+        check_lists(t, o, e, lanes) || check_relations(t, o, e, lanes))
+        return 2;
+    return 0;
+}
+
 /* Open --csv for writing, once nothing can refuse the run any more (a
  * refused run leaves an existing file as it was). */
 static int open_csv(const struct cli_opt *t, struct opts *o)
@@ -697,6 +737,57 @@ static int open_csv(const struct cli_opt *t, struct opts *o)
                 strerror(errno));
         return 2;
     }
+    return 0;
+}
+
+/* the experiment's table (and --csv data) */
+static int run_experiment(struct opts *o, rifl_csim_config *c)
+{
+    enum experiment e = experiment_of(o);
+    int rc;
+    printf("seed %" PRIu64 "\n", o->seed);
+    if (e == EXP_BUFFER)
+        rc = experiment_buffer(o, c);
+    else if (e == EXP_CURVE) {
+        if (!o->duration)
+            c->duration = 400 * o->rtt < 4000000 ? 4000000 : 400 * o->rtt;
+        rc = experiment_curve(o, c);
+    } else
+        rc = experiment_hol(o, c);
+    int crc = close_csv(o);
+    return rc ? rc : crc;
+}
+
+static int run_parsed(int argc, char **argv, const struct cli_opt *opts, struct opts *o)
+{
+    int rc = cli_parse(argc, argv, opts, "[options]",
+                       "Simulate link-level flow control on a link from port A to port B:"
+                       " credit-based with virtual lanes (InfiniBand style) or ON/OFF (RIFL"
+                       " style), over a channel with delay, jitter, FCP loss and corruption.",
+                       NULL, 0, NULL);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (check_options(opts, o))
+        return 2;
+    if (lane_mode(o))
+        return run_lanes(o);
+    rifl_csim_config c;
+    char msg[256] = "";
+    if (build_config(o, &c, false))
+        return 2;
+    /* a short run of the same settings: refusals before any output */
+    if (raw_ok_msg(o, msg, sizeof msg))
+        return cli_blame(opts, raw_ok, o, msg);
+    if (open_csv(opts, o))
+        return 2;
+    if (experiment_of(o) != EXP_NONE)
+        return run_experiment(o, &c);
+    rifl_csim_result r;
+    if (run_one(&c, &r))
+        return 2;
+    print_result(&c, &r, o->json);
+    if (c.mode == RIFL_CSIM_CREDIT && (!r.converged || r.rx_overflow))
+        return 1;
     return 0;
 }
 
@@ -774,47 +865,7 @@ static int run(int argc, char **argv)
         CLI_END
     };
     g_opts = opts;
-    int rc = cli_parse(argc, argv, opts, "[options]",
-                       "Simulate link-level flow control on a link from port A to port B:"
-                       " credit-based with virtual lanes (InfiniBand style) or ON/OFF (RIFL"
-                       " style), over a channel with delay, jitter, FCP loss and corruption.",
-                       NULL, 0, NULL);
-    if (rc)
-        return rc == 1 ? 0 : rc;
-    if (check_options(opts, &o))
-        return 2;
-    if (lane_mode(&o))
-        return run_lanes(&o);
-    rifl_csim_config c;
-    char msg[256] = "";
-    if (build_config(&o, &c, false))
-        return 2;
-    /* a short run of the same settings: refusals before any output */
-    if (raw_ok_msg(&o, msg, sizeof msg))
-        return cli_blame(opts, raw_ok, &o, msg);
-    if (open_csv(opts, &o))
-        return 2;
-    enum experiment e = experiment_of(&o);
-    if (e != EXP_NONE) {
-        printf("seed %" PRIu64 "\n", o.seed);
-        if (e == EXP_BUFFER)
-            rc = experiment_buffer(&o, &c);
-        else if (e == EXP_CURVE) {
-            if (!o.duration)
-                c.duration = 400 * o.rtt < 4000000 ? 4000000 : 400 * o.rtt;
-            rc = experiment_curve(&o, &c);
-        } else
-            rc = experiment_hol(&o, &c);
-        int crc = close_csv(&o);
-        return rc ? rc : crc;
-    }
-    rifl_csim_result r;
-    if (run_one(&c, &r))
-        return 2;
-    print_result(&c, &r, o.json);
-    if (c.mode == RIFL_CSIM_CREDIT && (!r.converged || r.rx_overflow))
-        return 1;
-    return 0;
+    return run_parsed(argc, argv, opts, &o);
 }
 
 const struct rifl_command rifl_cmd_sim_credit = {

@@ -498,6 +498,171 @@ static void pretty_value(char *buf, size_t n, const char *key, const char *v)
         snprintf(buf, n, "%.60s=%.31s", key, v);
 }
 
+/* --topology: read and parse the topology file into *topo */
+static int load_topology(const struct cli_opt *table, const char *path, rifl_topology **topo)
+{
+    size_t len;
+    char *text = cli_read_named(path, cli_where(table, "topology"), &len);
+    if (!text)
+        return 2;
+    char err[512];
+    int prc = rifl_topo_parse(text, len, topo, err, sizeof err);
+    free(text);
+    if (prc) {
+        fprintf(stderr, "error: %s: %s: %s\n", cli_where(table, "topology"), path, err);
+        return 2;
+    }
+    return 0;
+}
+
+/* the swept key on the x axis: load when swept, else the first key; -1
+ * without a sweep */
+static int x_key(const struct cli_sweep *sw)
+{
+    int xk = -1;
+    for (unsigned k = 0; k < sw->nkeys; k++)
+        if (!strcmp(sw->key[k].opt->name, "load"))
+            xk = (int)k;
+    if (xk < 0 && sw->nkeys)
+        xk = 0;
+    return xk;
+}
+
+/* --plot: the x axis must be a number */
+static int check_x_key(const struct cli_opt *table, const struct cli_sweep *sw, int xk)
+{
+    if (xk >= 0 && (sw->key[xk].opt->type == CLI_STRING || sw->key[xk].opt->type == CLI_FLAG ||
+                    sw->key[xk].opt->type == CLI_BOOL)) {
+        fprintf(stderr, "error: %s: the x axis is the first swept key, '%s', which is not a "
+                "number; put a numeric key first (or sweep load)\n", cli_where(table, "plot"),
+                sw->key[xk].opt->name);
+        return 2;
+    }
+    return 0;
+}
+
+/* the swept values of point n, and its label: those of the keys but the x key */
+static void label_row(struct row *w, const struct cli_sweep *sw, size_t n, int xk)
+{
+    w->label[0] = '\0';
+    for (unsigned k = 0; k < sw->nkeys; k++) {
+        snprintf(w->vals[k], 32, "%s", cli_sweep_value(sw, n, k));
+        if ((int)k == xk)
+            continue;
+        size_t L = strlen(w->label);
+        char pretty[128];
+        pretty_value(pretty, sizeof pretty, sw->key[k].opt->name, w->vals[k]);
+        snprintf(w->label + L, sizeof w->label - L, "%s%s", L ? ", " : "", pretty);
+    }
+}
+
+/* every point's settings are checked before anything runs; warns when the
+ * runs will take long */
+static int check_points(const struct cli_opt *table, struct opts *o, const struct cli_sweep *sw,
+                        int xk, const rifl_topology *topo, struct row *rows, size_t total)
+{
+    struct check_ctx cx = { o, topo };
+    double est_s = 0;
+    for (size_t n = 0; n < total; n++) {
+        struct row *w = &rows[n];
+        if (sw->nkeys && cli_sweep_apply(sw, n, table))
+            return 2;
+        label_row(w, sw, n, xk);
+        if (xk >= 0)
+            w->x = cli_opt_number(sw->key[xk].opt); /* as applied: 10KB is 10000 */
+        w->cell_ns = o->cell_ns;
+        if (check_unused(table, o, sw) || build_cfg(o, &w->cfg, topo, false))
+            return 2;
+        rifl_ssim *sim;
+        char err[512];
+        if (rifl_ssim_create(&w->cfg, &sim, err, sizeof err))
+            return cli_blame(table, config_ok, &cx, err);
+        rifl_ssim_free(sim);
+        est_s += estimate_seconds(&w->cfg, topo);
+    }
+    if (est_s > 60) {
+        char dur[32];
+        cli_format_duration(dur, sizeof dur, est_s);
+        fprintf(stderr, "warning: this run is estimated to take about %s (every host sends "
+                "--bytes-per-pair to every other host at --load; about %.2g port-slots "
+                "simulated per second); --max-slots N stops each run after N slots and a "
+                "smaller --bytes-per-pair or a higher --load shortens it\n", dur,
+                EST_PORT_SLOTS);
+    }
+    return 0;
+}
+
+/* simulate point w, number n of total, to its end or --max-slots */
+static int simulate(const struct opts *o, struct row *w, size_t n, size_t total)
+{
+    rifl_ssim *sim;
+    char err[512];
+    int crc = rifl_ssim_create(&w->cfg, &sim, err, sizeof err);
+    if (crc) {
+        fprintf(stderr, "error: %s\n", err);
+        return 2;
+    }
+    double t0 = cli_now();
+    char what[64];
+    snprintf(what, sizeof what, "run %zu/%zu", n + 1, total);
+    while (!rifl_ssim_run(sim, 100000)) {
+        rifl_ssim_result tmp;
+        rifl_ssim_result_get(sim, &tmp);
+        if (w->cfg.max_slots && tmp.slots >= w->cfg.max_slots)
+            break;
+        cli_progress(what, rifl_ssim_progress(sim), NULL, o->progress);
+    }
+    cli_progress_done(o->progress);
+    w->seconds = cli_now() - t0;
+    rifl_ssim_result_get(sim, &w->r);
+    rifl_ssim_free(sim);
+    return 0;
+}
+
+/* print point w, number n of total, as a CSV row, JSON or a summary */
+static void print_row(const struct opts *o, const struct row *w, size_t n, size_t total,
+                      unsigned nsw)
+{
+    if (o->csv)
+        print_csv(stdout, w);
+    else if (o->json) {
+        print_json(stdout, w, w->cell_ns, nsw ? "  " : "");
+        printf(nsw && n + 1 < total ? ",\n" : "\n");
+    } else {
+        if (n)
+            printf("\n");
+        print_summary(stdout, w, w->cell_ns);
+    }
+    fflush(stdout);
+}
+
+/* run the checked points and print them: 0, 1 when a run did not finish or
+ * failed a delivery check, 2 on an error */
+static int run_points(const struct opts *o, struct row *rows, size_t total, unsigned nsw,
+                      uint64_t seed)
+{
+    int status = 0;
+    if (o->csv)
+        print_csv_header(stdout);
+    if (o->json && nsw)
+        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)seed);
+    for (size_t n = 0; n < total && status != 2; n++) {
+        struct row *w = &rows[n];
+        if (simulate(o, w, n, total)) {
+            status = 2;
+            break;
+        }
+        const rifl_ssim_result *r = &w->r;
+        if (!r->finished || r->lost || r->duplicated || r->misdelivered ||
+            r->sw.fabric_collisions)
+            status = status ? status : 1;
+        print_row(o, w, n, total, nsw);
+    }
+    if (o->json && nsw && status != 2)
+        printf("]}\n");
+    return status;
+}
+
 static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct opts *o)
 {
     int rc = cli_parse(argc, argv, table, "[options]",
@@ -523,139 +688,22 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
                                     " (it shapes the output or the network, not a run)"))
         return 2;
     rifl_topology *topo = NULL;
-    if (o->topology) {
-        size_t len;
-        char *text = cli_read_named(o->topology, cli_where(table, "topology"), &len);
-        if (!text) {
-            cli_sweep_free(&sw);
-            return 2;
-        }
-        char err[512];
-        int prc = rifl_topo_parse(text, len, &topo, err, sizeof err);
-        free(text);
-        if (prc) {
-            fprintf(stderr, "error: %s: %s: %s\n", cli_where(table, "topology"), o->topology,
-                    err);
-            cli_sweep_free(&sw);
-            return 2;
-        }
+    if (o->topology && load_topology(table, o->topology, &topo)) {
+        cli_sweep_free(&sw);
+        return 2;
     }
     size_t total = o->sweep ? sw.npoints : 1;
-    unsigned nsw = sw.nkeys;
-    int xk = -1;
-    for (unsigned k = 0; k < nsw; k++)
-        if (!strcmp(sw.key[k].opt->name, "load"))
-            xk = (int)k;
-    if (xk < 0 && nsw)
-        xk = 0;
-    if (o->plot && xk >= 0 && (sw.key[xk].opt->type == CLI_STRING ||
-                               sw.key[xk].opt->type == CLI_FLAG ||
-                               sw.key[xk].opt->type == CLI_BOOL)) {
-        fprintf(stderr, "error: %s: the x axis is the first swept key, '%s', which is not a "
-                "number; put a numeric key first (or sweep load)\n", cli_where(table, "plot"),
-                sw.key[xk].opt->name);
+    int xk = x_key(&sw);
+    struct row *rows = NULL;
+    if ((o->plot && check_x_key(table, &sw, xk)) || !(rows = calloc(total, sizeof *rows))) {
         cli_sweep_free(&sw);
         rifl_topo_free(topo);
         return 2;
     }
-    struct row *rows = calloc(total, sizeof *rows);
-    if (!rows) {
-        cli_sweep_free(&sw);
-        rifl_topo_free(topo);
-        return 2;
-    }
-    int status = 0;
-    /* every point's settings are checked before anything runs */
-    struct check_ctx cx = { o, topo };
     uint64_t seed = o->seed;
-    double est_s = 0;
-    for (size_t n = 0; n < total && !status; n++) {
-        struct row *w = &rows[n];
-        if (nsw && cli_sweep_apply(&sw, n, table)) {
-            status = 2;
-            break;
-        }
-        w->label[0] = '\0';
-        for (unsigned k = 0; k < nsw; k++) {
-            snprintf(w->vals[k], 32, "%s", cli_sweep_value(&sw, n, k));
-            if ((int)k == xk)
-                continue;
-            size_t L = strlen(w->label);
-            char pretty[128];
-            pretty_value(pretty, sizeof pretty, sw.key[k].opt->name, w->vals[k]);
-            snprintf(w->label + L, sizeof w->label - L, "%s%s", L ? ", " : "", pretty);
-        }
-        if (xk >= 0)
-            w->x = cli_opt_number(sw.key[xk].opt); /* as applied: 10KB is 10000 */
-        w->cell_ns = o->cell_ns;
-        if (check_unused(table, o, &sw) || build_cfg(o, &w->cfg, topo, false)) {
-            status = 2;
-            break;
-        }
-        rifl_ssim *sim;
-        char err[512];
-        if (rifl_ssim_create(&w->cfg, &sim, err, sizeof err)) {
-            status = cli_blame(table, config_ok, &cx, err);
-            break;
-        }
-        rifl_ssim_free(sim);
-        est_s += estimate_seconds(&w->cfg, topo);
-    }
-    if (!status && est_s > 60) {
-        char dur[32];
-        cli_format_duration(dur, sizeof dur, est_s);
-        fprintf(stderr, "warning: this run is estimated to take about %s (every host sends "
-                "--bytes-per-pair to every other host at --load; about %.2g port-slots "
-                "simulated per second); --max-slots N stops each run after N slots and a "
-                "smaller --bytes-per-pair or a higher --load shortens it\n", dur,
-                EST_PORT_SLOTS);
-    }
-    if (o->csv && !status)
-        print_csv_header(stdout);
-    if (o->json && nsw && !status)
-        printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)seed);
-    for (size_t n = 0; n < total && status != 2; n++) {
-        struct row *w = &rows[n];
-        rifl_ssim *sim;
-        char err[512];
-        int crc = rifl_ssim_create(&w->cfg, &sim, err, sizeof err);
-        if (crc) {
-            fprintf(stderr, "error: %s\n", err);
-            status = 2;
-            break;
-        }
-        double t0 = cli_now();
-        char what[64];
-        snprintf(what, sizeof what, "run %zu/%zu", n + 1, total);
-        while (!rifl_ssim_run(sim, 100000)) {
-            rifl_ssim_result tmp;
-            rifl_ssim_result_get(sim, &tmp);
-            if (w->cfg.max_slots && tmp.slots >= w->cfg.max_slots)
-                break;
-            cli_progress(what, rifl_ssim_progress(sim), NULL, o->progress);
-        }
-        cli_progress_done(o->progress);
-        w->seconds = cli_now() - t0;
-        rifl_ssim_result_get(sim, &w->r);
-        rifl_ssim_free(sim);
-        const rifl_ssim_result *r = &w->r;
-        if (!r->finished || r->lost || r->duplicated || r->misdelivered ||
-            r->sw.fabric_collisions)
-            status = status ? status : 1;
-        if (o->csv)
-            print_csv(stdout, w);
-        else if (o->json) {
-            print_json(stdout, w, w->cell_ns, nsw ? "  " : "");
-            printf(nsw && n + 1 < total ? ",\n" : "\n");
-        } else {
-            if (n)
-                printf("\n");
-            print_summary(stdout, w, w->cell_ns);
-        }
-        fflush(stdout);
-    }
-    if (o->json && nsw && status != 2)
-        printf("]}\n");
+    int status = check_points(table, o, &sw, xk, topo, rows, total);
+    if (!status)
+        status = run_points(o, rows, total, sw.nkeys, seed);
     if (status != 2 && o->plot)
         status = write_plot(o->plot, rows, (unsigned)total,
                             xk >= 0 ? sw.key[xk].opt->name : "run", o->plot_y, o->plot_title)
