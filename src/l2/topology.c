@@ -138,6 +138,126 @@ static int parse_end(const rifl_topology *t, char *tok, int *node, unsigned *por
     return RIFL_OK;
 }
 
+/* Copy the line starting at *pos into buf (size bufsize) and move *pos past
+ * it; refuses lines that are too long or hold a NUL byte. */
+static int read_line(const char *text, size_t len, size_t *pos, unsigned line, char *buf,
+                     size_t bufsize, char *err, size_t errlen)
+{
+    size_t end = *pos;
+    while (end < len && text[end] != '\n')
+        end++;
+    size_t n = end - *pos;
+    if (n >= bufsize) {
+        rifl_msg(err, errlen, "line %u: line longer than %zu characters; split it",
+               line, bufsize - 1);
+        return RIFL_ERR_PARSE;
+    }
+    if (memchr(text + *pos, '\0', n)) {
+        rifl_msg(err, errlen, "line %u: NUL byte in the text; topology files are plain text",
+               line);
+        return RIFL_ERR_PARSE;
+    }
+    memcpy(buf, text + *pos, n);
+    buf[n] = '\0';
+    *pos = end + 1;
+    return RIFL_OK;
+}
+
+/* Cut a comment off buf and split the rest into words; returns the number
+ * of words, or 9 when there are more than 8. */
+static int split_words(char *buf, char *tok[8])
+{
+    char *hash = strchr(buf, '#');
+    if (hash)
+        *hash = '\0';
+    int nt = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(buf, " \t\r\v\f", &save); p;
+         p = strtok_r(NULL, " \t\r\v\f", &save)) {
+        if (nt == 8) {
+            nt = 9;
+            break;
+        }
+        tok[nt++] = p;
+    }
+    return nt;
+}
+
+/* A 'switch NAME PORTS' or 'host NAME' statement. */
+static int parse_node(rifl_topology *t, char **tok, int nt, unsigned line, unsigned *cap,
+                      char *err, size_t errlen)
+{
+    bool sw = tok[0][0] == 's';
+    unsigned nports = 1;
+    int rc = RIFL_OK;
+    if (nt != (sw ? 3 : 2)) {
+        rifl_msg(err, errlen, "line %u: expected '%s'", line,
+               sw ? "switch NAME PORTS" : "host NAME");
+        rc = RIFL_ERR_PARSE;
+    } else if (!valid_name(tok[1])) {
+        rifl_msg(err, errlen, "line %u: bad name '%s'; use 1 to %d characters "
+               "from A-Z a-z 0-9 _ . -", line, tok[1], RIFL_TOPO_NAME_MAX - 1);
+        rc = RIFL_ERR_PARSE;
+    } else if (rifl_topo_find(t, tok[1]) >= 0) {
+        rifl_msg(err, errlen, "line %u: '%s' is declared twice; give each node "
+               "its own name", line, tok[1]);
+        rc = RIFL_ERR_PARSE;
+    } else if (sw && parse_num(tok[2], 2, RIFL_L2_MAX_PORTS, &nports)) {
+        rifl_msg(err, errlen, "line %u: bad port count '%s' for switch '%s'; use "
+               "2 to %d", line, tok[2], tok[1], RIFL_L2_MAX_PORTS);
+        rc = RIFL_ERR_PARSE;
+    } else if (t->nnodes >= RIFL_TOPO_MAX_NODES) {
+        rifl_msg(err, errlen, "line %u: more than %d nodes; split the topology",
+               line, RIFL_TOPO_MAX_NODES);
+        rc = RIFL_ERR_PARSE;
+    } else {
+        rc = add_node(t, tok[1], sw, nports, cap);
+        if (rc)
+            rifl_msg(err, errlen, "line %u: out of memory", line);
+    }
+    return rc;
+}
+
+/* A 'link A[:PORT] B[:PORT] [delay SLOTS]' statement. */
+static int parse_link(rifl_topology *t, char **tok, int nt, unsigned line, char *err,
+                      size_t errlen)
+{
+    unsigned delay = RIFL_TOPO_DEFAULT_DELAY;
+    int na = -1, nb = -1;
+    unsigned pa = 0, pb = 0;
+    int rc = RIFL_OK;
+    if (nt != 3 && !(nt == 5 && !strcmp(tok[3], "delay"))) {
+        rifl_msg(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
+               "[delay SLOTS]'", line);
+        rc = RIFL_ERR_PARSE;
+    } else if (nt == 5 && parse_num(tok[4], 0, 100000, &delay)) {
+        rifl_msg(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
+               line, tok[4]);
+        rc = RIFL_ERR_PARSE;
+    } else if ((rc = parse_end(t, tok[1], &na, &pa, line, err, errlen)) == RIFL_OK &&
+               (rc = parse_end(t, tok[2], &nb, &pb, line, err, errlen)) == RIFL_OK) {
+        rifl_topo_node *A = &t->nodes[na], *B = &t->nodes[nb];
+        if (na == nb) {
+            rifl_msg(err, errlen, "line %u: link from '%s' to itself; connect two "
+                   "different nodes", line, A->name);
+            rc = RIFL_ERR_PARSE;
+        } else if (!A->is_switch && !B->is_switch) {
+            rifl_msg(err, errlen, "line %u: link between two hosts ('%s', '%s'); "
+                   "hosts connect to switches", line, A->name, B->name);
+            rc = RIFL_ERR_PARSE;
+        } else {
+            A->peer[pa] = nb;
+            A->peer_port[pa] = pb;
+            A->delay[pa] = delay;
+            B->peer[pb] = na;
+            B->peer_port[pb] = pa;
+            B->delay[pb] = delay;
+            t->nlinks++;
+        }
+    }
+    return rc;
+}
+
 int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err,
                     size_t errlen)
 {
@@ -155,39 +275,11 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
     char buf[1024];
     while (pos < len && rc == RIFL_OK) {
         line++;
-        size_t end = pos;
-        while (end < len && text[end] != '\n')
-            end++;
-        size_t n = end - pos;
-        if (n >= sizeof buf) {
-            rifl_msg(err, errlen, "line %u: line longer than %zu characters; split it",
-                   line, sizeof buf - 1);
-            rc = RIFL_ERR_PARSE;
+        rc = read_line(text, len, &pos, line, buf, sizeof buf, err, errlen);
+        if (rc != RIFL_OK)
             break;
-        }
-        if (memchr(text + pos, '\0', n)) {
-            rifl_msg(err, errlen, "line %u: NUL byte in the text; topology files are plain text",
-                   line);
-            rc = RIFL_ERR_PARSE;
-            break;
-        }
-        memcpy(buf, text + pos, n);
-        buf[n] = '\0';
-        pos = end + 1;
-        char *hash = strchr(buf, '#');
-        if (hash)
-            *hash = '\0';
         char *tok[8];
-        int nt = 0;
-        char *save = NULL;
-        for (char *p = strtok_r(buf, " \t\r\v\f", &save); p;
-             p = strtok_r(NULL, " \t\r\v\f", &save)) {
-            if (nt == 8) {
-                nt = 9;
-                break;
-            }
-            tok[nt++] = p;
-        }
+        int nt = split_words(buf, tok);
         if (nt == 0)
             continue;
         if (nt > 8) {
@@ -195,66 +287,9 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
                    "'link A:P B:P delay N'", line);
             rc = RIFL_ERR_PARSE;
         } else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {
-            bool sw = tok[0][0] == 's';
-            unsigned nports = 1;
-            if (nt != (sw ? 3 : 2)) {
-                rifl_msg(err, errlen, "line %u: expected '%s'", line,
-                       sw ? "switch NAME PORTS" : "host NAME");
-                rc = RIFL_ERR_PARSE;
-            } else if (!valid_name(tok[1])) {
-                rifl_msg(err, errlen, "line %u: bad name '%s'; use 1 to %d characters "
-                       "from A-Z a-z 0-9 _ . -", line, tok[1], RIFL_TOPO_NAME_MAX - 1);
-                rc = RIFL_ERR_PARSE;
-            } else if (rifl_topo_find(t, tok[1]) >= 0) {
-                rifl_msg(err, errlen, "line %u: '%s' is declared twice; give each node "
-                       "its own name", line, tok[1]);
-                rc = RIFL_ERR_PARSE;
-            } else if (sw && parse_num(tok[2], 2, RIFL_L2_MAX_PORTS, &nports)) {
-                rifl_msg(err, errlen, "line %u: bad port count '%s' for switch '%s'; use "
-                       "2 to %d", line, tok[2], tok[1], RIFL_L2_MAX_PORTS);
-                rc = RIFL_ERR_PARSE;
-            } else if (t->nnodes >= RIFL_TOPO_MAX_NODES) {
-                rifl_msg(err, errlen, "line %u: more than %d nodes; split the topology",
-                       line, RIFL_TOPO_MAX_NODES);
-                rc = RIFL_ERR_PARSE;
-            } else {
-                rc = add_node(t, tok[1], sw, nports, &cap);
-                if (rc)
-                    rifl_msg(err, errlen, "line %u: out of memory", line);
-            }
+            rc = parse_node(t, tok, nt, line, &cap, err, errlen);
         } else if (!strcmp(tok[0], "link")) {
-            unsigned delay = RIFL_TOPO_DEFAULT_DELAY;
-            int na = -1, nb = -1;
-            unsigned pa = 0, pb = 0;
-            if (nt != 3 && !(nt == 5 && !strcmp(tok[3], "delay"))) {
-                rifl_msg(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
-                       "[delay SLOTS]'", line);
-                rc = RIFL_ERR_PARSE;
-            } else if (nt == 5 && parse_num(tok[4], 0, 100000, &delay)) {
-                rifl_msg(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
-                       line, tok[4]);
-                rc = RIFL_ERR_PARSE;
-            } else if ((rc = parse_end(t, tok[1], &na, &pa, line, err, errlen)) == RIFL_OK &&
-                       (rc = parse_end(t, tok[2], &nb, &pb, line, err, errlen)) == RIFL_OK) {
-                rifl_topo_node *A = &t->nodes[na], *B = &t->nodes[nb];
-                if (na == nb) {
-                    rifl_msg(err, errlen, "line %u: link from '%s' to itself; connect two "
-                           "different nodes", line, A->name);
-                    rc = RIFL_ERR_PARSE;
-                } else if (!A->is_switch && !B->is_switch) {
-                    rifl_msg(err, errlen, "line %u: link between two hosts ('%s', '%s'); "
-                           "hosts connect to switches", line, A->name, B->name);
-                    rc = RIFL_ERR_PARSE;
-                } else {
-                    A->peer[pa] = nb;
-                    A->peer_port[pa] = pb;
-                    A->delay[pa] = delay;
-                    B->peer[pb] = na;
-                    B->peer_port[pb] = pa;
-                    B->delay[pb] = delay;
-                    t->nlinks++;
-                }
-            }
+            rc = parse_link(t, tok, nt, line, err, errlen);
         } else {
             rifl_msg(err, errlen, "line %u: unknown statement '%.40s'; use 'switch', "
                    "'host' or 'link'", line, tok[0]);

@@ -46,10 +46,9 @@ unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
 /* refuse a configuration with an explanation */
 #define refuse(msg, msglen, ...) (rifl_msg((msg), (msglen), __VA_ARGS__), RIFL_ERR_CONFIG)
 
-int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
+/* Frame width and frame-ID width on their own. */
+static int check_widths(const rifl_lane_config *c, char *msg, size_t msglen)
 {
-    if (!c)
-        return rifl_null_arg(msg, msglen, "rifl_lane_config_check", "the configuration");
     if (rifl_frame_width_check(c->frame_bits) != RIFL_OK)
         return refuse(msg, msglen,
                       "frame width %u bits is not supported; use 64, 128, 256, 512, "
@@ -63,7 +62,12 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
                       "frame-ID width %u is below 5: the receiver's 16-frame verification "
                       "run needs more than 16 frame IDs; use at least 5 (and what the "
                       "link needs)", c->fid_bits);
-    const rifl_link_params *l = &c->link;
+    return RIFL_OK;
+}
+
+/* The physical link: rate, cable length, propagation and transceiver delay. */
+static int check_link(const rifl_link_params *l, char *msg, size_t msglen)
+{
     if (!(l->lane_rate_gbps > 0) || !isfinite(l->lane_rate_gbps))
         return refuse(msg, msglen, "lane rate %g Gbit/s must be a positive number",
                       l->lane_rate_gbps);
@@ -75,7 +79,14 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     if (!(l->transceiver_ns >= 0) || !isfinite(l->transceiver_ns))
         return refuse(msg, msglen, "transceiver latency %g ns must be zero or positive",
                       l->transceiver_ns);
-    double rtt = rifl_link_rtt_frames(l, c->frame_bits, c->pipeline_frames);
+    return RIFL_OK;
+}
+
+/* The frame-ID width against the round trip of rtt frames. */
+static int check_fid_for_link(const rifl_lane_config *c, double rtt, char *msg,
+                              size_t msglen)
+{
+    const rifl_link_params *l = &c->link;
     unsigned kmin = rifl_lane_min_fid_bits(l, c->frame_bits, c->pipeline_frames);
     if (kmin > RIFL_FID_MAX_BITS)
         return refuse(msg, msglen,
@@ -95,6 +106,12 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
                       c->fid_bits, rtt, l->transceiver_ns, l->cable_m, l->ns_per_m,
                       l->lane_rate_gbps, c->frame_bits, c->pipeline_frames, 32.0 + rtt,
                       kmin);
+    return RIFL_OK;
+}
+
+/* Queue sizes, the receive buffer and the flow-control thresholds and mode. */
+static int check_buffers(const rifl_lane_config *c, double rtt, char *msg, size_t msglen)
+{
     if (c->tx_queue_frames < 1 || c->tx_queue_frames > (1u << 24))
         return refuse(msg, msglen, "transmit queue of %u frames: use 1 to 16777216",
                       c->tx_queue_frames);
@@ -119,6 +136,13 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     if (c->fc_mode != RIFL_LANE_FC_ONOFF && c->fc_mode != RIFL_LANE_FC_NONE)
         return refuse(msg, msglen, "unknown flow-control mode %d; use ONOFF or NONE",
                       (int)c->fc_mode);
+    return RIFL_OK;
+}
+
+/* The replay tail and, with a reference peer, the frame-ID width its replay
+ * cycles need. */
+static int check_replay(const rifl_lane_config *c, double rtt, char *msg, size_t msglen)
+{
     unsigned tail_min = rifl_lane_min_replay_tail(c);
     if (c->replay_tail_frames && c->replay_tail_frames < tail_min && !c->allow_unsafe_fid)
         return refuse(msg, msglen,
@@ -146,6 +170,26 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
                       "of at least %u (RTT + 2 < 2^(K-1)), on both ends",
                       (1u << c->fid_bits) / 2, rtt, k);
     }
+    return RIFL_OK;
+}
+
+int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
+{
+    if (!c)
+        return rifl_null_arg(msg, msglen, "rifl_lane_config_check", "the configuration");
+    int rc = check_widths(c, msg, msglen);
+    if (rc == RIFL_OK)
+        rc = check_link(&c->link, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    double rtt = rifl_link_rtt_frames(&c->link, c->frame_bits, c->pipeline_frames);
+    rc = check_fid_for_link(c, rtt, msg, msglen);
+    if (rc == RIFL_OK)
+        rc = check_buffers(c, rtt, msg, msglen);
+    if (rc == RIFL_OK)
+        rc = check_replay(c, rtt, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
     if (c->replay_tail_frames > (1u << 20))
         return refuse(msg, msglen, "replay tail of %u slots: use at most 1048576",
                       c->replay_tail_frames);

@@ -663,6 +663,137 @@ static int setup(struct sim *s, const rifl_csim_config *c, char *msg, size_t msg
     return RIFL_OK;
 }
 
+/* Items whose last byte has arrived, A to B and then B to A. */
+static int arrivals(struct sim *s)
+{
+    int rc = RIFL_OK;
+    while (rc == RIFL_OK && s->ab.q.count &&
+           ((struct item *)fifo_front(&s->ab.q))->at <= s->now) {
+        struct item it = *(struct item *)fifo_front(&s->ab.q);
+        fifo_pop(&s->ab.q);
+        if (it.kind == IT_DATA)
+            s->data_in_flight--;
+        rc = arrive_b(s, &it);
+    }
+    while (rc == RIFL_OK && s->ba.q.count &&
+           ((struct item *)fifo_front(&s->ba.q))->at <= s->now) {
+        struct item it = *(struct item *)fifo_front(&s->ba.q);
+        fifo_pop(&s->ba.q);
+        rc = arrive_a(s, &it);
+    }
+    return rc;
+}
+
+/* Everything that happens at time s->now; stalled_prev[v] holds whether VL v
+ * was stalled at the previous event. */
+static int step(struct sim *s, bool *stalled_prev)
+{
+    const rifl_csim_config *c = s->cfg;
+    s->res->events++;
+    if (!s->quiet && s->now >= c->duration)
+        s->quiet = true;
+    update_stalls(s);
+    for (unsigned v = 0; v < c->vls; v++) {
+        bool st = stalled_now(s, v);
+        account_unstalled(s, v, stalled_prev[v], st);
+        if (st != stalled_prev[v])
+            pause_resume(s, v, st);
+        stalled_prev[v] = st;
+    }
+    int rc = arrivals(s);
+    if (rc == RIFL_OK)
+        rc = run_consumers(s);
+    for (unsigned v = 0; rc == RIFL_OK && v < c->vls; v++)
+        rc = feed(s, v);
+    if (rc == RIFL_OK)
+        rc = transmit(s);
+    return rc;
+}
+
+/* The time of the next event after s->now (UINT64_MAX: none), not counting
+ * the end of the drain phase. */
+static uint64_t next_event(struct sim *s)
+{
+    const rifl_csim_config *c = s->cfg;
+    uint64_t next = UINT64_MAX;
+    if (!s->quiet)
+        next = c->duration;
+    if (s->ab.q.count)
+        next = min64(next, ((struct item *)fifo_front(&s->ab.q))->at);
+    if (s->ba.q.count)
+        next = min64(next, ((struct item *)fifo_front(&s->ba.q))->at);
+    if (s->a_busy > s->now)
+        next = min64(next, s->a_busy);
+    if (s->b_busy > s->now)
+        next = min64(next, s->b_busy);
+    if (c->mode == RIFL_CSIM_CREDIT) {
+        next = min64(next, rifl_credit_next_due(s->a, s->now));
+        next = min64(next, rifl_credit_next_due(s->b, s->now));
+    }
+    for (unsigned v = 0; v < c->vls; v++) {
+        if (s->con[v].busy && !s->con[v].paused)
+            next = min64(next, s->con[v].done_at);
+        if (!s->quiet) {
+            next = min64(next, s->con[v].toggle_at);
+            if (c->load[v] > 0 && c->load[v] < 1.0)
+                next = min64(next, s->next_gen[v]);
+        }
+    }
+    if (s->shared_con.busy && !s->shared_con.paused)
+        next = min64(next, s->shared_con.done_at);
+    if (!s->quiet && c->hol_vl >= 0) {
+        if (c->hol_start > s->now)
+            next = min64(next, c->hol_start);
+        if (c->hol_end > s->now)
+            next = min64(next, c->hol_end);
+    }
+    return next;
+}
+
+/* Fill in the results of a finished run. */
+static void collect_results(struct sim *s, const bool *stalled_prev)
+{
+    const rifl_csim_config *c = s->cfg;
+    rifl_csim_result *res = s->res;
+    res->end_time = s->now;
+    double cap_all = 0;
+    for (unsigned v = 0; v < c->vls; v++) {
+        rifl_csim_vl_result *r = &res->vl[v];
+        struct consumer *k = &s->con[v];
+        if (!stalled_prev[v] && c->duration > k->since)
+            k->unstalled += (double)(c->duration - k->since);
+        r->capacity_bytes = k->unstalled * c->drain[v];
+        r->throughput = (double)r->delivered_bytes / (double)c->duration;
+        r->efficiency = r->capacity_bytes > 0 ? r->delivered_bytes / r->capacity_bytes : 0;
+        res->total_delivered += r->delivered_bytes;
+        cap_all += r->capacity_bytes;
+        if (c->mode == RIFL_CSIM_CREDIT) {
+            const rifl_fc_tx *tx = rifl_credit_tx_regs(s->a, v);
+            const rifl_fc_rx *rx = rifl_credit_rx_regs(s->b, v);
+            uint32_t space = rifl_fc_rx_space(rx);
+            if (space > RIFL_FC_CREDIT_CAP)
+                space = RIFL_FC_CREDIT_CAP;
+            r->final_credit = rifl_fc_tx_credit(tx);
+            r->final_space = space;
+            r->final_abr_ok = rx->abr == tx->fctbs;
+            res->leaked_blocks += r->final_credit > space ? r->final_credit - space
+                                                          : space - r->final_credit;
+        }
+    }
+    res->total_throughput = (double)res->total_delivered / (double)c->duration;
+    res->efficiency = cap_all > 0 ? res->total_delivered / cap_all : 0;
+    if (c->mode == RIFL_CSIM_CREDIT) {
+        const rifl_credit_stats *sb = rifl_credit_get_stats(s->b);
+        res->abr_resyncs = sb->abr_resyncs;
+        res->rx_overflow = sb->rx_overflow;
+        res->converged = res->leaked_blocks == 0;
+        for (unsigned v = 0; v < c->vls; v++) {
+            const rifl_fc_rx *rx = rifl_credit_rx_regs(s->b, v);
+            res->converged &= res->vl[v].final_abr_ok && rx->free_chunks == rx->capacity;
+        }
+    }
+}
+
 int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
                   size_t msglen)
 {
@@ -682,72 +813,10 @@ int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
     uint64_t margin = 2 * ((uint64_t)c->fcp_period + c->one_way + c->jitter + 64) + 64;
     bool stalled_prev[RIFL_FC_MAX_DATA_VLS] = { false };
     while (rc == RIFL_OK) {
-        res->events++;
-        if (!s.quiet && s.now >= c->duration)
-            s.quiet = true;
-        update_stalls(&s);
-        for (unsigned v = 0; v < c->vls; v++) {
-            bool st = stalled_now(&s, v);
-            account_unstalled(&s, v, stalled_prev[v], st);
-            if (st != stalled_prev[v])
-                pause_resume(&s, v, st);
-            stalled_prev[v] = st;
-        }
-        while (rc == RIFL_OK && s.ab.q.count &&
-               ((struct item *)fifo_front(&s.ab.q))->at <= s.now) {
-            struct item it = *(struct item *)fifo_front(&s.ab.q);
-            fifo_pop(&s.ab.q);
-            if (it.kind == IT_DATA)
-                s.data_in_flight--;
-            rc = arrive_b(&s, &it);
-        }
-        while (rc == RIFL_OK && s.ba.q.count &&
-               ((struct item *)fifo_front(&s.ba.q))->at <= s.now) {
-            struct item it = *(struct item *)fifo_front(&s.ba.q);
-            fifo_pop(&s.ba.q);
-            rc = arrive_a(&s, &it);
-        }
-        if (rc == RIFL_OK)
-            rc = run_consumers(&s);
-        for (unsigned v = 0; rc == RIFL_OK && v < c->vls; v++)
-            rc = feed(&s, v);
-        if (rc == RIFL_OK)
-            rc = transmit(&s);
+        rc = step(&s, stalled_prev);
         if (rc != RIFL_OK)
             break;
-        /* next event */
-        uint64_t next = UINT64_MAX;
-        if (!s.quiet)
-            next = c->duration;
-        if (s.ab.q.count)
-            next = min64(next, ((struct item *)fifo_front(&s.ab.q))->at);
-        if (s.ba.q.count)
-            next = min64(next, ((struct item *)fifo_front(&s.ba.q))->at);
-        if (s.a_busy > s.now)
-            next = min64(next, s.a_busy);
-        if (s.b_busy > s.now)
-            next = min64(next, s.b_busy);
-        if (c->mode == RIFL_CSIM_CREDIT) {
-            next = min64(next, rifl_credit_next_due(s.a, s.now));
-            next = min64(next, rifl_credit_next_due(s.b, s.now));
-        }
-        for (unsigned v = 0; v < c->vls; v++) {
-            if (s.con[v].busy && !s.con[v].paused)
-                next = min64(next, s.con[v].done_at);
-            if (!s.quiet) {
-                next = min64(next, s.con[v].toggle_at);
-                if (c->load[v] > 0 && c->load[v] < 1.0)
-                    next = min64(next, s.next_gen[v]);
-            }
-        }
-        if (s.shared_con.busy && !s.shared_con.paused)
-            next = min64(next, s.shared_con.done_at);
-        if (!s.quiet && c->hol_vl >= 0) {
-            if (c->hol_start > s.now)
-                next = min64(next, c->hol_start);
-            if (c->hol_end > s.now)
-                next = min64(next, c->hol_end);
-        }
+        uint64_t next = next_event(&s);
         if (s.quiet) {
             if (!settle && all_idle(&s))
                 settle = s.now + margin;
@@ -770,44 +839,7 @@ int rifl_csim_run(const rifl_csim_config *c, rifl_csim_result *res, char *msg,
         free_sim(&s);
         return rc;
     }
-    /* results */
-    res->end_time = s.now;
-    double cap_all = 0;
-    for (unsigned v = 0; v < c->vls; v++) {
-        rifl_csim_vl_result *r = &res->vl[v];
-        struct consumer *k = &s.con[v];
-        if (!stalled_prev[v] && c->duration > k->since)
-            k->unstalled += (double)(c->duration - k->since);
-        r->capacity_bytes = k->unstalled * c->drain[v];
-        r->throughput = (double)r->delivered_bytes / (double)c->duration;
-        r->efficiency = r->capacity_bytes > 0 ? r->delivered_bytes / r->capacity_bytes : 0;
-        res->total_delivered += r->delivered_bytes;
-        cap_all += r->capacity_bytes;
-        if (c->mode == RIFL_CSIM_CREDIT) {
-            const rifl_fc_tx *tx = rifl_credit_tx_regs(s.a, v);
-            const rifl_fc_rx *rx = rifl_credit_rx_regs(s.b, v);
-            uint32_t space = rifl_fc_rx_space(rx);
-            if (space > RIFL_FC_CREDIT_CAP)
-                space = RIFL_FC_CREDIT_CAP;
-            r->final_credit = rifl_fc_tx_credit(tx);
-            r->final_space = space;
-            r->final_abr_ok = rx->abr == tx->fctbs;
-            res->leaked_blocks += r->final_credit > space ? r->final_credit - space
-                                                          : space - r->final_credit;
-        }
-    }
-    res->total_throughput = (double)res->total_delivered / (double)c->duration;
-    res->efficiency = cap_all > 0 ? res->total_delivered / cap_all : 0;
-    if (c->mode == RIFL_CSIM_CREDIT) {
-        const rifl_credit_stats *sb = rifl_credit_get_stats(s.b);
-        res->abr_resyncs = sb->abr_resyncs;
-        res->rx_overflow = sb->rx_overflow;
-        res->converged = res->leaked_blocks == 0;
-        for (unsigned v = 0; v < c->vls; v++) {
-            const rifl_fc_rx *rx = rifl_credit_rx_regs(s.b, v);
-            res->converged &= res->vl[v].final_abr_ok && rx->free_chunks == rx->capacity;
-        }
-    }
+    collect_results(&s, stalled_prev);
     free_sim(&s);
     return RIFL_OK;
 }

@@ -246,14 +246,11 @@ static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
            w->outv && w->fc && w->fcv ? 0 : -1;
 }
 
-int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen)
+/* Host and switch counts: from the topology, or N hosts on one N-port
+ * switch; refuses counts the simulator cannot take. */
+static int count_nodes(const rifl_ssim_config *cfg, unsigned *nh, unsigned *ns, char *err,
+                       size_t errlen)
 {
-    if (!cfg || !out)
-        return rifl_null_arg(err, errlen, "rifl_ssim_create", cfg ? "out" : "cfg");
-    *out = NULL;
-    int rc = check_cfg(cfg, err, errlen);
-    if (rc)
-        return rc;
     const rifl_topology *T = cfg->topo;
     unsigned H, S;
     if (T) {
@@ -276,42 +273,36 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
         rifl_msg(err, errlen, "%u hosts: the simulator takes 2 to %d hosts", H, MAX_HOSTS);
         return RIFL_ERR_CONFIG;
     }
-    rifl_ssim *s = calloc(1, sizeof *s);
-    if (!s)
-        return RIFL_ERR_NOMEM;
-    s->cfg = *cfg;
-    s->cfg.topo = NULL;
-    s->H = H;
-    s->HW = (H + 63) / 64;
-    s->S = S;
-    /* node index maps for topology mode */
-    int *host_of = NULL, *sw_of = NULL;
-    unsigned maxdelay = cfg->latency;
-    if (T) {
-        host_of = malloc(T->nnodes * sizeof *host_of);
-        sw_of = malloc(T->nnodes * sizeof *sw_of);
-        if (!host_of || !sw_of) {
-            free(host_of);
-            free(sw_of);
-            rifl_ssim_free(s);
-            return RIFL_ERR_NOMEM;
-        }
-        unsigned nh = 0, ns = 0;
-        maxdelay = 0;
-        for (unsigned i = 0; i < T->nnodes; i++) {
-            host_of[i] = sw_of[i] = -1;
-            if (T->nodes[i].is_switch)
-                sw_of[i] = (int)ns++;
-            else
-                host_of[i] = (int)nh++;
-            for (unsigned p = 0; p < T->nodes[i].nports; p++)
-                if (T->nodes[i].peer[p] >= 0 && T->nodes[i].delay[p] > maxdelay)
-                    maxdelay = T->nodes[i].delay[p];
-        }
+    *nh = H;
+    *ns = S;
+    return RIFL_OK;
+}
+
+/* Number the hosts and the switches of T in the order of its nodes
+ * (host_of[i], sw_of[i]: -1 when node i is not one); returns the longest
+ * link delay. */
+static unsigned number_nodes(const rifl_topology *T, int *host_of, int *sw_of)
+{
+    unsigned nh = 0, ns = 0, maxdelay = 0;
+    for (unsigned i = 0; i < T->nnodes; i++) {
+        host_of[i] = sw_of[i] = -1;
+        if (T->nodes[i].is_switch)
+            sw_of[i] = (int)ns++;
+        else
+            host_of[i] = (int)nh++;
+        for (unsigned p = 0; p < T->nodes[i].nports; p++)
+            if (T->nodes[i].peer[p] >= 0 && T->nodes[i].delay[p] > maxdelay)
+                maxdelay = T->nodes[i].delay[p];
     }
-    s->R = maxdelay + 2;
-    const unsigned R = s->R;
-    s->sw = calloc(S, sizeof *s->sw);
+    return maxdelay;
+}
+
+/* The per-pair tables, the histogram and every host's buffers; nonzero when
+ * out of memory. */
+static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
+{
+    const unsigned H = s->H;
+    s->sw = calloc(s->S, sizeof *s->sw);
     s->host = calloc(H, sizeof *s->host);
     s->route = calloc((size_t)H * H, sizeof *s->route);
     s->first_q = calloc((size_t)H * H, 1);
@@ -321,90 +312,108 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     int bad = !s->sw || !s->host || !s->route || !s->first_q || !s->next_seq || !s->expect ||
               !s->hist;
     for (unsigned h = 0; !bad && h < H; h++)
-        bad = alloc_host(&s->host[h], H, s->HW, R, cfg->host_fifo ? cfg->host_fifo_cells : 1);
-    /* wiring */
-    if (!bad && !T) {
-        unsigned n = cfg->nports;
-        unsigned dup = (cfg->latency + 1) / 2, ddown = cfg->latency / 2;
-        bad = alloc_sw(&s->sw[0], n, R);
-        for (unsigned p = 0; !bad && p < n; p++) {
-            s->sw[0].peer[p] = (struct peer){ PEER_HOST, 0, p, ddown };
-            s->host[p].up = (struct peer){ PEER_SWITCH, (uint16_t)p, 0, dup };
+        bad = alloc_host(&s->host[h], H, s->HW, s->R, cfg->host_fifo ? cfg->host_fifo_cells : 1);
+    return bad;
+}
+
+/* Single switch: host p on port p, the latency split between the two
+ * directions, one-hop routes; nonzero when out of memory. */
+static int wire_single(rifl_ssim *s, const rifl_ssim_config *cfg)
+{
+    const unsigned H = s->H;
+    unsigned n = cfg->nports;
+    unsigned dup = (cfg->latency + 1) / 2, ddown = cfg->latency / 2;
+    int bad = alloc_sw(&s->sw[0], n, s->R);
+    for (unsigned p = 0; !bad && p < n; p++) {
+        s->sw[0].peer[p] = (struct peer){ PEER_HOST, 0, p, ddown };
+        s->host[p].up = (struct peer){ PEER_SWITCH, (uint16_t)p, 0, dup };
+    }
+    s->rtt = dup + ddown + 1;
+    s->identity_q = true;
+    for (unsigned a = 0; !bad && a < H; a++)
+        for (unsigned b = 0; b < H; b++)
+            if (a != b) {
+                uint8_t rel = (uint8_t)rifl_l2_rel_port(n, a, b);
+                rifl_l2_hdr_make(&s->route[(size_t)a * H + b], &rel, 1);
+                s->first_q[(size_t)a * H + b] = (uint8_t)b;
+            }
+    return bad;
+}
+
+/* Topology: the peer of every host and switch port, and the longest round
+ * trip over a link; nonzero when out of memory. */
+static int wire_topo(rifl_ssim *s, const rifl_topology *T, const int *host_of,
+                     const int *sw_of)
+{
+    int bad = 0;
+    s->rtt = 1;
+    for (unsigned i = 0; !bad && i < T->nnodes; i++) {
+        const rifl_topo_node *nd = &T->nodes[i];
+        if (!nd->is_switch) {
+            struct host *x = &s->host[host_of[i]];
+            int pn = nd->peer[0];
+            if (pn >= 0)
+                x->up = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[0],
+                                       (uint32_t)sw_of[pn], nd->delay[0] };
+            continue;
         }
-        s->rtt = dup + ddown + 1;
-        s->identity_q = true;
-        for (unsigned a = 0; !bad && a < H; a++)
-            for (unsigned b = 0; b < H; b++)
-                if (a != b) {
-                    uint8_t rel = (uint8_t)rifl_l2_rel_port(n, a, b);
-                    rifl_l2_hdr_make(&s->route[(size_t)a * H + b], &rel, 1);
-                    s->first_q[(size_t)a * H + b] = (uint8_t)b;
-                }
-    } else if (!bad) {
-        s->rtt = 1;
-        for (unsigned i = 0; !bad && i < T->nnodes; i++) {
-            const rifl_topo_node *nd = &T->nodes[i];
-            if (!nd->is_switch) {
-                struct host *x = &s->host[host_of[i]];
-                int pn = nd->peer[0];
-                if (pn >= 0)
-                    x->up = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[0],
-                                           (uint32_t)sw_of[pn], nd->delay[0] };
+        struct ssw *w = &s->sw[sw_of[i]];
+        bad = alloc_sw(w, nd->nports, s->R);
+        for (unsigned p = 0; !bad && p < nd->nports; p++) {
+            int pn = nd->peer[p];
+            if (pn < 0)
                 continue;
-            }
-            struct ssw *w = &s->sw[sw_of[i]];
-            bad = alloc_sw(w, nd->nports, R);
-            for (unsigned p = 0; !bad && p < nd->nports; p++) {
-                int pn = nd->peer[p];
-                if (pn < 0)
-                    continue;
-                unsigned d = nd->delay[p];
-                if (T->nodes[pn].is_switch) {
-                    w->peer[p] = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[p],
-                                                (uint32_t)sw_of[pn], d };
-                    if (2 * d + 2 > s->rtt)
-                        s->rtt = 2 * d + 2;
-                } else {
-                    w->peer[p] = (struct peer){ PEER_HOST, 0, (uint32_t)host_of[pn], d };
-                    if (2 * d + 1 > s->rtt)
-                        s->rtt = 2 * d + 1;
-                }
+            unsigned d = nd->delay[p];
+            if (T->nodes[pn].is_switch) {
+                w->peer[p] = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[p],
+                                            (uint32_t)sw_of[pn], d };
+                if (2 * d + 2 > s->rtt)
+                    s->rtt = 2 * d + 2;
+            } else {
+                w->peer[p] = (struct peer){ PEER_HOST, 0, (uint32_t)host_of[pn], d };
+                if (2 * d + 1 > s->rtt)
+                    s->rtt = 2 * d + 1;
             }
         }
-        /* routes between every pair of hosts */
-        unsigned *node_of_host = malloc(H * sizeof *node_of_host);
-        if (!node_of_host)
-            bad = 1;
-        for (unsigned i = 0; !bad && i < T->nnodes; i++)
-            if (host_of[i] >= 0)
-                node_of_host[host_of[i]] = i;
-        for (unsigned a = 0; !bad && a < H; a++)
-            for (unsigned b = 0; !bad && b < H; b++) {
-                if (a == b)
-                    continue;
-                rifl_topo_route r;
-                rc = rifl_topo_route_hosts(T, node_of_host[a], node_of_host[b], &r, err, errlen);
-                if (rc) {
-                    free(node_of_host);
-                    free(host_of);
-                    free(sw_of);
-                    rifl_ssim_free(s);
-                    return rc;
-                }
-                rifl_l2_hdr_make(&s->route[(size_t)a * H + b], r.rel, r.hops);
-                s->first_q[(size_t)a * H + b] = (uint8_t)r.out_port[0];
+    }
+    return bad;
+}
+
+/* Topology: routes between every pair of hosts, none once *bad is set; sets
+ * *bad when out of memory and returns the code of a pair without a route
+ * (message in err). */
+static int route_topo(rifl_ssim *s, const rifl_topology *T, const int *host_of, int *bad,
+                      char *err, size_t errlen)
+{
+    const unsigned H = s->H;
+    unsigned *node_of_host = malloc(H * sizeof *node_of_host);
+    if (!node_of_host)
+        *bad = 1;
+    for (unsigned i = 0; !*bad && i < T->nnodes; i++)
+        if (host_of[i] >= 0)
+            node_of_host[host_of[i]] = i;
+    for (unsigned a = 0; !*bad && a < H; a++)
+        for (unsigned b = 0; !*bad && b < H; b++) {
+            if (a == b)
+                continue;
+            rifl_topo_route r;
+            int rc = rifl_topo_route_hosts(T, node_of_host[a], node_of_host[b], &r, err, errlen);
+            if (rc) {
+                free(node_of_host);
+                return rc;
             }
-        free(node_of_host);
-    }
-    free(host_of);
-    free(sw_of);
-    if (bad) {
-        rifl_ssim_free(s);
-        rifl_msg(err, errlen, "out of memory for %u hosts", H);
-        return RIFL_ERR_NOMEM;
-    }
-    /* switches */
-    for (unsigned k = 0; k < S; k++) {
+            rifl_l2_hdr_make(&s->route[(size_t)a * H + b], r.rel, r.hops);
+            s->first_q[(size_t)a * H + b] = (uint8_t)r.out_port[0];
+        }
+    free(node_of_host);
+    return RIFL_OK;
+}
+
+/* Create the switches, each with the round trip and flow control of the
+ * configuration, and tell them which switch is downstream of each port. */
+static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, size_t errlen)
+{
+    for (unsigned k = 0; k < s->S; k++) {
         struct ssw *w = &s->sw[k];
         rifl_switch_config sc = rifl_switch_default_config;
         sc.nports = w->n;
@@ -417,11 +426,9 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
         sc.check_fabric = cfg->check_fabric;
         if (sc.iterations > sc.nports)
             sc.iterations = sc.nports;
-        rc = rifl_switch_create(&sc, &w->sw, err, errlen);
-        if (rc) {
-            rifl_ssim_free(s);
+        int rc = rifl_switch_create(&sc, &w->sw, err, errlen);
+        if (rc)
             return rc;
-        }
         const rifl_switch_config *got = rifl_switch_get_config(w->sw);
         s->voq_cells = got->voq_cells;
         s->fc_on = got->fc_on;
@@ -430,7 +437,14 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
             if (w->peer[p].kind == PEER_SWITCH)
                 rifl_switch_set_downstream(w->sw, p, s->sw[w->peer[p].idx].n, w->peer[p].port);
     }
-    /* traffic */
+    return RIFL_OK;
+}
+
+/* The on/off laws of the traffic sources for the offered load, and each
+ * host's seed, bytes to send and first start time. */
+static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
+{
+    const unsigned H = s->H;
     double mbytes, mc = mean_cells(cfg, &mbytes);
     double B = 1;
     if (cfg->traffic == RIFL_TRAFFIC_BURSTY) {
@@ -455,6 +469,71 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
             }
         x->next_start = geometric(&x->rng, s->off_lp);
     }
+}
+
+int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, size_t errlen)
+{
+    if (!cfg || !out)
+        return rifl_null_arg(err, errlen, "rifl_ssim_create", cfg ? "out" : "cfg");
+    *out = NULL;
+    int rc = check_cfg(cfg, err, errlen);
+    if (rc)
+        return rc;
+    const rifl_topology *T = cfg->topo;
+    unsigned H, S;
+    rc = count_nodes(cfg, &H, &S, err, errlen);
+    if (rc)
+        return rc;
+    rifl_ssim *s = calloc(1, sizeof *s);
+    if (!s)
+        return RIFL_ERR_NOMEM;
+    s->cfg = *cfg;
+    s->cfg.topo = NULL;
+    s->H = H;
+    s->HW = (H + 63) / 64;
+    s->S = S;
+    /* node index maps for topology mode */
+    int *host_of = NULL, *sw_of = NULL;
+    unsigned maxdelay = cfg->latency;
+    if (T) {
+        host_of = malloc(T->nnodes * sizeof *host_of);
+        sw_of = malloc(T->nnodes * sizeof *sw_of);
+        if (!host_of || !sw_of) {
+            free(host_of);
+            free(sw_of);
+            rifl_ssim_free(s);
+            return RIFL_ERR_NOMEM;
+        }
+        maxdelay = number_nodes(T, host_of, sw_of);
+    }
+    s->R = maxdelay + 2;
+    int bad = alloc_tables(s, cfg);
+    /* wiring */
+    if (!bad && !T) {
+        bad = wire_single(s, cfg);
+    } else if (!bad) {
+        bad = wire_topo(s, T, host_of, sw_of);
+        rc = route_topo(s, T, host_of, &bad, err, errlen);
+        if (rc) {
+            free(host_of);
+            free(sw_of);
+            rifl_ssim_free(s);
+            return rc;
+        }
+    }
+    free(host_of);
+    free(sw_of);
+    if (bad) {
+        rifl_ssim_free(s);
+        rifl_msg(err, errlen, "out of memory for %u hosts", H);
+        return RIFL_ERR_NOMEM;
+    }
+    rc = make_switches(s, cfg, err, errlen);
+    if (rc) {
+        rifl_ssim_free(s);
+        return rc;
+    }
+    init_traffic(s, cfg);
     *out = s;
     return RIFL_OK;
 }
