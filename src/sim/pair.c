@@ -34,6 +34,8 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     if (!p)
         return RIFL_ERR_NOMEM;
     p->encode_all = cfg->encode_all;
+    p->sent_bytes = cfg->encode_all ? cfg->lane.frame_bits / 8
+                                    : rifl_lane_frame_bytes(cfg->lane.frame_bits);
     p->delay_frames = cfg->delay_frames ? cfg->delay_frames
                                         : rifl_link_delay_frames(&cfg->lane.link,
                                                                  cfg->lane.frame_bits);
@@ -61,11 +63,11 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     return RIFL_OK;
 }
 
-/* Lane `l` puts its frame of this slot in the PHY's buffer (and a copy in
- * `copy` when someone looks); returns the form. */
+/* Lane `l` puts its frame of this slot in the PHY's buffer (and a copy of
+ * its `copy_bytes` in `copy` when someone looks); returns the form. */
 static inline __attribute__((always_inline)) rifl_phy_form build(rifl_lane *l, rifl_phy *phy,
                                                                   uint64_t now, bool wire,
-                                                                  void *copy)
+                                                                  void *copy, size_t copy_bytes)
 {
     rifl_phy_form form = wire ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
     void *buf = rifl_phy_tx_buffer(phy, form);
@@ -74,7 +76,7 @@ static inline __attribute__((always_inline)) rifl_phy_form build(rifl_lane *l, r
     else
         rifl_lane_tx_frame(l, now, buf);
     if (copy)
-        memcpy(copy, buf, wire ? (size_t)phy->frame_bytes : sizeof(rifl_lane_frame));
+        memcpy(copy, buf, copy_bytes);
     return form;
 }
 
@@ -96,7 +98,7 @@ void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
     for (int i = 0; i < 2; i++) {
         /* the pair made its PHYs: cables, called directly */
         rifl_phy_form form = build(p->lane[i], p->phy[i], now, p->encode_all,
-                                   seen ? (void *)&seen->sent[i] : NULL);
+                                   seen ? (void *)&seen->sent[i] : NULL, p->sent_bytes);
         n[1 - i] = rifl_phy_channel_exchange(p->phy[i], now, form, &in[1 - i], 1);
     }
     int r0 = receive(p->lane[0], now, &in[0], n[0]);

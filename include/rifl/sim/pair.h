@@ -32,6 +32,7 @@ typedef struct rifl_pair {
     uint64_t slot;
     unsigned delay_frames;
     bool encode_all;
+    size_t sent_bytes;       /* bytes of a frame as it goes on the cable */
 } rifl_pair;
 
 /* What one slot of a pair did, for observers. */
@@ -41,7 +42,8 @@ typedef struct rifl_pair_slot {
     union {
         rifl_lane_frame content;
         uint8_t wire[RIFL_FRAME_MAX_BYTES];
-    } sent[2];                      /* [i]: lane i's frame as it went on the cable */
+    } sent[2];                      /* [i]: lane i's frame as it went on the cable
+                                       (its first sent_bytes bytes) */
     rifl_phy_frame arrived[2];      /* [i]: what reached lane i (form NONE:
                                        nothing); valid until the next step */
     int rx[2];                      /* [i]: lane i's rifl_rx_result */
