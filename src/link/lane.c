@@ -138,56 +138,48 @@ static inline uint8_t *replay_rec(const rifl_lane *l, unsigned id)
 
 /* The tx path chooses the frame (a struct tx_choice); rifl_lane_tx then
  * builds it, rifl_lane_tx_frame hands it out by content. */
-static void put_control(struct tx_choice *f, uint16_t key, unsigned id)
+static struct tx_choice send_control(rifl_lane *l, uint16_t key)
 {
-    f->rec = NULL;
-    f->key = key;
-    f->id = (uint16_t)id;
-}
-
-static void send_control(rifl_lane *l, struct tx_choice *f, uint16_t key)
-{
-    put_control(f, key, l->fid);
     if (key == RIFL_KEY_IDLE)
         l->st.tx_idle++;
     else if (key == RIFL_KEY_PAUSE)
         l->st.tx_pause++;
     else
         l->st.tx_retransmit++;
+    return (struct tx_choice){ NULL, key, (uint16_t)l->fid };
 }
 
 /* Send the data frame record `rec` (META + payload) with the current ID and
  * keep it in the replay buffer. */
-static void send_data(rifl_lane *l, struct tx_choice *f, const uint8_t *rec)
+static struct tx_choice send_data(rifl_lane *l, const uint8_t *rec)
 {
     /* the frame is built from the caller's record (written long ago, so its
      * loads need no store forwarding); the replay buffer keeps a copy */
-    f->rec = rec;
-    f->key = 0;
-    f->id = (uint16_t)l->fid;
+    struct tx_choice f = { rec, 0, (uint16_t)l->fid };
     uint8_t *slot = replay_rec(l, l->fid);
     if (slot != rec)
         memcpy(slot, rec, l->txq.stride);
     l->fid = (l->fid + 1) & l->kmask;
+    return f;
 }
 
 /* A new (not replayed) data frame.  The peer's receiver never delivers IDs
  * 0..15 after reset, so nothing but fillers goes out before 16 new frames,
  * and no user data before 2^K new fillers (link rules §8). */
-static void send_new(rifl_lane *l, struct tx_choice *f, const uint8_t *rec)
+static struct tx_choice send_new(rifl_lane *l, const uint8_t *rec)
 {
-    send_data(l, f, rec);
     if (l->new_frames < l->nfid)
         l->new_frames++;
+    return send_data(l, rec);
 }
 
-static void send_meta00(rifl_lane *l, struct tx_choice *f, uint8_t format, rifl_frame_kind kind)
+static struct tx_choice send_meta00(rifl_lane *l, uint8_t format, rifl_frame_kind kind)
 {
     /* filler and flow-control records are built once, at creation */
-    send_new(l, f, l->meta00 + (size_t)format * l->txq.stride);
     l->st.tx_frames[kind]++;
     if (kind == RIFL_KIND_FILLER && l->new_fillers < l->nfid)
         l->new_fillers++;
+    return send_new(l, l->meta00 + (size_t)format * l->txq.stride);
 }
 
 static rifl_tx_state next_state(const rifl_lane *l)
@@ -211,18 +203,19 @@ static rifl_tx_state next_state(const rifl_lane *l)
  * those.  The cycle starts again if the peer's RETRANSMIT flag is still up at
  * its end.  During start-up the buffer still holds some of the fillers put in
  * at INIT: they are replayed like sent frames, with the IDs they were given. */
-static void tx_retrans(rifl_lane *l, struct tx_choice *f)
+static struct tx_choice tx_retrans(rifl_lane *l)
 {
+    struct tx_choice f;
     if (!l->replay_active) {
         l->replay_active = true;
         l->replay_slot = 0;
         l->st.tx_replay_cycles++;
     }
     if (l->replay_slot < 2 * l->nfid && (l->replay_slot & 1u) == 0) {
-        send_data(l, f, replay_rec(l, l->fid));
+        f = send_data(l, replay_rec(l, l->fid));
         l->st.tx_replayed++;
     } else {
-        send_control(l, f, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
+        f = send_control(l, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
     }
     if (++l->replay_slot >= l->replay_len) {
         if (l->peer_retransmit) {
@@ -232,9 +225,10 @@ static void tx_retrans(rifl_lane *l, struct tx_choice *f)
             l->replay_active = false;
         }
     }
+    return f;
 }
 
-static void tx_normal(rifl_lane *l, struct tx_choice *f)
+static struct tx_choice tx_normal(rifl_lane *l)
 {
     /* user data only after 2^K new fillers (link rules §8, rule R3) */
     bool user_ok = l->new_fillers >= l->nfid;
@@ -245,8 +239,7 @@ static void tx_normal(rifl_lane *l, struct tx_choice *f)
     if (l->pause_pending) {
         l->pause_pending--;
         l->st.tx_clock_comp++;
-        send_control(l, f, RIFL_KEY_IDLE);
-        return;
+        return send_control(l, RIFL_KEY_IDLE);
     }
     bool started = l->new_frames >= 16; /* peer delivers from ID 16 on */
     if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF) {
@@ -260,40 +253,38 @@ static void tx_normal(rifl_lane *l, struct tx_choice *f)
             l->fc_sent_on = want;
             if (want) {
                 l->st.fc_on_sent++;
-                send_meta00(l, f, RIFL_FMT_FC_ON, RIFL_KIND_FC_ON);
-            } else {
-                l->st.fc_off_sent++;
-                send_meta00(l, f, RIFL_FMT_FC_OFF, RIFL_KIND_FC_OFF);
+                return send_meta00(l, RIFL_FMT_FC_ON, RIFL_KIND_FC_ON);
             }
-            return;
+            l->st.fc_off_sent++;
+            return send_meta00(l, RIFL_FMT_FC_OFF, RIFL_KIND_FC_OFF);
         }
     }
     if (l->txext.count && !err_wait && started) {
-        send_new(l, f, ring_at(&l->txext, 0));
+        struct tx_choice f = send_new(l, ring_at(&l->txext, 0));
         ring_pop(&l->txext);
         l->st.tx_frames[RIFL_KIND_EXT]++;
-        return;
+        return f;
     }
     if (l->peer_fc_on) {
         l->st.tx_fc_wait++;
-        send_control(l, f, RIFL_KEY_IDLE);
-        return;
+        return send_control(l, RIFL_KEY_IDLE);
     }
     if (err_wait) {
         l->st.tx_err_wait++;
-        send_control(l, f, RIFL_KEY_IDLE);
-        return;
+        return send_control(l, RIFL_KEY_IDLE);
     }
     if (user_ok && l->txq.count) {
-        send_new(l, f, ring_at(&l->txq, 0));
+        struct tx_choice f = send_new(l, ring_at(&l->txq, 0));
         ring_pop(&l->txq);
         l->st.tx_frames[RIFL_KIND_DATA]++;
-        return;
+        return f;
     }
-    send_meta00(l, f, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
+    return send_meta00(l, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
 }
 
-static void tx_choose(rifl_lane *l, struct tx_choice *f)
+/* Choices travel by value: they stay in registers (a struct written field
+ * by field and read back whole would stall store forwarding). */
+static struct tx_choice tx_choose(rifl_lane *l)
 {
     if (l->frame_error)
         l->normal_since_err = 0;
@@ -307,24 +298,18 @@ static void tx_choose(rifl_lane *l, struct tx_choice *f)
         uint8_t *rec = replay_rec(l, l->init_slots);
         memset(rec, 0, l->txq.stride);
         l->init_slots++;
-        send_control(l, f, RIFL_KEY_PAUSE);
-        break;
+        return send_control(l, RIFL_KEY_PAUSE);
     }
     case RIFL_TX_SEND_PAUSE:
-        send_control(l, f, RIFL_KEY_PAUSE);
-        break;
+        return send_control(l, RIFL_KEY_PAUSE);
     case RIFL_TX_PAUSE:
-        send_control(l, f, RIFL_KEY_IDLE);
-        break;
+        return send_control(l, RIFL_KEY_IDLE);
     case RIFL_TX_RETRANS:
-        tx_retrans(l, f);
-        break;
+        return tx_retrans(l);
     case RIFL_TX_SEND_RETRANS:
-        send_control(l, f, RIFL_KEY_RETRANSMIT);
-        break;
+        return send_control(l, RIFL_KEY_RETRANSMIT);
     default:
-        tx_normal(l, f);
-        break;
+        return tx_normal(l);
     }
 }
 
@@ -342,8 +327,7 @@ int rifl_lane_tx(rifl_lane *l, uint64_t now, uint8_t *wire)
         return RIFL_ERR_INVALID_ARG;
     if (!rifl_lane_tx_slot(l, now))
         return RIFL_ERR_STATE;
-    struct tx_choice c;
-    tx_choose(l, &c);
+    struct tx_choice c = tx_choose(l);
     encode_frame(l->F, &c, wire, &l->scr);
     return RIFL_OK;
 }
@@ -354,8 +338,7 @@ int rifl_lane_tx_frame(rifl_lane *l, uint64_t now, rifl_lane_frame *f)
         return RIFL_ERR_INVALID_ARG;
     if (!rifl_lane_tx_slot(l, now))
         return RIFL_ERR_STATE;
-    struct tx_choice c;
-    tx_choose(l, &c);
+    struct tx_choice c = tx_choose(l);
     rifl_lane_fill_frame(l, &c, f);
     return RIFL_OK;
 }
