@@ -28,6 +28,24 @@ static inline uint64_t rifl_counter_value(const rifl_counter *c, const void *sta
     return v;
 }
 
+/* Building a table (for a statistics structure T of uint64_t counters):
+ * RIFL_COUNTER(T, field, meaning) names a counter by its field,
+ * RIFL_COUNTER_AT(T, "name", array, index, meaning) one element of an array
+ * of counters, and RIFL_COUNTER_TABLE(fn, table, T) defines the function
+ * `fn` that hands out `table` (a compile error unless it covers every
+ * counter of T). */
+#define RIFL_COUNTER(T, f, m) { #f, m, offsetof(T, f) }
+#define RIFL_COUNTER_AT(T, name, f, i, m) { name, m, offsetof(T, f) + (i) * sizeof(uint64_t) }
+#define RIFL_COUNTER_TABLE(fn, table, T)                                                   \
+    _Static_assert(sizeof table / sizeof table[0] == sizeof(T) / sizeof(uint64_t),         \
+                   "every counter of " #T " has its entry in " #table);                   \
+    const rifl_counter *fn(size_t *count)                                                  \
+    {                                                                                      \
+        if (count)                                                                         \
+            *count = sizeof table / sizeof table[0];                                       \
+        return table;                                                                      \
+    }
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,8 @@
 /* The lane's counters: one table, name and meaning (rifl/counter.h). */
 #include "rifl/lane.h"
 
-#define C(f, m) { #f, m, offsetof(rifl_lane_stats, f) }
-#define A(name, f, i, m) { name, m, offsetof(rifl_lane_stats, f) + (i) * sizeof(uint64_t) }
+#define C(f, m) RIFL_COUNTER(rifl_lane_stats, f, m)
+#define A(name, f, i, m) RIFL_COUNTER_AT(rifl_lane_stats, name, f, i, m)
 
 static const rifl_counter lane_counters[] = {
     C(tx_slots, "frame slots sent (rifl_lane_tx calls)"),
@@ -71,13 +71,4 @@ static const rifl_counter lane_counters[] = {
                    "slot before the last"),
 };
 
-_Static_assert(sizeof lane_counters / sizeof lane_counters[0] ==
-                   sizeof(rifl_lane_stats) / sizeof(uint64_t),
-               "every lane counter has its entry");
-
-const rifl_counter *rifl_lane_counters(size_t *count)
-{
-    if (count)
-        *count = sizeof lane_counters / sizeof lane_counters[0];
-    return lane_counters;
-}
+RIFL_COUNTER_TABLE(rifl_lane_counters, lane_counters, rifl_lane_stats)

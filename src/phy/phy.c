@@ -46,7 +46,7 @@ const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent)
     return in.data;
 }
 
-#define C(f, m) { #f, m, offsetof(rifl_phy_stats, f) }
+#define C(f, m) RIFL_COUNTER(rifl_phy_stats, f, m)
 static const rifl_counter phy_counters[] = {
     C(frames, "frames put on the medium"),
     C(bits, "their bits"),
@@ -57,13 +57,4 @@ static const rifl_counter phy_counters[] = {
 };
 #undef C
 
-_Static_assert(sizeof phy_counters / sizeof phy_counters[0] ==
-                   sizeof(rifl_phy_stats) / sizeof(uint64_t),
-               "every PHY counter has its entry");
-
-const rifl_counter *rifl_phy_counters(size_t *count)
-{
-    if (count)
-        *count = sizeof phy_counters / sizeof phy_counters[0];
-    return phy_counters;
-}
+RIFL_COUNTER_TABLE(rifl_phy_counters, phy_counters, rifl_phy_stats)

@@ -1,8 +1,8 @@
 /* The port's counters: one table, name and meaning (rifl/counter.h). */
 #include "rifl/port.h"
 
-#define C(f, m) { #f, m, offsetof(rifl_port_stats, f) }
-#define A(name, f, i, m) { name, m, offsetof(rifl_port_stats, f) + (i) * sizeof(uint64_t) }
+#define C(f, m) RIFL_COUNTER(rifl_port_stats, f, m)
+#define A(name, f, i, m) RIFL_COUNTER_AT(rifl_port_stats, name, f, i, m)
 
 static const rifl_counter port_counters[] = {
     A("tx_packets_vl0", tx_packets, 0, "packets handed to the lane on VL 0"),
@@ -87,13 +87,4 @@ static const rifl_counter port_counters[] = {
     C(msg_reserved, "first cells of a reserved protocol or with length 0, dropped"),
 };
 
-_Static_assert(sizeof port_counters / sizeof port_counters[0] ==
-                   sizeof(rifl_port_stats) / sizeof(uint64_t),
-               "every port counter has its entry");
-
-const rifl_counter *rifl_port_counters(size_t *count)
-{
-    if (count)
-        *count = sizeof port_counters / sizeof port_counters[0];
-    return port_counters;
-}
+RIFL_COUNTER_TABLE(rifl_port_counters, port_counters, rifl_port_stats)

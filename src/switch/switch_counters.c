@@ -1,8 +1,8 @@
 /* The switch's counters: one table, name and meaning (rifl/counter.h). */
 #include "rifl/switch.h"
 
-#define C(f, m) { #f, m, offsetof(rifl_switch_stats, f) }
-#define A(name, f, i, m) { name, m, offsetof(rifl_switch_stats, f) + (i) * sizeof(uint64_t) }
+#define C(f, m) RIFL_COUNTER(rifl_switch_stats, f, m)
+#define A(name, f, i, m) RIFL_COUNTER_AT(rifl_switch_stats, name, f, i, m)
 
 static const rifl_counter switch_counters[] = {
     C(slots, "cell slots stepped (rifl_switch_step calls)"),
@@ -30,13 +30,4 @@ static const rifl_counter switch_counters[] = {
     C(slot_errors, "steps refused: a slot stepped again or earlier"),
 };
 
-_Static_assert(sizeof switch_counters / sizeof switch_counters[0] ==
-                   sizeof(rifl_switch_stats) / sizeof(uint64_t),
-               "every switch counter has its entry");
-
-const rifl_counter *rifl_switch_counters(size_t *count)
-{
-    if (count)
-        *count = sizeof switch_counters / sizeof switch_counters[0];
-    return switch_counters;
-}
+RIFL_COUNTER_TABLE(rifl_switch_counters, switch_counters, rifl_switch_stats)
