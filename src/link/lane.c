@@ -602,24 +602,6 @@ size_t rifl_lane_send_space(const rifl_lane *l)
     return (size_t)(l->txq.cap - l->txq.count) * l->pbytes;
 }
 
-void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, size_t len, size_t k, bool end,
-                           uint8_t *rec)
-{
-    size_t pb = l->pbytes, off = k * pb, left = len - off;
-    if (left > pb || (left == pb && !end)) {
-        rec[0] = RIFL_META_FULL;
-        memcpy(rec + 1, p + off, pb);
-    } else if (left == pb) {
-        rec[0] = RIFL_META_FULL_EOP;
-        memcpy(rec + 1, p + off, pb);
-    } else {
-        rec[0] = RIFL_META_PARTIAL_EOP;
-        memcpy(rec + 1, p + off, left);
-        memset(rec + 1 + left, 0, pb - left);
-        rec[pb] = (uint8_t)left; /* format byte: valid count */
-    }
-}
-
 /* Segment `len` bytes into frame records; `end` marks the last frame of the
  * packet.  The caller has checked the room. */
 static void enqueue(rifl_lane *l, const uint8_t *p, size_t len, bool end)

@@ -88,8 +88,23 @@ struct rifl_lane {
  * transmit queue holds it; `end`: these bytes end a packet.  The one
  * segmentation rule of the lane, used by rifl_lane_send and the
  * accelerator. */
-void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, size_t len, size_t k, bool end,
-                           uint8_t *rec);
+static inline void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, size_t len,
+                                         size_t k, bool end, uint8_t *rec)
+{
+    size_t pb = l->pbytes, off = k * pb, left = len - off;
+    if (left > pb || (left == pb && !end)) {
+        rec[0] = RIFL_META_FULL;
+        memcpy(rec + 1, p + off, pb);
+    } else if (left == pb) {
+        rec[0] = RIFL_META_FULL_EOP;
+        memcpy(rec + 1, p + off, pb);
+    } else {
+        rec[0] = RIFL_META_PARTIAL_EOP;
+        memcpy(rec + 1, p + off, left);
+        memset(rec + 1 + left, 0, pb - left);
+        rec[pb] = (uint8_t)left; /* format byte: valid count */
+    }
+}
 
 /* The sender's choice for a slot: a data frame's record (META byte and
  * payload, in the lane), or a control frame's key; and its frame ID. */
