@@ -30,6 +30,17 @@ ok "$(val utilization "$tmp/a.json") > 0.5 && $(val utilization "$tmp/a.json") <
   fail "utilization $(val utilization "$tmp/a.json")"
 ok "$(val p1 "$tmp/a.json") >= 18" || fail "p1 below the fixed latency"
 
+# every switch counter, from the library's table, agreeing with the summary
+python3 - "$tmp/a.json" <<'PY' || fail "switch_counters"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["switch_counters"]
+assert len(c) >= 20 and "slot_errors" in c and c["slot_errors"] == 0, c
+assert c["fc_on_sent"] == d["flow_control"]["on"], c
+assert c["drop_overflow"] == d["drops"]["overflow"], c
+assert c["max_voq_cells"] == d["queues"]["voq_max"], c
+PY
+
 # same seed, same output; another seed, another output
 "$rifl" sim switch "${small[@]}" --json --load 0.6 --seed 5 > "$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" || fail "same seed gave different output"

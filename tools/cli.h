@@ -166,8 +166,11 @@ void cli_gp_quote(FILE *f, const char *s);
 int cli_gnuplot(const char *png, const char *where, const char *keep_script,
                 void (*body)(FILE *f, void *ctx), void *ctx);
 
-/* JSON helpers: write a string value with escapes. */
+/* JSON helpers: write a string value with escapes; write an object of
+ * every counter of a table (rifl/counter.h) with its value in `stats`. */
 void json_str(FILE *f, const char *s);
+struct rifl_counter;
+void json_counters(FILE *f, const struct rifl_counter *ct, size_t n, const void *stats);
 
 /* Progress line on stderr, at most every 0.5 s, only when stderr is a
  * terminal or `force` is set.  Call cli_progress_done() at the end. */

@@ -1,6 +1,7 @@
 /* Option tables, config files, number parsing and output helpers for the
  * rifl CLI. */
 #include "cli.h"
+#include "rifl/counter.h"
 
 #include <errno.h>
 #include <math.h>
@@ -806,6 +807,15 @@ void json_str(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+void json_counters(FILE *f, const rifl_counter *ct, size_t n, const void *stats)
+{
+    fputc('{', f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", ct[i].name,
+                (unsigned long long)rifl_counter_value(&ct[i], stats));
+    fputc('}', f);
 }
 
 static double last_progress;

@@ -344,11 +344,9 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
     size_t n;
     const rifl_counter *ct = rifl_lane_counters(&n);
     for (int l = 0; l < 2; l++) {
-        printf("\"lane_%c\": {", 'a' + l);
-        for (size_t i = 0; i < n; i++)
-            printf("%s\"%s\": %llu", i ? ", " : "", ct[i].name,
-                   (unsigned long long)rifl_counter_value(&ct[i], &r->lane[l]));
-        printf("}, ");
+        printf("\"lane_%c\": ", 'a' + l);
+        json_counters(stdout, ct, n, &r->lane[l]);
+        printf(", ");
     }
     printf("\"goodput_gbps\": %.6f, \"efficiency\": %.6f, ", r->goodput_gbps, r->efficiency);
     if (isnan(s->ratio))

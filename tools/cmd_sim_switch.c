@@ -129,11 +129,17 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
     fprintf(f, "%s \"queues\": {\"voq_cells\": %u, \"fc_on\": %u, \"fc_off\": %u, "
             "\"rtt_slots\": %u, \"voq_mean\": %.6g, \"voq_max\": %llu, "
             "\"host_backlog_mean\": %.6g, \"host_backlog_max\": %llu, \"host_queue\": \"%s\", "
-            "\"source_stalls\": %llu, \"paused_head_slots\": %llu}}", ind, r->voq_cells,
+            "\"source_stalls\": %llu, \"paused_head_slots\": %llu}", ind, r->voq_cells,
             r->fc_on, r->fc_off, r->rtt_slots, r->voq_mean,
             (unsigned long long)r->sw.max_voq_cells, r->host_backlog_mean,
             (unsigned long long)r->host_backlog_max, c->host_fifo ? "fifo" : "per-dest",
             (unsigned long long)r->source_stalls, (unsigned long long)r->hol_blocked);
+    /* every switch counter, summed over the switches */
+    size_t n;
+    const rifl_counter *ct = rifl_switch_counters(&n);
+    fprintf(f, ",\n%s \"switch_counters\": ", ind);
+    json_counters(f, ct, n, &r->sw);
+    fputc('}', f);
 }
 
 static void print_csv_header(FILE *f)
