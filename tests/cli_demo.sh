@@ -5,11 +5,7 @@
 # usage: cli_demo.sh RIFL_BINARY [ignored...]
 set -u
 rifl=$1
-fail=0 pass=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/cli_checks.sh"
 
 # value of a numeric key inside the object of direction $2 ("a_to_b", "b_to_a")
 dir_value() { sed -n "s/.*\"$2\": {[^}]*\"$3\": \([-0-9.enul]*\).*/\1/p" "$1"; }
@@ -96,5 +92,4 @@ done
 [ $? -eq 2 ] && grep -q "too long" "$tmp/e" && grep -q -- "--cable" "$tmp/e" && ok \
   || bad "a cable too long for any K: $(cat "$tmp/e")"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+verdict

@@ -4,11 +4,7 @@
 # (VECTORS_DIR: the golden vectors, tests/vectors/rifl)
 set -u
 rifl=$1 vectors=$2
-fail=0 pass=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/cli_checks.sh"
 command -v python3 > /dev/null && ok \
   || bad "python3 is missing; the JSON checks need it (scripts/install-deps.sh installs it)"
 
@@ -110,5 +106,4 @@ printf 'bogus = 1\n' > "$tmp/bad.conf"
 [ "$(grep -c '"frame_width"' "$tmp/b.json")" -eq 2 ] && ok || bad "bench: one object per width"
 grep -q '"payload_gbps"' "$tmp/b.json" && grep -q '"memcpy_ratio"' "$tmp/b.json" && ok || bad "bench keys"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+verdict

@@ -3,11 +3,7 @@
 # usage: cli_sim_credit.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
 set -u
 rifl=$1
-fail=0 pass=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/cli_checks.sh"
 
 "$rifl" --help | grep -q "sim credit" && ok || bad "rifl --help lists sim credit"
 "$rifl" sim credit --help | grep -q "usage: rifl sim credit" && ok || bad "--help"
@@ -61,5 +57,4 @@ grep -q "VL1" "$tmp/e3.txt" && ok || bad "unreachable VL named"
 printf 'vls = 3\nduration = 200000\nseed = 9\n' > "$tmp/cfg"
 "$rifl" sim credit --config "$tmp/cfg" | grep -q "3 VLs" && ok || bad "--config"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+verdict
