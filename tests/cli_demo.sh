@@ -5,7 +5,7 @@
 # usage: cli_demo.sh RIFL_BINARY [ignored...]
 set -u
 rifl=$1
-. "$(dirname "$0")/cli_checks.sh"
+. "$(dirname "$0")/check_counts.sh"
 
 # value of a numeric key inside the object of direction $2 ("a_to_b", "b_to_a")
 dir_value() { sed -n "s/.*\"$2\": {[^}]*\"$3\": \([-0-9.enul]*\).*/\1/p" "$1"; }

@@ -4,7 +4,7 @@
 # (VECTORS_DIR: the golden vectors, tests/vectors/rifl)
 set -u
 rifl=$1 vectors=$2
-. "$(dirname "$0")/cli_checks.sh"
+. "$(dirname "$0")/check_counts.sh"
 command -v python3 > /dev/null && ok \
   || bad "python3 is missing; the JSON checks need it (scripts/install-deps.sh installs it)"
 

@@ -3,7 +3,7 @@
 # usage: cli_sim_credit.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
 set -u
 rifl=$1
-. "$(dirname "$0")/cli_checks.sh"
+. "$(dirname "$0")/check_counts.sh"
 
 "$rifl" --help | grep -q "sim credit" && ok || bad "rifl --help lists sim credit"
 "$rifl" sim credit --help | grep -q "usage: rifl sim credit" && ok || bad "--help"
