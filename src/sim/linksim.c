@@ -148,13 +148,15 @@ static int dir_init(struct sim *s, int i, struct len_ctx *lctx)
     d->ring = calloc(d->rmask + 1, sizeof *d->ring);
     d->log = malloc(s->nfid * sizeof *d->log);
     d->inflight = calloc(s->D ? s->D : 1, sizeof *d->inflight);
+    d->nruns = s->nfid + 4;
+    d->runs = calloc(d->nruns, sizeof *d->runs);
     d->pkt = malloc(s->maxlen);
     d->rbuf = malloc(s->maxlen);
     d->cache = malloc(s->maxlen);
     if (d->log)
         for (unsigned k = 0; k < s->nfid; k++)
             d->log[k] = -1;
-    if (!d->ring || !d->log || !d->pkt || !d->rbuf || !d->cache || !d->inflight)
+    if (!d->ring || !d->log || !d->pkt || !d->rbuf || !d->cache || !d->inflight || !d->runs)
         return RIFL_ERR_NOMEM;
     int rc = rifl_validator_init(&d->val, d->stream_seed, cfg->len_count ? 1 : cfg->min_len,
                                  s->maxlen);
@@ -173,6 +175,7 @@ static void sim_free(struct sim *s)
         free(d->ring);
         free(d->log);
         free(d->inflight);
+        free(d->runs);
         free(d->pkt);
         free(d->rbuf);
         free(d->cache);
@@ -214,6 +217,11 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
     s->txcap = cfg->lane.tx_queue_frames;
     s->fast_possible = cfg->fast && cfg->rx_ready >= 1.0 && cfg->offer == RIFL_LINKSIM_WHOLE &&
                        !cfg->users_first && !cfg->read_budget;
+    if (cfg->load < 1.0) {
+        s->load_fx = llround(cfg->load * (double)RIFL_LINKSIM_CREDIT_ONE);
+        if (s->load_fx < 1)
+            s->load_fx = 1;
+    }
     rifl_rng_seed(&s->rng, rifl_linksim_seed(cfg->seed, 4));
     res->delay_frames = s->D;
     res->frame_ns = cfg->lane.frame_bits / cfg->lane.link.lane_rate_gbps;

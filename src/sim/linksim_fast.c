@@ -109,55 +109,200 @@ static int frame_source(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len,
     return 0;
 }
 
-/* One emulated slot u: both lanes send a new frame, both receive one, then
- * the users act. */
-static int emulate_slot(struct sim *s, uint64_t u)
+/* ---- one direction through a fast-forward, packet by packet ------------
+ *
+ * In a steady stretch slot u (counted from the stretch's first slot t)
+ * sends the next queued data frame, or a filler when the queue is empty;
+ * the peer receives it at slot u + D; then the sending user offers packets.
+ * Between the slots where the user's offer changes something (a packet
+ * taken, the next one made pending, the end of the bytes) the queue only
+ * drains and the user only counts refusals or waits for credit, so those
+ * slots go in one step.  A packet is delivered at the slot its last frame
+ * was sent plus D. */
+struct emu {
+    uint64_t t;          /* the stretch's first slot */
+    uint64_t u;          /* slots emulated */
+    uint64_t limit;      /* slots to emulate: the stretch, or up to completion */
+    uint64_t comp;       /* slot after which the direction is complete, or ~0 */
+    uint64_t sf0;        /* data frames sent before the stretch */
+    uint64_t xslot, xend; /* data frames sent up to slot xslot (for the receiver) */
+    uint64_t have0;      /* bytes of a partly received packet at the start */
+    uint64_t rx_bytes;   /* bytes of the packets delivered in the stretch */
+};
+
+static void push_run(struct dir *d, uint64_t u, int64_t x, uint64_t n)
 {
-    for (int i = 0; i < 2; i++) {
-        struct dir *d = &s->d[i];
-        unsigned id = d->efid;
-        if (d->q) {
-            d->log[id] = (int64_t)d->sf;
-            rifl_linksim_stamp_sent(d, d->sf, u);
-            d->sf++;
-            d->q--;
-            d->c.data_sent++;
-        } else {
-            d->log[id] = -1;
-            d->c.fill_sent++;
-        }
-        d->efid = (id + 1) & s->kmask;
+    struct run *r = &d->runs[(d->run_head + d->nruns - 1) % d->nruns];
+    if (r->n && r->u + r->n == u && ((x < 0 && r->x < 0) ||
+                                     (x >= 0 && r->x >= 0 && (uint64_t)r->x + r->n == (uint64_t)x))) {
+        r->n += n; /* continues the last run */
+        return;
     }
-    for (int i = 0; i < 2; i++) {
-        struct dir *d = &s->d[i];
-        int64_t x = d->log[d->erfid];
-        d->erfid = (d->erfid + 1) & s->kmask;
-        if (x < 0) {
-            d->c.fill_recv++;
+    d->runs[d->run_head] = (struct run){ u, n, x };
+    d->run_head = (d->run_head + 1) % d->nruns;
+}
+
+/* Send stamps of the packets whose first or last frame is among the n data
+ * frames from x0, sent from slot a0 on. */
+static void stamp_run(struct dir *d, uint64_t x0, uint64_t n, uint64_t a0)
+{
+    while (d->send_cur < d->next_seq) {
+        struct pkt *p = rifl_linksim_pkt_at(d, d->send_cur);
+        if (p->first >= x0 + n)
+            return;
+        if (p->first >= x0)
+            p->t_first = a0 + (p->first - x0);
+        uint64_t last = p->first + p->nf - 1;
+        if (last >= x0 + n)
+            return;
+        p->t_last = a0 + (last - x0);
+        d->send_cur++;
+    }
+}
+
+/* The next k slots' sends. */
+static void send_slots(struct dir *d, struct emu *e, uint64_t k)
+{
+    uint64_t nd = d->q < k ? d->q : k;
+    if (e->xslot >= e->u && e->xslot < e->u + k)
+        e->xend = d->sf + (e->xslot - e->u < nd ? e->xslot - e->u + 1 : nd);
+    if (nd) {
+        push_run(d, e->u, (int64_t)d->sf, nd);
+        stamp_run(d, d->sf, nd, e->t + e->u);
+        d->sf += nd;
+        d->q -= nd;
+    }
+    if (k > nd)
+        push_run(d, e->u + nd, -1, k - nd);
+    d->c.data_sent += nd;
+    d->c.fill_sent += k - nd;
+    e->u += k;
+}
+
+/* Packets whose last frame arrived in the slots emulated so far. */
+static void deliver(struct sim *s, struct dir *d, struct emu *e)
+{
+    while (d->recv_cur < d->send_cur) {
+        struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
+        uint64_t r = p->t_last + s->D;
+        if (r >= e->t + e->u)
+            return;
+        d->c.rx_packets++;
+        d->val.st.packets_ok++;
+        d->val.st.bytes_ok += p->len;
+        e->rx_bytes += p->len;
+        rifl_linksim_delivered(s, d, d->recv_cur, r + 1);
+        d->recv_cur++;
+        d->val.next_seq = d->recv_cur;
+        d->val.have = 0;
+    }
+}
+
+/* Slots from now in which the sending user changes nothing but counts (a
+ * refusal, or credit it waits for); 0 when it acts in the next slot. */
+static uint64_t quiet_slots(const struct sim *s, const struct dir *d)
+{
+    if (d->done)
+        return UINT64_MAX;
+    if (d->pending) /* taken once the queue, after a send, has room */
+        return d->q + d->pnf > s->txcap + 1 ? d->q + d->pnf - s->txcap - 1 : 0;
+    if (s->cfg->bytes && d->offered_bytes >= s->cfg->bytes)
+        return 0;
+    if (s->stopped)
+        return UINT64_MAX;
+    if (!s->load_fx || d->credit + s->load_fx > 0)
+        return 0;
+    return (uint64_t)(-d->credit) / (uint64_t)s->load_fx; /* credit > 0 after one more */
+}
+
+static void quiet(const struct sim *s, struct dir *d, uint64_t k)
+{
+    if (d->done)
+        return;
+    if (d->pending)
+        d->c.tx_rejected += k;
+    if (s->load_fx)
+        d->credit = rifl_linksim_credit_add(d->credit, s->load_fx, k);
+}
+
+/* Once no packet will come, the slot after which everything is delivered. */
+static void find_completion(const struct sim *s, const struct dir *d, struct emu *e)
+{
+    if (!s->cfg->bytes || e->comp != UINT64_MAX || !(d->done || s->stopped) || d->pending)
+        return;
+    uint64_t v = e->u ? e->u - 1 : 0, r = v;
+    if (d->recv_cur != d->next_seq) {
+        if (d->send_cur == d->next_seq) /* last frame sent: arrives D later */
+            r = rifl_linksim_pkt_at(d, d->next_seq - 1)->t_last + s->D - e->t;
+        else                            /* the queue's last frame goes at u + q - 1 */
+            r = e->u + d->q - 1 + s->D;
+    }
+    e->comp = r > v ? r : v;
+    if (e->comp + 1 < e->limit)
+        e->limit = e->comp + 1;
+}
+
+static int emulate(struct sim *s, struct dir *d, struct emu *e)
+{
+    find_completion(s, d, e);
+    while (e->u < e->limit) {
+        uint64_t k = quiet_slots(s, d), left = e->limit - e->u;
+        if (k) {
+            k = k < left ? k : left;
+            send_slots(d, e, k);
+            quiet(s, d, k);
+            deliver(s, d, e);
             continue;
         }
-        d->c.data_recv++;
-        struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
-        if ((uint64_t)x == p->first + p->nf - 1) {
-            d->c.rx_bytes += p->len - (uint64_t)(p->nf - 1) * s->pb;
-            d->c.rx_packets++;
-            d->val.st.packets_ok++;
-            d->val.st.bytes_ok += p->len;
-            d->val.have = 0;
-            rifl_linksim_delivered(s, d, d->recv_cur, u + 1);
-            d->recv_cur++;
-            d->val.next_seq = d->recv_cur;
-        } else {
-            d->c.rx_bytes += s->pb;
-            d->val.have += s->pb;
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        int rc = rifl_linksim_generate(s, &s->d[i], false);
+        send_slots(d, e, 1);
+        deliver(s, d, e);
+        int rc = rifl_linksim_generate(s, d, false);
         if (rc != RIFL_OK)
             return rc;
+        find_completion(s, d, e);
     }
     return RIFL_OK;
+}
+
+static void emu_start(struct sim *s, struct dir *d, struct emu *e, uint64_t t, uint64_t m)
+{
+    memset(&d->c, 0, sizeof d->c);
+    d->q = s->txcap - rifl_lane_send_space(d->tx) / s->pb;
+    d->efid = rifl_lane_next_id(d->tx);
+    d->erfid = rifl_lane_expected_id(d->rx);
+    memset(d->runs, 0, d->nruns * sizeof *d->runs);
+    d->run_head = 0;
+    *e = (struct emu){ .t = t, .limit = m, .comp = UINT64_MAX, .sf0 = d->sf,
+                       .xslot = m - 1 - s->D, .have0 = d->val.have };
+}
+
+/* The counts the lanes' accelerator needs, and the frame log, after j
+ * slots. */
+static void emu_finish(struct sim *s, struct dir *d, const struct emu *e, uint64_t j)
+{
+    /* data frames in flight at the start: received in the stretch */
+    uint64_t inflight = 0;
+    for (unsigned k = 0; k < s->D; k++)
+        inflight += d->log[(d->erfid + k) & s->kmask] >= 0;
+    uint64_t xend = e->comp < j ? d->sf : e->xend;
+    d->c.data_recv = xend - (e->sf0 - inflight);
+    d->c.fill_recv = j - d->c.data_recv;
+    uint64_t have = 0;
+    if (d->recv_cur != d->next_seq) {
+        const struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
+        have = xend > p->first ? (xend - p->first) * s->pb : 0;
+    }
+    d->val.have = have;
+    d->c.rx_bytes = e->rx_bytes + have - e->have0;
+    /* the frame IDs of the last slots, newest first */
+    uint64_t from = j > s->nfid ? j - s->nfid : 0;
+    for (unsigned i = 1; i <= d->nruns; i++) {
+        const struct run *r = &d->runs[(d->run_head + d->nruns - i) % d->nruns];
+        if (!r->n || r->u + r->n <= from)
+            break;
+        for (uint64_t u = r->u > from ? r->u : from; u < r->u + r->n; u++)
+            d->log[(d->efid + u) & s->kmask] = r->x < 0 ? -1 : r->x + (int64_t)(u - r->u);
+    }
 }
 
 /* After j emulated slots: the lanes through the accelerator, the frames
@@ -203,24 +348,27 @@ static int land(struct sim *s, uint64_t j)
     return RIFL_OK;
 }
 
-/* Fast-forward up to m slots from slot t; *done gets the slots done. */
+/* Fast-forward up to m slots from slot t; *done gets the slots done: m,
+ * or fewer when everything is delivered before. */
 int rifl_linksim_skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
 {
+    struct emu e[2];
     for (int i = 0; i < 2; i++) {
-        struct dir *d = &s->d[i];
-        memset(&d->c, 0, sizeof d->c);
-        d->q = s->txcap - rifl_lane_send_space(d->tx) / s->pb;
-        d->efid = rifl_lane_next_id(d->tx);
-        d->erfid = rifl_lane_expected_id(d->rx);
-    }
-    uint64_t j = 0;
-    while (j < m) {
-        int rc = emulate_slot(s, t + j);
+        emu_start(s, &s->d[i], &e[i], t, m);
+        int rc = emulate(s, &s->d[i], &e[i]);
         if (rc != RIFL_OK)
             return rc;
-        j++;
-        if (s->cfg->bytes && rifl_linksim_all_done(s))
-            break;
+    }
+    uint64_t j = m;
+    if (e[0].comp < m && e[1].comp < m)
+        j = (e[0].comp > e[1].comp ? e[0].comp : e[1].comp) + 1;
+    for (int i = 0; i < 2; i++) {
+        /* a direction complete before the other only sends fillers */
+        e[i].limit = j;
+        int rc = emulate(s, &s->d[i], &e[i]);
+        if (rc != RIFL_OK)
+            return rc;
+        emu_finish(s, &s->d[i], &e[i], j);
     }
     *done = j;
     return land(s, j);

@@ -17,6 +17,13 @@ struct pkt {
     uint32_t nf, len;
 };
 
+/* Slots [u, u + n) of a fast-forward sent data frames x, x + 1, ... (or
+ * fillers when x < 0). */
+struct run {
+    uint64_t u, n;
+    int64_t x;
+};
+
 /* One direction: a sending user, a lane sending, a cable, a lane receiving,
  * a receiving user. */
 struct dir {
@@ -28,7 +35,7 @@ struct dir {
     bool pending, done;       /* a packet waits to be taken; no more packets */
     uint32_t plen, pnf;
     size_t poff;              /* bytes of it taken so far (parts) */
-    double credit;
+    int64_t credit;           /* frames the load allows, fixed point (see below) */
     uint64_t offered_bytes;
     uint64_t qf;              /* data frames queued so far */
     /* packets between sender and validator */
@@ -51,9 +58,11 @@ struct dir {
     int64_t first_read;       /* slot of the first bytes read, -1 before */
     uint64_t checked_seq, checked_have; /* partly read packet whose bytes so far */
     bool prefix_ok;                     /* were compared with the expected ones */
-    /* emulation state during a fast-forward */
+    /* emulation state during a fast-forward (linksim_fast.c) */
     uint64_t q;               /* transmit-queue frames */
     unsigned efid, erfid;
+    struct run *runs;         /* what the last slots sent, a ring */
+    unsigned nruns, run_head; /* ring size (2^K + 4), next entry */
     struct {                  /* what the users and lanes did in it */
         uint64_t data_sent, fill_sent, data_recv, fill_recv;
         uint64_t tx_packets, tx_bytes, tx_rejected, rx_packets, rx_bytes;
@@ -72,9 +81,26 @@ struct sim {
     size_t maxlen;            /* largest packet */
     bool stopped;             /* offer_slots reached: no new packets */
     bool fast_possible;       /* the run may fast-forward (linksim_fast.c) */
+    int64_t load_fx;          /* offered load per slot in credit units; 0: saturate */
     rifl_rng rng;
     rifl_pair_slot seen;      /* the last slot, for the observer */
 };
+
+/* Offered load below 1: a token bucket of at most one frame, counted in
+ * units of 2^-30 frames so that k slots of refill are one exact step. */
+#define RIFL_LINKSIM_CREDIT_SHIFT 30
+#define RIFL_LINKSIM_CREDIT_ONE ((int64_t)1 << RIFL_LINKSIM_CREDIT_SHIFT)
+
+static inline int64_t rifl_linksim_credit_add(int64_t credit, int64_t per_slot, uint64_t slots)
+{
+    int64_t room = RIFL_LINKSIM_CREDIT_ONE - credit;
+    if (room <= 0)
+        return credit;
+    if (slots >= (uint64_t)room / (uint64_t)per_slot + 1)
+        return RIFL_LINKSIM_CREDIT_ONE;
+    int64_t c = credit + (int64_t)slots * per_slot;
+    return c > RIFL_LINKSIM_CREDIT_ONE ? RIFL_LINKSIM_CREDIT_ONE : c;
+}
 
 /* linksim_users.c */
 size_t rifl_linksim_pkt_len(const struct sim *s, const struct dir *d, uint64_t seq);

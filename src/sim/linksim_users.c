@@ -70,14 +70,14 @@ static bool next_packet(struct sim *s, struct dir *d)
         d->done = true;
         return false;
     }
-    if (s->stopped || (c->load < 1.0 && d->credit <= 0.0))
+    if (s->stopped || (s->load_fx && d->credit <= 0))
         return false;
     d->plen = (uint32_t)rifl_linksim_pkt_len(s, d, d->next_seq);
     d->pnf = (d->plen + s->pb - 1) / s->pb;
     d->poff = 0;
     d->pending = true;
-    if (c->load < 1.0)
-        d->credit -= d->pnf;
+    if (s->load_fx)
+        d->credit -= (int64_t)d->pnf << RIFL_LINKSIM_CREDIT_SHIFT;
     return true;
 }
 
@@ -118,11 +118,8 @@ int rifl_linksim_generate(struct sim *s, struct dir *d, bool real)
     const rifl_linksim_config *c = s->cfg;
     if (d->done)
         return RIFL_OK;
-    if (c->load < 1.0) {
-        d->credit += c->load;
-        if (d->credit > 1.0)
-            d->credit = 1.0;
-    }
+    if (s->load_fx)
+        d->credit = rifl_linksim_credit_add(d->credit, s->load_fx, 1);
     if (c->offer == RIFL_LINKSIM_PARTS)
         return offer_parts(s, d);
     for (;;) {
