@@ -47,7 +47,7 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     unsigned nfid = 1u << cfg->fid_bits;
     unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
     size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 3;
-    size_t bytes = sizeof(rifl_lane) + recs * stride;
+    size_t bytes = sizeof(rifl_lane) + (size_t)nfid * sizeof(uint64_t) + recs * stride;
     rifl_lane *l = calloc(1, bytes);
     if (!l)
         return RIFL_ERR_NOMEM;
@@ -62,6 +62,10 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     l->off_thr = cfg->fc_off_frames ? cfg->fc_off_frames : rxcap / 3;
     l->memory = bytes;
     uint8_t *p = (uint8_t *)(l + 1);
+    l->replay_z = (uint64_t *)p;
+    for (unsigned k = 0; k < nfid; k++)
+        l->replay_z[k] = RIFL_LANE_Z_UNKNOWN;
+    p += (size_t)nfid * sizeof(uint64_t);
     l->replay = p;
     p += (size_t)nfid * stride;
     l->txq = (ring){ p, cfg->tx_queue_frames, 0, 0, stride };
@@ -157,8 +161,10 @@ static struct tx_choice send_data(rifl_lane *l, const uint8_t *rec)
      * loads need no store forwarding); the replay buffer keeps a copy */
     struct tx_choice f = { rec, 0, (uint16_t)l->fid };
     uint8_t *slot = replay_rec(l, l->fid);
-    if (slot != rec)
+    if (slot != rec) {
         memcpy(slot, rec, l->txq.stride);
+        l->replay_z[l->fid] = RIFL_LANE_Z_UNKNOWN;
+    }
     l->fid = (l->fid + 1) & l->kmask;
     return f;
 }
@@ -297,6 +303,7 @@ static struct tx_choice tx_choose(rifl_lane *l)
         /* fill the replay buffer with filler frames, IDs 0 .. 2^K-1 */
         uint8_t *rec = replay_rec(l, l->init_slots);
         memset(rec, 0, l->txq.stride);
+        l->replay_z[l->init_slots] = RIFL_LANE_Z_UNKNOWN;
         l->init_slots++;
         return send_control(l, RIFL_KEY_PAUSE);
     }

@@ -70,6 +70,7 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
     uint64_t n = sent < l->nfid ? sent : l->nfid;
     for (uint64_t k = 0; k < n; k++) {
         unsigned id = (unsigned)(l->fid - n + k) & l->kmask;
+        l->replay_z[id] = RIFL_LANE_Z_UNKNOWN;
         int rc = stretch_record(l, s, s->sent_by_id[id], true,
                                 l->replay + (size_t)id * l->txq.stride);
         if (rc != RIFL_OK)

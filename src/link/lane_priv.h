@@ -58,6 +58,8 @@ struct rifl_lane {
     bool fc_sent_on;           /* last flow-control notice we sent */
     bool peer_fc_on;           /* peer told us to stop user data */
     uint8_t *replay;           /* 2^K records (META + payload) */
+    uint64_t *replay_z;        /* per record: its part of the scrambler state
+                                  after it (RIFL_LANE_Z_UNKNOWN: not known yet) */
     uint8_t *meta00;           /* records of a filler, FC ON and FC OFF */
     ring txq;                  /* user data frames */
     ring txext;                /* extension frames */
@@ -106,6 +108,8 @@ static inline void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, s
     }
 }
 
+#define RIFL_LANE_Z_UNKNOWN UINT64_MAX
+
 /* The sender's choice for a slot: a data frame's record (META byte and
  * payload, in the lane), or a control frame's key; and its frame ID. */
 struct tx_choice {
@@ -126,9 +130,15 @@ static inline void rifl_lane_fill_frame(rifl_lane *l, const struct tx_choice *c,
     f->scr = l->scr;
     /* the contents' part of the next state does not wait for the state */
     uint64_t z;
-    if (c->rec)
-        z = rifl_frame_scrambler_after(l->F, c->rec[0] & 3u, c->rec + 1, 0);
-    else if (c->key == RIFL_KEY_IDLE)
+    if (c->rec) {
+        /* a data frame's record is the one in the replay buffer under its
+         * ID: replays reuse what its first sending worked out */
+        z = l->replay_z[c->id];
+        if (z == RIFL_LANE_Z_UNKNOWN) {
+            z = rifl_frame_scrambler_after(l->F, c->rec[0] & 3u, c->rec + 1, 0);
+            l->replay_z[c->id] = z;
+        }
+    } else if (c->key == RIFL_KEY_IDLE)
         z = l->scr_idle;
     else if (c->key == RIFL_KEY_RETRANSMIT)
         z = l->scr_retx;
