@@ -99,7 +99,12 @@ static uint64_t packet_of_frame(const struct dir *d, uint64_t x)
 static int frame_source(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len, size_t *index)
 {
     struct dir *d = ctx;
-    uint64_t seq = packet_of_frame(d, x);
+    /* frames are asked for in order: most are in the packet asked last */
+    uint64_t seq = d->src_seq;
+    const struct pkt *h = seq >= d->oldest && seq < d->next_seq ? rifl_linksim_pkt_at(d, seq) : NULL;
+    if (!h || x < h->first || x >= h->first + h->nf)
+        seq = packet_of_frame(d, x);
+    d->src_seq = seq;
     const struct pkt *p = rifl_linksim_pkt_at(d, seq);
     if (x < p->first || x >= p->first + p->nf)
         return -1;

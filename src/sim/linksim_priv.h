@@ -68,6 +68,7 @@ struct dir {
         uint64_t tx_packets, tx_bytes, tx_rejected, rx_packets, rx_bytes;
     } c;
     rifl_lane_frame *inflight; /* frames left in flight after it */
+    uint64_t src_seq;          /* packet of the frame the lanes asked for last */
     struct sim *sim;
 };
 
