@@ -1,6 +1,7 @@
 /* `rifl bench sim`: link simulator speed in simulated frames per second
- * (both directions counted) on the paper's reference link with saturating
- * traffic, at several bit error rates, in three modes measured side by side:
+ * (both directions counted) and in seconds per GB delivered each way, on the
+ * paper's reference link with saturating traffic, at several bit error
+ * rates, in three modes measured side by side:
  * the default (fast path, frames by content), plain stepping by content, and
  * plain stepping with every frame built and decoded. */
 #include <math.h>
@@ -14,7 +15,7 @@
 static int run(int argc, char **argv)
 {
     bool json = false;
-    const char *bers = "1e-7,1e-5";
+    const char *bers = "1e-9,1e-7,1e-5";
     uint64_t frames = 100000000, plain_frames = 5000000, seed = 1;
     bool plain = true;
     struct cli_opt opts[] = {
@@ -28,10 +29,11 @@ static int run(int argc, char **argv)
         { "json", CLI_FLAG, &json, "one JSON object per run", 0, 0 },
         CLI_END,
     };
-    int rc = cli_parse(argc, argv, opts, "[--bers 1e-7,1e-5] [--frames N] [--json]",
+    int rc = cli_parse(argc, argv, opts, "[--bers 1e-9,1e-7,1e-5] [--frames N] [--json]",
                        "Measures how fast `rifl sim link` simulates the reference link (256-bit\n"
                        "frames, 112 Gbit/s, 10 m) under saturating traffic: simulated frames per\n"
-                       "second of wall time, both directions counted.",
+                       "second of wall time, both directions counted, and seconds of wall time\n"
+                       "per GB (10^9 payload bytes) delivered in each direction.",
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
@@ -45,8 +47,8 @@ static int run(int argc, char **argv)
         return 2;
     fprintf(stderr, "rifl bench sim: seed %llu\n", (unsigned long long)seed);
     if (!json)
-        printf("%-8s %-22s %12s %8s %16s %9s %8s\n", "BER", "mode", "slots", "seconds",
-               "frames/s (2 dir)", "fast part", "x wire");
+        printf("%-8s %-22s %12s %8s %16s %9s %8s %8s\n", "BER", "mode", "slots", "seconds",
+               "frames/s (2 dir)", "fast part", "s per GB", "x wire");
     static const struct {
         const char *name;
         bool fast, encode_all;
@@ -77,6 +79,12 @@ static int run(int argc, char **argv)
             double dt = cli_now() - t0;
             double fps = 2.0 * (double)r.slots / dt;
             double part = (double)r.fast_slots / (double)r.slots;
+            /* payload delivered per direction, on average */
+            double gb = (double)(r.val[0].bytes_ok + r.val[1].bytes_ok) / 2e9;
+            double s_gb = gb > 0 ? dt / gb : NAN;
+            char gtxt[32] = "null";
+            if (!isnan(s_gb))
+                snprintf(gtxt, sizeof gtxt, "%.4g", s_gb);
             fps_mode[m] = fps;
             double ratio = fps_mode[2] > 0 ? fps / fps_mode[2] : NAN;
             char rtxt[32] = "null";
@@ -85,16 +93,19 @@ static int run(int argc, char **argv)
             if (json)
                 printf("{\"ber\": %g, \"fast\": %s, \"encode_all\": %s, \"slots\": %llu, "
                        "\"seconds\": %.3f, \"frames_per_s\": %.0f, \"fast_fraction\": %.4f, "
-                       "\"ratio_to_wire\": %s, \"lossless\": %s}\n",
+                       "\"seconds_per_gb\": %s, \"ratio_to_wire\": %s, \"lossless\": %s}\n",
                        ber, modes[m].fast ? "true" : "false",
                        modes[m].encode_all ? "true" : "false", (unsigned long long)r.slots, dt,
-                       fps, part, rtxt, r.lossless ? "true" : "false");
+                       fps, part, gtxt, rtxt, r.lossless ? "true" : "false");
             else {
                 char rt[32] = "-"; /* no wire-bytes run to compare with */
                 if (!isnan(ratio))
                     snprintf(rt, sizeof rt, "%.2f", ratio);
-                printf("%-8g %-22s %12llu %8.2f %16.3g %8.1f%% %8s\n", ber, modes[m].name,
-                       (unsigned long long)r.slots, dt, fps, 100 * part, rt);
+                char gt[32] = "-";
+                if (!isnan(s_gb))
+                    snprintf(gt, sizeof gt, "%.3g", s_gb);
+                printf("%-8g %-22s %12llu %8.2f %16.3g %8.1f%% %8s %8s\n", ber, modes[m].name,
+                       (unsigned long long)r.slots, dt, fps, 100 * part, gt, rt);
             }
             fflush(stdout);
             rifl_linksim_result_free(&r);
