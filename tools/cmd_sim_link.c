@@ -139,12 +139,12 @@ static int config_ok(void *ctx)
  * so C is about 2.7 x 2^K slots (fitted to runs of this simulator for F =
  * 64..2048 and K = 6..12; within about 10% for ratios above 0.03, about ten
  * times too low far below, so long runs are over-estimated).  The simulator
- * steps slots in replay cycles one at a time (about 1.5e7 slots/s for both
+ * steps slots in replay cycles one at a time (about 2e7 slots/s for both
  * lanes on the development machine, half that with --encode-all) and
- * fast-forwards error-free stretches (about 8e7 slots/s); see
- * docs/simulator.md. */
-#define EST_STEP_SPEED 1.5e7
-#define EST_SKIP_SPEED 8e7
+ * fast-forwards error-free stretches packet by packet (above 1e9 slots/s
+ * with the default packet sizes); see docs/simulator.md. */
+#define EST_STEP_SPEED 2e7
+#define EST_SKIP_SPEED 1e9
 #define EST_WARN_S 60.0            /* warn above a minute */
 #define EST_REFUSE_S 86400.0       /* refuse above a day unless --frames bounds it */
 
