@@ -19,12 +19,32 @@ const rifl_switch_config rifl_switch_default_config = {
     .check_fabric = true,
 };
 
+/* A stored cell: one entry of the cell pool, linked into its VOQ. */
+struct voq_entry {
+    rifl_cell cell;
+    uint64_t arrive;      /* slot the cell was stored */
+    uint32_t next;        /* next entry of the same VOQ, or VOQ_NIL */
+};
+
+/* A VOQ: a linked list of pool entries, oldest first. */
+struct voq {
+    uint32_t head, tail;
+    uint32_t len;
+};
+
+#define VOQ_NIL UINT32_MAX
+
 struct rifl_switch {
     rifl_switch_config cfg;
     unsigned n, words, cap;
-    rifl_cell *cells;     /* [n*n*cap] */
-    uint64_t *arrive;     /* [n*n*cap] slot each cell was stored */
-    uint16_t *head, *len; /* [n*n] */
+    struct voq *voq;      /* [n*n], by input then output */
+    /* The cell pool: entries are handed out from a free list of entries
+     * used before, then from `fresh` upwards.  It is sized for every VOQ
+     * full, but only entries that have held a cell are ever touched, so the
+     * memory in use follows the most cells held at once. */
+    struct voq_entry *pool;
+    uint32_t free_head;   /* entries given back, most recent first */
+    uint32_t fresh;       /* entries [fresh, end) never used */
     uint64_t held;
     uint64_t next_step;   /* cell slots step in order: the least next `now` */
     rifl_islip *islip;
@@ -120,10 +140,8 @@ void rifl_switch_free(rifl_switch *sw)
 {
     if (!sw)
         return;
-    free(sw->cells);
-    free(sw->arrive);
-    free(sw->head);
-    free(sw->len);
+    free(sw->voq);
+    free(sw->pool);
     rifl_islip_free(sw->islip);
     rifl_fabric_free(sw->fabric);
     free(sw->nonempty);
@@ -160,10 +178,10 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->words = BS_WORDS(n);
     sw->cap = c.voq_cells;
     size_t q = (size_t)n * n, W = (size_t)n * sw->words;
-    sw->cells = malloc(q * sw->cap * sizeof *sw->cells);
-    sw->arrive = malloc(q * sw->cap * sizeof *sw->arrive);
-    sw->head = calloc(q, sizeof *sw->head);
-    sw->len = calloc(q, sizeof *sw->len);
+    /* malloc, not calloc: the pool's pages are touched only when used */
+    sw->pool = malloc(q * sw->cap * sizeof *sw->pool);
+    sw->voq = calloc(q, sizeof *sw->voq);
+    sw->free_head = VOQ_NIL;
     sw->nonempty = calloc(W, sizeof(uint64_t));
     sw->nonemptyT = calloc(W, sizeof(uint64_t));
     sw->fc_on_pend = calloc(W, sizeof(uint64_t));
@@ -177,7 +195,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->match = calloc(n, sizeof *sw->match);
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
-    if (!sw->cells || !sw->arrive || !sw->head || !sw->len || !sw->nonempty ||
+    if (!sw->pool || !sw->voq || !sw->nonempty ||
         !sw->nonemptyT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
@@ -198,7 +216,7 @@ unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out)
 {
     if (in >= sw->n || out >= sw->n)
         return 0;
-    return sw->len[(size_t)in * sw->n + out];
+    return sw->voq[(size_t)in * sw->n + out].len;
 }
 
 uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
@@ -223,16 +241,28 @@ static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
 static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell,
                  uint64_t now)
 {
-    size_t v = (size_t)in * sw->n + o;
-    unsigned l = sw->len[v];
+    struct voq *v = &sw->voq[(size_t)in * sw->n + o];
+    unsigned l = v->len;
     if (l >= sw->cap) {
         sw->st.drop_overflow++;
         return RIFL_SW_DROP_OVERFLOW;
     }
-    size_t at = v * sw->cap + (sw->head[v] + l) % sw->cap;
-    sw->cells[at] = *cell;
-    sw->arrive[at] = now;
-    sw->len[v] = (uint16_t)(l + 1);
+    /* every VOQ holds at most cap cells, so the pool never runs out */
+    uint32_t e = sw->free_head;
+    if (e != VOQ_NIL)
+        sw->free_head = sw->pool[e].next;
+    else
+        e = sw->fresh++;
+    struct voq_entry *x = &sw->pool[e];
+    x->cell = *cell;
+    x->arrive = now;
+    x->next = VOQ_NIL;
+    if (l)
+        sw->pool[v->tail].next = e;
+    else
+        v->head = e;
+    v->tail = e;
+    v->len = l + 1;
     sw->held++;
     sw->st.cells_stored++;
     if (l + 1 > sw->st.max_voq_cells)
@@ -315,8 +345,7 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 {
     if (!sw->down_npaused[o])
         return 0;
-    size_t v = (size_t)i * sw->n + o;
-    const rifl_cell *c = &sw->cells[v * sw->cap + sw->head[v]];
+    const rifl_cell *c = &sw->pool[sw->voq[(size_t)i * sw->n + o].head].cell;
     const uint64_t *p = sw->down_paused + (size_t)o * 4;
     if (!sw->down_nports[o])
         return bs_get(p, 0); /* an endpoint pauses its single queue 0 */
@@ -332,12 +361,15 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 
 static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
 {
-    size_t v = (size_t)i * sw->n + o;
-    size_t at = v * sw->cap + sw->head[v];
-    *out = sw->cells[at];
+    struct voq *v = &sw->voq[(size_t)i * sw->n + o];
+    uint32_t e = v->head;
+    struct voq_entry *x = &sw->pool[e];
+    *out = x->cell;
     rifl_l2_hdr_advance(&out->hdr, i, o);
-    sw->head[v] = (uint16_t)((sw->head[v] + 1) % sw->cap);
-    unsigned l = --sw->len[v];
+    v->head = x->next;
+    x->next = sw->free_head;
+    sw->free_head = e;
+    unsigned l = --v->len;
     sw->held--;
     if (l == 0) {
         bs_clr(sw->nonempty + (size_t)i * sw->words, o);
@@ -451,8 +483,7 @@ int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out
                         sw->st.fc_blocked_requests++;
                         continue;
                     }
-                    size_t v = (size_t)i * n + o;
-                    uint64_t t = sw->arrive[v * sw->cap + sw->head[v]];
+                    uint64_t t = sw->pool[sw->voq[(size_t)i * n + o].head].arrive;
                     /* ties: first input at or after the pointer */
                     unsigned rank = (i + n - start) % n;
                     unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
