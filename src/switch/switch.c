@@ -51,6 +51,7 @@ struct rifl_switch {
     rifl_fabric *fabric;
     uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
     uint64_t *nonemptyT;  /* [n][words] by output: inputs with cells */
+    uint64_t *reqT;       /* [n][words] iSLIP requests when flow control holds some back */
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
     unsigned *fc_pending; /* per input: set bits in both */
@@ -146,6 +147,7 @@ void rifl_switch_free(rifl_switch *sw)
     rifl_fabric_free(sw->fabric);
     free(sw->nonempty);
     free(sw->nonemptyT);
+    free(sw->reqT);
     free(sw->fc_on_pend);
     free(sw->fc_off_pend);
     free(sw->fc_pending);
@@ -184,6 +186,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->free_head = VOQ_NIL;
     sw->nonempty = calloc(W, sizeof(uint64_t));
     sw->nonemptyT = calloc(W, sizeof(uint64_t));
+    sw->reqT = calloc(W, sizeof(uint64_t));
     sw->fc_on_pend = calloc(W, sizeof(uint64_t));
     sw->fc_off_pend = calloc(W, sizeof(uint64_t));
     sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
@@ -196,7 +199,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
     if (!sw->pool || !sw->voq || !sw->nonempty ||
-        !sw->nonemptyT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending ||
+        !sw->nonemptyT || !sw->reqT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
@@ -413,6 +416,93 @@ static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
     }
 }
 
+/* iSLIP requests with downstream flow control in force: the non-empty
+ * VOQs but those whose head cell is held back. */
+static const uint64_t *islip_requests(rifl_switch *sw)
+{
+    const unsigned n = sw->n, W = sw->words;
+    if (!sw->outputs_paused)
+        return sw->nonemptyT;
+    memcpy(sw->reqT, sw->nonemptyT, (size_t)n * W * sizeof(uint64_t));
+    for (unsigned o = 0; o < n; o++) {
+        if (!sw->down_npaused[o])
+            continue;
+        uint64_t *row = sw->reqT + (size_t)o * W;
+        for (unsigned w = 0; w < W; w++) {
+            uint64_t bits = row[w];
+            while (bits) {
+                unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (head_blocked(sw, i, o)) {
+                    sw->st.fc_blocked_requests++;
+                    bs_clr(row, i);
+                }
+            }
+        }
+    }
+    return sw->reqT;
+}
+
+static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
+{
+    unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->match, sw->iter_matches);
+    for (unsigned it = 0; it < sw->cfg.iterations; it++)
+        sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
+    if (!m)
+        return 0;
+    if (sw->cfg.check_fabric) {
+        sw->st.fabric_checks++;
+        sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->match, sw->at_out);
+    }
+    for (unsigned i = 0; i < sw->n; i++) {
+        int o = sw->match[i];
+        if (o < 0)
+            continue;
+        dequeue(sw, i, (unsigned)o, &out[o]);
+        out_valid[o] = 1;
+    }
+    return (int)m;
+}
+
+/* SAFC: every output takes its oldest cell from any input */
+static int safc_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
+{
+    const unsigned n = sw->n, W = sw->words;
+    int switched = 0;
+    for (unsigned o = 0; o < n; o++) {
+        const uint64_t *req = sw->nonemptyT + (size_t)o * W;
+        int best = -1;
+        uint64_t best_t = UINT64_MAX;
+        unsigned start = sw->rr[o];
+        for (unsigned w = 0; w < W; w++) {
+            uint64_t bits = req[w];
+            while (bits) {
+                unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (sw->outputs_paused && head_blocked(sw, i, o)) {
+                    sw->st.fc_blocked_requests++;
+                    continue;
+                }
+                uint64_t t = sw->pool[sw->voq[(size_t)i * n + o].head].arrive;
+                /* ties: first input at or after the pointer */
+                unsigned rank = (i + n - start) % n;
+                unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
+                if (t < best_t || (t == best_t && rank < brank)) {
+                    best_t = t;
+                    best = (int)i;
+                }
+            }
+        }
+        if (best >= 0) {
+            dequeue(sw, (unsigned)best, o, &out[o]);
+            out_valid[o] = 1;
+            sw->rr[o] = (uint16_t)(((unsigned)best + 1) % n);
+            switched++;
+        }
+    }
+    return switched;
+}
+
 int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out_valid,
                      rifl_l2_fc *fc, uint8_t *fc_valid)
 {
@@ -423,84 +513,11 @@ int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out
         return RIFL_ERR_STATE;
     }
     sw->next_step = now + 1;
-    const unsigned n = sw->n, W = sw->words;
     sw->st.slots++;
     sw->st.occupancy_sum += sw->held;
-    for (unsigned o = 0; o < n; o++)
-        out_valid[o] = 0;
-    int switched = 0;
-    if (sw->cfg.scheduler == RIFL_SCHED_ISLIP) {
-        /* requests = non-empty VOQs whose head is not held back */
-        if (!sw->outputs_paused)
-            rifl_islip_load(sw->islip, sw->nonempty, sw->nonemptyT);
-        else
-            rifl_islip_clear_requests(sw->islip);
-        for (unsigned i = 0; sw->outputs_paused && i < n; i++) {
-            const uint64_t *ne = sw->nonempty + (size_t)i * W;
-            for (unsigned w = 0; w < W; w++) {
-                uint64_t bits = ne[w];
-                while (bits) {
-                    unsigned o = w * 64 + (unsigned)__builtin_ctzll(bits);
-                    bits &= bits - 1;
-                    if (head_blocked(sw, i, o)) {
-                        sw->st.fc_blocked_requests++;
-                        continue;
-                    }
-                    rifl_islip_request(sw->islip, i, o, true);
-                }
-            }
-        }
-        unsigned m = rifl_islip_run(sw->islip, sw->match, sw->iter_matches);
-        for (unsigned it = 0; it < sw->cfg.iterations; it++)
-            sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
-        if (m && sw->cfg.check_fabric) {
-            sw->st.fabric_checks++;
-            sw->st.fabric_collisions +=
-                rifl_fabric_route(sw->fabric, sw->match, sw->at_out, true);
-        }
-        if (m)
-            for (unsigned i = 0; i < n; i++) {
-                int o = sw->match[i];
-                if (o < 0)
-                    continue;
-                dequeue(sw, i, (unsigned)o, &out[o]);
-                out_valid[o] = 1;
-                switched++;
-            }
-    } else {
-        /* SAFC: every output takes its oldest cell from any input */
-        for (unsigned o = 0; o < n; o++) {
-            const uint64_t *req = sw->nonemptyT + (size_t)o * W;
-            int best = -1;
-            uint64_t best_t = UINT64_MAX;
-            unsigned start = sw->rr[o];
-            for (unsigned w = 0; w < W; w++) {
-                uint64_t bits = req[w];
-                while (bits) {
-                    unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
-                    bits &= bits - 1;
-                    if (sw->outputs_paused && head_blocked(sw, i, o)) {
-                        sw->st.fc_blocked_requests++;
-                        continue;
-                    }
-                    uint64_t t = sw->pool[sw->voq[(size_t)i * n + o].head].arrive;
-                    /* ties: first input at or after the pointer */
-                    unsigned rank = (i + n - start) % n;
-                    unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
-                    if (t < best_t || (t == best_t && rank < brank)) {
-                        best_t = t;
-                        best = (int)i;
-                    }
-                }
-            }
-            if (best >= 0) {
-                dequeue(sw, (unsigned)best, o, &out[o]);
-                out_valid[o] = 1;
-                sw->rr[o] = (uint16_t)(((unsigned)best + 1) % n);
-                switched++;
-            }
-        }
-    }
+    memset(out_valid, 0, sw->n);
+    int switched = sw->cfg.scheduler == RIFL_SCHED_ISLIP ? islip_slot(sw, out, out_valid)
+                                                         : safc_slot(sw, out, out_valid);
     sw->st.cells_out += (uint64_t)switched;
     emit_fc(sw, fc, fc_valid);
     return switched;
