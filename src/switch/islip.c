@@ -166,13 +166,59 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
             bs_clr(s->free_in, i);
             bs_clr(s->free_out, (unsigned)o);
             if (it == 0) {
-                s->gptr[o] = (uint16_t)((i + 1) % n);
-                s->aptr[i] = (uint16_t)(((unsigned)o + 1) % n);
+                s->gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
+                s->aptr[i] = (uint16_t)((unsigned)o + 1 == n ? 0 : (unsigned)o + 1);
             }
             made++;
         }
     }
     return made;
+}
+
+/* islip_run_on for switches of up to 64 ports: one word per row, the
+ * unmatched ports and the inputs granted in registers. */
+static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, int16_t *match,
+                                   unsigned *iter_matches)
+{
+    const unsigned n = s->n;
+    uint64_t free_in = s->ones[0], free_out = s->ones[0];
+    uint64_t *grants = s->grants;
+    uint16_t *gptr = s->gptr, *aptr = s->aptr;
+    unsigned total = 0;
+    for (unsigned it = 0; it < s->iterations; it++) {
+        uint64_t granted = 0;
+        for (uint64_t outs = free_out; outs; outs &= outs - 1) {
+            unsigned o = (unsigned)__builtin_ctzll(outs);
+            uint64_t r = reqT[o] & free_in;
+            if (!r)
+                continue;
+            uint64_t hi = r & (~0ull << gptr[o]);
+            unsigned i = (unsigned)__builtin_ctzll(hi ? hi : r);
+            grants[i] |= 1ull << o;
+            granted |= 1ull << i;
+        }
+        if (!granted)
+            break;
+        unsigned made = 0;
+        for (; granted; granted &= granted - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(granted);
+            uint64_t g = grants[i], hi = g & (~0ull << aptr[i]);
+            grants[i] = 0;
+            unsigned o = (unsigned)__builtin_ctzll(hi ? hi : g);
+            match[i] = (int16_t)o;
+            free_in &= ~(1ull << i);
+            free_out &= ~(1ull << o);
+            if (it == 0) {
+                gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
+                aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
+            }
+            made++;
+        }
+        if (iter_matches)
+            iter_matches[it] = made;
+        total += made;
+    }
+    return total;
 }
 
 unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, int16_t *match,
@@ -181,13 +227,15 @@ unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, int16_t *match,
     const unsigned n = s->n, W = s->words;
     for (unsigned i = 0; i < n; i++)
         match[i] = -1;
+    if (iter_matches)
+        for (unsigned it = 0; it < s->iterations; it++)
+            iter_matches[it] = 0;
+    if (W == 1)
+        return islip_run_one_word(s, reqT, match, iter_matches);
     /* all ports start unmatched */
     for (unsigned w = 0; w < W; w++)
         s->free_in[w] = s->free_out[w] = s->ones[w];
     unsigned total = 0;
-    if (iter_matches)
-        for (unsigned it = 0; it < s->iterations; it++)
-            iter_matches[it] = 0;
     for (unsigned it = 0; it < s->iterations; it++) {
         if (!grant_step(s, reqT))
             break;

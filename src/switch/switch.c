@@ -55,6 +55,7 @@ struct rifl_switch {
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
     unsigned *fc_pending; /* per input: set bits in both */
+    uint64_t *fc_inputs;  /* [words] inputs with fc_pending > 0 */
     /* downstream flow control, per output */
     uint16_t *down_nports, *down_in;
     uint64_t *down_paused; /* [n][4] queues paused downstream */
@@ -151,6 +152,7 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->fc_on_pend);
     free(sw->fc_off_pend);
     free(sw->fc_pending);
+    free(sw->fc_inputs);
     free(sw->down_nports);
     free(sw->down_in);
     free(sw->down_paused);
@@ -190,6 +192,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->fc_on_pend = calloc(W, sizeof(uint64_t));
     sw->fc_off_pend = calloc(W, sizeof(uint64_t));
     sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
+    sw->fc_inputs = calloc(sw->words, sizeof(uint64_t));
     sw->down_nports = calloc(n, sizeof *sw->down_nports);
     sw->down_in = calloc(n, sizeof *sw->down_in);
     sw->down_paused = calloc((size_t)n * 4, sizeof(uint64_t));
@@ -199,7 +202,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
     if (!sw->pool || !sw->voq || !sw->nonempty ||
-        !sw->nonemptyT || !sw->reqT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending ||
+        !sw->nonemptyT || !sw->reqT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
@@ -238,6 +241,7 @@ static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
     if (!bs_get(mine, q)) {
         bs_set(mine, q);
         sw->fc_pending[in]++;
+        bs_set(sw->fc_inputs, in);
     }
 }
 
@@ -384,35 +388,40 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
 
 static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
 {
-    for (unsigned i = 0; i < sw->n; i++) {
-        if (fc_valid)
-            fc_valid[i] = 0;
-        if (!sw->fc_pending[i])
-            continue;
-        rifl_l2_fc f = { 0 };
-        uint64_t *on = sw->fc_on_pend + (size_t)i * sw->words;
-        uint64_t *off = sw->fc_off_pend + (size_t)i * sw->words;
-        int q = bs_next_rr(on, NULL, sw->words, 0);
-        if (q >= 0) {
-            f.on_valid = true;
-            f.on_queue = (uint8_t)q;
-            bs_clr(on, (unsigned)q);
-            sw->fc_pending[i]--;
-            sw->st.fc_on_sent++;
+    if (fc_valid)
+        memset(fc_valid, 0, sw->n);
+    for (unsigned w = 0; w < sw->words; w++) {
+        uint64_t bits = sw->fc_inputs[w];
+        sw->fc_inputs[w] = 0;
+        for (; bits; bits &= bits - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+            rifl_l2_fc f = { 0 };
+            uint64_t *on = sw->fc_on_pend + (size_t)i * sw->words;
+            uint64_t *off = sw->fc_off_pend + (size_t)i * sw->words;
+            int q = bs_next_rr(on, NULL, sw->words, 0);
+            if (q >= 0) {
+                f.on_valid = true;
+                f.on_queue = (uint8_t)q;
+                bs_clr(on, (unsigned)q);
+                sw->fc_pending[i]--;
+                sw->st.fc_on_sent++;
+            }
+            q = bs_next_rr(off, NULL, sw->words, 0);
+            if (q >= 0) {
+                f.off_valid = true;
+                f.off_queue = (uint8_t)q;
+                bs_clr(off, (unsigned)q);
+                sw->fc_pending[i]--;
+                sw->st.fc_off_sent++;
+            }
+            sw->st.fc_frames_sent++;
+            if (sw->fc_pending[i])
+                bs_set(sw->fc_inputs, i); /* more to send next slot */
+            if (fc)
+                fc[i] = f;
+            if (fc_valid)
+                fc_valid[i] = 1;
         }
-        q = bs_next_rr(off, NULL, sw->words, 0);
-        if (q >= 0) {
-            f.off_valid = true;
-            f.off_queue = (uint8_t)q;
-            bs_clr(off, (unsigned)q);
-            sw->fc_pending[i]--;
-            sw->st.fc_off_sent++;
-        }
-        sw->st.fc_frames_sent++;
-        if (fc)
-            fc[i] = f;
-        if (fc_valid)
-            fc_valid[i] = 1;
     }
 }
 
