@@ -68,18 +68,26 @@ struct ssw {
     uint8_t *fcv;
 };
 
+/* What a host keeps per destination, in one place and small: a cell is
+ * generated, queued and sent with one cache line. */
+struct pair {
+    uint64_t remaining;      /* bytes still to generate */
+    uint32_t queue;          /* cells waiting in the host */
+    uint32_t next_seq;       /* sequence number of the next cell */
+};
+
 struct host {
     struct peer up;          /* the switch port it hangs on */
     uint64_t paused[4];      /* first-hop VOQs paused */
-    uint32_t *queue;         /* [H] cells waiting per destination */
+    struct pair *pair;       /* [H] by destination (a row of rifl_ssim.pair) */
     uint64_t *ready;         /* [HW] destinations with cells */
     unsigned rr;
     uint64_t backlog;
-    uint64_t *remaining;     /* [H] bytes still to generate per destination */
-    uint32_t *active;        /* destinations with bytes left */
+    uint16_t *active;        /* destinations with bytes left */
     unsigned nactive;
     bool in_train;
     unsigned train_dst;
+    unsigned next_dst;       /* destination of the next train (nactive > 0) */
     uint64_t pk_left;
     uint32_t cells_left;
     uint64_t next_start;
@@ -99,9 +107,12 @@ struct rifl_ssim {
     fc_wire *fc_ring;        /* [R][H] */
     uint8_t *fc_valid;
     unsigned k;              /* ring entry of this slot: t mod R */
-    rifl_l2_hdr *route;      /* [H*H] header per pair */
-    uint8_t *first_q;        /* [H*H] first-hop VOQ per pair */
-    uint32_t *next_seq, *expect; /* [H*H] */
+    struct pair *pair;       /* [H*H], source by destination */
+    /* topology mode: the route and first-hop VOQ of every pair (a single
+     * switch derives them from the ports) */
+    rifl_l2_hdr *route;      /* [H*H] */
+    uint8_t *first_q;        /* [H*H] */
+    uint32_t *expect;        /* [H*H], source by destination: next sequence number */
     uint64_t *hist;
     uint64_t lat_max, lat_sum, lat_n;
     uint64_t t;
@@ -140,7 +151,7 @@ void rifl_ssim_free(rifl_ssim *s)
     }
     for (unsigned h = 0; s->host && h < s->H; h++) {
         struct host *x = &s->host[h];
-        free(x->queue); free(x->ready); free(x->remaining); free(x->active); free(x->fifo);
+        free(x->ready); free(x->active); free(x->fifo);
     }
     free(s->sw);
     free(s->host);
@@ -148,9 +159,9 @@ void rifl_ssim_free(rifl_ssim *s)
     free(s->rx_valid);
     free(s->fc_ring);
     free(s->fc_valid);
+    free(s->pair);
     free(s->route);
     free(s->first_q);
-    free(s->next_seq);
     free(s->expect);
     free(s->hist);
     free(s);
@@ -222,12 +233,9 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
 static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned fifo)
 {
     x->fifo = calloc(fifo ? fifo : 1, sizeof *x->fifo);
-    x->queue = calloc(H, sizeof *x->queue);
     x->ready = calloc(HW, sizeof *x->ready);
-    x->remaining = calloc(H, sizeof *x->remaining);
     x->active = calloc(H, sizeof *x->active);
-    return x->fifo && x->queue && x->ready &&
-           x->remaining && x->active ? 0 : -1;
+    return x->fifo && x->ready && x->active ? 0 : -1;
 }
 
 static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
@@ -304,9 +312,11 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
     const unsigned H = s->H;
     s->sw = calloc(s->S, sizeof *s->sw);
     s->host = calloc(H, sizeof *s->host);
-    s->route = calloc((size_t)H * H, sizeof *s->route);
-    s->first_q = calloc((size_t)H * H, 1);
-    s->next_seq = calloc((size_t)H * H, sizeof *s->next_seq);
+    s->pair = calloc((size_t)H * H, sizeof *s->pair);
+    if (cfg->topo) {
+        s->route = calloc((size_t)H * H, sizeof *s->route);
+        s->first_q = calloc((size_t)H * H, 1);
+    }
     s->expect = calloc((size_t)H * H, sizeof *s->expect);
     s->hist = calloc(HIST_MAX, sizeof *s->hist);
     size_t ring = (size_t)s->R * H;
@@ -314,10 +324,13 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
     s->rx_valid = calloc(ring, 1);
     s->fc_ring = calloc(ring, sizeof *s->fc_ring);
     s->fc_valid = calloc(ring, 1);
-    int bad = !s->sw || !s->host || !s->route || !s->first_q || !s->next_seq || !s->expect ||
+    int bad = !s->sw || !s->host || !s->pair || !s->expect ||
+              (cfg->topo && (!s->route || !s->first_q)) ||
               !s->hist || !s->rx_ring || !s->rx_valid || !s->fc_ring || !s->fc_valid;
-    for (unsigned h = 0; !bad && h < H; h++)
+    for (unsigned h = 0; !bad && h < H; h++) {
+        s->host[h].pair = s->pair + (size_t)h * H;
         bad = alloc_host(&s->host[h], H, s->HW, cfg->host_fifo ? cfg->host_fifo_cells : 1);
+    }
     return bad;
 }
 
@@ -325,7 +338,6 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
  * directions, one-hop routes; nonzero when out of memory. */
 static int wire_single(rifl_ssim *s, const rifl_ssim_config *cfg)
 {
-    const unsigned H = s->H;
     unsigned n = cfg->nports;
     unsigned dup = (cfg->latency + 1) / 2, ddown = cfg->latency / 2;
     int bad = alloc_sw(&s->sw[0], n, s->R);
@@ -334,14 +346,7 @@ static int wire_single(rifl_ssim *s, const rifl_ssim_config *cfg)
         s->host[p].up = (struct peer){ PEER_SWITCH, (uint16_t)p, 0, dup };
     }
     s->rtt = dup + ddown + 1;
-    s->identity_q = true;
-    for (unsigned a = 0; !bad && a < H; a++)
-        for (unsigned b = 0; b < H; b++)
-            if (a != b) {
-                uint8_t rel = (uint8_t)rifl_l2_rel_port(n, a, b);
-                rifl_l2_hdr_make(&s->route[(size_t)a * H + b], &rel, 1);
-                s->first_q[(size_t)a * H + b] = (uint8_t)b;
-            }
+    s->identity_q = true; /* routes: pair_route; first-hop VOQ: the destination */
     return bad;
 }
 
@@ -445,6 +450,18 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
     return RIFL_OK;
 }
 
+/* The destination of a host's next train.  It is the draw that follows the
+ * idle period's in the host's stream (nothing else is drawn in between, and
+ * the destinations left cannot change before the train starts), made now
+ * so that the destination's state is in the cache when the train starts. */
+static void draw_next_dst(struct host *x)
+{
+    if (!x->nactive)
+        return;
+    x->next_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+    __builtin_prefetch(&x->pair[x->next_dst], 1);
+}
+
 /* The on/off laws of the traffic sources for the offered load, and each
  * host's seed, bytes to send and first start time. */
 static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
@@ -469,10 +486,11 @@ static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
         rifl_rng_seed(&x->rng, cfg->seed * 0x9e3779b97f4a7c15ull + h + 1);
         for (unsigned d = 0; d < H; d++)
             if (d != h) {
-                x->remaining[d] = cfg->bytes_per_pair;
-                x->active[x->nactive++] = d;
+                x->pair[d].remaining = cfg->bytes_per_pair;
+                x->active[x->nactive++] = (uint16_t)d;
             }
         x->next_start = geometric(&x->rng, &s->off_geo);
+        draw_next_dst(x);
     }
 }
 
@@ -548,7 +566,7 @@ static void new_packet(rifl_ssim *s, struct host *x)
     uint64_t size = s->cfg.packet_bytes
                         ? s->cfg.packet_bytes
                         : rifl_rng_range(&x->rng, s->cfg.var_min, s->cfg.var_max);
-    uint64_t *rem = &x->remaining[x->train_dst];
+    uint64_t *rem = &x->pair[x->train_dst].remaining;
     if (size > *rem)
         size = *rem;
     *rem -= size;
@@ -570,7 +588,7 @@ static void generate(rifl_ssim *s, struct host *x)
     if (!x->in_train) {
         if (!x->nactive || s->t < x->next_start)
             return;
-        x->train_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+        x->train_dst = x->next_dst;
         x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
                          ? 1 + geometric(&x->rng, &s->burst_geo)
                          : 1;
@@ -581,19 +599,19 @@ static void generate(rifl_ssim *s, struct host *x)
     if (s->cfg.host_fifo) {
         unsigned at = x->fifo_head + x->fifo_len++;
         x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
-    } else if (x->queue[d]++ == 0) {
+    } else if (x->pair[d].queue++ == 0) {
         bset(x->ready, d);
     }
     x->backlog++;
     s->generated++;
     if (--x->cells_left)
         return;
-    if (x->remaining[d] && --x->pk_left) {
+    if (x->pair[d].remaining && --x->pk_left) {
         new_packet(s, x);
         return;
     }
     x->in_train = false;
-    if (!x->remaining[d]) {
+    if (!x->pair[d].remaining) {
         for (unsigned k = 0; k < x->nactive; k++)
             if (x->active[k] == d) {
                 x->active[k] = x->active[--x->nactive];
@@ -603,6 +621,25 @@ static void generate(rifl_ssim *s, struct host *x)
             s->hosts_done++;
     }
     x->next_start = s->t + 1 + geometric(&x->rng, &s->off_geo);
+    draw_next_dst(x);
+}
+
+/* The header of the cells from host h to host d: one hop on a single
+ * switch (host p on port p), the topology's route otherwise. */
+static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l2_hdr *hdr)
+{
+    if (s->identity_q) {
+        uint8_t rel = (uint8_t)rifl_l2_rel_port(s->H, h, d);
+        rifl_l2_hdr_make(hdr, &rel, 1);
+    } else {
+        *hdr = s->route[(size_t)h * s->H + d];
+    }
+}
+
+/* The VOQ of the first switch that cells from h to d enter. */
+static inline unsigned first_hop_q(const rifl_ssim *s, unsigned h, unsigned d)
+{
+    return s->identity_q ? d : s->first_q[(size_t)h * s->H + d];
 }
 
 /* The ring entry of the slot `delay` slots from now (delay < R). */
@@ -614,17 +651,17 @@ static inline unsigned ring_at(const rifl_ssim *s, unsigned delay)
 
 static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
 {
-    size_t pr = (size_t)h * s->H + d;
+    struct pair *pr = &x->pair[d];
     struct ssw *w = &s->sw[x->up.idx];
     size_t at = (size_t)ring_at(s, x->up.delay) * w->n + x->up.port;
     /* filled in place: a cell built aside and copied would be read back
      * before its parts are all written */
     rifl_cell *c = &w->in_ring[at];
-    c->hdr = s->route[pr];
+    pair_route(s, h, d, &c->hdr);
     c->bytes = 256;
     c->src = (uint16_t)h;
     c->dst = (uint16_t)d;
-    c->seq = s->next_seq[pr]++;
+    c->seq = pr->next_seq++;
     c->stamp = s->t;
     w->in_valid[at] = 1;
 }
@@ -653,7 +690,7 @@ static inline int circ_first(const uint64_t *el, unsigned HW, unsigned pos)
 static void send_fifo(rifl_ssim *s, struct host *x, unsigned h)
 {
     unsigned d = x->fifo[x->fifo_head];
-    if (bget(x->paused, s->first_q[(size_t)h * s->H + d])) {
+    if (bget(x->paused, first_hop_q(s, h, d))) {
         s->hol++;
         return;
     }
@@ -682,12 +719,11 @@ static void send_cell(rifl_ssim *s, unsigned h)
         for (unsigned w = 0; w < HW; w++)
             el[w] = x->ready[w] & ~x->paused[w];
     } else {
-        const uint8_t *fq = s->first_q + (size_t)h * s->H;
         for (unsigned w = 0; w < HW; w++) {
             el[w] = 0;
             for (uint64_t v = x->ready[w]; v; v &= v - 1) {
                 unsigned d = w * 64 + (unsigned)__builtin_ctzll(v);
-                if (!bget(x->paused, fq[d]))
+                if (!bget(x->paused, s->first_q[(size_t)h * s->H + d]))
                     el[w] |= 1ull << (d & 63);
             }
         }
@@ -696,7 +732,7 @@ static void send_cell(rifl_ssim *s, unsigned h)
     if (d < 0)
         return;
     inject(s, x, h, (unsigned)d);
-    if (--x->queue[d] == 0)
+    if (--x->pair[d].queue == 0)
         bclr(x->ready, (unsigned)d);
     x->backlog--;
     x->rr = (unsigned)d + 1 == s->H ? 0 : (unsigned)d + 1;
@@ -825,6 +861,9 @@ static void switch_step(rifl_ssim *s, struct ssw *x)
             if (x->outv[p]) {
                 s->rx_ring[e] = x->out[p];
                 s->rx_valid[e] = 1;
+                /* the receiver's sequence check, wanted when the cell arrives */
+                if (x->out[p].src < s->H)
+                    __builtin_prefetch(&s->expect[(size_t)x->out[p].src * s->H + pe->idx], 1);
             }
             if (x->fcv[p]) {
                 rifl_l2_fc_encode(&x->fc[p], s->fc_ring[e].b, FC_BYTES);

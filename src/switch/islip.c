@@ -123,23 +123,22 @@ static inline int rr_first(const uint64_t *a, const uint64_t *m, unsigned W, uns
 }
 
 /* Grant: every unmatched output with a request from an unmatched input
- * grants the first such input at or after its pointer.  Returns whether
- * any output granted; granted_in receives the inputs granted. */
-static int grant_step(rifl_islip *s, const uint64_t *reqT)
+ * grants the first such input at or after its pointer (outputs without
+ * requests, outside `outs`, have none to give).  Returns whether any output
+ * granted; s->granted_in receives the inputs granted. */
+static int grant_step(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs)
 {
     const unsigned W = s->words;
     int any = 0;
     for (unsigned w = 0; w < W; w++) {
-        uint64_t outs = s->free_out[w];
-        while (outs) {
-            unsigned o = w * 64 + (unsigned)__builtin_ctzll(outs);
-            outs &= outs - 1;
+        for (uint64_t o_bits = s->free_out[w] & outs[w]; o_bits; o_bits &= o_bits - 1) {
+            unsigned o = w * 64 + (unsigned)__builtin_ctzll(o_bits);
             int i = rr_first(reqT + (size_t)o * W, s->free_in, W, s->gptr[o]);
-            if (i >= 0) {
-                bs_set(s->grants + (size_t)i * W, o);
-                bs_set(s->granted_in, (unsigned)i);
-                any = 1;
-            }
+            if (i < 0)
+                continue;
+            s->grants[(size_t)i * W + w] |= 1ull << (o & 63);
+            s->granted_in[(unsigned)i >> 6] |= 1ull << (i & 63);
+            any = 1;
         }
     }
     return any;
@@ -155,19 +154,18 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
     for (unsigned w = 0; w < W; w++) {
         uint64_t ins = s->granted_in[w];
         s->granted_in[w] = 0;
-        while (ins) {
+        for (; ins; ins &= ins - 1) {
             unsigned i = w * 64 + (unsigned)__builtin_ctzll(ins);
-            ins &= ins - 1;
             uint64_t *g = s->grants + (size_t)i * W;
-            int o = rr_first(g, s->ones, W, s->aptr[i]);
+            unsigned o = (unsigned)rr_first(g, s->ones, W, s->aptr[i]);
             for (unsigned k = 0; k < W; k++)
                 g[k] = 0;
             match[i] = (int16_t)o;
-            bs_clr(s->free_in, i);
-            bs_clr(s->free_out, (unsigned)o);
+            s->free_in[w] &= ~(1ull << (i & 63));
+            s->free_out[o >> 6] &= ~(1ull << (o & 63));
             if (it == 0) {
                 s->gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
-                s->aptr[i] = (uint16_t)((unsigned)o + 1 == n ? 0 : (unsigned)o + 1);
+                s->aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
             }
             made++;
         }
@@ -177,18 +175,18 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
 
 /* islip_run_on for switches of up to 64 ports: one word per row, the
  * unmatched ports and the inputs granted in registers. */
-static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, int16_t *match,
-                                   unsigned *iter_matches)
+static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t outs,
+                                   int16_t *match, unsigned *iter_matches)
 {
     const unsigned n = s->n;
-    uint64_t free_in = s->ones[0], free_out = s->ones[0];
+    uint64_t free_in = s->ones[0], free_out = outs;
     uint64_t *grants = s->grants;
     uint16_t *gptr = s->gptr, *aptr = s->aptr;
     unsigned total = 0;
     for (unsigned it = 0; it < s->iterations; it++) {
         uint64_t granted = 0;
-        for (uint64_t outs = free_out; outs; outs &= outs - 1) {
-            unsigned o = (unsigned)__builtin_ctzll(outs);
+        for (uint64_t o_bits = free_out; o_bits; o_bits &= o_bits - 1) {
+            unsigned o = (unsigned)__builtin_ctzll(o_bits);
             uint64_t r = reqT[o] & free_in;
             if (!r)
                 continue;
@@ -221,8 +219,8 @@ static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, int16_t 
     return total;
 }
 
-unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, int16_t *match,
-                      unsigned *iter_matches)
+unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
+                      int16_t *match, unsigned *iter_matches)
 {
     const unsigned n = s->n, W = s->words;
     for (unsigned i = 0; i < n; i++)
@@ -231,26 +229,29 @@ unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, int16_t *match,
         for (unsigned it = 0; it < s->iterations; it++)
             iter_matches[it] = 0;
     if (W == 1)
-        return islip_run_one_word(s, reqT, match, iter_matches);
+        return islip_run_one_word(s, reqT, outs[0], match, iter_matches);
     /* all ports start unmatched */
     for (unsigned w = 0; w < W; w++)
         s->free_in[w] = s->free_out[w] = s->ones[w];
     unsigned total = 0;
     for (unsigned it = 0; it < s->iterations; it++) {
-        if (!grant_step(s, reqT))
+        if (!grant_step(s, reqT, outs))
             break;
         /* every input that got a grant accepts one, so no grant is left */
         unsigned made = accept_step(s, it, match);
         if (iter_matches)
             iter_matches[it] = made;
         total += made;
-        if (!made)
-            break;
     }
     return total;
 }
 
 unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches)
 {
-    return islip_run_on(s, s->reqT, match, iter_matches);
+    uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    for (unsigned o = 0; o < s->n; o++)
+        for (unsigned w = 0; w < s->words; w++)
+            if (s->reqT[(size_t)o * s->words + w])
+                bs_set(outs, o);
+    return islip_run_on(s, s->reqT, outs, match, iter_matches);
 }

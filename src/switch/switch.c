@@ -23,12 +23,15 @@ const rifl_switch_config rifl_switch_default_config = {
 struct voq_entry {
     rifl_cell cell;
     uint64_t arrive;      /* slot the cell was stored */
-    uint32_t next;        /* next entry of the same VOQ, or VOQ_NIL */
+    uint32_t next;        /* next entry of the same VOQ (the newest links
+                             to the oldest), or of the free list */
 };
 
-/* A VOQ: a linked list of pool entries, oldest first. */
+/* A VOQ: a circular list of pool entries, known by its newest (whose
+ * successor is the oldest); 8 bytes, so that the n^2 of them stay in the
+ * cache. */
 struct voq {
-    uint32_t head, tail;
+    uint32_t tail;
     uint32_t len;
 };
 
@@ -51,6 +54,7 @@ struct rifl_switch {
     rifl_fabric *fabric;
     uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
     uint64_t *nonemptyT;  /* [n][words] by output: inputs with cells */
+    uint64_t *out_busy;   /* [words] outputs with a non-empty VOQ */
     uint64_t *reqT;       /* [n][words] iSLIP requests when flow control holds some back */
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
@@ -149,6 +153,7 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->nonempty);
     free(sw->nonemptyT);
     free(sw->reqT);
+    free(sw->out_busy);
     free(sw->fc_on_pend);
     free(sw->fc_off_pend);
     free(sw->fc_pending);
@@ -189,6 +194,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->nonempty = calloc(W, sizeof(uint64_t));
     sw->nonemptyT = calloc(W, sizeof(uint64_t));
     sw->reqT = calloc(W, sizeof(uint64_t));
+    sw->out_busy = calloc(sw->words, sizeof(uint64_t));
     sw->fc_on_pend = calloc(W, sizeof(uint64_t));
     sw->fc_off_pend = calloc(W, sizeof(uint64_t));
     sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
@@ -202,7 +208,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
     if (!sw->pool || !sw->voq || !sw->nonempty ||
-        !sw->nonemptyT || !sw->reqT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
+        !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
@@ -228,6 +234,12 @@ unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out)
 uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
 
 void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st = sw->st; }
+
+/* The oldest entry of a non-empty VOQ. */
+static inline uint32_t voq_head(const rifl_switch *sw, const struct voq *v)
+{
+    return v->len == 1 ? v->tail : sw->pool[v->tail].next;
+}
 
 static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
 {
@@ -263,11 +275,13 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     struct voq_entry *x = &sw->pool[e];
     x->cell = *cell;
     x->arrive = now;
-    x->next = VOQ_NIL;
-    if (l)
-        sw->pool[v->tail].next = e;
-    else
-        v->head = e;
+    if (l) {
+        struct voq_entry *t = &sw->pool[v->tail];
+        x->next = t->next;
+        t->next = e;
+    } else {
+        x->next = e;
+    }
     v->tail = e;
     v->len = l + 1;
     sw->held++;
@@ -277,6 +291,7 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     if (l == 0) {
         bs_set(sw->nonempty + (size_t)in * sw->words, o);
         bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
+        bs_set(sw->out_busy, o);
     }
     if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
         fc_mark(sw, in, o, 1);
@@ -352,7 +367,7 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 {
     if (!sw->down_npaused[o])
         return 0;
-    const rifl_cell *c = &sw->pool[sw->voq[(size_t)i * sw->n + o].head].cell;
+    const rifl_cell *c = &sw->pool[voq_head(sw, &sw->voq[(size_t)i * sw->n + o])].cell;
     const uint64_t *p = sw->down_paused + (size_t)o * 4;
     if (!sw->down_nports[o])
         return bs_get(p, 0); /* an endpoint pauses its single queue 0 */
@@ -369,18 +384,25 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
 {
     struct voq *v = &sw->voq[(size_t)i * sw->n + o];
-    uint32_t e = v->head;
+    uint32_t e = voq_head(sw, v);
     struct voq_entry *x = &sw->pool[e];
     *out = x->cell;
     rifl_l2_hdr_advance(&out->hdr, i, o);
-    v->head = x->next;
+    if (v->len > 1)
+        sw->pool[v->tail].next = x->next;
     x->next = sw->free_head;
     sw->free_head = e;
     unsigned l = --v->len;
     sw->held--;
     if (l == 0) {
         bs_clr(sw->nonempty + (size_t)i * sw->words, o);
-        bs_clr(sw->nonemptyT + (size_t)o * sw->words, i);
+        uint64_t *row = sw->nonemptyT + (size_t)o * sw->words;
+        bs_clr(row, i);
+        uint64_t any = 0;
+        for (unsigned w = 0; w < sw->words; w++)
+            any |= row[w];
+        if (!any)
+            bs_clr(sw->out_busy, o);
     }
     if (sw->cfg.flow_control && l == sw->cfg.fc_off)
         fc_mark(sw, i, o, 0);
@@ -454,7 +476,8 @@ static const uint64_t *islip_requests(rifl_switch *sw)
 
 static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
 {
-    unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->match, sw->iter_matches);
+    unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->out_busy, sw->match,
+                              sw->iter_matches);
     for (unsigned it = 0; it < sw->cfg.iterations; it++)
         sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
     if (!m)
@@ -463,7 +486,8 @@ static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
         sw->st.fabric_checks++;
         sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->match, sw->at_out);
     }
-    for (unsigned i = 0; i < sw->n; i++) {
+    const unsigned n = sw->n;
+    for (unsigned i = 0; i < n; i++) {
         int o = sw->match[i];
         if (o < 0)
             continue;
@@ -492,7 +516,7 @@ static int safc_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
                     sw->st.fc_blocked_requests++;
                     continue;
                 }
-                uint64_t t = sw->pool[sw->voq[(size_t)i * n + o].head].arrive;
+                uint64_t t = sw->pool[voq_head(sw, &sw->voq[(size_t)i * n + o])].arrive;
                 /* ties: first input at or after the pointer */
                 unsigned rank = (i + n - start) % n;
                 unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;

@@ -35,8 +35,9 @@ static inline int bs_next_rr(const uint64_t *a, const uint64_t *m, unsigned word
 
 /* rifl_islip_run on requests given by the caller: reqT = n rows of
  * ceil(n/64) words, bit i of row o = input i requests output o (the
- * switch passes its own table of non-empty VOQs, without a copy). */
-unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, int16_t *match,
-                      unsigned *iter_matches);
+ * switch passes its own table of non-empty VOQs, without a copy), and
+ * outs = the outputs whose row is not empty (others may be set too). */
+unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
+                      int16_t *match, unsigned *iter_matches);
 
 #endif
