@@ -54,6 +54,22 @@ cmp -s "$tmp/a.json" "$tmp/c.json" && fail "different seeds gave identical outpu
   [ "$(val iterations "$tmp/d.json")" = 1 ] && [ "$(val load "$tmp/d.json")" = 0.3 ] ||
   fail "options not applied"
 
+# a sweep gives the same output whatever the number of jobs (the summaries'
+# wall times aside), in sweep order
+sweep=(--ports 8 --bytes-per-pair 20KB --sweep "scheduler=islip,safc load=0.3,0.9 seed=1,2")
+for j in 1 3 0; do
+  "$rifl" sim switch "${sweep[@]}" --json --jobs $j > "$tmp/j$j.json"
+  "$rifl" sim switch "${sweep[@]}" --jobs $j | sed 's/, [0-9.]* s wall$//' > "$tmp/j$j.txt"
+done
+for j in 3 0; do
+  cmp -s "$tmp/j1.json" "$tmp/j$j.json" || fail "--jobs $j changed the JSON of a sweep"
+  cmp -s "$tmp/j1.txt" "$tmp/j$j.txt" || fail "--jobs $j changed the summaries of a sweep"
+done
+[ "$(grep -c '"scheduler"' "$tmp/j1.json")" -eq 8 ] || fail "sweep JSON should have 8 runs"
+[ "$(grep -o '"load": [0-9.]*' "$tmp/j3.json" | head -2 | tr -d '\n')" = '"load": 0.3"load": 0.3' ] ||
+  fail "sweep order"
+"$rifl" sim switch "${sweep[@]}" --jobs 300 > /dev/null 2>&1 && fail "--jobs 300 accepted"
+
 # summary prints the seed
 "$rifl" sim switch "${small[@]}" --seed 42 | grep -q "seed 42" || fail "summary lacks the seed"
 

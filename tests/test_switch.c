@@ -101,6 +101,92 @@ static void t_fabric_needs_sorter(void)
     rifl_fabric_free(f);
 }
 
+/* rifl_fabric_check gives what the full model gives, collisions and
+ * placement, for every destination vector of small fabrics (idle lines,
+ * distinct and repeated destinations) and random ones of larger fabrics;
+ * a repeated destination is still reported as a collision. */
+static unsigned check_vs_model(rifl_fabric *f, const int16_t *dest, unsigned N,
+                               unsigned *dup_missed)
+{
+    int16_t at_model[256], at_check[256];
+    unsigned want = rifl_fabric_route(f, dest, at_model, true);
+    unsigned got = rifl_fabric_check(f, dest, at_check);
+    unsigned bad = got != want;
+    for (unsigned o = 0; o < N; o++)
+        bad += at_model[o] != at_check[o];
+    uint8_t seen[256] = { 0 };
+    int dup = 0;
+    for (unsigned i = 0; i < N; i++)
+        if (dest[i] >= 0)
+            dup |= seen[dest[i]]++ > 0;
+    if (dup && got == 0)
+        (*dup_missed)++;
+    return bad;
+}
+
+static void t_fabric_check_agrees(void)
+{
+    unsigned bad = 0, dup_missed = 0, vectors = 0;
+    for (unsigned N = 2; N <= (test_long_run ? 7u : 6u); N++) {
+        rifl_fabric *f;
+        {
+            int req_rc_ = rifl_fabric_create(N, &f);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        int16_t dest[8];
+        for (unsigned i = 0; i < N; i++)
+            dest[i] = -1;
+        for (;;) { /* every vector in {-1..N-1}^N, as an odometer */
+            bad += check_vs_model(f, dest, N, &dup_missed);
+            vectors++;
+            unsigned k = 0;
+            while (k < N && dest[k] == (int16_t)(N - 1))
+                dest[k++] = -1;
+            if (k == N)
+                break;
+            dest[k]++;
+        }
+        rifl_fabric_free(f);
+    }
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0xc4ec);
+    unsigned sizes[] = { 8, 17, 32, 64, 100, 255, 256 };
+    for (unsigned s = 0; s < 7; s++) {
+        unsigned N = sizes[s];
+        rifl_fabric *f;
+        {
+            int req_rc_ = rifl_fabric_create(N, &f);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        int16_t perm[256], dest[256];
+        for (unsigned r = 0; r < 1000; r++) {
+            for (unsigned i = 0; i < N; i++)
+                perm[i] = (int16_t)i;
+            shuffle(&rng, perm, N);
+            double fill = rifl_rng_double(&rng);
+            for (unsigned i = 0; i < N; i++)
+                dest[i] = rifl_rng_double(&rng) < fill ? perm[i] : -1;
+            if (r & 1) /* odd rounds: one destination repeated */
+                dest[rifl_rng_below(&rng, N)] = (int16_t)rifl_rng_below(&rng, N);
+            bad += check_vs_model(f, dest, N, &dup_missed);
+            vectors++;
+        }
+        rifl_fabric_free(f);
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK_EQ_U(dup_missed, 0);
+    CHECK(vectors > 100000);
+    /* a repeated destination: two cells for output 2 */
+    rifl_fabric *f;
+    {
+        int req_rc_ = rifl_fabric_create(4, &f);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    int16_t dest[4] = { 2, -1, 2, 0 }, at[4];
+    CHECK(rifl_fabric_check(f, dest, at) > 0);
+    rifl_fabric_free(f);
+}
+
 static int valid_matching(const int16_t *match, unsigned n, const uint8_t *req)
 {
     uint8_t used[256] = { 0 };
@@ -556,6 +642,7 @@ TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "fabric_permutations", t_fabric_permutations },
           { "fabric_duplicates_detected", t_fabric_duplicates_detected },
           { "fabric_needs_sorter", t_fabric_needs_sorter },
+          { "fabric_check_agrees", t_fabric_check_agrees },
           { "islip_valid_matching", t_islip_valid_matching },
           { "islip_pointer_rule", t_islip_pointer_rule },
           { "islip_desync_full_load", t_islip_desync_full_load },

@@ -184,4 +184,28 @@ void cli_format_duration(char *buf, size_t n, double seconds);
 /* Wall clock in seconds (monotonic) for reporting run times. */
 double cli_now(void);
 
+/* ---- sweep points on threads (cli_jobs.c) -------------------------------- */
+
+/* Threads for npoints points: `requested` (--jobs), or one per CPU when 0;
+ * at most one per point and 256. */
+unsigned cli_job_count(uint64_t requested, size_t npoints);
+
+/* n independent points: run(ctx, i) computes point i on a worker thread
+ * (it must touch only point i's state), print(ctx, i) prints it on the
+ * calling thread and returns its exit status.  Points start costliest
+ * first (cost may be NULL: in sweep order) and are printed in sweep order
+ * as they finish, so the output does not depend on the number of jobs. */
+struct cli_jobs {
+    size_t n;
+    const double *cost;
+    void (*run)(void *ctx, size_t i);
+    int (*print)(void *ctx, size_t i);
+    void *ctx;
+    bool progress;   /* sweep progress on stderr even when not a terminal */
+};
+
+/* Runs the points on `jobs` threads; returns the worst exit status, or -1
+ * when out of memory. */
+int cli_jobs_run(const struct cli_jobs *j, unsigned jobs);
+
 #endif

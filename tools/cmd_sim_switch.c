@@ -15,7 +15,7 @@ static const struct cli_opt *g_table; /* the option table, for messages */
 
 struct opts {
     uint64_t ports, iterations, packet_bytes, var_min, var_max, bytes_per_pair, latency;
-    uint64_t voq_cells, fc_on, fc_off, seed, max_slots, host_fifo_cells;
+    uint64_t voq_cells, fc_on, fc_off, seed, max_slots, host_fifo_cells, jobs;
     double load, burst_bytes, cell_ns;
     const char *scheduler, *traffic, *topology, *sweep, *plot, *plot_y, *host_queue, *plot_title;
     bool csv, json, no_fabric_check, progress;
@@ -29,6 +29,8 @@ struct row {
     rifl_ssim_result r;
     double seconds;
     double cell_ns;
+    double est_s;      /* estimated run time, for the order of parallel runs */
+    int rc;            /* 0, or 2 when the run could not be made */
 };
 
 static const char *sched_name(rifl_sched s) { return s == RIFL_SCHED_SAFC ? "safc" : "islip"; }
@@ -359,9 +361,9 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
 /* Rough wall time of a run: each host sends bytes-per-pair to every other
  * host, one cell per slot at most, at the offered load, so the run lasts
  * about (hosts - 1) x cells per pair / load slots; the simulator handles
- * about 6.4e6 port-slots per second (rifl bench switch: 2e5 slots/s for 32
- * ports at 90% load on the development machine). */
-#define EST_PORT_SLOTS 6.4e6
+ * about 1.2e7 port-slots per second (rifl bench switch on the development
+ * machine at 90% load: 6e5 slots/s with 32 ports, 5e4 with 256). */
+#define EST_PORT_SLOTS 1.2e7
 
 static double estimate_seconds(const rifl_ssim_config *c, const rifl_topology *topo)
 {
@@ -485,6 +487,8 @@ static int run(int argc, char **argv)
         { "csv", CLI_FLAG, &o.csv, "CSV rows instead of the summary", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON instead of the summary", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0, 0 },
+        { "jobs", CLI_UINT, &o.jobs, "sweep points run at once (0 = one per CPU); results do not "
+          "depend on it", 0, 256 },
         CLI_END
     };
     g_table = table;
@@ -565,10 +569,11 @@ static void label_row(struct row *w, const struct cli_sweep *sw, size_t n, int x
 /* every point's settings are checked before anything runs; warns when the
  * runs will take long */
 static int check_points(const struct cli_opt *table, struct opts *o, const struct cli_sweep *sw,
-                        int xk, const rifl_topology *topo, struct row *rows, size_t total)
+                        int xk, const rifl_topology *topo, struct row *rows, size_t total,
+                        unsigned jobs)
 {
     struct check_ctx cx = { o, topo };
-    double est_s = 0;
+    double est_s = 0, longest = 0;
     for (size_t n = 0; n < total; n++) {
         struct row *w = &rows[n];
         if (sw->nkeys && cli_sweep_apply(sw, n, table))
@@ -584,22 +589,26 @@ static int check_points(const struct cli_opt *table, struct opts *o, const struc
         if (rifl_ssim_create(&w->cfg, &sim, err, sizeof err))
             return cli_blame(table, config_ok, &cx, err);
         rifl_ssim_free(sim);
-        est_s += estimate_seconds(&w->cfg, topo);
+        w->est_s = estimate_seconds(&w->cfg, topo);
+        est_s += w->est_s;
+        longest = fmax(longest, w->est_s);
     }
+    est_s = fmax(est_s / jobs, longest);
     if (est_s > 60) {
         char dur[32];
         cli_format_duration(dur, sizeof dur, est_s);
         fprintf(stderr, "warning: this run is estimated to take about %s (every host sends "
                 "--bytes-per-pair to every other host at --load; about %.2g port-slots "
-                "simulated per second); --max-slots N stops each run after N slots and a "
-                "smaller --bytes-per-pair or a higher --load shortens it\n", dur,
-                EST_PORT_SLOTS);
+                "simulated per second, %u run%s at once); --max-slots N stops each run after "
+                "N slots and a smaller --bytes-per-pair or a higher --load shortens it\n", dur,
+                EST_PORT_SLOTS, jobs, jobs > 1 ? "s" : "");
     }
     return 0;
 }
 
-/* simulate point w, number n of total, to its end or --max-slots */
-static int simulate(const struct opts *o, struct row *w, size_t n, size_t total)
+/* simulate point w, number n of total, to its end or --max-slots (with its
+ * own progress line unless `quiet`) */
+static int simulate(const struct opts *o, struct row *w, size_t n, size_t total, bool quiet)
 {
     rifl_ssim *sim;
     char err[512];
@@ -616,9 +625,11 @@ static int simulate(const struct opts *o, struct row *w, size_t n, size_t total)
         rifl_ssim_result_get(sim, &tmp);
         if (w->cfg.max_slots && tmp.slots >= w->cfg.max_slots)
             break;
-        cli_progress(what, rifl_ssim_progress(sim), NULL, o->progress);
+        if (!quiet)
+            cli_progress(what, rifl_ssim_progress(sim), NULL, o->progress);
     }
-    cli_progress_done(o->progress);
+    if (!quiet)
+        cli_progress_done(o->progress);
     w->seconds = cli_now() - t0;
     rifl_ssim_result_get(sim, &w->r);
     rifl_ssim_free(sim);
@@ -642,27 +653,70 @@ static void print_row(const struct opts *o, const struct row *w, size_t n, size_
     fflush(stdout);
 }
 
-/* run the checked points and print them: 0, 1 when a run did not finish or
- * failed a delivery check, 2 on an error */
+/* the exit status point w contributes: 1 when its run did not finish or
+ * failed a delivery check */
+static int row_status(const struct row *w)
+{
+    const rifl_ssim_result *r = &w->r;
+    return !r->finished || r->lost || r->duplicated || r->misdelivered ||
+           r->sw.fabric_collisions;
+}
+
+struct par {
+    const struct opts *o;
+    struct row *rows;
+    size_t total;
+    unsigned nsw;
+};
+
+static void par_run(void *ctx, size_t i)
+{
+    struct par *p = ctx;
+    p->rows[i].rc = simulate(p->o, &p->rows[i], i, p->total, true);
+}
+
+static int par_print(void *ctx, size_t i)
+{
+    struct par *p = ctx;
+    if (p->rows[i].rc)
+        return 2;
+    print_row(p->o, &p->rows[i], i, p->total, p->nsw);
+    return row_status(&p->rows[i]);
+}
+
+/* run the checked points, `jobs` at once, and print them in order: 0, 1
+ * when a run did not finish or failed a delivery check, 2 on an error */
 static int run_points(const struct opts *o, struct row *rows, size_t total, unsigned nsw,
-                      uint64_t seed)
+                      uint64_t seed, unsigned jobs)
 {
     int status = 0;
     if (o->csv)
         print_csv_header(stdout);
     if (o->json && nsw)
         printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)seed);
-    for (size_t n = 0; n < total && status != 2; n++) {
-        struct row *w = &rows[n];
-        if (simulate(o, w, n, total)) {
-            status = 2;
-            break;
+    if (jobs > 1) {
+        double *cost = malloc(total * sizeof *cost);
+        if (!cost)
+            return 2;
+        for (size_t n = 0; n < total; n++)
+            cost[n] = rows[n].est_s;
+        struct par p = { o, rows, total, nsw };
+        struct cli_jobs j = { total, cost, par_run, par_print, &p, o->progress };
+        status = cli_jobs_run(&j, jobs);
+        free(cost);
+        if (status < 0)
+            return 2;
+    } else {
+        for (size_t n = 0; n < total && status != 2; n++) {
+            struct row *w = &rows[n];
+            if (simulate(o, w, n, total, false)) {
+                status = 2;
+                break;
+            }
+            if (row_status(w))
+                status = status ? status : 1;
+            print_row(o, w, n, total, nsw);
         }
-        const rifl_ssim_result *r = &w->r;
-        if (!r->finished || r->lost || r->duplicated || r->misdelivered ||
-            r->sw.fabric_collisions)
-            status = status ? status : 1;
-        print_row(o, w, n, total, nsw);
     }
     if (o->json && nsw && status != 2)
         printf("]}\n");
@@ -689,7 +743,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         return 2;
     struct cli_sweep sw = { 0 };
     static const char *const fixed[] = { "sweep", "plot", "plot-y", "plot-title", "csv", "json",
-                                         "topology", "progress", NULL };
+                                         "topology", "progress", "jobs", NULL };
     if (o->sweep && cli_sweep_parse(&sw, o->sweep, table, fixed,
                                     " (it shapes the output or the network, not a run)"))
         return 2;
@@ -707,9 +761,10 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         return 2;
     }
     uint64_t seed = o->seed;
-    int status = check_points(table, o, &sw, xk, topo, rows, total);
+    unsigned jobs = cli_job_count(o->jobs, total);
+    int status = check_points(table, o, &sw, xk, topo, rows, total, jobs);
     if (!status)
-        status = run_points(o, rows, total, sw.nkeys, seed);
+        status = run_points(o, rows, total, sw.nkeys, seed, jobs);
     if (status != 2 && o->plot)
         status = write_plot(o->plot, rows, (unsigned)total,
                             xk >= 0 ? sw.key[xk].opt->name : "run", o->plot_y, o->plot_title)

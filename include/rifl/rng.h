@@ -97,6 +97,79 @@ static inline uint64_t rifl_rng_geometric(rifl_rng *r, double p)
     return (uint64_t)g;
 }
 
+/* ---- geometric draws by table ------------------------------------------
+ * rifl_rng_geometric takes a log() per draw.  A rifl_geo answers the same
+ * draws (the same value from the same generator state, one number drawn)
+ * mostly by comparing the 53-bit draw x with thresholds: g >= k exactly
+ * when log(1 - x/2^53) / log(1 - p) >= k, that is when x is at least
+ * x_k = 2^53 (1 - (1 - p)^k).  Each x_k is computed to within a few units
+ * and surrounded by a band of 2^20 + x_k/2^30 units; a draw inside a band,
+ * or beyond the table, takes the log() as rifl_rng_geometric does, so no
+ * rounding difference can change an answer (outside the bands the quotient
+ * is further than 1e-12 from an integer, far beyond the few units in the
+ * last place by which log() and the division can err). */
+#define RIFL_GEO_TABLE 255
+
+typedef struct rifl_geo {
+    double p, lp;             /* the probability and log(1 - p) */
+    unsigned k_end;           /* entries in use, the last one a stop */
+    struct {
+        uint64_t lo, hi;      /* the band around x_(k+1) */
+    } band[RIFL_GEO_TABLE + 1];
+} rifl_geo;
+
+static inline void rifl_geo_init(rifl_geo *g, double p)
+{
+    g->p = p;
+    g->lp = p > 0.0 && p < 1.0 ? log1p(-p) : 0.0;
+    g->k_end = 0;
+    if (!(p > 0.0 && p < 1.0))
+        return;
+    const double top = 9007199254740992.0; /* 2^53: x ranges over [0, 2^53) */
+    unsigned k = 0;
+    for (; k < RIFL_GEO_TABLE; k++) {
+        double xk = ldexp(-expm1((double)(k + 1) * g->lp), 53);
+        double m = 1048576.0 + xk * (1.0 / 1073741824.0);
+        if (xk - m >= top) {
+            /* no draw reaches x_(k+1): an x above the bands so far is k */
+            g->band[k].lo = g->band[k].hi = UINT64_MAX;
+            g->k_end = k + 1;
+            return;
+        }
+        g->band[k].lo = xk - m > 0 ? (uint64_t)(xk - m) : 0;
+        g->band[k].hi = (uint64_t)(xk + m) + 1;
+    }
+    /* beyond the table: every x is sent to log() */
+    g->band[k].lo = g->band[k].hi = 0;
+    g->k_end = k + 1;
+}
+
+/* The geometric value of the 53-bit draw x (x = rifl_rng_next() >> 11),
+ * for 0 < p < 1. */
+static inline uint64_t rifl_geo_of(const rifl_geo *g, uint64_t x)
+{
+    unsigned k = 0;
+    while (x >= g->band[k].lo) {
+        if (x < g->band[k].hi || k + 1 == g->k_end) {
+            double u = 1.0 - (double)x * (1.0 / 9007199254740992.0); /* (0, 1] */
+            double v = floor(log(u) / g->lp);
+            return v < 1.8e19 ? (uint64_t)v : UINT64_MAX;
+        }
+        k++;
+    }
+    return k;
+}
+
+/* The same value as rifl_rng_geometric(r, g->p) from the same state. */
+static inline uint64_t rifl_geo_draw(const rifl_geo *g, rifl_rng *r)
+{
+    if (g->p <= 0.0)
+        return UINT64_MAX;
+    if (g->p >= 1.0)
+        return 0;
+    return rifl_geo_of(g, rifl_rng_next(r) >> 11);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -178,6 +178,12 @@ RIFL_API void rifl_fabric_free(rifl_fabric *f);
  * `sort` false the banyan gets the cells unsorted (for demonstrations). */
 RIFL_API unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,
                                     bool sort);
+/* The check the switch runs every slot: the result of
+ * rifl_fabric_route(f, dest, at_output, true), found without routing when
+ * the destinations are distinct (a sorted set of distinct destinations
+ * never collides in the banyan, so every cell reaches its output) and by
+ * the full model otherwise. */
+RIFL_API unsigned rifl_fabric_check(rifl_fabric *f, const int16_t *dest, int16_t *at_output);
 
 #ifdef __cplusplus
 }

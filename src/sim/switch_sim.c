@@ -56,9 +56,11 @@ struct ssw {
     rifl_switch *sw;
     unsigned n;
     struct peer *peer;       /* [n] */
-    rifl_cell *in_ring;      /* [n][R] cells arriving at input p */
+    /* rings by slot: entry k * n + p arrives at port p in the slots
+     * t = k (mod R) */
+    rifl_cell *in_ring;      /* [R][n] cells arriving at input p */
     uint8_t *in_valid;
-    fc_wire *fc_ring;        /* [n][R] FC arriving at output p from downstream */
+    fc_wire *fc_ring;        /* [R][n] FC arriving at output p from downstream */
     uint8_t *fc_valid;
     rifl_cell *out;
     uint8_t *outv;
@@ -66,22 +68,26 @@ struct ssw {
     uint8_t *fcv;
 };
 
+/* What a host keeps per destination, in one place and small: a cell is
+ * generated, queued and sent with one cache line. */
+struct pair {
+    uint64_t remaining;      /* bytes still to generate */
+    uint32_t queue;          /* cells waiting in the host */
+    uint32_t next_seq;       /* sequence number of the next cell */
+};
+
 struct host {
     struct peer up;          /* the switch port it hangs on */
-    rifl_cell *rx_ring;      /* [R] */
-    uint8_t *rx_valid;
-    fc_wire *fc_ring;        /* [R] */
-    uint8_t *fc_valid;
     uint64_t paused[4];      /* first-hop VOQs paused */
-    uint32_t *queue;         /* [H] cells waiting per destination */
+    struct pair *pair;       /* [H] by destination (a row of rifl_ssim.pair) */
     uint64_t *ready;         /* [HW] destinations with cells */
     unsigned rr;
     uint64_t backlog;
-    uint64_t *remaining;     /* [H] bytes still to generate per destination */
-    uint32_t *active;        /* destinations with bytes left */
+    uint16_t *active;        /* destinations with bytes left */
     unsigned nactive;
     bool in_train;
     unsigned train_dst;
+    unsigned next_dst;       /* destination of the next train (nactive > 0) */
     uint64_t pk_left;
     uint32_t cells_left;
     uint64_t next_start;
@@ -95,9 +101,18 @@ struct rifl_ssim {
     unsigned H, HW, S, R;
     struct ssw *sw;
     struct host *host;
-    rifl_l2_hdr *route;      /* [H*H] header per pair */
-    uint8_t *first_q;        /* [H*H] first-hop VOQ per pair */
-    uint32_t *next_seq, *expect; /* [H*H] */
+    /* what arrives at the hosts, by slot: entry k * H + h (see struct ssw) */
+    rifl_cell *rx_ring;      /* [R][H] */
+    uint8_t *rx_valid;
+    fc_wire *fc_ring;        /* [R][H] */
+    uint8_t *fc_valid;
+    unsigned k;              /* ring entry of this slot: t mod R */
+    struct pair *pair;       /* [H*H], source by destination */
+    /* topology mode: the route and first-hop VOQ of every pair (a single
+     * switch derives them from the ports) */
+    rifl_l2_hdr *route;      /* [H*H] */
+    uint8_t *first_q;        /* [H*H] */
+    uint32_t *expect;        /* [H*H], source by destination: next sequence number */
     uint64_t *hist;
     uint64_t lat_max, lat_sum, lat_n;
     uint64_t t;
@@ -105,7 +120,7 @@ struct rifl_ssim {
     uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol, fc_bad;
     unsigned hosts_done;
     double off_p, burst_p;
-    double off_lp, burst_lp; /* log(1 - p) of the two geometric laws, 0 = p is 1 */
+    rifl_geo off_geo, burst_geo; /* the two geometric laws */
     unsigned voq_cells, fc_on, fc_off, rtt;
     bool finished;
     bool identity_q;         /* single switch: first-hop VOQ = destination */
@@ -117,14 +132,11 @@ static inline void bset(uint64_t *b, unsigned i) { b[i >> 6] |= 1ull << (i & 63)
 static inline void bclr(uint64_t *b, unsigned i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 static inline int bget(const uint64_t *b, unsigned i) { return (int)((b[i >> 6] >> (i & 63)) & 1); }
 
-/* failures before the first success, log(1 - p) given (0 when p = 1) */
-static uint64_t geometric(rifl_rng *r, double lp)
+/* failures before the first success (0 when p = 1), at most 1e15 */
+static uint64_t geometric(rifl_rng *r, const rifl_geo *g)
 {
-    if (lp == 0)
-        return 0;
-    double u = 1.0 - rifl_rng_double(r); /* (0, 1] */
-    double g = floor(log(u) / lp);
-    return g < 1e15 ? (uint64_t)g : (uint64_t)1e15;
+    uint64_t v = rifl_geo_draw(g, r);
+    return v < (uint64_t)1e15 ? v : (uint64_t)1e15;
 }
 
 void rifl_ssim_free(rifl_ssim *s)
@@ -139,14 +151,17 @@ void rifl_ssim_free(rifl_ssim *s)
     }
     for (unsigned h = 0; s->host && h < s->H; h++) {
         struct host *x = &s->host[h];
-        free(x->rx_ring); free(x->rx_valid); free(x->fc_ring); free(x->fc_valid);
-        free(x->queue); free(x->ready); free(x->remaining); free(x->active); free(x->fifo);
+        free(x->ready); free(x->active); free(x->fifo);
     }
     free(s->sw);
     free(s->host);
+    free(s->rx_ring);
+    free(s->rx_valid);
+    free(s->fc_ring);
+    free(s->fc_valid);
+    free(s->pair);
     free(s->route);
     free(s->first_q);
-    free(s->next_seq);
     free(s->expect);
     free(s->hist);
     free(s);
@@ -215,19 +230,12 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
     return RIFL_OK;
 }
 
-static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned R, unsigned fifo)
+static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned fifo)
 {
     x->fifo = calloc(fifo ? fifo : 1, sizeof *x->fifo);
-    x->rx_ring = calloc(R, sizeof *x->rx_ring);
-    x->rx_valid = calloc(R, 1);
-    x->fc_ring = calloc(R, sizeof *x->fc_ring);
-    x->fc_valid = calloc(R, 1);
-    x->queue = calloc(H, sizeof *x->queue);
     x->ready = calloc(HW, sizeof *x->ready);
-    x->remaining = calloc(H, sizeof *x->remaining);
     x->active = calloc(H, sizeof *x->active);
-    return x->fifo && x->rx_ring && x->rx_valid && x->fc_ring && x->fc_valid && x->queue && x->ready &&
-           x->remaining && x->active ? 0 : -1;
+    return x->fifo && x->ready && x->active ? 0 : -1;
 }
 
 static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
@@ -304,15 +312,25 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
     const unsigned H = s->H;
     s->sw = calloc(s->S, sizeof *s->sw);
     s->host = calloc(H, sizeof *s->host);
-    s->route = calloc((size_t)H * H, sizeof *s->route);
-    s->first_q = calloc((size_t)H * H, 1);
-    s->next_seq = calloc((size_t)H * H, sizeof *s->next_seq);
+    s->pair = calloc((size_t)H * H, sizeof *s->pair);
+    if (cfg->topo) {
+        s->route = calloc((size_t)H * H, sizeof *s->route);
+        s->first_q = calloc((size_t)H * H, 1);
+    }
     s->expect = calloc((size_t)H * H, sizeof *s->expect);
     s->hist = calloc(HIST_MAX, sizeof *s->hist);
-    int bad = !s->sw || !s->host || !s->route || !s->first_q || !s->next_seq || !s->expect ||
-              !s->hist;
-    for (unsigned h = 0; !bad && h < H; h++)
-        bad = alloc_host(&s->host[h], H, s->HW, s->R, cfg->host_fifo ? cfg->host_fifo_cells : 1);
+    size_t ring = (size_t)s->R * H;
+    s->rx_ring = calloc(ring, sizeof *s->rx_ring);
+    s->rx_valid = calloc(ring, 1);
+    s->fc_ring = calloc(ring, sizeof *s->fc_ring);
+    s->fc_valid = calloc(ring, 1);
+    int bad = !s->sw || !s->host || !s->pair || !s->expect ||
+              (cfg->topo && (!s->route || !s->first_q)) ||
+              !s->hist || !s->rx_ring || !s->rx_valid || !s->fc_ring || !s->fc_valid;
+    for (unsigned h = 0; !bad && h < H; h++) {
+        s->host[h].pair = s->pair + (size_t)h * H;
+        bad = alloc_host(&s->host[h], H, s->HW, cfg->host_fifo ? cfg->host_fifo_cells : 1);
+    }
     return bad;
 }
 
@@ -320,7 +338,6 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
  * directions, one-hop routes; nonzero when out of memory. */
 static int wire_single(rifl_ssim *s, const rifl_ssim_config *cfg)
 {
-    const unsigned H = s->H;
     unsigned n = cfg->nports;
     unsigned dup = (cfg->latency + 1) / 2, ddown = cfg->latency / 2;
     int bad = alloc_sw(&s->sw[0], n, s->R);
@@ -329,14 +346,7 @@ static int wire_single(rifl_ssim *s, const rifl_ssim_config *cfg)
         s->host[p].up = (struct peer){ PEER_SWITCH, (uint16_t)p, 0, dup };
     }
     s->rtt = dup + ddown + 1;
-    s->identity_q = true;
-    for (unsigned a = 0; !bad && a < H; a++)
-        for (unsigned b = 0; b < H; b++)
-            if (a != b) {
-                uint8_t rel = (uint8_t)rifl_l2_rel_port(n, a, b);
-                rifl_l2_hdr_make(&s->route[(size_t)a * H + b], &rel, 1);
-                s->first_q[(size_t)a * H + b] = (uint8_t)b;
-            }
+    s->identity_q = true; /* routes: pair_route; first-hop VOQ: the destination */
     return bad;
 }
 
@@ -440,6 +450,18 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
     return RIFL_OK;
 }
 
+/* The destination of a host's next train.  It is the draw that follows the
+ * idle period's in the host's stream (nothing else is drawn in between, and
+ * the destinations left cannot change before the train starts), made now
+ * so that the destination's state is in the cache when the train starts. */
+static void draw_next_dst(struct host *x)
+{
+    if (!x->nactive)
+        return;
+    x->next_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+    __builtin_prefetch(&x->pair[x->next_dst], 1);
+}
+
 /* The on/off laws of the traffic sources for the offered load, and each
  * host's seed, bytes to send and first start time. */
 static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
@@ -457,17 +479,18 @@ static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
     if (g < 0)
         g = 0;
     s->off_p = 1.0 / (1.0 + g);
-    s->off_lp = s->off_p < 1 ? log1p(-s->off_p) : 0;
-    s->burst_lp = s->burst_p < 1 ? log1p(-s->burst_p) : 0;
+    rifl_geo_init(&s->off_geo, s->off_p);
+    rifl_geo_init(&s->burst_geo, s->burst_p);
     for (unsigned h = 0; h < H; h++) {
         struct host *x = &s->host[h];
         rifl_rng_seed(&x->rng, cfg->seed * 0x9e3779b97f4a7c15ull + h + 1);
         for (unsigned d = 0; d < H; d++)
             if (d != h) {
-                x->remaining[d] = cfg->bytes_per_pair;
-                x->active[x->nactive++] = d;
+                x->pair[d].remaining = cfg->bytes_per_pair;
+                x->active[x->nactive++] = (uint16_t)d;
             }
-        x->next_start = geometric(&x->rng, s->off_lp);
+        x->next_start = geometric(&x->rng, &s->off_geo);
+        draw_next_dst(x);
     }
 }
 
@@ -543,7 +566,7 @@ static void new_packet(rifl_ssim *s, struct host *x)
     uint64_t size = s->cfg.packet_bytes
                         ? s->cfg.packet_bytes
                         : rifl_rng_range(&x->rng, s->cfg.var_min, s->cfg.var_max);
-    uint64_t *rem = &x->remaining[x->train_dst];
+    uint64_t *rem = &x->pair[x->train_dst].remaining;
     if (size > *rem)
         size = *rem;
     *rem -= size;
@@ -565,28 +588,30 @@ static void generate(rifl_ssim *s, struct host *x)
     if (!x->in_train) {
         if (!x->nactive || s->t < x->next_start)
             return;
-        x->train_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+        x->train_dst = x->next_dst;
         x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
-                         ? 1 + geometric(&x->rng, s->burst_lp)
+                         ? 1 + geometric(&x->rng, &s->burst_geo)
                          : 1;
         x->in_train = true;
         new_packet(s, x);
     }
     unsigned d = x->train_dst;
-    if (s->cfg.host_fifo)
-        x->fifo[(x->fifo_head + x->fifo_len++) % s->cfg.host_fifo_cells] = (uint16_t)d;
-    else if (x->queue[d]++ == 0)
+    if (s->cfg.host_fifo) {
+        unsigned at = x->fifo_head + x->fifo_len++;
+        x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
+    } else if (x->pair[d].queue++ == 0) {
         bset(x->ready, d);
+    }
     x->backlog++;
     s->generated++;
     if (--x->cells_left)
         return;
-    if (x->remaining[d] && --x->pk_left) {
+    if (x->pair[d].remaining && --x->pk_left) {
         new_packet(s, x);
         return;
     }
     x->in_train = false;
-    if (!x->remaining[d]) {
+    if (!x->pair[d].remaining) {
         for (unsigned k = 0; k < x->nactive; k++)
             if (x->active[k] == d) {
                 x->active[k] = x->active[--x->nactive];
@@ -595,110 +620,122 @@ static void generate(rifl_ssim *s, struct host *x)
         if (!x->nactive)
             s->hosts_done++;
     }
-    x->next_start = s->t + 1 + geometric(&x->rng, s->off_lp);
+    x->next_start = s->t + 1 + geometric(&x->rng, &s->off_geo);
+    draw_next_dst(x);
+}
+
+/* The header of the cells from host h to host d: one hop on a single
+ * switch (host p on port p), the topology's route otherwise. */
+static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l2_hdr *hdr)
+{
+    if (s->identity_q) {
+        uint8_t rel = (uint8_t)rifl_l2_rel_port(s->H, h, d);
+        rifl_l2_hdr_make(hdr, &rel, 1);
+    } else {
+        *hdr = s->route[(size_t)h * s->H + d];
+    }
+}
+
+/* The VOQ of the first switch that cells from h to d enter. */
+static inline unsigned first_hop_q(const rifl_ssim *s, unsigned h, unsigned d)
+{
+    return s->identity_q ? d : s->first_q[(size_t)h * s->H + d];
+}
+
+/* The ring entry of the slot `delay` slots from now (delay < R). */
+static inline unsigned ring_at(const rifl_ssim *s, unsigned delay)
+{
+    unsigned at = s->k + delay;
+    return at >= s->R ? at - s->R : at;
 }
 
 static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
 {
-    size_t pr = (size_t)h * s->H + d;
-    rifl_cell c;
-    c.hdr = s->route[pr];
-    c.bytes = 256;
-    c.src = (uint16_t)h;
-    c.dst = (uint16_t)d;
-    c.seq = s->next_seq[pr]++;
-    c.stamp = s->t;
+    struct pair *pr = &x->pair[d];
     struct ssw *w = &s->sw[x->up.idx];
-    size_t at = (size_t)x->up.port * s->R + (s->t + x->up.delay) % s->R;
-    w->in_ring[at] = c;
+    size_t at = (size_t)ring_at(s, x->up.delay) * w->n + x->up.port;
+    /* filled in place: a cell built aside and copied would be read back
+     * before its parts are all written */
+    rifl_cell *c = &w->in_ring[at];
+    pair_route(s, h, d, &c->hdr);
+    c->bytes = 256;
+    c->src = (uint16_t)h;
+    c->dst = (uint16_t)d;
+    c->seq = pr->next_seq++;
+    c->stamp = s->t;
     w->in_valid[at] = 1;
 }
 
+/* First set bit of el at or after pos, wrapping round the HW words, or -1. */
+static inline int circ_first(const uint64_t *el, unsigned HW, unsigned pos)
+{
+    unsigned w0 = pos >> 6, b = pos & 63;
+    uint64_t v = el[w0] & (~0ull << b);
+    if (v)
+        return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
+    for (unsigned w = w0 + 1; w < HW; w++)
+        if (el[w])
+            return (int)(w * 64 + (unsigned)__builtin_ctzll(el[w]));
+    for (unsigned w = 0; w <= w0; w++) {
+        v = el[w];
+        if (w == w0)
+            v &= ~(~0ull << b);
+        if (v)
+            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+    }
+    return -1;
+}
+
+/* FIFO host: the head cell goes unless its first-hop VOQ is paused. */
+static void send_fifo(rifl_ssim *s, struct host *x, unsigned h)
+{
+    unsigned d = x->fifo[x->fifo_head];
+    if (bget(x->paused, first_hop_q(s, h, d))) {
+        s->hol++;
+        return;
+    }
+    if (++x->fifo_head == s->cfg.host_fifo_cells)
+        x->fifo_head = 0;
+    x->fifo_len--;
+    x->backlog--;
+    inject(s, x, h, d);
+}
+
+/* Per-destination host: round robin from x->rr over the destinations with
+ * cells whose first-hop VOQ is not paused. */
 static void send_cell(rifl_ssim *s, unsigned h)
 {
     struct host *x = &s->host[h];
     if (!x->backlog || x->up.kind != PEER_SWITCH)
         return;
-    const unsigned H = s->H, HW = s->HW;
     if (s->cfg.host_fifo) {
-        unsigned d = x->fifo[x->fifo_head];
-        size_t pr = (size_t)h * H + d;
-        if (bget(x->paused, s->first_q[pr])) {
-            s->hol++;
-            return;
-        }
-        x->fifo_head = (x->fifo_head + 1) % s->cfg.host_fifo_cells;
-        x->fifo_len--;
-        x->backlog--;
-        inject(s, x, h, d);
+        send_fifo(s, x, h);
         return;
     }
+    const unsigned HW = s->HW;
+    uint64_t el[4];
     if (s->identity_q) {
-        /* eligible = destinations with cells whose VOQ is not paused */
-        uint64_t el[4];
-        int any = 0;
-        for (unsigned w = 0; w < HW; w++) {
+        /* the first-hop VOQ is the destination */
+        for (unsigned w = 0; w < HW; w++)
             el[w] = x->ready[w] & ~x->paused[w];
-            any |= el[w] != 0;
-        }
-        if (!any)
-            return;
-        unsigned pos = x->rr, w0 = pos >> 6;
-        int d = -1;
-        uint64_t v = el[w0] & (~0ull << (pos & 63));
-        if (v)
-            d = (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
-        else
-            for (unsigned k = 1; k <= HW && d < 0; k++) {
-                unsigned w = (w0 + k) % HW;
-                v = el[w];
-                if (w == w0)
-                    v &= ~(~0ull << (pos & 63));
-                if (v)
-                    d = (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+    } else {
+        for (unsigned w = 0; w < HW; w++) {
+            el[w] = 0;
+            for (uint64_t v = x->ready[w]; v; v &= v - 1) {
+                unsigned d = w * 64 + (unsigned)__builtin_ctzll(v);
+                if (!bget(x->paused, s->first_q[(size_t)h * s->H + d]))
+                    el[w] |= 1ull << (d & 63);
             }
-        inject(s, x, h, (unsigned)d);
-        if (--x->queue[d] == 0)
-            bclr(x->ready, (unsigned)d);
-        x->backlog--;
-        x->rr = ((unsigned)d + 1) % H;
-        return;
-    }
-    unsigned pos = x->rr;
-    for (unsigned tries = 0; tries < H; tries++) {
-        /* next destination with cells at or after pos */
-        int d = -1;
-        unsigned w0 = pos >> 6;
-        uint64_t v = x->ready[w0] & (~0ull << (pos & 63));
-        if (v)
-            d = (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
-        else
-            for (unsigned k = 1; k <= HW; k++) {
-                unsigned w = (w0 + k) % HW;
-                v = x->ready[w];
-                if (w == w0)
-                    v &= ~(~0ull << (pos & 63));
-                if (v) {
-                    d = (int)(w * 64 + (unsigned)__builtin_ctzll(v));
-                    break;
-                }
-            }
-        if (d < 0)
-            return;
-        size_t pr = (size_t)h * H + (unsigned)d;
-        if (bget(x->paused, s->first_q[pr])) {
-            pos = ((unsigned)d + 1) % H;
-            if (pos == x->rr)
-                return;
-            continue;
         }
-        inject(s, x, h, (unsigned)d);
-        if (--x->queue[d] == 0)
-            bclr(x->ready, (unsigned)d);
-        x->backlog--;
-        x->rr = ((unsigned)d + 1) % H;
-        return;
     }
+    int d = circ_first(el, HW, x->rr);
+    if (d < 0)
+        return;
+    inject(s, x, h, (unsigned)d);
+    if (--x->pair[d].queue == 0)
+        bclr(x->ready, (unsigned)d);
+    x->backlog--;
+    x->rr = (unsigned)d + 1 == s->H ? 0 : (unsigned)d + 1;
 }
 
 static void receive_cell(rifl_ssim *s, unsigned h, const rifl_cell *c)
@@ -736,41 +773,58 @@ static uint64_t dropped_now(const rifl_ssim *s)
     return d;
 }
 
-static void slot(rifl_ssim *s)
+/* Eight bytes of flags from p on, for skipping idle ports eight at a time. */
+static inline uint64_t flags8(const uint8_t *f, unsigned p)
 {
-    const unsigned R = s->R, H = s->H;
-    const unsigned k = (unsigned)(s->t % R);
-    /* 1. arrivals at switch inputs and flow control at switch outputs */
-    for (unsigned w = 0; w < s->S; w++) {
-        struct ssw *x = &s->sw[w];
-        for (unsigned p = 0; p < x->n; p++) {
-            size_t at = (size_t)p * R + k;
-            if (x->in_valid[at]) {
-                x->in_valid[at] = 0;
-                rifl_switch_input(x->sw, p, &x->in_ring[at], s->t);
-            }
-            if (x->fc_valid[at]) {
-                x->fc_valid[at] = 0;
-                rifl_l2_fc f;
-                if (rifl_l2_fc_decode(x->fc_ring[at].b, FC_BYTES, &f) == RIFL_OK)
-                    rifl_switch_fc_receive(x->sw, p, &f);
-                else
-                    s->fc_bad++;
-            }
+    uint64_t v;
+    memcpy(&v, f + p, sizeof v);
+    return v;
+}
+
+/* 1. cells arriving at the inputs of switch x, and flow control at its
+ * outputs from downstream, in this slot */
+static void switch_arrivals(rifl_ssim *s, struct ssw *x)
+{
+    const unsigned n = x->n;
+    const size_t row = (size_t)s->k * n;
+    uint8_t *iv = x->in_valid + row, *fv = x->fc_valid + row;
+    for (unsigned p = 0; p < n; p++) {
+        if (!(p & 7) && p + 8 <= n && !(flags8(iv, p) | flags8(fv, p))) {
+            p += 7;
+            continue;
+        }
+        if (iv[p]) {
+            iv[p] = 0;
+            rifl_switch_input(x->sw, p, &x->in_ring[row + p], s->t);
+        }
+        if (fv[p]) {
+            fv[p] = 0;
+            rifl_l2_fc f;
+            if (rifl_l2_fc_decode(x->fc_ring[row + p].b, FC_BYTES, &f) == RIFL_OK)
+                rifl_switch_fc_receive(x->sw, p, &f);
+            else
+                s->fc_bad++;
         }
     }
-    /* 2. hosts: receive, obey flow control, generate, send */
+}
+
+/* 2. hosts: receive, obey flow control, generate, send */
+static void host_slot(rifl_ssim *s)
+{
+    const unsigned H = s->H;
+    const size_t row = (size_t)s->k * H;
+    uint8_t *rv = s->rx_valid + row, *fv = s->fc_valid + row;
     uint64_t bl = 0;
     for (unsigned h = 0; h < H; h++) {
         struct host *x = &s->host[h];
-        if (x->rx_valid[k]) {
-            x->rx_valid[k] = 0;
-            receive_cell(s, h, &x->rx_ring[k]);
+        if (rv[h]) {
+            rv[h] = 0;
+            receive_cell(s, h, &s->rx_ring[row + h]);
         }
-        if (x->fc_valid[k]) {
-            x->fc_valid[k] = 0;
+        if (fv[h]) {
+            fv[h] = 0;
             rifl_l2_fc f;
-            if (rifl_l2_fc_decode(x->fc_ring[k].b, FC_BYTES, &f) != RIFL_OK) {
+            if (rifl_l2_fc_decode(s->fc_ring[row + h].b, FC_BYTES, &f) != RIFL_OK) {
                 s->fc_bad++;
             } else {
                 if (f.on_valid)
@@ -786,41 +840,61 @@ static void slot(rifl_ssim *s)
             s->backlog_max = x->backlog;
     }
     s->backlog_sum += bl;
-    /* 3. switches */
-    for (unsigned w = 0; w < s->S; w++) {
-        struct ssw *x = &s->sw[w];
-        rifl_switch_step(x->sw, s->t, x->out, x->outv, x->fc, x->fcv);
-        for (unsigned p = 0; p < x->n; p++) {
-            const struct peer *pe = &x->peer[p];
-            if (!x->outv[p] && !x->fcv[p])
-                continue;
-            unsigned at = (unsigned)((s->t + 1 + pe->delay) % R);
-            if (pe->kind == PEER_HOST) {
-                struct host *hh = &s->host[pe->idx];
-                if (x->outv[p]) {
-                    hh->rx_ring[at] = x->out[p];
-                    hh->rx_valid[at] = 1;
-                }
-                if (x->fcv[p]) {
-                    rifl_l2_fc_encode(&x->fc[p], hh->fc_ring[at].b, FC_BYTES);
-                    hh->fc_valid[at] = 1;
-                    s->fc_to_hosts++;
-                }
-            } else if (pe->kind == PEER_SWITCH) {
-                struct ssw *y = &s->sw[pe->idx];
-                size_t a2 = (size_t)pe->port * R + at;
-                if (x->outv[p]) {
-                    y->in_ring[a2] = x->out[p];
-                    y->in_valid[a2] = 1;
-                }
-                if (x->fcv[p]) {
-                    rifl_l2_fc_encode(&x->fc[p], y->fc_ring[a2].b, FC_BYTES);
-                    y->fc_valid[a2] = 1;
-                }
+}
+
+/* 3. switch x steps; what leaves its ports goes onto the links */
+static void switch_step(rifl_ssim *s, struct ssw *x)
+{
+    rifl_switch_step(x->sw, s->t, x->out, x->outv, x->fc, x->fcv);
+    const unsigned n = x->n;
+    for (unsigned p = 0; p < n; p++) {
+        if (!(p & 7) && p + 8 <= n && !(flags8(x->outv, p) | flags8(x->fcv, p))) {
+            p += 7;
+            continue;
+        }
+        const struct peer *pe = &x->peer[p];
+        if (!x->outv[p] && !x->fcv[p])
+            continue;
+        unsigned at = ring_at(s, 1 + pe->delay);
+        if (pe->kind == PEER_HOST) {
+            size_t e = (size_t)at * s->H + pe->idx;
+            if (x->outv[p]) {
+                s->rx_ring[e] = x->out[p];
+                s->rx_valid[e] = 1;
+                /* the receiver's sequence check, wanted when the cell arrives */
+                if (x->out[p].src < s->H)
+                    __builtin_prefetch(&s->expect[(size_t)x->out[p].src * s->H + pe->idx], 1);
+            }
+            if (x->fcv[p]) {
+                rifl_l2_fc_encode(&x->fc[p], s->fc_ring[e].b, FC_BYTES);
+                s->fc_valid[e] = 1;
+                s->fc_to_hosts++;
+            }
+        } else if (pe->kind == PEER_SWITCH) {
+            struct ssw *y = &s->sw[pe->idx];
+            size_t e = (size_t)at * y->n + pe->port;
+            if (x->outv[p]) {
+                y->in_ring[e] = x->out[p];
+                y->in_valid[e] = 1;
+            }
+            if (x->fcv[p]) {
+                rifl_l2_fc_encode(&x->fc[p], y->fc_ring[e].b, FC_BYTES);
+                y->fc_valid[e] = 1;
             }
         }
     }
+}
+
+static void slot(rifl_ssim *s)
+{
+    for (unsigned w = 0; w < s->S; w++)
+        switch_arrivals(s, &s->sw[w]);
+    host_slot(s);
+    for (unsigned w = 0; w < s->S; w++)
+        switch_step(s, &s->sw[w]);
     s->t++;
+    if (++s->k == s->R)
+        s->k = 0;
 }
 
 int rifl_ssim_run(rifl_ssim *s, uint64_t slots)

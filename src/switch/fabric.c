@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rifl/switch.h"
+#include "switch_priv.h"
 
 struct rifl_fabric {
     unsigned n, m, stages;
@@ -160,4 +161,32 @@ unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_outp
         if (f->pos[c] < n && f->key[c] == f->pos[c] && at_output[f->pos[c]] < 0)
             at_output[f->pos[c]] = f->who[c];
     return collisions;
+}
+
+/* Why distinct destinations need no routing: the sorter puts k cells with
+ * distinct destinations on lines 0..k-1 in ascending order (idle lines sort
+ * last).  In the omega banyan of S stages, after stage s a cell that entered
+ * on line x bound for d is on the line made of the low S-s bits of x above
+ * the high s bits of d.  Two cells x < y bound for d < e meet there only if
+ * y - x is a multiple of 2^(S-s) and d, e share their high s bits, so
+ * e - d < 2^(S-s) <= y - x; but sorted and compact, e - d >= y - x.  So
+ * they never meet and every cell reaches its own output: the full model
+ * would answer 0 collisions.  Duplicates (or anything else) take the full
+ * model, which counts them exactly as rifl_fabric_route does. */
+unsigned rifl_fabric_check(rifl_fabric *f, const int16_t *dest, int16_t *at_output)
+{
+    const unsigned n = f->n;
+    uint64_t seen[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    for (unsigned o = 0; o < n; o++)
+        at_output[o] = -1;
+    for (unsigned i = 0; i < n; i++) {
+        int d = dest[i];
+        if (d < 0 || (unsigned)d >= n)
+            continue;
+        if (bs_get(seen, (unsigned)d))
+            return rifl_fabric_route(f, dest, at_output, true);
+        bs_set(seen, (unsigned)d);
+        at_output[d] = (int16_t)i;
+    }
+    return 0;
 }

@@ -13,6 +13,8 @@ struct rifl_islip {
     uint64_t *grants;   /* [n][words]: outputs granting input i (scratch) */
     uint64_t *free_in;  /* unmatched inputs (scratch) */
     uint64_t *free_out; /* unmatched outputs (scratch) */
+    uint64_t *granted_in; /* inputs with a grant (scratch) */
+    uint64_t *ones;     /* every port */
     uint16_t *gptr, *aptr;
 };
 
@@ -33,13 +35,17 @@ int rifl_islip_create(unsigned nports, unsigned iterations, rifl_islip **out)
     s->grants = calloc(w, sizeof(uint64_t));
     s->free_in = calloc(s->words, sizeof(uint64_t));
     s->free_out = calloc(s->words, sizeof(uint64_t));
+    s->granted_in = calloc(s->words, sizeof(uint64_t));
+    s->ones = calloc(s->words, sizeof(uint64_t));
     s->gptr = calloc(nports, sizeof(uint16_t));
     s->aptr = calloc(nports, sizeof(uint16_t));
     if (!s->req || !s->reqT || !s->grants || !s->free_in || !s->free_out || !s->gptr ||
-        !s->aptr) {
+        !s->aptr || !s->granted_in || !s->ones) {
         rifl_islip_free(s);
         return RIFL_ERR_NOMEM;
     }
+    for (unsigned i = 0; i < nports; i++)
+        bs_set(s->ones, i);
     *out = s;
     return RIFL_OK;
 }
@@ -53,6 +59,8 @@ void rifl_islip_free(rifl_islip *s)
     free(s->grants);
     free(s->free_in);
     free(s->free_out);
+    free(s->granted_in);
+    free(s->ones);
     free(s->gptr);
     free(s->aptr);
     free(s);
@@ -86,72 +94,164 @@ void rifl_islip_clear_requests(rifl_islip *s)
 unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o) { return s->gptr[o]; }
 unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i) { return s->aptr[i]; }
 
-unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches)
+/* First set bit of (a & m) at or after `start`, wrapping round the W words,
+ * or -1 (bs_next_rr without its divisions). */
+static inline int rr_first(const uint64_t *a, const uint64_t *m, unsigned W, unsigned start)
+{
+    if (W == 1) {
+        uint64_t v = a[0] & m[0];
+        if (!v)
+            return -1;
+        uint64_t hi = v & (~0ull << start);
+        return __builtin_ctzll(hi ? hi : v);
+    }
+    unsigned w0 = start >> 6, b = start & 63;
+    uint64_t v = a[w0] & m[w0] & (~0ull << b);
+    if (v)
+        return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
+    for (unsigned w = w0 + 1; w < W; w++)
+        if ((v = a[w] & m[w]))
+            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+    for (unsigned w = 0; w <= w0; w++) {
+        v = a[w] & m[w];
+        if (w == w0)
+            v &= ~(~0ull << b);
+        if (v)
+            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+    }
+    return -1;
+}
+
+/* Grant: every unmatched output with a request from an unmatched input
+ * grants the first such input at or after its pointer (outputs without
+ * requests, outside `outs`, have none to give).  Returns whether any output
+ * granted; s->granted_in receives the inputs granted. */
+static int grant_step(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs)
+{
+    const unsigned W = s->words;
+    int any = 0;
+    for (unsigned w = 0; w < W; w++) {
+        for (uint64_t o_bits = s->free_out[w] & outs[w]; o_bits; o_bits &= o_bits - 1) {
+            unsigned o = w * 64 + (unsigned)__builtin_ctzll(o_bits);
+            int i = rr_first(reqT + (size_t)o * W, s->free_in, W, s->gptr[o]);
+            if (i < 0)
+                continue;
+            s->grants[(size_t)i * W + w] |= 1ull << (o & 63);
+            s->granted_in[(unsigned)i >> 6] |= 1ull << (i & 63);
+            any = 1;
+        }
+    }
+    return any;
+}
+
+/* Accept: every input granted accepts the first output at or after its
+ * pointer (each input's choice depends only on its own grants, so the
+ * order of the inputs does not matter).  Returns the matches made. */
+static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
+{
+    const unsigned n = s->n, W = s->words;
+    unsigned made = 0;
+    for (unsigned w = 0; w < W; w++) {
+        uint64_t ins = s->granted_in[w];
+        s->granted_in[w] = 0;
+        for (; ins; ins &= ins - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(ins);
+            uint64_t *g = s->grants + (size_t)i * W;
+            unsigned o = (unsigned)rr_first(g, s->ones, W, s->aptr[i]);
+            for (unsigned k = 0; k < W; k++)
+                g[k] = 0;
+            match[i] = (int16_t)o;
+            s->free_in[w] &= ~(1ull << (i & 63));
+            s->free_out[o >> 6] &= ~(1ull << (o & 63));
+            if (it == 0) {
+                s->gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
+                s->aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
+            }
+            made++;
+        }
+    }
+    return made;
+}
+
+/* islip_run_on for switches of up to 64 ports: one word per row, the
+ * unmatched ports and the inputs granted in registers. */
+static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t outs,
+                                   int16_t *match, unsigned *iter_matches)
+{
+    const unsigned n = s->n;
+    uint64_t free_in = s->ones[0], free_out = outs;
+    uint64_t *grants = s->grants;
+    uint16_t *gptr = s->gptr, *aptr = s->aptr;
+    unsigned total = 0;
+    for (unsigned it = 0; it < s->iterations; it++) {
+        uint64_t granted = 0;
+        for (uint64_t o_bits = free_out; o_bits; o_bits &= o_bits - 1) {
+            unsigned o = (unsigned)__builtin_ctzll(o_bits);
+            uint64_t r = reqT[o] & free_in;
+            if (!r)
+                continue;
+            uint64_t hi = r & (~0ull << gptr[o]);
+            unsigned i = (unsigned)__builtin_ctzll(hi ? hi : r);
+            grants[i] |= 1ull << o;
+            granted |= 1ull << i;
+        }
+        if (!granted)
+            break;
+        unsigned made = 0;
+        for (; granted; granted &= granted - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(granted);
+            uint64_t g = grants[i], hi = g & (~0ull << aptr[i]);
+            grants[i] = 0;
+            unsigned o = (unsigned)__builtin_ctzll(hi ? hi : g);
+            match[i] = (int16_t)o;
+            free_in &= ~(1ull << i);
+            free_out &= ~(1ull << o);
+            if (it == 0) {
+                gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
+                aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
+            }
+            made++;
+        }
+        if (iter_matches)
+            iter_matches[it] = made;
+        total += made;
+    }
+    return total;
+}
+
+unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
+                      int16_t *match, unsigned *iter_matches)
 {
     const unsigned n = s->n, W = s->words;
     for (unsigned i = 0; i < n; i++)
         match[i] = -1;
-    /* all ports start unmatched */
-    for (unsigned w = 0; w < W; w++) {
-        unsigned bits = n - w * 64 >= 64 ? 64 : n - w * 64;
-        s->free_in[w] = s->free_out[w] = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-    }
-    unsigned total = 0;
     if (iter_matches)
         for (unsigned it = 0; it < s->iterations; it++)
             iter_matches[it] = 0;
+    if (W == 1)
+        return islip_run_one_word(s, reqT, outs[0], match, iter_matches);
+    /* all ports start unmatched */
+    for (unsigned w = 0; w < W; w++)
+        s->free_in[w] = s->free_out[w] = s->ones[w];
+    unsigned total = 0;
     for (unsigned it = 0; it < s->iterations; it++) {
-        /* grant: every unmatched output with a request from an unmatched
-         * input grants the first one at or after its pointer */
-        int any = 0;
-        for (unsigned w = 0; w < W; w++) {
-            uint64_t outs = s->free_out[w];
-            while (outs) {
-                unsigned o = w * 64 + (unsigned)__builtin_ctzll(outs);
-                outs &= outs - 1;
-                int i = bs_next_rr(s->reqT + (size_t)o * W, s->free_in, W, s->gptr[o]);
-                if (i >= 0) {
-                    bs_set(s->grants + (size_t)i * W, o);
-                    any = 1;
-                }
-            }
-        }
-        if (!any)
+        if (!grant_step(s, reqT, outs))
             break;
-        /* accept: every input with grants accepts the first output at or
-         * after its pointer */
-        unsigned made = 0;
-        for (unsigned w = 0; w < W; w++) {
-            uint64_t ins = s->free_in[w];
-            while (ins) {
-                unsigned i = w * 64 + (unsigned)__builtin_ctzll(ins);
-                ins &= ins - 1;
-                uint64_t *g = s->grants + (size_t)i * W;
-                int o = -1;
-                for (unsigned k = 0; k < W; k++)
-                    if (g[k]) {
-                        o = bs_next_rr(g, NULL, W, s->aptr[i]);
-                        break;
-                    }
-                if (o < 0)
-                    continue;
-                memset(g, 0, W * sizeof(uint64_t));
-                match[i] = (int16_t)o;
-                bs_clr(s->free_in, i);
-                bs_clr(s->free_out, (unsigned)o);
-                if (it == 0) {
-                    s->gptr[o] = (uint16_t)((i + 1) % n);
-                    s->aptr[i] = (uint16_t)(((unsigned)o + 1) % n);
-                }
-                made++;
-            }
-        }
-        /* every input that got a grant accepted one, so no grant is left */
+        /* every input that got a grant accepts one, so no grant is left */
+        unsigned made = accept_step(s, it, match);
         if (iter_matches)
             iter_matches[it] = made;
         total += made;
-        if (!made)
-            break;
     }
     return total;
+}
+
+unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches)
+{
+    uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    for (unsigned o = 0; o < s->n; o++)
+        for (unsigned w = 0; w < s->words; w++)
+            if (s->reqT[(size_t)o * s->words + w])
+                bs_set(outs, o);
+    return islip_run_on(s, s->reqT, outs, match, iter_matches);
 }

@@ -19,21 +19,47 @@ const rifl_switch_config rifl_switch_default_config = {
     .check_fabric = true,
 };
 
+/* A stored cell: one entry of the cell pool, linked into its VOQ. */
+struct voq_entry {
+    rifl_cell cell;
+    uint64_t arrive;      /* slot the cell was stored */
+    uint32_t next;        /* next entry of the same VOQ (the newest links
+                             to the oldest), or of the free list */
+};
+
+/* A VOQ: a circular list of pool entries, known by its newest (whose
+ * successor is the oldest); 8 bytes, so that the n^2 of them stay in the
+ * cache. */
+struct voq {
+    uint32_t tail;
+    uint32_t len;
+};
+
+#define VOQ_NIL UINT32_MAX
+
 struct rifl_switch {
     rifl_switch_config cfg;
     unsigned n, words, cap;
-    rifl_cell *cells;     /* [n*n*cap] */
-    uint64_t *arrive;     /* [n*n*cap] slot each cell was stored */
-    uint16_t *head, *len; /* [n*n] */
+    struct voq *voq;      /* [n*n], by input then output */
+    /* The cell pool: entries are handed out from a free list of entries
+     * used before, then from `fresh` upwards.  It is sized for every VOQ
+     * full, but only entries that have held a cell are ever touched, so the
+     * memory in use follows the most cells held at once. */
+    struct voq_entry *pool;
+    uint32_t free_head;   /* entries given back, most recent first */
+    uint32_t fresh;       /* entries [fresh, end) never used */
     uint64_t held;
     uint64_t next_step;   /* cell slots step in order: the least next `now` */
     rifl_islip *islip;
     rifl_fabric *fabric;
     uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
     uint64_t *nonemptyT;  /* [n][words] by output: inputs with cells */
+    uint64_t *out_busy;   /* [words] outputs with a non-empty VOQ */
+    uint64_t *reqT;       /* [n][words] iSLIP requests when flow control holds some back */
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
     unsigned *fc_pending; /* per input: set bits in both */
+    uint64_t *fc_inputs;  /* [words] inputs with fc_pending > 0 */
     /* downstream flow control, per output */
     uint16_t *down_nports, *down_in;
     uint64_t *down_paused; /* [n][4] queues paused downstream */
@@ -120,17 +146,18 @@ void rifl_switch_free(rifl_switch *sw)
 {
     if (!sw)
         return;
-    free(sw->cells);
-    free(sw->arrive);
-    free(sw->head);
-    free(sw->len);
+    free(sw->voq);
+    free(sw->pool);
     rifl_islip_free(sw->islip);
     rifl_fabric_free(sw->fabric);
     free(sw->nonempty);
     free(sw->nonemptyT);
+    free(sw->reqT);
+    free(sw->out_busy);
     free(sw->fc_on_pend);
     free(sw->fc_off_pend);
     free(sw->fc_pending);
+    free(sw->fc_inputs);
     free(sw->down_nports);
     free(sw->down_in);
     free(sw->down_paused);
@@ -160,15 +187,18 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->words = BS_WORDS(n);
     sw->cap = c.voq_cells;
     size_t q = (size_t)n * n, W = (size_t)n * sw->words;
-    sw->cells = malloc(q * sw->cap * sizeof *sw->cells);
-    sw->arrive = malloc(q * sw->cap * sizeof *sw->arrive);
-    sw->head = calloc(q, sizeof *sw->head);
-    sw->len = calloc(q, sizeof *sw->len);
+    /* malloc, not calloc: the pool's pages are touched only when used */
+    sw->pool = malloc(q * sw->cap * sizeof *sw->pool);
+    sw->voq = calloc(q, sizeof *sw->voq);
+    sw->free_head = VOQ_NIL;
     sw->nonempty = calloc(W, sizeof(uint64_t));
     sw->nonemptyT = calloc(W, sizeof(uint64_t));
+    sw->reqT = calloc(W, sizeof(uint64_t));
+    sw->out_busy = calloc(sw->words, sizeof(uint64_t));
     sw->fc_on_pend = calloc(W, sizeof(uint64_t));
     sw->fc_off_pend = calloc(W, sizeof(uint64_t));
     sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
+    sw->fc_inputs = calloc(sw->words, sizeof(uint64_t));
     sw->down_nports = calloc(n, sizeof *sw->down_nports);
     sw->down_in = calloc(n, sizeof *sw->down_in);
     sw->down_paused = calloc((size_t)n * 4, sizeof(uint64_t));
@@ -177,8 +207,8 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->match = calloc(n, sizeof *sw->match);
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
-    if (!sw->cells || !sw->arrive || !sw->head || !sw->len || !sw->nonempty ||
-        !sw->nonemptyT || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending ||
+    if (!sw->pool || !sw->voq || !sw->nonempty ||
+        !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
@@ -198,12 +228,18 @@ unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out)
 {
     if (in >= sw->n || out >= sw->n)
         return 0;
-    return sw->len[(size_t)in * sw->n + out];
+    return sw->voq[(size_t)in * sw->n + out].len;
 }
 
 uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
 
 void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st = sw->st; }
+
+/* The oldest entry of a non-empty VOQ. */
+static inline uint32_t voq_head(const rifl_switch *sw, const struct voq *v)
+{
+    return v->len == 1 ? v->tail : sw->pool[v->tail].next;
+}
 
 static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
 {
@@ -217,22 +253,37 @@ static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
     if (!bs_get(mine, q)) {
         bs_set(mine, q);
         sw->fc_pending[in]++;
+        bs_set(sw->fc_inputs, in);
     }
 }
 
 static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell,
                  uint64_t now)
 {
-    size_t v = (size_t)in * sw->n + o;
-    unsigned l = sw->len[v];
+    struct voq *v = &sw->voq[(size_t)in * sw->n + o];
+    unsigned l = v->len;
     if (l >= sw->cap) {
         sw->st.drop_overflow++;
         return RIFL_SW_DROP_OVERFLOW;
     }
-    size_t at = v * sw->cap + (sw->head[v] + l) % sw->cap;
-    sw->cells[at] = *cell;
-    sw->arrive[at] = now;
-    sw->len[v] = (uint16_t)(l + 1);
+    /* every VOQ holds at most cap cells, so the pool never runs out */
+    uint32_t e = sw->free_head;
+    if (e != VOQ_NIL)
+        sw->free_head = sw->pool[e].next;
+    else
+        e = sw->fresh++;
+    struct voq_entry *x = &sw->pool[e];
+    x->cell = *cell;
+    x->arrive = now;
+    if (l) {
+        struct voq_entry *t = &sw->pool[v->tail];
+        x->next = t->next;
+        t->next = e;
+    } else {
+        x->next = e;
+    }
+    v->tail = e;
+    v->len = l + 1;
     sw->held++;
     sw->st.cells_stored++;
     if (l + 1 > sw->st.max_voq_cells)
@@ -240,6 +291,7 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     if (l == 0) {
         bs_set(sw->nonempty + (size_t)in * sw->words, o);
         bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
+        bs_set(sw->out_busy, o);
     }
     if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
         fc_mark(sw, in, o, 1);
@@ -315,8 +367,7 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 {
     if (!sw->down_npaused[o])
         return 0;
-    size_t v = (size_t)i * sw->n + o;
-    const rifl_cell *c = &sw->cells[v * sw->cap + sw->head[v]];
+    const rifl_cell *c = &sw->pool[voq_head(sw, &sw->voq[(size_t)i * sw->n + o])].cell;
     const uint64_t *p = sw->down_paused + (size_t)o * 4;
     if (!sw->down_nports[o])
         return bs_get(p, 0); /* an endpoint pauses its single queue 0 */
@@ -332,16 +383,26 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 
 static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
 {
-    size_t v = (size_t)i * sw->n + o;
-    size_t at = v * sw->cap + sw->head[v];
-    *out = sw->cells[at];
+    struct voq *v = &sw->voq[(size_t)i * sw->n + o];
+    uint32_t e = voq_head(sw, v);
+    struct voq_entry *x = &sw->pool[e];
+    *out = x->cell;
     rifl_l2_hdr_advance(&out->hdr, i, o);
-    sw->head[v] = (uint16_t)((sw->head[v] + 1) % sw->cap);
-    unsigned l = --sw->len[v];
+    if (v->len > 1)
+        sw->pool[v->tail].next = x->next;
+    x->next = sw->free_head;
+    sw->free_head = e;
+    unsigned l = --v->len;
     sw->held--;
     if (l == 0) {
         bs_clr(sw->nonempty + (size_t)i * sw->words, o);
-        bs_clr(sw->nonemptyT + (size_t)o * sw->words, i);
+        uint64_t *row = sw->nonemptyT + (size_t)o * sw->words;
+        bs_clr(row, i);
+        uint64_t any = 0;
+        for (unsigned w = 0; w < sw->words; w++)
+            any |= row[w];
+        if (!any)
+            bs_clr(sw->out_busy, o);
     }
     if (sw->cfg.flow_control && l == sw->cfg.fc_off)
         fc_mark(sw, i, o, 0);
@@ -349,36 +410,130 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
 
 static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
 {
-    for (unsigned i = 0; i < sw->n; i++) {
-        if (fc_valid)
-            fc_valid[i] = 0;
-        if (!sw->fc_pending[i])
-            continue;
-        rifl_l2_fc f = { 0 };
-        uint64_t *on = sw->fc_on_pend + (size_t)i * sw->words;
-        uint64_t *off = sw->fc_off_pend + (size_t)i * sw->words;
-        int q = bs_next_rr(on, NULL, sw->words, 0);
-        if (q >= 0) {
-            f.on_valid = true;
-            f.on_queue = (uint8_t)q;
-            bs_clr(on, (unsigned)q);
-            sw->fc_pending[i]--;
-            sw->st.fc_on_sent++;
+    if (fc_valid)
+        memset(fc_valid, 0, sw->n);
+    for (unsigned w = 0; w < sw->words; w++) {
+        uint64_t bits = sw->fc_inputs[w];
+        sw->fc_inputs[w] = 0;
+        for (; bits; bits &= bits - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+            rifl_l2_fc f = { 0 };
+            uint64_t *on = sw->fc_on_pend + (size_t)i * sw->words;
+            uint64_t *off = sw->fc_off_pend + (size_t)i * sw->words;
+            int q = bs_next_rr(on, NULL, sw->words, 0);
+            if (q >= 0) {
+                f.on_valid = true;
+                f.on_queue = (uint8_t)q;
+                bs_clr(on, (unsigned)q);
+                sw->fc_pending[i]--;
+                sw->st.fc_on_sent++;
+            }
+            q = bs_next_rr(off, NULL, sw->words, 0);
+            if (q >= 0) {
+                f.off_valid = true;
+                f.off_queue = (uint8_t)q;
+                bs_clr(off, (unsigned)q);
+                sw->fc_pending[i]--;
+                sw->st.fc_off_sent++;
+            }
+            sw->st.fc_frames_sent++;
+            if (sw->fc_pending[i])
+                bs_set(sw->fc_inputs, i); /* more to send next slot */
+            if (fc)
+                fc[i] = f;
+            if (fc_valid)
+                fc_valid[i] = 1;
         }
-        q = bs_next_rr(off, NULL, sw->words, 0);
-        if (q >= 0) {
-            f.off_valid = true;
-            f.off_queue = (uint8_t)q;
-            bs_clr(off, (unsigned)q);
-            sw->fc_pending[i]--;
-            sw->st.fc_off_sent++;
-        }
-        sw->st.fc_frames_sent++;
-        if (fc)
-            fc[i] = f;
-        if (fc_valid)
-            fc_valid[i] = 1;
     }
+}
+
+/* iSLIP requests with downstream flow control in force: the non-empty
+ * VOQs but those whose head cell is held back. */
+static const uint64_t *islip_requests(rifl_switch *sw)
+{
+    const unsigned n = sw->n, W = sw->words;
+    if (!sw->outputs_paused)
+        return sw->nonemptyT;
+    memcpy(sw->reqT, sw->nonemptyT, (size_t)n * W * sizeof(uint64_t));
+    for (unsigned o = 0; o < n; o++) {
+        if (!sw->down_npaused[o])
+            continue;
+        uint64_t *row = sw->reqT + (size_t)o * W;
+        for (unsigned w = 0; w < W; w++) {
+            uint64_t bits = row[w];
+            while (bits) {
+                unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (head_blocked(sw, i, o)) {
+                    sw->st.fc_blocked_requests++;
+                    bs_clr(row, i);
+                }
+            }
+        }
+    }
+    return sw->reqT;
+}
+
+static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
+{
+    unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->out_busy, sw->match,
+                              sw->iter_matches);
+    for (unsigned it = 0; it < sw->cfg.iterations; it++)
+        sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
+    if (!m)
+        return 0;
+    if (sw->cfg.check_fabric) {
+        sw->st.fabric_checks++;
+        sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->match, sw->at_out);
+    }
+    const unsigned n = sw->n;
+    for (unsigned i = 0; i < n; i++) {
+        int o = sw->match[i];
+        if (o < 0)
+            continue;
+        dequeue(sw, i, (unsigned)o, &out[o]);
+        out_valid[o] = 1;
+    }
+    return (int)m;
+}
+
+/* SAFC: every output takes its oldest cell from any input */
+static int safc_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
+{
+    const unsigned n = sw->n, W = sw->words;
+    int switched = 0;
+    for (unsigned o = 0; o < n; o++) {
+        const uint64_t *req = sw->nonemptyT + (size_t)o * W;
+        int best = -1;
+        uint64_t best_t = UINT64_MAX;
+        unsigned start = sw->rr[o];
+        for (unsigned w = 0; w < W; w++) {
+            uint64_t bits = req[w];
+            while (bits) {
+                unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (sw->outputs_paused && head_blocked(sw, i, o)) {
+                    sw->st.fc_blocked_requests++;
+                    continue;
+                }
+                uint64_t t = sw->pool[voq_head(sw, &sw->voq[(size_t)i * n + o])].arrive;
+                /* ties: first input at or after the pointer */
+                unsigned rank = (i + n - start) % n;
+                unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
+                if (t < best_t || (t == best_t && rank < brank)) {
+                    best_t = t;
+                    best = (int)i;
+                }
+            }
+        }
+        if (best >= 0) {
+            dequeue(sw, (unsigned)best, o, &out[o]);
+            out_valid[o] = 1;
+            sw->rr[o] = (uint16_t)(((unsigned)best + 1) % n);
+            switched++;
+        }
+    }
+    return switched;
 }
 
 int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out_valid,
@@ -391,85 +546,11 @@ int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out
         return RIFL_ERR_STATE;
     }
     sw->next_step = now + 1;
-    const unsigned n = sw->n, W = sw->words;
     sw->st.slots++;
     sw->st.occupancy_sum += sw->held;
-    for (unsigned o = 0; o < n; o++)
-        out_valid[o] = 0;
-    int switched = 0;
-    if (sw->cfg.scheduler == RIFL_SCHED_ISLIP) {
-        /* requests = non-empty VOQs whose head is not held back */
-        if (!sw->outputs_paused)
-            rifl_islip_load(sw->islip, sw->nonempty, sw->nonemptyT);
-        else
-            rifl_islip_clear_requests(sw->islip);
-        for (unsigned i = 0; sw->outputs_paused && i < n; i++) {
-            const uint64_t *ne = sw->nonempty + (size_t)i * W;
-            for (unsigned w = 0; w < W; w++) {
-                uint64_t bits = ne[w];
-                while (bits) {
-                    unsigned o = w * 64 + (unsigned)__builtin_ctzll(bits);
-                    bits &= bits - 1;
-                    if (head_blocked(sw, i, o)) {
-                        sw->st.fc_blocked_requests++;
-                        continue;
-                    }
-                    rifl_islip_request(sw->islip, i, o, true);
-                }
-            }
-        }
-        unsigned m = rifl_islip_run(sw->islip, sw->match, sw->iter_matches);
-        for (unsigned it = 0; it < sw->cfg.iterations; it++)
-            sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
-        if (m && sw->cfg.check_fabric) {
-            sw->st.fabric_checks++;
-            sw->st.fabric_collisions +=
-                rifl_fabric_route(sw->fabric, sw->match, sw->at_out, true);
-        }
-        if (m)
-            for (unsigned i = 0; i < n; i++) {
-                int o = sw->match[i];
-                if (o < 0)
-                    continue;
-                dequeue(sw, i, (unsigned)o, &out[o]);
-                out_valid[o] = 1;
-                switched++;
-            }
-    } else {
-        /* SAFC: every output takes its oldest cell from any input */
-        for (unsigned o = 0; o < n; o++) {
-            const uint64_t *req = sw->nonemptyT + (size_t)o * W;
-            int best = -1;
-            uint64_t best_t = UINT64_MAX;
-            unsigned start = sw->rr[o];
-            for (unsigned w = 0; w < W; w++) {
-                uint64_t bits = req[w];
-                while (bits) {
-                    unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
-                    bits &= bits - 1;
-                    if (sw->outputs_paused && head_blocked(sw, i, o)) {
-                        sw->st.fc_blocked_requests++;
-                        continue;
-                    }
-                    size_t v = (size_t)i * n + o;
-                    uint64_t t = sw->arrive[v * sw->cap + sw->head[v]];
-                    /* ties: first input at or after the pointer */
-                    unsigned rank = (i + n - start) % n;
-                    unsigned brank = best < 0 ? n : ((unsigned)best + n - start) % n;
-                    if (t < best_t || (t == best_t && rank < brank)) {
-                        best_t = t;
-                        best = (int)i;
-                    }
-                }
-            }
-            if (best >= 0) {
-                dequeue(sw, (unsigned)best, o, &out[o]);
-                out_valid[o] = 1;
-                sw->rr[o] = (uint16_t)(((unsigned)best + 1) % n);
-                switched++;
-            }
-        }
-    }
+    memset(out_valid, 0, sw->n);
+    int switched = sw->cfg.scheduler == RIFL_SCHED_ISLIP ? islip_slot(sw, out, out_valid)
+                                                         : safc_slot(sw, out, out_valid);
     sw->st.cells_out += (uint64_t)switched;
     emit_fc(sw, fc, fc_valid);
     return switched;

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "rifl/switch.h"
+
 #define BS_WORDS(n) (((n) + 63u) / 64u)
 
 static inline void bs_set(uint64_t *b, unsigned i) { b[i >> 6] |= 1ull << (i & 63); }
@@ -30,5 +32,12 @@ static inline int bs_next_rr(const uint64_t *a, const uint64_t *m, unsigned word
     }
     return -1;
 }
+
+/* rifl_islip_run on requests given by the caller: reqT = n rows of
+ * ceil(n/64) words, bit i of row o = input i requests output o (the
+ * switch passes its own table of non-empty VOQs, without a copy), and
+ * outs = the outputs whose row is not empty (others may be set too). */
+unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
+                      int16_t *match, unsigned *iter_matches);
 
 #endif
