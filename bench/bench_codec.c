@@ -1,6 +1,14 @@
 /* `rifl bench codec`: encode + verify + decode throughput on one core, next
- * to memcpy of the same payload bytes measured in the same run (in the
- * spirit of `openssl speed`). */
+ * to a bulk memcpy of the same payload bytes measured in the same run (in
+ * the spirit of `openssl speed`).
+ *
+ * One round: the sender encodes a batch of 32 consecutive frames of one
+ * stream from prepared payloads (rifl_frame_encode_batch); the receiver
+ * decodes them and verifies each against the frame ID it expects
+ * (rifl_frame_decode_verify: SYN data, META full and CRC XOR VCODE equal to
+ * the expected ID), writing the payload bytes.  Any frame that fails ends
+ * the run with an error; the payloads of the last pass are compared with
+ * what was sent, and one batch per pass as the run goes. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,146 +21,245 @@
 
 #define NFRAMES 4096 /* working set: 4096 payloads, reused round robin */
 #define BATCH 32     /* frames in flight between encoder and decoder */
+#define MAXPATHS 8
 
 struct result {
-    unsigned frame_bits;
-    double frames_per_s, payload_gbps, memcpy_gbps, ratio;
-    uint64_t checksum;
+    double frames_per_s, payload_gbps;
 };
 
-static volatile uint64_t sink;
+struct bench {
+    unsigned F, pb, fb;
+    uint8_t *payloads, *out, *wire;
+};
 
-static void bench_width(unsigned F, double seconds, bool batch, struct result *r)
+/* One pass over the NFRAMES payloads; returns the frames that failed. */
+static unsigned codec_pass(const struct bench *b, bool single, uint64_t *scr, uint64_t *descr,
+                           unsigned *id)
 {
-    unsigned pb = rifl_payload_bytes(F), fb = F / 8;
-    uint8_t *payloads = malloc((size_t)NFRAMES * pb);
-    uint8_t *out = malloc((size_t)NFRAMES * pb);
-    rifl_rng rng;
-    rifl_rng_seed(&rng, F);
-    for (size_t i = 0; i < (size_t)NFRAMES * pb; i++)
-        payloads[i] = (uint8_t)rifl_rng_next(&rng);
-
-    /* encode + verify + decode: the sender encodes a batch of frames, the
-     * receiver then verifies and decodes them, as frames cross a link */
-    uint64_t scr = 0, descr = 0, frames = 0, bad = 0;
-    uint8_t *wire = malloc((size_t)BATCH * fb);
+    unsigned F = b->F, pb = b->pb, fb = b->fb, failed = 0;
     uint8_t syn[BATCH], meta[BATCH];
     uint16_t ids[BATCH];
+    uint64_t odd[(BATCH + 63) / 64];
     rifl_frame_info info[BATCH];
     memset(syn, RIFL_SYN_DATA, sizeof syn);
     memset(meta, RIFL_META_FULL, sizeof meta);
-    double t0 = cli_now(), t1;
-    unsigned id = 0;
-    do {
-        for (unsigned i = 0; i < NFRAMES; i += BATCH) {
+    for (unsigned i = 0; i < NFRAMES; i += BATCH) {
+        for (unsigned j = 0; j < BATCH; j++)
+            ids[j] = (uint16_t)((*id + j) & 0xFF);
+        const uint8_t *src = b->payloads + (size_t)i * pb;
+        uint8_t *dst = b->out + (size_t)i * pb;
+        if (!single) {
+            rifl_frame_encode_batch(b->wire, F, BATCH, syn, meta, src, ids, scr);
+            int rc = rifl_frame_decode_verify(b->wire, F, BATCH, descr, ids, dst, odd, info);
+            failed += rc < 0 ? BATCH : (unsigned)rc;
+        } else {
             for (unsigned j = 0; j < BATCH; j++)
-                ids[j] = (uint16_t)((id + j) & 0xFF);
-            if (batch) {
-                rifl_frame_encode_batch(wire, F, BATCH, syn, meta, payloads + (size_t)i * pb,
-                                        ids, &scr);
-                rifl_frame_decode_batch(wire, F, BATCH, &descr, out + (size_t)i * pb, info);
-            } else {
-                for (unsigned j = 0; j < BATCH; j++)
-                    rifl_frame_encode(wire + (size_t)j * fb, F, syn[j], meta[j],
-                                      payloads + (size_t)(i + j) * pb, ids[j], &scr);
-                for (unsigned j = 0; j < BATCH; j++)
-                    rifl_frame_decode(wire + (size_t)j * fb, F, &descr,
-                                      out + (size_t)(i + j) * pb, &info[j]);
+                rifl_frame_encode(b->wire + (size_t)j * fb, F, syn[j], meta[j],
+                                  src + (size_t)j * pb, ids[j], scr);
+            for (unsigned j = 0; j < BATCH; j++) {
+                rifl_frame_decode(b->wire + (size_t)j * fb, F, descr, dst + (size_t)j * pb,
+                                  &info[j]);
+                failed += info[j].id != ids[j] || info[j].syn != RIFL_SYN_DATA ||
+                          info[j].meta != RIFL_META_FULL;
             }
-            for (unsigned j = 0; j < BATCH; j++)
-                bad += info[j].id != ids[j]; /* verification */
-            id = (id + BATCH) & 0xFF;
         }
+        *id = (*id + BATCH) & 0xFF;
+    }
+    return failed;
+}
+
+static void fail(unsigned F, const char *path, const char *what)
+{
+    fprintf(stderr, "error: %u-bit frames, path %s: %s\n", F, path, what);
+    exit(1);
+}
+
+static void bench_codec(const struct bench *b, double seconds, bool single, const char *path,
+                        struct result *r)
+{
+    uint64_t scr = 0, descr = 0, frames = 0;
+    unsigned id = 0, pass = 0;
+    memset(b->out, 0, (size_t)NFRAMES * b->pb);
+    double t0 = cli_now(), t1;
+    do {
+        if (codec_pass(b, single, &scr, &descr, &id))
+            fail(b->F, path, "a frame failed verification");
+        /* one batch per pass, a different one each time */
+        size_t at = (size_t)(pass++ * 7 % (NFRAMES / BATCH)) * BATCH * b->pb;
+        if (memcmp(b->out + at, b->payloads + at, (size_t)BATCH * b->pb))
+            fail(b->F, path, "decoded payload differs from the payload sent");
         frames += NFRAMES;
         t1 = cli_now();
     } while (t1 - t0 < seconds);
-    free(wire);
-    double codec_s = t1 - t0;
-    if (bad || memcmp(out, payloads, (size_t)NFRAMES * pb)) {
-        fprintf(stderr, "error: codec round trip failed at %u bits\n", F);
-        exit(1);
+    if (memcmp(b->out, b->payloads, (size_t)NFRAMES * b->pb))
+        fail(b->F, path, "decoded payload differs from the payload sent");
+    /* the check must catch a damaged frame: flip a bit and expect one */
+    if (!single) {
+        uint8_t syn[BATCH], meta[BATCH];
+        uint16_t ids[BATCH];
+        uint64_t odd[1], d = 0, s = 0;
+        rifl_frame_info info[BATCH];
+        memset(syn, RIFL_SYN_DATA, sizeof syn);
+        memset(meta, RIFL_META_FULL, sizeof meta);
+        for (unsigned j = 0; j < BATCH; j++)
+            ids[j] = (uint16_t)j;
+        rifl_frame_encode_batch(b->wire, b->F, BATCH, syn, meta, b->payloads, ids, &s);
+        b->wire[5 * b->fb + 3] ^= 0x10;
+        if (rifl_frame_decode_verify(b->wire, b->F, BATCH, &d, ids, b->out, odd, info) < 1 ||
+            !((odd[0] >> 5) & 1))
+            fail(b->F, path, "the verification missed a damaged frame");
     }
+    double codec_s = t1 - t0;
+    r->frames_per_s = (double)frames / codec_s;
+    r->payload_gbps = r->frames_per_s * b->pb * 8 / 1e9;
+}
 
-    /* memcpy of the same payload bytes, frame by frame */
+/* memcpy of the same payload bytes: one call per batch of 32 frames */
+static double bench_memcpy(const struct bench *b, double seconds)
+{
     uint64_t copies = 0;
-    t0 = cli_now();
+    size_t bytes = (size_t)BATCH * b->pb;
+    double t0 = cli_now(), t1;
     do {
-        for (unsigned i = 0; i < NFRAMES; i++) {
-            memcpy(out + (size_t)i * pb, payloads + (size_t)((i * 7) % NFRAMES) * pb, pb);
-            __asm__ __volatile__("" ::"r"(out) : "memory");
+        for (unsigned i = 0; i < NFRAMES; i += BATCH) {
+            memcpy(b->out + (size_t)i * b->pb, b->payloads + (size_t)i * b->pb, bytes);
+            __asm__ __volatile__("" ::"r"(b->out) : "memory");
         }
         copies += NFRAMES;
         t1 = cli_now();
     } while (t1 - t0 < seconds);
-    double copy_s = t1 - t0;
-    sink = out[0] + scr;
+    return (double)copies / (t1 - t0) * b->pb * 8 / 1e9;
+}
 
-    r->frame_bits = F;
-    r->frames_per_s = (double)frames / codec_s;
-    r->payload_gbps = r->frames_per_s * pb * 8 / 1e9;
-    r->memcpy_gbps = (double)copies / copy_s * pb * 8 / 1e9;
-    r->ratio = r->payload_gbps / r->memcpy_gbps;
-    (void)fb;
-    free(payloads);
-    free(out);
+static void print_line(bool json, bool single, unsigned F, const char *path,
+                       const struct result *r, double mc)
+{
+    int vec = !single && rifl_frame_batch_simd(F);
+    if (json)
+        printf("{\"frame_width\": %u, \"path\": \"%s\", \"frames_per_s\": %.0f, "
+               "\"payload_gbps\": %.3f, \"memcpy_gbps\": %.3f, \"memcpy_ratio\": %.4f, "
+               "\"api\": \"%s\", \"vector\": %s}\n",
+               F, path, r->frames_per_s, r->payload_gbps, mc, r->payload_gbps / mc,
+               single ? "single" : "batch", vec ? "true" : "false");
+    else
+        printf("%-6u %-9s %14.0f %14.2f %14.2f %10.4f  %s\n", F, path, r->frames_per_s,
+               r->payload_gbps, mc, r->payload_gbps / mc,
+               single ? "frame at a time" : vec ? "batch, vector" : "batch, frame by frame");
+    fflush(stdout);
+}
+
+static void bench_width(unsigned F, double seconds, bool json, bool single,
+                        const char *const *paths, int npaths)
+{
+    struct bench b = { F, rifl_payload_bytes(F), F / 8, NULL, NULL, NULL };
+    b.payloads = malloc((size_t)NFRAMES * b.pb);
+    b.out = malloc((size_t)NFRAMES * b.pb);
+    b.wire = malloc((size_t)BATCH * b.fb);
+    if (!b.payloads || !b.out || !b.wire)
+        fail(F, "-", "out of memory");
+    rifl_rng rng;
+    rifl_rng_seed(&rng, F);
+    for (size_t i = 0; i < (size_t)NFRAMES * b.pb; i++)
+        b.payloads[i] = (uint8_t)rifl_rng_next(&rng);
+    double mc = bench_memcpy(&b, seconds);
+    for (int p = 0; p < npaths; p++) {
+        struct result r;
+        rifl_frame_batch_set_path(paths[p]);
+        bench_codec(&b, seconds, single, single ? "portable" : paths[p], &r);
+        print_line(json, single, F, single ? "portable" : paths[p], &r, mc);
+    }
+    rifl_frame_batch_set_path(paths[0]);
+    free(b.payloads);
+    free(b.out);
+    free(b.wire);
+}
+
+/* The paths to measure: the one in use (or --path), then with --all-paths
+ * every other one the CPU runs. */
+static int choose_paths(const struct cli_opt *opts, const char *path, bool all,
+                        const char **paths)
+{
+    int n = 0;
+    if (path) {
+        char msg[200];
+        if (rifl_frame_batch_path_check(path, msg, sizeof msg) != RIFL_OK)
+            return -cli_fail(opts, "path", "%s", msg);
+    }
+    paths[n++] = path ? path : rifl_frame_batch_path();
+    for (unsigned i = 0; all && rifl_frame_batch_path_name(i); i++) {
+        const char *p = rifl_frame_batch_path_name(i);
+        if (strcmp(p, paths[0]) && rifl_frame_batch_path_check(p, NULL, 0) == RIFL_OK &&
+            n < MAXPATHS)
+            paths[n++] = p;
+    }
+    return n;
+}
+
+static int parse_widths(const struct cli_opt *opts, const char *widths, unsigned *w)
+{
+    double wv[16];
+    int nw = cli_parse_list(widths, wv, 16, 64, 2048, cli_where(opts, "widths"));
+    if (nw < 0)
+        return -2;
+    for (int i = 0; i < nw; i++) {
+        if (wv[i] != floor(wv[i]))
+            return -cli_fail(opts, "widths", "%g is not a whole number of bits; use 64, 128, "
+                             "256, 512, 1024 or 2048", wv[i]);
+        if (cli_frame_width(opts, "widths", (uint64_t)wv[i]))
+            return -2;
+        w[i] = (unsigned)wv[i];
+    }
+    return nw;
 }
 
 static int run(int argc, char **argv)
 {
-    bool json = false, single = false;
+    bool json = false, single = false, all = false;
     double seconds = 1.0;
-    const char *widths = "256,2048";
+    const char *widths = "256,2048", *path = NULL;
     struct cli_opt opts[] = {
-        { "json", CLI_FLAG, &json, "one JSON object per frame width", 0, 0 },
+        { "json", CLI_FLAG, &json, "one JSON object per frame width and path", 0, 0 },
         { "seconds", CLI_DOUBLE, &seconds, "measuring time per test", 0.01, 60 },
         { "widths", CLI_STRING, &widths, "comma-separated frame widths (64, 128, 256, 512, "
           "1024, 2048; at most 16)", 0, 0 },
+        { "path", CLI_STRING, &path, "the batch calls' code path: avx512, avx2 or portable "
+          "(default: the best the CPU runs)", 0, 0 },
+        { "all-paths", CLI_FLAG, &all, "also every other path the CPU runs", 0, 0 },
         { "single", CLI_FLAG, &single, "frame-at-a-time calls instead of the batch calls", 0, 0 },
         CLI_END,
     };
-    int rc = cli_parse(argc, argv, opts, "[--json] [--seconds S] [--widths 256,2048]",
+    int rc = cli_parse(argc, argv, opts, "[--json] [--seconds S] [--widths 256,2048] "
+                       "[--path NAME] [--all-paths]",
                        "Measures frame encode + verify + decode throughput on one core and\n"
                        "memcpy of the same payload bytes in the same run.  The sender encodes\n"
-                       "32 frames of one stream, the receiver verifies and decodes them, and\n"
-                       "so on; --single uses the frame-at-a-time calls.",
+                       "a batch of 32 frames of one stream, the receiver decodes them and\n"
+                       "verifies each against the frame ID it expects (SYN, META and CRC XOR\n"
+                       "VCODE), and so on; any frame failing ends the run with an error, and\n"
+                       "the decoded payloads are compared with those sent.  memcpy copies\n"
+                       "the same payload bytes, one call per batch.  The batch calls run on\n"
+                       "the best code path the CPU has (the `path` field), or the one --path\n"
+                       "names; --all-paths adds a line for every other path the CPU runs.\n"
+                       "--single uses the frame-at-a-time calls.",
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    /* the whole list is checked before anything is measured */
-    double wv[16];
-    int nw = cli_parse_list(widths, wv, 16, 64, 2048, cli_where(opts, "widths"));
-    if (nw < 0)
-        return 2;
+    if (single && (all || path))
+        return cli_fail(opts, "single", "--single measures the frame-at-a-time calls; "
+                        "--path and --all-paths choose among the batch calls' paths");
+    /* everything is checked before anything is measured */
     unsigned w[16];
-    for (int i = 0; i < nw; i++) {
-        if (wv[i] != floor(wv[i]))
-            return cli_fail(opts, "widths", "%g is not a whole number of bits; use 64, 128, "
-                            "256, 512, 1024 or 2048", wv[i]);
-        if (cli_frame_width(opts, "widths", (uint64_t)wv[i]))
-            return 2;
-        w[i] = (unsigned)wv[i];
-    }
+    int nw = parse_widths(opts, widths, w);
+    if (nw < 0)
+        return -nw;
+    const char *paths[MAXPATHS];
+    int np = choose_paths(opts, path, all, paths);
+    if (np < 0)
+        return -np;
     if (!json)
-        printf("%-6s %14s %14s %14s %10s  %s\n", "bits", "frames/s", "payload Gb/s",
-               "memcpy Gb/s", "ratio", "path");
-    for (int i = 0; i < nw; i++) {
-        unsigned F = w[i];
-        struct result r;
-        bench_width(F, seconds, !single, &r);
-        if (json)
-            printf("{\"frame_width\": %u, \"frames_per_s\": %.0f, \"payload_gbps\": %.3f, "
-                   "\"memcpy_gbps\": %.3f, \"memcpy_ratio\": %.4f, \"api\": \"%s\", "
-                   "\"vector\": %s}\n",
-                   F, r.frames_per_s, r.payload_gbps, r.memcpy_gbps, r.ratio,
-                   single ? "single" : "batch",
-                   !single && rifl_frame_batch_simd(F) ? "true" : "false");
-        else
-            printf("%-6u %14.0f %14.2f %14.2f %10.4f  %s\n", F, r.frames_per_s,
-                   r.payload_gbps, r.memcpy_gbps, r.ratio,
-                   single ? "frame at a time"
-                          : rifl_frame_batch_simd(F) ? "batch, AVX-512" : "batch, scalar");
-        fflush(stdout);
-    }
+        printf("%-6s %-9s %14s %14s %14s %10s  %s\n", "bits", "path", "frames/s",
+               "payload Gb/s", "memcpy Gb/s", "ratio", "calls");
+    for (int i = 0; i < nw; i++)
+        bench_width(w[i], seconds, json, single, paths, np);
     return 0;
 }
 

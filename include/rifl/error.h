@@ -27,7 +27,8 @@ typedef enum rifl_err {
     RIFL_ERR_IO = -8,            /* file or socket error */
     RIFL_ERR_UNREACHABLE = -9,   /* no route to a destination */
     RIFL_ERR_STATE = -10,        /* call not valid in the current state */
-    RIFL_ERR_BUFFER = -11        /* caller's buffer too small */
+    RIFL_ERR_BUFFER = -11,       /* caller's buffer too small */
+    RIFL_ERR_UNSUPPORTED = -12   /* not available on this machine (CPU features) */
 } rifl_err;
 
 /* Fixed text for an error code; never NULL. */

@@ -156,8 +156,8 @@ RIFL_API int rifl_frame_decode(const uint8_t *wire, unsigned frame_bits, uint64_
 /* Batch versions: n consecutive frames of one stream, frame j from syn[j],
  * meta[j], the payload at payloads + j*(F/8-2) and ids[j], written to
  * wire + j*(F/8); the scrambler state runs through them.  Bit for bit the same
- * as calling rifl_frame_encode n times; faster where the CPU allows (AVX-512
- * and VPCLMULQDQ for 256-bit frames, see rifl_frame_batch_simd). */
+ * as calling rifl_frame_encode n times, on every code path (see
+ * rifl_frame_batch_path). */
 RIFL_API int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
                                      const uint8_t *syn, const uint8_t *meta,
                                      const uint8_t *payloads, const uint16_t *ids,
@@ -169,7 +169,46 @@ RIFL_API int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigne
 RIFL_API int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n,
                                      uint64_t *descr, uint8_t *payloads, rifl_frame_info *infos);
 
-/* 1 when the batch calls use vector instructions for this frame width. */
+/* A receiver's batch call: n consecutive received frames decoded and
+ * verified against the frame IDs it expects, expect[j] for frame j.  Frame j
+ * is plain when it is a good data frame inside a packet: SYN data, META 01
+ * (full, not the end of a packet) and ID (CRC XOR VCODE) equal to expect[j].
+ * Every frame's descrambled payload goes to payloads + j*(F/8-2) (payloads
+ * may be NULL).  For every frame that is not plain, bit j % 64 of
+ * odd[j / 64] is set and infos[j] is filled as rifl_frame_decode fills it;
+ * the infos of plain frames are not written.  odd holds (n + 63) / 64 words,
+ * all written; infos holds n records.  Returns the number of frames that are
+ * not plain (0: all n are good full data frames in order), or
+ * RIFL_ERR_INVALID_ARG. */
+RIFL_API int rifl_frame_decode_verify(const uint8_t *wire, unsigned frame_bits, unsigned n,
+                                      uint64_t *descr, const uint16_t *expect,
+                                      uint8_t *payloads, uint64_t *odd,
+                                      rifl_frame_info *infos);
+
+/* The batch calls' code paths.  rifl_frame_batch_path_name(i) names path i,
+ * best first ("avx512": AVX-512 with VPCLMULQDQ, eight frames per vector;
+ * "portable": the frame-at-a-time calls), NULL past the last.  The vector
+ * paths run frames of 256 to 2048 bits; narrower frames go one at a time.
+ * The best path the CPU runs is chosen when the library is loaded, or the one
+ * named by the environment variable RIFL_CODEC_PATH if the CPU runs it. */
+RIFL_API const char *rifl_frame_batch_path_name(unsigned i);
+
+/* RIFL_OK when the CPU runs path `name`; RIFL_ERR_UNSUPPORTED when it does
+ * not, RIFL_ERR_INVALID_ARG for an unknown name, each with a message (such as
+ * "codec path avx512: the CPU lacks AVX-512 ...") in msg (may be NULL). */
+RIFL_API int rifl_frame_batch_path_check(const char *name, char *msg, size_t msglen);
+
+/* The path the batch calls use now. */
+RIFL_API const char *rifl_frame_batch_path(void);
+
+/* Use path `name` from now on (NULL: the best the CPU runs again); as
+ * rifl_frame_batch_path_check answers, the path unchanged on an error.  For
+ * tests and benchmarks: not to be called while another thread is inside a
+ * batch call. */
+RIFL_API int rifl_frame_batch_set_path(const char *name);
+
+/* 1 when the batch calls use vector instructions for this frame width on the
+ * path in use. */
 RIFL_API int rifl_frame_batch_simd(unsigned frame_bits);
 
 #ifdef __cplusplus

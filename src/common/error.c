@@ -19,6 +19,7 @@ const char *rifl_strerror(int err)
     case RIFL_ERR_UNREACHABLE: return "destination unreachable";
     case RIFL_ERR_STATE: return "not valid in the current state";
     case RIFL_ERR_BUFFER: return "buffer too small";
+    case RIFL_ERR_UNSUPPORTED: return "not supported on this machine";
     default: return "unknown error";
     }
 }

@@ -1,307 +1,116 @@
-/* Batch encode / decode of consecutive frames of one stream.
+/* Batch encode / decode of consecutive frames of one stream, and the choice
+ * of code path.
  *
- * Same results as calling rifl_frame_encode / rifl_frame_decode frame by
- * frame, bit for bit.  On x86-64 CPUs with AVX-512 (F, BW, VBMI2) and
- * VPCLMULQDQ, frames of 256 bits and more go eight at a time, one frame per
- * 64-bit vector lane:
- *
- * - decode has no chain from frame to frame: the descrambler history of
- *   frame k is the end of frame k-1, which has arrived;
- * - encode does: frame k's scrambled bits depend on the last 33 bits of frame
- *   k-1.  The scrambler is linear, so the history after a frame is
- *   F(data) XOR M(history before), where F is the frame scrambled from a zero
- *   history (computed for all eight lanes at once) and M a fixed linear map
- *   of 33 bits (five byte-indexed tables).  A short scalar chain over M gives
- *   every frame's history; then all eight frames are scrambled in the lanes.
- * - the CRC of each lane is the same carry-less multiply and Barrett
- *   reduction as the scalar path, with VPCLMULQDQ on the 128-bit lanes. */
+ * Every path gives bit for bit what rifl_frame_encode / rifl_frame_decode
+ * give frame by frame.  The paths, best first: "avx512" (eight frames per
+ * 512-bit vector, frame_batch_avx512.c), "avx2" (four per 256-bit vector,
+ * frame_batch_avx2.c) and "portable" (the frame-at-a-time calls in a loop).
+ * The best one the CPU runs is chosen once, when the library is loaded, or
+ * the one named by the environment variable RIFL_CODEC_PATH when the CPU
+ * runs it; rifl_frame_batch_set_path changes it. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "rifl/frame.h"
-#include "link_priv.h"
+#include "frame_batch_priv.h"
 
-/* needs the carry-less multiply constants of the scalar CRC (x86-64 build) */
-#if defined(__x86_64__) && defined(RIFL_CRC_CLMUL)
-#define RIFL_BATCH_AVX512 1
-#include <immintrin.h>
+static int portable_setup(void) { return 1; }
+static int portable_width(unsigned frame_bits) { (void)frame_bits; return 0; }
+
+static const struct rifl_batch_kernel batch_portable = {
+    "portable", "nothing", portable_setup, portable_width, NULL, NULL,
+};
+
+/* best first */
+static const struct rifl_batch_kernel *const kernels[] = {
+#ifdef RIFL_BATCH_X86
+    &rifl_batch_avx512,
 #endif
+    &batch_portable,
+};
+#define NKERNELS (sizeof kernels / sizeof kernels[0])
 
-#ifdef RIFL_BATCH_AVX512
-#define RIFL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,vpclmulqdq")))
+/* The one-time dispatch state: which paths the CPU runs (set once, when the
+ * library is loaded) and the path in use. */
+static unsigned char kernel_ok[NKERNELS];
+static const struct rifl_batch_kernel *active = &batch_portable;
 
-static int have_avx512;
-/* Per supported width (index 0..3 = 256, 512, 1024, 2048 bits): M, the
- * history a zero-data frame leaves, by history byte. */
-static uint64_t mtab[4][5][256];
-
-static int width_index(unsigned frame_bits)
+static int kernel_index(const char *name)
 {
-    switch (frame_bits) {
-    case 256: return 0;
-    case 512: return 1;
-    case 1024: return 2;
-    case 2048: return 3;
-    default: return -1;
-    }
+    for (unsigned i = 0; i < NKERNELS; i++)
+        if (!strcmp(kernels[i]->name, name))
+            return (int)i;
+    return -1;
 }
 
-__attribute__((constructor)) static void batch_init(void)
+__attribute__((constructor)) static void batch_dispatch_init(void)
 {
+#ifdef RIFL_BATCH_X86
     __builtin_cpu_init();
-    have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2") &&
-                  __builtin_cpu_supports("vpclmulqdq");
-    if (!have_avx512)
-        return; /* the tables below serve the vector path only */
-    for (int wi = 0; wi < 4; wi++) {
-        unsigned F = 256u << wi;
-        for (int byte = 0; byte < 5; byte++)
-            for (int v = 0; v < 256; v++) {
-                uint8_t f[RIFL_FRAME_MAX_BYTES] = { 0 };
-                uint64_t h = ((uint64_t)v << (8 * byte)) & RIFL_SCRAMBLER_MASK;
-                mtab[wi][byte][v] = rifl_scramble(f, F, h);
-            }
-    }
-}
-
-RIFL_AVX512 static inline __m512i bswap64x8(__m512i v)
-{
-    const __m512i m = _mm512_set_epi8(
-        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1,
-        2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
-        14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm512_shuffle_epi8(v, m);
-}
-
-/* (1+u)(1+u^2)(1+u^4) of the scrambler, per lane */
-RIFL_AVX512 static inline __m512i inv8(__m512i s)
-{
-    s = _mm512_ternarylogic_epi64(s, _mm512_srli_epi64(s, 13), _mm512_srli_epi64(s, 33), 0x96);
-    s = _mm512_xor_si512(s, _mm512_srli_epi64(s, 26));
-    return _mm512_xor_si512(s, _mm512_srli_epi64(s, 52));
-}
-
-/* one 64-bit scrambler chunk per lane: data d, history h */
-RIFL_AVX512 static inline __m512i scr8(__m512i d, __m512i h)
-{
-    return inv8(_mm512_ternarylogic_epi64(d, _mm512_slli_epi64(h, 51),
-                                          _mm512_slli_epi64(h, 31), 0x96));
-}
-
-/* CRC-12 of eight frames of m words each (VCODE bits zero); lane k of the
- * result holds frame k's CRC. */
-RIFL_AVX512 static inline __attribute__((always_inline)) __m512i
-crc8(const __m512i *w, unsigned m)
-{
-    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-    /* even frames: low qword of each 128-bit lane; odd: high qword */
-    _Pragma("GCC unroll 32")
-    for (unsigned i = 0; i < m; i++) {
-        __m512i k = _mm512_set1_epi64((long long)rifl_crc_clmul_consts.k[m - 1 - i]);
-        ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
-        od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
-    }
-    const struct rifl_crc_clmul *cc = &rifl_crc_clmul_consts;
-    __m512i fold = _mm512_set1_epi64((long long)cc->x64), mu = _mm512_set1_epi64((long long)cc->mu);
-    __m512i g = _mm512_set1_epi64((long long)cc->g);
-    __m512i acc[2] = { ev, od };
-    for (int i = 0; i < 2; i++) {
-        __m512i a = acc[i];
-        a = _mm512_xor_si512(a, _mm512_clmulepi64_epi128(a, fold, 0x01));
-        __m512i t = _mm512_clmulepi64_epi128(_mm512_srli_epi64(a, 12), mu, 0x00);
-        __m512i q = _mm512_or_si512(_mm512_srli_epi64(t, 52),
-                                    _mm512_slli_epi64(_mm512_bsrli_epi128(t, 8), 12));
-        __m512i qg = _mm512_clmulepi64_epi128(q, g, 0x00);
-        acc[i] = _mm512_and_si512(_mm512_xor_si512(a, qg), _mm512_set1_epi64(0xFFF));
-    }
-    /* frame 2j's result is in qword 2j of acc[0], frame 2j+1's in qword 2j of
-     * acc[1]: move the odd ones up one qword and merge */
-    return _mm512_mask_blend_epi64(0xAA, acc[0], _mm512_bslli_epi128(acc[1], 8));
-}
-
-RIFL_AVX512 static inline __attribute__((always_inline)) unsigned
-encode_x8(unsigned m, const uint64_t (*mt)[256], uint8_t *wire, unsigned n, const uint8_t *syn,
-          const uint8_t *meta, const uint8_t *payloads, const uint16_t *ids, uint64_t *scr)
-{
-    const long long fb = 8 * m, pb = 8 * m - 2;
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i poff = _mm512_set_epi64(7 * pb, 6 * pb, 5 * pb, 4 * pb, 3 * pb, 2 * pb, pb, 0);
-    const __m512i woff = _mm512_slli_epi64(lane, (unsigned)__builtin_ctz((unsigned)fb));
-    const __m512i m33 = _mm512_set1_epi64((long long)RIFL_SCRAMBLER_MASK);
-    __m512i d[32], s[32];
-    uint64_t h = *scr & RIFL_SCRAMBLER_MASK;
-    unsigned done;
-    for (done = 0; done + 8 <= n; done += 8) {
-        const uint8_t *pl = payloads + (size_t)done * (size_t)pb;
-        /* plain region chunks: META then payload */
-        __m512i prev = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(meta + done)));
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 0; i < m; i++) {
-            __m512i p;
-            if (i + 1 < m)
-                p = bswap64x8(_mm512_i64gather_epi64(poff, pl + 8 * i, 1));
-            else
-                p = _mm512_slli_epi64(bswap64x8(_mm512_i64gather_epi64(poff, pl + 8 * i - 2, 1)),
-                                      16);
-            d[i] = _mm512_shrdi_epi64(p, prev, 2);
-            prev = p;
-        }
-        d[m - 1] = _mm512_and_si512(d[m - 1], _mm512_set1_epi64(~(long long)0x3FFF));
-        /* zero-history pass: the history each frame leaves, F(data) */
-        __m512i z = inv8(d[0]);
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 1; i < m; i++)
-            z = scr8(d[i], z);
-        uint64_t fz[8], hist[8];
-        _mm512_storeu_si512(fz, _mm512_and_si512(_mm512_srli_epi64(z, 14), m33));
-        for (int k = 0; k < 8; k++) {
-            hist[k] = h;
-            h = fz[k] ^ mt[0][h & 0xFF] ^ mt[1][(h >> 8) & 0xFF] ^ mt[2][(h >> 16) & 0xFF] ^
-                mt[3][(h >> 24) & 0xFF] ^ mt[4][h >> 32];
-        }
-        /* the frames scrambled with their true histories */
-        s[0] = scr8(d[0], _mm512_loadu_si512(hist));
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 1; i < m; i++)
-            s[i] = scr8(d[i], s[i - 1]);
-        __m512i sv = _mm512_slli_epi64(
-            _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(syn + done))), 62);
-        /* frame words (reusing d[]) */
-        d[0] = _mm512_or_si512(_mm512_srli_epi64(s[0], 2), sv);
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 1; i < m; i++)
-            d[i] = _mm512_shrdi_epi64(s[i], s[i - 1], 2);
-        d[m - 1] = _mm512_and_si512(d[m - 1], _mm512_set1_epi64(~(long long)0xFFF));
-        __m512i crc = crc8(d, m);
-        __m512i idv = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(ids + done)));
-        d[m - 1] = _mm512_or_si512(d[m - 1], _mm512_and_si512(_mm512_xor_si512(crc, idv),
-                                                              _mm512_set1_epi64(0xFFF)));
-        uint8_t *wl = wire + (size_t)done * (size_t)fb;
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 0; i < m; i++)
-            _mm512_i64scatter_epi64(wl + 8 * i, woff, bswap64x8(d[i]), 1);
-    }
-    *scr = h;
-    return done;
-}
-
-RIFL_AVX512 static inline __attribute__((always_inline)) unsigned
-decode_x8(unsigned m, const uint8_t *wire, unsigned n, uint64_t *descr, uint8_t *payloads,
-          rifl_frame_info *infos, int *bad)
-{
-    const long long fb = 8 * m, pb = 8 * m - 2;
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i poff = _mm512_set_epi64(7 * pb, 6 * pb, 5 * pb, 4 * pb, 3 * pb, 2 * pb, pb, 0);
-    const __m512i woff = _mm512_slli_epi64(lane, (unsigned)__builtin_ctz((unsigned)fb));
-    __m512i w[32], r[32];
-    uint64_t h = *descr & RIFL_SCRAMBLER_MASK;
-    unsigned done;
-    for (done = 0; done + 8 <= n; done += 8) {
-        const uint8_t *wl = wire + (size_t)done * (size_t)fb;
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 0; i < m; i++)
-            w[i] = bswap64x8(_mm512_i64gather_epi64(woff, wl + 8 * i, 1));
-        __m512i vcode = _mm512_and_si512(w[m - 1], _mm512_set1_epi64(0xFFF));
-        __m512i wlast = w[m - 1];
-        w[m - 1] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), wlast);
-        __m512i crc = crc8(w, m);
-        __m512i syn = _mm512_srli_epi64(w[0], 62);
-        /* scrambled region chunks */
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 0; i + 1 < m; i++)
-            r[i] = _mm512_shldi_epi64(w[i], w[i + 1], 2);
-        r[m - 1] = _mm512_and_si512(_mm512_slli_epi64(wlast, 2),
-                                    _mm512_set1_epi64(~(long long)0x3FFF));
-        /* descramble (into w[]): chunk 0's history is the end of the frame
-         * before, one lane down */
-        __m512i last = _mm512_srli_epi64(r[m - 1], 14);
-        __m512i hv = _mm512_alignr_epi64(last, _mm512_set1_epi64((long long)h), 7);
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 0; i < m; i++) {
-            __m512i hi = i ? r[i - 1] : hv;
-            w[i] = _mm512_ternarylogic_epi64(r[i], _mm512_shrdi_epi64(r[i], hi, 13),
-                                             _mm512_shrdi_epi64(r[i], hi, 33), 0x96);
-        }
-        uint64_t lastv[8];
-        _mm512_storeu_si512(lastv, last);
-        h = lastv[7] & RIFL_SCRAMBLER_MASK;
-        /* payload words (into r[]) */
-        _Pragma("GCC unroll 32")
-        for (unsigned i = 0; i + 1 < m; i++)
-            r[i] = _mm512_shldi_epi64(w[i], w[i + 1], 2);
-        r[m - 1] = _mm512_slli_epi64(w[m - 1], 2);
-        if (payloads) {
-            uint8_t *pl = payloads + (size_t)done * (size_t)pb;
-            _Pragma("GCC unroll 32")
-            for (unsigned i = 0; i + 1 < m; i++)
-                _mm512_i64scatter_epi64(pl + 8 * i, poff, bswap64x8(r[i]), 1);
-            _mm512_i64scatter_epi64(pl + 8 * m - 10, poff,
-                                    bswap64x8(_mm512_shrdi_epi64(r[m - 1], r[m - 2], 16)), 1);
-        }
-        uint64_t sy[8], vc[8], cr[8], me[8], fi[8], la[8];
-        _mm512_storeu_si512(sy, syn);
-        _mm512_storeu_si512(vc, vcode);
-        _mm512_storeu_si512(cr, crc);
-        _mm512_storeu_si512(me, _mm512_srli_epi64(w[0], 62));
-        _mm512_storeu_si512(fi, r[0]);
-        _mm512_storeu_si512(la, r[m - 1]);
-        for (int k = 0; k < 8; k++) {
-            rifl_frame_info *info = &infos[done + k];
-            info->syn = (unsigned)sy[k];
-            info->vcode = (uint16_t)vc[k];
-            info->crc = (uint16_t)cr[k];
-            info->id = (uint16_t)(cr[k] ^ vc[k]);
-            info->meta = (unsigned)me[k];
-            info->key = (uint16_t)((me[k] << 14) | (fi[k] >> 50));
-            info->format = (uint8_t)(la[k] >> 16);
-            if (rifl_frame_classify(info, (unsigned)pb) != RIFL_OK)
-                *bad = 1;
-        }
-    }
-    *descr = h;
-    return done;
-}
-
-#define RIFL_BATCH_WIDTH(M, WI)                                                   \
-    RIFL_AVX512 static unsigned encode_x8_##M(uint8_t *wire, unsigned n,          \
-                                              const uint8_t *syn, const uint8_t *meta, \
-                                              const uint8_t *payloads, const uint16_t *ids, \
-                                              uint64_t *scr)                      \
-    {                                                                             \
-        return encode_x8(M, mtab[WI], wire, n, syn, meta, payloads, ids, scr);    \
-    }                                                                             \
-    RIFL_AVX512 static unsigned decode_x8_##M(const uint8_t *wire, unsigned n,    \
-                                              uint64_t *descr, uint8_t *payloads, \
-                                              rifl_frame_info *infos, int *bad)   \
-    {                                                                             \
-        return decode_x8(M, wire, n, descr, payloads, infos, bad);                \
-    }
-RIFL_BATCH_WIDTH(4, 0)
-RIFL_BATCH_WIDTH(8, 1)
-RIFL_BATCH_WIDTH(16, 2)
-RIFL_BATCH_WIDTH(32, 3)
-
-static unsigned encode_vec(unsigned frame_bits, uint8_t *wire, unsigned n, const uint8_t *syn,
-                           const uint8_t *meta, const uint8_t *payloads, const uint16_t *ids,
-                           uint64_t *scr)
-{
-    switch (frame_bits) {
-    case 256: return encode_x8_4(wire, n, syn, meta, payloads, ids, scr);
-    case 512: return encode_x8_8(wire, n, syn, meta, payloads, ids, scr);
-    case 1024: return encode_x8_16(wire, n, syn, meta, payloads, ids, scr);
-    default: return encode_x8_32(wire, n, syn, meta, payloads, ids, scr);
-    }
-}
-
-static unsigned decode_vec(unsigned frame_bits, const uint8_t *wire, unsigned n, uint64_t *descr,
-                           uint8_t *payloads, rifl_frame_info *infos, int *bad)
-{
-    switch (frame_bits) {
-    case 256: return decode_x8_4(wire, n, descr, payloads, infos, bad);
-    case 512: return decode_x8_8(wire, n, descr, payloads, infos, bad);
-    case 1024: return decode_x8_16(wire, n, descr, payloads, infos, bad);
-    default: return decode_x8_32(wire, n, descr, payloads, infos, bad);
-    }
-}
 #endif
+    const struct rifl_batch_kernel *best = NULL;
+    for (unsigned i = 0; i < NKERNELS; i++) {
+        kernel_ok[i] = (unsigned char)(kernels[i]->setup() != 0);
+        if (kernel_ok[i] && !best)
+            best = kernels[i];
+    }
+    const char *env = getenv("RIFL_CODEC_PATH");
+    int want = env ? kernel_index(env) : -1;
+    __atomic_store_n(&active, want >= 0 && kernel_ok[want] ? kernels[want] : best,
+                     __ATOMIC_RELEASE);
+}
+
+static const struct rifl_batch_kernel *batch_kernel(void)
+{
+    return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+}
+
+const char *rifl_frame_batch_path_name(unsigned i)
+{
+    return i < NKERNELS ? kernels[i]->name : NULL;
+}
+
+int rifl_frame_batch_path_check(const char *name, char *msg, size_t msglen)
+{
+    if (!name)
+        return rifl_null_arg(msg, msglen, "rifl_frame_batch_path_check", "name");
+    int k = kernel_index(name);
+    if (k < 0) {
+        rifl_msg(msg, msglen, "no codec path named '%s'; the paths are avx512 and portable", name);
+        return RIFL_ERR_INVALID_ARG;
+    }
+    if (!kernel_ok[k]) {
+        rifl_msg(msg, msglen, "codec path %s: the CPU lacks %s", name, kernels[k]->needs);
+        return RIFL_ERR_UNSUPPORTED;
+    }
+    return RIFL_OK;
+}
+
+const char *rifl_frame_batch_path(void)
+{
+    return batch_kernel()->name;
+}
+
+int rifl_frame_batch_set_path(const char *name)
+{
+    if (!name) {
+        for (unsigned i = 0; i < NKERNELS; i++)
+            if (kernel_ok[i]) {
+                __atomic_store_n(&active, kernels[i], __ATOMIC_RELEASE);
+                break;
+            }
+        return RIFL_OK;
+    }
+    int rc = rifl_frame_batch_path_check(name, NULL, 0);
+    if (rc == RIFL_OK)
+        __atomic_store_n(&active, kernels[kernel_index(name)], __ATOMIC_RELEASE);
+    return rc;
+}
+
+int rifl_frame_batch_simd(unsigned frame_bits)
+{
+    return batch_kernel()->width_ok(frame_bits);
+}
 
 int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
                             const uint8_t *syn, const uint8_t *meta, const uint8_t *payloads,
@@ -310,18 +119,52 @@ int rifl_frame_encode_batch(uint8_t *wire, unsigned frame_bits, unsigned n,
     if (!wire || !syn || !meta || !payloads || !ids || !scr ||
         rifl_frame_width_check(frame_bits) != RIFL_OK)
         return RIFL_ERR_INVALID_ARG;
+    /* one pass without branches: any bit above the fields' widths */
+    unsigned high = 0;
     for (unsigned j = 0; j < n; j++)
-        if (syn[j] > 3 || meta[j] > 3 || ids[j] > 0xFFF)
-            return RIFL_ERR_INVALID_ARG;
+        high |= ((unsigned)syn[j] | meta[j]) >> 2 | (unsigned)ids[j] >> 12;
+    if (high)
+        return RIFL_ERR_INVALID_ARG;
     unsigned fb = frame_bits / 8, pb = rifl_payload_bytes(frame_bits), done = 0;
-#ifdef RIFL_BATCH_AVX512
-    if (have_avx512 && width_index(frame_bits) >= 0)
-        done = encode_vec(frame_bits, wire, n, syn, meta, payloads, ids, scr);
-#endif
+    const struct rifl_batch_kernel *k = batch_kernel();
+    if (k->width_ok(frame_bits))
+        done = k->encode(wire, frame_bits, n, syn, meta, payloads, ids, scr);
     for (unsigned j = done; j < n; j++)
         rifl_frame_encode(wire + (size_t)j * fb, frame_bits, syn[j], meta[j],
                           payloads + (size_t)j * pb, ids[j], scr);
     return RIFL_OK;
+}
+
+/* The frames a kernel left, one at a time. */
+static void decode_rest(const uint8_t *wire, unsigned frame_bits, unsigned from, unsigned n,
+                        uint64_t *descr, uint8_t *payloads, struct rifl_batch_out *out)
+{
+    unsigned fb = frame_bits / 8, pb = rifl_payload_bytes(frame_bits);
+    for (unsigned j = from; j < n; j++) {
+        rifl_frame_info info;
+        int rc = rifl_frame_decode(wire + (size_t)j * fb, frame_bits, descr,
+                                   payloads ? payloads + (size_t)j * pb : NULL, &info);
+        if (out->expect) {
+            if (info.syn == RIFL_SYN_DATA && info.meta == RIFL_META_FULL &&
+                info.id == out->expect[j])
+                continue;
+            out->odd[j / 64] |= 1ULL << (j % 64);
+            out->nodd++;
+        }
+        out->infos[j] = info;
+        if (rc != RIFL_OK)
+            out->bad = 1;
+    }
+}
+
+static void decode_run(const uint8_t *wire, unsigned frame_bits, unsigned n, uint64_t *descr,
+                       uint8_t *payloads, struct rifl_batch_out *out)
+{
+    unsigned done = 0;
+    const struct rifl_batch_kernel *k = batch_kernel();
+    if (k->width_ok(frame_bits))
+        done = k->decode(wire, frame_bits, n, descr, payloads, out);
+    decode_rest(wire, frame_bits, done, n, descr, payloads, out);
 }
 
 int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n,
@@ -329,25 +172,59 @@ int rifl_frame_decode_batch(const uint8_t *wire, unsigned frame_bits, unsigned n
 {
     if (!wire || !descr || !infos || rifl_frame_width_check(frame_bits) != RIFL_OK)
         return RIFL_ERR_INVALID_ARG;
-    unsigned fb = frame_bits / 8, pb = rifl_payload_bytes(frame_bits), done = 0;
-    int bad = 0;
-#ifdef RIFL_BATCH_AVX512
-    if (have_avx512 && width_index(frame_bits) >= 0)
-        done = decode_vec(frame_bits, wire, n, descr, payloads, infos, &bad);
-#endif
-    for (unsigned j = done; j < n; j++)
-        if (rifl_frame_decode(wire + (size_t)j * fb, frame_bits, descr,
-                              payloads ? payloads + (size_t)j * pb : NULL, &infos[j]) != RIFL_OK)
-            bad = 1;
-    return bad ? RIFL_ERR_FRAME : RIFL_OK;
+    struct rifl_batch_out out = { NULL, infos, NULL, 0, 0 };
+    decode_run(wire, frame_bits, n, descr, payloads, &out);
+    return out.bad ? RIFL_ERR_FRAME : RIFL_OK;
 }
 
-int rifl_frame_batch_simd(unsigned frame_bits)
+int rifl_frame_decode_verify(const uint8_t *wire, unsigned frame_bits, unsigned n,
+                             uint64_t *descr, const uint16_t *expect, uint8_t *payloads,
+                             uint64_t *odd, rifl_frame_info *infos)
 {
-#ifdef RIFL_BATCH_AVX512
-    return have_avx512 && width_index(frame_bits) >= 0;
-#else
-    (void)frame_bits;
-    return 0;
-#endif
+    if (!wire || !descr || !expect || !odd || !infos ||
+        rifl_frame_width_check(frame_bits) != RIFL_OK)
+        return RIFL_ERR_INVALID_ARG;
+    memset(odd, 0, (size_t)(n + 63) / 64 * sizeof *odd);
+    struct rifl_batch_out out = { expect, infos, odd, 0, 0 };
+    decode_run(wire, frame_bits, n, descr, payloads, &out);
+    return (int)out.nodd;
+}
+
+/* ---- set-up arithmetic for the vector kernels' constants ------------- */
+
+uint64_t rifl_scr_mulmod(uint64_t a, uint64_t b)
+{
+    uint64_t r = 0;
+    for (int i = 32; i >= 0; i--) {
+        r <<= 1;
+        if (r >> 33)
+            r ^= RIFL_SCR_Q;
+        if ((b >> i) & 1)
+            r ^= a;
+    }
+    return r;
+}
+
+uint64_t rifl_scr_wpow(long n)
+{
+    /* w^-1 = w^32 + w^19, since w * (w^32 + w^19) = Q + 1 */
+    uint64_t base = n < 0 ? (1ULL << 32) | (1ULL << 19) : 2, r = 1;
+    unsigned long e = n < 0 ? (unsigned long)-n : (unsigned long)n;
+    for (; e; e >>= 1) {
+        if (e & 1)
+            r = rifl_scr_mulmod(r, base);
+        base = rifl_scr_mulmod(base, base);
+    }
+    return r;
+}
+
+uint64_t rifl_crc_xpow(unsigned n)
+{
+    uint64_t r = 1;
+    while (n--) {
+        r <<= 1;
+        if (r & 0x1000u)
+            r ^= 0x1000u | RIFL_CRC12_POLY;
+    }
+    return r;
 }
