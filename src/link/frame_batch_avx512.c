@@ -31,20 +31,15 @@
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"))) \
     static inline __attribute__((always_inline))
 
-/* Constants, computed once by the set-up (part of the dispatch state). */
+/* Constants, computed once by the set-up (part of the dispatch state):
+ * the carry-less multiply constants are shared with the AVX2 path
+ * (rifl_batch_k), the byte permutes are this path's. */
 static struct {
-    /* per width (0..3: m = 4, 8, 16, 32), word i and lane j:
-     * w^(F-43-64i-(j+1)L) mod Q, the weight of plain word i of frame j */
-    uint64_t ek[4][32][8];
-    /* per width and lane j: w^((j+1)L) mod Q */
-    uint64_t ck[4][8];
-    /* x^(64j+12) mod G: the CRC weight of the word j places from the end */
-    uint64_t crck[32];
-    uint64_t crc_mu; /* floor(x^76 / G) without its top bit x^64 */
     /* byte permutes of the transposes' last round, with the byte swap of
      * every word */
     uint8_t hq_lo[64], hq_hi[64];
 } kc;
+#define KC rifl_batch_k
 
 /* ---- transposes ------------------------------------------------------- */
 
@@ -145,7 +140,7 @@ AVX512 __m512i crc_reduce(__m512i ev, __m512i od)
 {
     __m512i lo, hi;
     split128(ev, od, &lo, &hi);
-    __m512i q = quotient(lo, hi, 12, kc.crc_mu);
+    __m512i q = quotient(lo, hi, 12, KC.crc_mu);
     /* the low 12 bits of q * G, G = x^12 + x^5 + x^3 + x^2 + x + 1 */
     __m512i t = _mm512_ternarylogic_epi64(q, _mm512_slli_epi64(q, 1), _mm512_slli_epi64(q, 2),
                                           0x96);
@@ -187,7 +182,7 @@ AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *
     __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        __m512i k = _mm512_loadu_si512(kc.ek[wi][i]);
+        __m512i k = _mm512_loadu_si512(KC.ek[wi][i]);
         ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(y[i], k, 0x00));
         od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(y[i], k, 0x11));
     }
@@ -197,7 +192,7 @@ AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *
     a = _mm512_xor_si512(a, _mm512_alignr_epi64(a, z, 7));
     a = _mm512_xor_si512(a, _mm512_alignr_epi64(a, z, 6));
     a = _mm512_ternarylogic_epi64(a, _mm512_alignr_epi64(a, z, 4), *g, 0x96);
-    __m512i k = _mm512_loadu_si512(kc.ck[wi]);
+    __m512i k = _mm512_loadu_si512(KC.ck[wi]);
     __m512i after = scr_reduce(_mm512_clmulepi64_epi128(a, k, 0x00),
                                _mm512_clmulepi64_epi128(a, k, 0x11));
     *g = _mm512_permutexvar_epi64(_mm512_set1_epi64(7), after);
@@ -234,7 +229,7 @@ AVX512 void crc_acc(unsigned m, unsigned at, unsigned cnt, const __m512i *w, __m
 {
     _Pragma("GCC unroll 8")
     for (unsigned i = 0; i < cnt; i++) {
-        __m512i k = _mm512_set1_epi64((long long)kc.crck[m - 1 - at - i]);
+        __m512i k = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
         *ev = _mm512_xor_si512(*ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
         *od = _mm512_xor_si512(*od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
     }
@@ -616,27 +611,7 @@ static int k_setup(void)
         !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vbmi") ||
         !__builtin_cpu_supports("avx512vbmi2") || !__builtin_cpu_supports("vpclmulqdq"))
         return 0;
-    for (unsigned wi = 0; wi < 4; wi++) {
-        long F = 256L << wi, L = F - 14;
-        for (long i = 0; i < F / 64; i++)
-            for (long j = 0; j < 8; j++)
-                kc.ek[wi][i][j] = rifl_scr_wpow(F - 43 - 64 * i - (j + 1) * L);
-        for (long j = 0; j < 8; j++)
-            kc.ck[wi][j] = rifl_scr_wpow((j + 1) * L);
-    }
-    for (unsigned j = 0; j < 32; j++)
-        kc.crck[j] = rifl_crc_xpow(64 * j + 12);
-    /* floor(x^76 / G) by long division */
-    uint64_t q = 0, rem = 1;
-    for (int k = 0; k < 76; k++) {
-        rem <<= 1;
-        q <<= 1;
-        if (rem & 0x1000u) {
-            rem ^= 0x1000u | RIFL_CRC12_POLY;
-            q |= 1;
-        }
-    }
-    kc.crc_mu = q; /* the top bit, x^64, falls off the 64-bit word */
+    rifl_batch_consts_init();
     setup_permutes();
     return 1;
 }
