@@ -187,10 +187,11 @@ RIFL_API int rifl_frame_decode_verify(const uint8_t *wire, unsigned frame_bits, 
 
 /* The batch calls' code paths.  rifl_frame_batch_path_name(i) names path i,
  * best first ("avx512": AVX-512 with VPCLMULQDQ, eight frames per vector;
- * "portable": the frame-at-a-time calls), NULL past the last.  The vector
- * paths run frames of 256 to 2048 bits; narrower frames go one at a time.
- * The best path the CPU runs is chosen when the library is loaded, or the one
- * named by the environment variable RIFL_CODEC_PATH if the CPU runs it. */
+ * "avx2": AVX2 with PCLMULQDQ, four frames per vector; "portable": the
+ * frame-at-a-time calls), NULL past the last.  The vector paths run frames of
+ * 256 to 2048 bits; narrower frames go one at a time.  The best path the CPU
+ * runs is chosen when the library is loaded, or the one named by the
+ * environment variable RIFL_CODEC_PATH if the CPU runs it. */
 RIFL_API const char *rifl_frame_batch_path_name(unsigned i);
 
 /* RIFL_OK when the CPU runs path `name`; RIFL_ERR_UNSUPPORTED when it does

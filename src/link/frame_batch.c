@@ -25,6 +25,7 @@ static const struct rifl_batch_kernel batch_portable = {
 static const struct rifl_batch_kernel *const kernels[] = {
 #ifdef RIFL_BATCH_X86
     &rifl_batch_avx512,
+    &rifl_batch_avx2,
 #endif
     &batch_portable,
 };
@@ -76,7 +77,8 @@ int rifl_frame_batch_path_check(const char *name, char *msg, size_t msglen)
         return rifl_null_arg(msg, msglen, "rifl_frame_batch_path_check", "name");
     int k = kernel_index(name);
     if (k < 0) {
-        rifl_msg(msg, msglen, "no codec path named '%s'; the paths are avx512 and portable", name);
+        rifl_msg(msg, msglen, "no codec path named '%s'; the paths are avx512, avx2 and "
+                 "portable", name);
         return RIFL_ERR_INVALID_ARG;
     }
     if (!kernel_ok[k]) {
@@ -190,9 +192,12 @@ int rifl_frame_decode_verify(const uint8_t *wire, unsigned frame_bits, unsigned 
     return (int)out.nodd;
 }
 
-/* ---- set-up arithmetic for the vector kernels' constants ------------- */
+/* ---- the vector paths' constants ----------------------------------- */
 
-uint64_t rifl_scr_mulmod(uint64_t a, uint64_t b)
+struct rifl_batch_consts rifl_batch_k;
+
+/* a * b mod Q for a, b < 2^33, bit by bit */
+static uint64_t scr_mulmod(uint64_t a, uint64_t b)
 {
     uint64_t r = 0;
     for (int i = 32; i >= 0; i--) {
@@ -205,26 +210,59 @@ uint64_t rifl_scr_mulmod(uint64_t a, uint64_t b)
     return r;
 }
 
-uint64_t rifl_scr_wpow(long n)
+/* w^n mod Q, n may be negative: w^-1 = w^32 + w^19, since
+ * w * (w^32 + w^19) = Q + 1 */
+static uint64_t scr_wpow(long n)
 {
-    /* w^-1 = w^32 + w^19, since w * (w^32 + w^19) = Q + 1 */
     uint64_t base = n < 0 ? (1ULL << 32) | (1ULL << 19) : 2, r = 1;
-    unsigned long e = n < 0 ? (unsigned long)-n : (unsigned long)n;
-    for (; e; e >>= 1) {
+    for (unsigned long e = n < 0 ? (unsigned long)-n : (unsigned long)n; e; e >>= 1) {
         if (e & 1)
-            r = rifl_scr_mulmod(r, base);
-        base = rifl_scr_mulmod(base, base);
+            r = scr_mulmod(r, base);
+        base = scr_mulmod(base, base);
     }
     return r;
 }
 
-uint64_t rifl_crc_xpow(unsigned n)
+static uint64_t crc_mulx(uint64_t r)
 {
-    uint64_t r = 1;
-    while (n--) {
-        r <<= 1;
-        if (r & 0x1000u)
-            r ^= 0x1000u | RIFL_CRC12_POLY;
+    r <<= 1;
+    return r & 0x1000u ? r ^ (0x1000u | RIFL_CRC12_POLY) : r;
+}
+
+void rifl_batch_consts_init(void)
+{
+    static int done;
+    if (done)
+        return;
+    struct rifl_batch_consts *k = &rifl_batch_k;
+    uint64_t down = scr_wpow(-64);
+    for (unsigned wi = 0; wi < 4; wi++) {
+        long F = 256L << wi, L = F - 14;
+        for (long j = 0; j < 8; j++) {
+            uint64_t v = scr_wpow(F - 43 - (j + 1) * L);
+            for (long i = 0; i < F / 64; i++, v = scr_mulmod(v, down))
+                k->ek[wi][i][j] = v;
+            k->ck[wi][j] = scr_wpow((j + 1) * L);
+        }
     }
-    return r;
+    uint64_t r = 1;
+    for (unsigned b = 0; b < 12; b++)
+        r = crc_mulx(r);
+    for (unsigned j = 0; j < 32; j++) {
+        k->crck[j] = r;
+        for (unsigned b = 0; b < 64; b++)
+            r = crc_mulx(r);
+    }
+    /* floor(x^76 / G) by long division; its top bit, x^64, falls off */
+    uint64_t q = 0, rem = 1;
+    for (int b = 0; b < 76; b++) {
+        rem <<= 1;
+        q <<= 1;
+        if (rem & 0x1000u) {
+            rem ^= 0x1000u | RIFL_CRC12_POLY;
+            q |= 1;
+        }
+    }
+    k->crc_mu = q;
+    done = 1;
 }

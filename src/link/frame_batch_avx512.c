@@ -31,22 +31,15 @@
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"))) \
     static inline __attribute__((always_inline))
 
-/* Constants, computed once by the set-up (part of the dispatch state). */
+/* Constants, computed once by the set-up (part of the dispatch state):
+ * the carry-less multiply constants are shared with the AVX2 path
+ * (rifl_batch_k), the byte permutes are this path's. */
 static struct {
-    /* per width (0..3: m = 4, 8, 16, 32), word i and lane j:
-     * w^(F-43-64i-(j+1)L) mod Q, the weight of plain word i of frame j */
-    uint64_t ek[4][32][8];
-    /* per width and lane j: w^((j+1)L) mod Q */
-    uint64_t ck[4][8];
-    /* x^(64j+12) mod G: the CRC weight of the word j places from the end */
-    uint64_t crck[32];
-    uint64_t crc_mu; /* floor(x^76 / G) without its top bit x^64 */
-    /* byte permutes: the last transpose round (low and high halves) and the
-     * 256-bit frames' regroupings, each with the byte swap of every word */
-    uint8_t tr_lo[64], tr_hi[64], z_lo[64], z_hi[64];
-    uint8_t pl_a[4][64], pl_b[4][64], ps_a[4][64], ps_b[4][64];
-    uint64_t ps_mask[4];
+    /* byte permutes of the transposes' last round, with the byte swap of
+     * every word */
+    uint8_t hq_lo[64], hq_hi[64];
 } kc;
+#define KC rifl_batch_k
 
 /* ---- transposes ------------------------------------------------------- */
 
@@ -59,132 +52,55 @@ static void byte_index(uint8_t *idx, const int src[8])
             idx[8 * q + r] = (uint8_t)(8 * src[q] + 7 - r);
 }
 
-AVX512 __m512i perm2q(__m512i a, const long long *ix, __m512i b)
-{
-    return _mm512_permutex2var_epi64(a, _mm512_loadu_si512(ix), b);
-}
-
 AVX512 __m512i perm2b(__m512i a, const uint8_t *ix, __m512i b)
 {
     return _mm512_permutex2var_epi8(a, _mm512_loadu_si512(ix), b);
 }
 
-static const long long ix_pairs_lo[8] = { 0, 8, 1, 9, 2, 10, 3, 11 };
-static const long long ix_pairs_hi[8] = { 4, 12, 5, 13, 6, 14, 7, 15 };
-static const long long ix_quads_lo[8] = { 0, 1, 8, 9, 2, 3, 10, 11 };
-static const long long ix_quads_hi[8] = { 4, 5, 12, 13, 6, 7, 14, 15 };
-static const long long ix_cols_lo[8] = { 0, 4, 8, 12, 1, 5, 9, 13 };
-static const long long ix_cols_hi[8] = { 2, 6, 10, 14, 3, 7, 11, 15 };
-
-/* 8x8 words: r[k] word i <-> c[i] lane k, bytes swapped; its own inverse.
- * Written out: every value stays in a register. */
-AVX512 void tr8x8(const __m512i *r, __m512i *c)
+/* Four words of eight frames, rows k and k+4 sharing a vector: `mask` has a
+ * bit per byte of the 32 at `off` in each row (all but the last two at a
+ * payload's end).  The first round of the transpose is in the loads, the
+ * rest is an unpack and a byte permute (with the byte swap) per word. */
+AVX512 void load_half(const uint8_t *base, size_t stride, size_t off, uint32_t mask, __m512i *c)
 {
-    /* words 0-3 and 4-7 of frame pairs (0,1), (2,3), (4,5), (6,7) */
-    __m512i a0 = perm2q(r[0], ix_pairs_lo, r[1]), a1 = perm2q(r[0], ix_pairs_hi, r[1]);
-    __m512i a2 = perm2q(r[2], ix_pairs_lo, r[3]), a3 = perm2q(r[2], ix_pairs_hi, r[3]);
-    __m512i a4 = perm2q(r[4], ix_pairs_lo, r[5]), a5 = perm2q(r[4], ix_pairs_hi, r[5]);
-    __m512i a6 = perm2q(r[6], ix_pairs_lo, r[7]), a7 = perm2q(r[6], ix_pairs_hi, r[7]);
-    /* word pairs (0,1), (2,3), (4,5), (6,7) of frames 0-3, then of 4-7 */
-    __m512i b0 = perm2q(a0, ix_quads_lo, a2), b1 = perm2q(a0, ix_quads_hi, a2);
-    __m512i b2 = perm2q(a1, ix_quads_lo, a3), b3 = perm2q(a1, ix_quads_hi, a3);
-    __m512i b4 = perm2q(a4, ix_quads_lo, a6), b5 = perm2q(a4, ix_quads_hi, a6);
-    __m512i b6 = perm2q(a5, ix_quads_lo, a7), b7 = perm2q(a5, ix_quads_hi, a7);
-    c[0] = perm2b(b0, kc.tr_lo, b4);
-    c[1] = perm2b(b0, kc.tr_hi, b4);
-    c[2] = perm2b(b1, kc.tr_lo, b5);
-    c[3] = perm2b(b1, kc.tr_hi, b5);
-    c[4] = perm2b(b2, kc.tr_lo, b6);
-    c[5] = perm2b(b2, kc.tr_hi, b6);
-    c[6] = perm2b(b3, kc.tr_lo, b7);
-    c[7] = perm2b(b3, kc.tr_hi, b7);
-}
-
-/* 256-bit frames: four vectors of two frames each -> four words of eight */
-AVX512 void tr_z_to_w(const __m512i *z, __m512i *w)
-{
-    __m512i t0 = perm2q(z[0], ix_cols_lo, z[1]), t1 = perm2q(z[0], ix_cols_hi, z[1]);
-    __m512i t2 = perm2q(z[2], ix_cols_lo, z[3]), t3 = perm2q(z[2], ix_cols_hi, z[3]);
-    w[0] = perm2b(t0, kc.tr_lo, t2);
-    w[1] = perm2b(t0, kc.tr_hi, t2);
-    w[2] = perm2b(t1, kc.tr_lo, t3);
-    w[3] = perm2b(t1, kc.tr_hi, t3);
-}
-
-AVX512 void tr_w_to_z(const __m512i *w, __m512i *z)
-{
-    __m512i u0 = perm2q(w[0], ix_pairs_lo, w[1]), u1 = perm2q(w[0], ix_pairs_hi, w[1]);
-    __m512i u2 = perm2q(w[2], ix_pairs_lo, w[3]), u3 = perm2q(w[2], ix_pairs_hi, w[3]);
-    z[0] = perm2b(u0, kc.z_lo, u2);
-    z[1] = perm2b(u0, kc.z_hi, u2);
-    z[2] = perm2b(u1, kc.z_lo, u3);
-    z[3] = perm2b(u1, kc.z_hi, u3);
-}
-
-/* Frames as rows: m words each at base + k*stride; block b of eight words
- * (or the four words of a 256-bit frame) into lanes.  `tail` is the byte
- * mask of a frame's last block (payloads end two bytes short of it). */
-AVX512 void load_words(unsigned m, const uint8_t *base, size_t stride, uint64_t tail,
-                       __m512i *c)
-{
-    if (m == 4) {
-        __m512i z[4];
-        _Pragma("GCC unroll 4")
-        for (int q = 0; q < 4; q++)
-            z[q] = _mm512_loadu_si512(base + 64 * q);
-        tr_z_to_w(z, c);
-        return;
-    }
+    __m512i a[4];
     _Pragma("GCC unroll 4")
-    for (unsigned b = 0; b < m / 8; b++) {
-        __m512i r[8];
-        uint64_t mask = b + 1 == m / 8 ? tail : ~0ULL;
-        for (int k = 0; k < 8; k++)
-            r[k] = _mm512_maskz_loadu_epi8(mask, base + k * stride + 64 * b);
-        tr8x8(r, c + 8 * b);
+    for (int k = 0; k < 4; k++) {
+        const uint8_t *lo = base + k * stride + off, *hi = base + (k + 4) * stride + off;
+        if (mask == 0xFFFFFFFFu) {
+            a[k] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)lo)),
+                                      _mm256_loadu_si256((const __m256i *)hi), 1);
+        } else {
+            a[k] = _mm512_maskz_loadu_epi8(mask, lo);
+            a[k] = _mm512_mask_loadu_epi8(a[k], (uint64_t)mask << 32, hi - 32);
+        }
     }
+    __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
+    __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
+    c[0] = perm2b(l01, kc.hq_lo, l23);
+    c[1] = perm2b(h01, kc.hq_lo, h23);
+    c[2] = perm2b(l01, kc.hq_hi, l23);
+    c[3] = perm2b(h01, kc.hq_hi, h23);
 }
 
-AVX512 void store_words(unsigned m, uint8_t *base, size_t stride, uint64_t tail,
-                        const __m512i *c)
+/* The inverse: the last round of the transpose is in the stores */
+AVX512 void store_half(uint8_t *base, size_t stride, size_t off, uint32_t mask,
+                       const __m512i *c)
 {
-    if (m == 4) {
-        __m512i z[4];
-        tr_w_to_z(c, z);
-        _Pragma("GCC unroll 4")
-        for (int q = 0; q < 4; q++)
-            _mm512_storeu_si512(base + 64 * q, z[q]);
-        return;
-    }
+    __m512i l01 = perm2b(c[0], kc.hq_lo, c[2]), l23 = perm2b(c[0], kc.hq_hi, c[2]);
+    __m512i h01 = perm2b(c[1], kc.hq_lo, c[3]), h23 = perm2b(c[1], kc.hq_hi, c[3]);
+    __m512i a[4] = { _mm512_unpacklo_epi64(l01, h01), _mm512_unpackhi_epi64(l01, h01),
+                     _mm512_unpacklo_epi64(l23, h23), _mm512_unpackhi_epi64(l23, h23) };
     _Pragma("GCC unroll 4")
-    for (unsigned b = 0; b < m / 8; b++) {
-        __m512i r[8];
-        uint64_t mask = b + 1 == m / 8 ? tail : ~0ULL;
-        tr8x8(c + 8 * b, r);
-        for (int k = 0; k < 8; k++)
-            _mm512_mask_storeu_epi8(base + k * stride + 64 * b, mask, r[k]);
-    }
-}
-
-/* 256-bit frames' payloads, 30 bytes each: eight in 240 bytes */
-AVX512 void load_payload30(const uint8_t *pl, __m512i *p)
-{
-    __m512i l0 = _mm512_loadu_si512(pl), l1 = _mm512_loadu_si512(pl + 64);
-    __m512i l2 = _mm512_loadu_si512(pl + 120);
-    __m512i l3 = _mm512_maskz_loadu_epi8(0x00FFFFFFFFFFFFFFULL, pl + 184);
-    _Pragma("GCC unroll 4")
-    for (int i = 0; i < 4; i++)
-        p[i] = _mm512_mask_blend_epi64(0xF0, perm2b(l0, kc.pl_a[i], l1),
-                                       perm2b(l2, kc.pl_b[i], l3));
-}
-
-AVX512 void store_payload30(uint8_t *pl, const __m512i *p)
-{
-    _Pragma("GCC unroll 4")
-    for (int q = 0; q < 4; q++) {
-        __m512i o = _mm512_mask_blend_epi8(kc.ps_mask[q], perm2b(p[0], kc.ps_a[q], p[1]),
-                                           perm2b(p[2], kc.ps_b[q], p[3]));
-        _mm512_mask_storeu_epi8(pl + 64 * q, q == 3 ? 0x0000FFFFFFFFFFFFULL : ~0ULL, o);
+    for (int k = 0; k < 4; k++) {
+        uint8_t *lo = base + k * stride + off, *hi = base + (k + 4) * stride + off;
+        if (mask == 0xFFFFFFFFu) {
+            _mm256_storeu_si256((__m256i *)lo, _mm512_castsi512_si256(a[k]));
+            _mm256_storeu_si256((__m256i *)hi, _mm512_extracti64x4_epi64(a[k], 1));
+        } else {
+            _mm512_mask_storeu_epi8(lo, mask, a[k]);
+            _mm512_mask_storeu_epi8(hi - 32, (uint64_t)mask << 32, a[k]);
+        }
     }
 }
 
@@ -224,7 +140,7 @@ AVX512 __m512i crc_reduce(__m512i ev, __m512i od)
 {
     __m512i lo, hi;
     split128(ev, od, &lo, &hi);
-    __m512i q = quotient(lo, hi, 12, kc.crc_mu);
+    __m512i q = quotient(lo, hi, 12, KC.crc_mu);
     /* the low 12 bits of q * G, G = x^12 + x^5 + x^3 + x^2 + x + 1 */
     __m512i t = _mm512_ternarylogic_epi64(q, _mm512_slli_epi64(q, 1), _mm512_slli_epi64(q, 2),
                                           0x96);
@@ -266,7 +182,7 @@ AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *
     __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
     _Pragma("GCC unroll 32")
     for (unsigned i = 0; i < m; i++) {
-        __m512i k = _mm512_loadu_si512(kc.ek[wi][i]);
+        __m512i k = _mm512_loadu_si512(KC.ek[wi][i]);
         ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(y[i], k, 0x00));
         od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(y[i], k, 0x11));
     }
@@ -276,7 +192,7 @@ AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *
     a = _mm512_xor_si512(a, _mm512_alignr_epi64(a, z, 7));
     a = _mm512_xor_si512(a, _mm512_alignr_epi64(a, z, 6));
     a = _mm512_ternarylogic_epi64(a, _mm512_alignr_epi64(a, z, 4), *g, 0x96);
-    __m512i k = _mm512_loadu_si512(kc.ck[wi]);
+    __m512i k = _mm512_loadu_si512(KC.ck[wi]);
     __m512i after = scr_reduce(_mm512_clmulepi64_epi128(a, k, 0x00),
                                _mm512_clmulepi64_epi128(a, k, 0x11));
     *g = _mm512_permutexvar_epi64(_mm512_set1_epi64(7), after);
@@ -313,7 +229,7 @@ AVX512 void crc_acc(unsigned m, unsigned at, unsigned cnt, const __m512i *w, __m
 {
     _Pragma("GCC unroll 8")
     for (unsigned i = 0; i < cnt; i++) {
-        __m512i k = _mm512_set1_epi64((long long)kc.crck[m - 1 - at - i]);
+        __m512i k = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
         *ev = _mm512_xor_si512(*ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
         *od = _mm512_xor_si512(*od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
     }
@@ -351,6 +267,7 @@ AVX512 __m512i with_vcode(__m512i wl, __m512i ev, __m512i od, const uint16_t *id
 struct enc_plan {
     __m512i y[32];        /* plain words, wire-aligned */
     __m512i d0, start;    /* region chunk 0 and the states the frames start from */
+    __m512i prev, ev, od; /* pass two: the wire word before, the CRC products */
 };
 
 /* Pass one for a group: payload words to plain words and start states */
@@ -360,56 +277,59 @@ AVX512 void encode_plan(unsigned m, unsigned wi, const uint8_t *pl, const uint8_
     __m512i metav = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)meta));
     if (m == 4) {
         __m512i p[4];
-        load_payload30(pl, p);
+        load_half(pl, 30, 0, 0x3FFFFFFFu, p);
         plain_words(4, 0, 4, p, p[0], metav, &e->d0, e->y);
     } else {
         __m512i prev = _mm512_setzero_si512();
         const size_t pb = 8 * m - 2;
         for (unsigned b = 0; b < m / 8; b++) {
-            __m512i r[8], p[8];
-            uint64_t mask = b + 1 == m / 8 ? 0x3FFFFFFFFFFFFFFFULL : ~0ULL;
-            _Pragma("GCC unroll 8")
-            for (int k = 0; k < 8; k++)
-                r[k] = _mm512_maskz_loadu_epi8(mask, pl + k * pb + 64 * b);
-            tr8x8(r, p);
+            __m512i p[8];
+            load_half(pl, pb, 64 * b, ~0u, p);
+            load_half(pl, pb, 64 * b + 32, b + 1 == m / 8 ? 0x3FFFFFFFu : ~0u, p + 4);
             plain_words(m, 8 * b, 8, p, prev, metav, &e->d0, e->y + 8 * b);
             prev = p[7];
         }
     }
     e->start = start_states(m, wi, e->y, g, h);
+    e->prev = e->d0;
 }
 
-/* Pass two for a group: scrambled words, VCODE, wire bytes */
-AVX512 void encode_emit(unsigned m, uint8_t *wire, const uint8_t *syn, const uint16_t *ids,
-                        const struct enc_plan *e)
+/* Pass two, 256-bit frames: scrambled words, VCODE, wire bytes */
+AVX512 void encode_emit4(uint8_t *wire, const uint8_t *syn, const uint16_t *ids,
+                         const struct enc_plan *e)
 {
     __m512i synv = _mm512_slli_epi64(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)syn)),
                                      62);
-    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-    if (m == 4) {
-        __m512i w[4];
-        scramble_words(0, 4, e->y, e->d0, e->d0, e->start, synv, w);
-        w[3] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[3]);
-        crc_acc(4, 0, 4, w, &ev, &od);
-        w[3] = with_vcode(w[3], ev, od, ids);
-        store_words(4, wire, 32, ~0ULL, w);
-        return;
+    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512(), w[4];
+    scramble_words(0, 4, e->y, e->d0, e->d0, e->start, synv, w);
+    w[3] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[3]);
+    crc_acc(4, 0, 4, w, &ev, &od);
+    w[3] = with_vcode(w[3], ev, od, ids);
+    store_half(wire, 32, 0, ~0u, w);
+}
+
+/* Pass two, wider frames: block b of eight words of a group.  The groups
+ * of a pass go block by block, so that their scrambler chains (one per lane,
+ * word after word) run side by side. */
+AVX512 void encode_emit_block(unsigned m, unsigned b, uint8_t *wire, const uint8_t *syn,
+                              const uint16_t *ids, struct enc_plan *e)
+{
+    __m512i synv = _mm512_slli_epi64(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)syn)),
+                                     62);
+    __m512i w[8];
+    if (b == 0) {
+        e->ev = _mm512_setzero_si512();
+        e->od = _mm512_setzero_si512();
     }
-    __m512i prev = e->d0;
-    for (unsigned b = 0; b < m / 8; b++) {
-        __m512i w[8], r[8];
-        scramble_words(8 * b, 8, e->y + 8 * b, prev, e->d0, e->start, synv, w);
-        prev = w[7];
-        if (b + 1 == m / 8)
-            w[7] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[7]);
-        crc_acc(m, 8 * b, 8, w, &ev, &od);
-        if (b + 1 == m / 8)
-            w[7] = with_vcode(w[7], ev, od, ids);
-        tr8x8(w, r);
-        _Pragma("GCC unroll 8")
-        for (int k = 0; k < 8; k++)
-            _mm512_storeu_si512(wire + k * 8 * m + 64 * b, r[k]);
-    }
+    scramble_words(8 * b, 8, e->y + 8 * b, e->prev, e->d0, e->start, synv, w);
+    e->prev = w[7];
+    if (b + 1 == m / 8)
+        w[7] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[7]);
+    crc_acc(m, 8 * b, 8, w, &e->ev, &e->od);
+    if (b + 1 == m / 8)
+        w[7] = with_vcode(w[7], e->ev, e->od, ids);
+    store_half(wire, 8 * m, 64 * b, ~0u, w);
+    store_half(wire, 8 * m, 64 * b + 32, ~0u, w + 4);
 }
 
 AVX512 unsigned encode_m(unsigned m, unsigned wi, uint8_t *wire, unsigned n, const uint8_t *syn,
@@ -427,10 +347,14 @@ AVX512 unsigned encode_m(unsigned m, unsigned wi, uint8_t *wire, unsigned n, con
             unsigned j = done + 8 * q;
             encode_plan(m, wi, payloads + j * pb, meta + j, &plan[q], &g, &h);
         }
-        for (unsigned q = 0; q < groups; q++) {
-            unsigned j = done + 8 * q;
-            encode_emit(m, wire + j * fb, syn + j, ids + j, &plan[q]);
-        }
+        for (unsigned b = 0; b < (m == 4 ? 1 : m / 8); b++)
+            for (unsigned q = 0; q < groups; q++) {
+                unsigned j = done + 8 * q;
+                if (m == 4)
+                    encode_emit4(wire + j * fb, syn + j, ids + j, &plan[q]);
+                else
+                    encode_emit_block(m, b, wire + j * fb, syn + j, ids + j, &plan[q]);
+            }
         done += 8 * groups;
     }
     *scr = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(
@@ -522,7 +446,7 @@ AVX512 void decode8_w4(const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *
                        unsigned j0, __m512i *hprev)
 {
     __m512i w[4], x[4], p[4];
-    load_words(4, wire, 32, ~0ULL, w);
+    load_half(wire, 32, 0, ~0u, w);
     __m512i vcode = _mm512_and_si512(w[3], _mm512_set1_epi64(0xFFF));
     __m512i hl = _mm512_srli_epi64(w[3], 12), hv = _mm512_alignr_epi64(hl, *hprev, 7);
     *hprev = hl;
@@ -530,7 +454,7 @@ AVX512 void decode8_w4(const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *
     descramble_words(3, w + 1, w[0], x + 1);
     payload_words(4, x, x[0], 1, p);
     if (pl)
-        store_payload30(pl, p);
+        store_half(pl, 30, 0, 0x3FFFFFFFu, p);
     __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
     w[3] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[3]);
     crc_acc(4, 0, 4, w, &ev, &od);
@@ -545,11 +469,9 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
 {
     const unsigned nb = m / 8;
     const size_t fb = 8 * m, pb = 8 * m - 2;
-    __m512i wl[8], r[8], x[8], xp[8], p[8];
-    _Pragma("GCC unroll 8")
-    for (int k = 0; k < 8; k++)
-        r[k] = _mm512_loadu_si512(wire + k * fb + 64 * (nb - 1));
-    tr8x8(r, wl);
+    __m512i wl[8], x[8], xp[8], p[8];
+    load_half(wire, fb, 64 * (nb - 1), ~0u, wl);
+    load_half(wire, fb, 64 * (nb - 1) + 32, ~0u, wl + 4);
     __m512i vcode = _mm512_and_si512(wl[7], _mm512_set1_epi64(0xFFF));
     __m512i hl = _mm512_srli_epi64(wl[7], 12), hv = _mm512_alignr_epi64(hl, *hprev, 7);
     *hprev = hl;
@@ -558,10 +480,8 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
     for (unsigned b = 0; b < nb; b++) {
         __m512i w[8];
         if (b + 1 < nb) {
-            _Pragma("GCC unroll 8")
-            for (int k = 0; k < 8; k++)
-                r[k] = _mm512_loadu_si512(wire + k * fb + 64 * b);
-            tr8x8(r, w);
+            load_half(wire, fb, 64 * b, ~0u, w);
+            load_half(wire, fb, 64 * b + 32, ~0u, w + 4);
         } else {
             _Pragma("GCC unroll 8")
             for (int k = 0; k < 8; k++)
@@ -586,10 +506,8 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
             if (b == 1)
                 p0 = p[0];
             if (pl) {
-                tr8x8(p, r);
-                _Pragma("GCC unroll 8")
-                for (int k = 0; k < 8; k++)
-                    _mm512_storeu_si512(pl + k * pb + 64 * (b - 1), r[k]);
+                store_half(pl, pb, 64 * (b - 1), ~0u, p);
+                store_half(pl, pb, 64 * (b - 1) + 32, ~0u, p + 4);
             }
         }
         _Pragma("GCC unroll 8")
@@ -600,10 +518,8 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
     if (nb == 1)
         p0 = p[0];
     if (pl) {
-        tr8x8(p, r);
-        _Pragma("GCC unroll 8")
-        for (int k = 0; k < 8; k++)
-            _mm512_mask_storeu_epi8(pl + k * pb + 64 * (nb - 1), 0x3FFFFFFFFFFFFFFFULL, r[k]);
+        store_half(pl, pb, 64 * (nb - 1), ~0u, p);
+        store_half(pl, pb, 64 * (nb - 1) + 32, 0x3FFFFFFFu, p + 4);
     }
     check8(m, out, j0, w0, x0, vcode, crc_reduce(ev, od), p0, p[7]);
 }
@@ -684,31 +600,9 @@ static int k_width(unsigned frame_bits)
 
 static void setup_permutes(void)
 {
-    const int lo[8] = { 0, 1, 2, 3, 8, 9, 10, 11 }, hi[8] = { 4, 5, 6, 7, 12, 13, 14, 15 };
-    const int zl[8] = { 0, 1, 8, 9, 2, 3, 10, 11 }, zh[8] = { 4, 5, 12, 13, 6, 7, 14, 15 };
-    byte_index(kc.tr_lo, lo);
-    byte_index(kc.tr_hi, hi);
-    byte_index(kc.z_lo, zl);
-    byte_index(kc.z_hi, zh);
-    /* 30-byte payloads: word i of frame k is at byte 30k + 8i */
-    for (int i = 0; i < 4; i++)
-        for (int k = 0; k < 8; k++)
-            for (int r = 0; r < 8; r++) {
-                int src = 30 * k + 8 * i + 7 - r;
-                kc.pl_a[i][8 * k + r] = (uint8_t)(k < 4 ? src : 0);
-                kc.pl_b[i][8 * k + r] = (uint8_t)(k < 4 ? 0 : src - 120);
-            }
-    for (int q = 0; q < 4; q++) {
-        kc.ps_mask[q] = 0;
-        for (int t = 0; t < 64; t++) {
-            int b = 64 * q + t, k = b / 30, pos = b % 30, i = pos / 8, r = pos % 8;
-            int src = b < 240 ? 64 * (i & 1) + 8 * k + 7 - r : 0;
-            kc.ps_a[q][t] = (uint8_t)src;
-            kc.ps_b[q][t] = (uint8_t)src;
-            if (b < 240 && i >= 2)
-                kc.ps_mask[q] |= 1ULL << t;
-        }
-    }
+    const int ql[8] = { 0, 1, 8, 9, 4, 5, 12, 13 }, qh[8] = { 2, 3, 10, 11, 6, 7, 14, 15 };
+    byte_index(kc.hq_lo, ql);
+    byte_index(kc.hq_hi, qh);
 }
 
 static int k_setup(void)
@@ -717,27 +611,7 @@ static int k_setup(void)
         !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vbmi") ||
         !__builtin_cpu_supports("avx512vbmi2") || !__builtin_cpu_supports("vpclmulqdq"))
         return 0;
-    for (unsigned wi = 0; wi < 4; wi++) {
-        long F = 256L << wi, L = F - 14;
-        for (long i = 0; i < F / 64; i++)
-            for (long j = 0; j < 8; j++)
-                kc.ek[wi][i][j] = rifl_scr_wpow(F - 43 - 64 * i - (j + 1) * L);
-        for (long j = 0; j < 8; j++)
-            kc.ck[wi][j] = rifl_scr_wpow((j + 1) * L);
-    }
-    for (unsigned j = 0; j < 32; j++)
-        kc.crck[j] = rifl_crc_xpow(64 * j + 12);
-    /* floor(x^76 / G) by long division */
-    uint64_t q = 0, rem = 1;
-    for (int k = 0; k < 76; k++) {
-        rem <<= 1;
-        q <<= 1;
-        if (rem & 0x1000u) {
-            rem ^= 0x1000u | RIFL_CRC12_POLY;
-            q |= 1;
-        }
-    }
-    kc.crc_mu = q; /* the top bit, x^64, falls off the 64-bit word */
+    rifl_batch_consts_init();
     setup_permutes();
     return 1;
 }

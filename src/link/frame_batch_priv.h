@@ -47,6 +47,7 @@ struct rifl_batch_kernel {
 };
 
 extern const struct rifl_batch_kernel rifl_batch_avx512;
+extern const struct rifl_batch_kernel rifl_batch_avx2;
 
 /* A decoded frame's fields into its record: kind, length and end of packet
  * as rifl_frame_decode gives them.  `first` is the first payload word (the
@@ -97,12 +98,23 @@ static inline void rifl_batch_report(struct rifl_batch_out *out, unsigned j, uns
 /* Barrett constant floor(w^97 / Q) without its top bit w^64 */
 #define RIFL_SCR_MU 0x0008004082001020ULL
 
-/* a * b mod Q for a, b < 2^33 (bit-serial; set-up only) */
-uint64_t rifl_scr_mulmod(uint64_t a, uint64_t b);
-/* w^n mod Q, n may be negative (set-up only) */
-uint64_t rifl_scr_wpow(long n);
-/* x^n mod G, the CRC-12 polynomial (set-up only) */
-uint64_t rifl_crc_xpow(unsigned n);
+/* The vector paths' carry-less multiply constants, per frame width
+ * (index 0..3: 256, 512, 1024, 2048 bits, m = F/64 words) and lane j of
+ * eight (the AVX2 path uses the first four). */
+struct rifl_batch_consts {
+    /* w^(F-43-64i-(j+1)L) mod Q: the weight of plain word i (wire-aligned,
+     * SYN and VCODE bits zero) of the frame in lane j, scaled by w^-(j+1)L */
+    uint64_t ek[4][32][8];
+    /* w^((j+1)L) mod Q */
+    uint64_t ck[4][8];
+    /* x^(64j+12) mod G: the CRC weight of the word j places from the end */
+    uint64_t crck[32];
+    uint64_t crc_mu; /* floor(x^76 / G) without its top bit x^64 */
+};
+/* Filled once by rifl_batch_consts_init, from a path's set-up (which the
+ * dispatcher runs once, when the library is loaded). */
+extern struct rifl_batch_consts rifl_batch_k;
+void rifl_batch_consts_init(void);
 
 static inline uint64_t rifl_scr_t(uint64_t h)
 {
