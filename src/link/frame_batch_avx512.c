@@ -28,33 +28,27 @@
 #include <immintrin.h>
 
 #define AVX512                                                                            \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"))) \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"))) \
     static inline __attribute__((always_inline))
 
-/* Constants, computed once by the set-up (part of the dispatch state):
- * the carry-less multiply constants are shared with the AVX2 path
- * (rifl_batch_k), the byte permutes are this path's. */
-static struct {
-    /* byte permutes of the transposes' last round, with the byte swap of
-     * every word */
-    uint8_t hq_lo[64], hq_hi[64];
-} kc;
+/* The carry-less multiply constants, shared with the AVX2 path and
+ * computed once by the set-up */
 #define KC rifl_batch_k
 
 /* ---- transposes ------------------------------------------------------- */
 
-/* 64 byte indices picking, for output word q, the bytes of input word
- * src[q] (0..15 over two tables) in reverse order. */
-static void byte_index(uint8_t *idx, const int src[8])
-{
-    for (int q = 0; q < 8; q++)
-        for (int r = 0; r < 8; r++)
-            idx[8 * q + r] = (uint8_t)(8 * src[q] + 7 - r);
-}
+/* the transposes' last round: word pairs (0,2) and (1,3) of two vectors */
+static const long long ix_even[8] = { 0, 1, 8, 9, 4, 5, 12, 13 };
+static const long long ix_odd[8] = { 2, 3, 10, 11, 6, 7, 14, 15 };
 
-AVX512 __m512i perm2b(__m512i a, const uint8_t *ix, __m512i b)
+/* two-vector qword permute, then every word's bytes swapped (big-endian) */
+AVX512 __m512i perm_swap(__m512i a, const long long *ix, __m512i b)
 {
-    return _mm512_permutex2var_epi8(a, _mm512_loadu_si512(ix), b);
+    const __m512i sw = _mm512_set_epi8(
+        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1,
+        2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+        13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm512_shuffle_epi8(_mm512_permutex2var_epi64(a, _mm512_loadu_si512(ix), b), sw);
 }
 
 /* Four words of eight frames, rows k and k+4 sharing a vector: `mask` has a
@@ -77,18 +71,18 @@ AVX512 void load_half(const uint8_t *base, size_t stride, size_t off, uint32_t m
     }
     __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
     __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
-    c[0] = perm2b(l01, kc.hq_lo, l23);
-    c[1] = perm2b(h01, kc.hq_lo, h23);
-    c[2] = perm2b(l01, kc.hq_hi, l23);
-    c[3] = perm2b(h01, kc.hq_hi, h23);
+    c[0] = perm_swap(l01, ix_even, l23);
+    c[1] = perm_swap(h01, ix_even, h23);
+    c[2] = perm_swap(l01, ix_odd, l23);
+    c[3] = perm_swap(h01, ix_odd, h23);
 }
 
 /* The inverse: the last round of the transpose is in the stores */
 AVX512 void store_half(uint8_t *base, size_t stride, size_t off, uint32_t mask,
                        const __m512i *c)
 {
-    __m512i l01 = perm2b(c[0], kc.hq_lo, c[2]), l23 = perm2b(c[0], kc.hq_hi, c[2]);
-    __m512i h01 = perm2b(c[1], kc.hq_lo, c[3]), h23 = perm2b(c[1], kc.hq_hi, c[3]);
+    __m512i l01 = perm_swap(c[0], ix_even, c[2]), l23 = perm_swap(c[0], ix_odd, c[2]);
+    __m512i h01 = perm_swap(c[1], ix_even, c[3]), h23 = perm_swap(c[1], ix_odd, c[3]);
     __m512i a[4] = { _mm512_unpacklo_epi64(l01, h01), _mm512_unpackhi_epi64(l01, h01),
                      _mm512_unpacklo_epi64(l23, h23), _mm512_unpackhi_epi64(l23, h23) };
     _Pragma("GCC unroll 4")
@@ -549,14 +543,14 @@ AVX512 unsigned decode_m(unsigned m, const uint8_t *wire, unsigned n, uint64_t *
 /* ---- one function per width ------------------------------------------- */
 
 #define KERNEL_WIDTH(M, WI)                                                              \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"), \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"), \
                    noinline)) static unsigned                                            \
     encode_w##M(uint8_t *wire, unsigned n, const uint8_t *syn, const uint8_t *meta,      \
                 const uint8_t *payloads, const uint16_t *ids, uint64_t *scr)             \
     {                                                                                    \
         return encode_m(M, WI, wire, n, syn, meta, payloads, ids, scr);                  \
     }                                                                                    \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"), \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"), \
                    noinline)) static unsigned                                            \
     decode_w##M(const uint8_t *wire, unsigned n, uint64_t *descr, uint8_t *payloads,     \
                 struct rifl_batch_out *out)                                              \
@@ -598,26 +592,17 @@ static int k_width(unsigned frame_bits)
 
 /* ---- set-up ----------------------------------------------------------- */
 
-static void setup_permutes(void)
-{
-    const int ql[8] = { 0, 1, 8, 9, 4, 5, 12, 13 }, qh[8] = { 2, 3, 10, 11, 6, 7, 14, 15 };
-    byte_index(kc.hq_lo, ql);
-    byte_index(kc.hq_hi, qh);
-}
-
 static int k_setup(void)
 {
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vbmi") ||
         !__builtin_cpu_supports("avx512vbmi2") || !__builtin_cpu_supports("vpclmulqdq"))
         return 0;
     rifl_batch_consts_init();
-    setup_permutes();
     return 1;
 }
 
 const struct rifl_batch_kernel rifl_batch_avx512 = {
-    "avx512", "AVX-512 F, BW, VL, VBMI and VBMI2 with VPCLMULQDQ", k_setup, k_width, k_encode,
+    "avx512", "AVX-512 F, BW and VBMI2 with VPCLMULQDQ", k_setup, k_width, k_encode,
     k_decode,
 };
 #endif
