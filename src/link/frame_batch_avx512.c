@@ -174,11 +174,13 @@ AVX512 __m512i t_basis(__m512i g)
 AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *g, __m512i *h)
 {
     __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-    _Pragma("GCC unroll 32")
-    for (unsigned i = 0; i < m; i++) {
-        __m512i k = _mm512_loadu_si512(KC.ek[wi][i]);
-        ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(y[i], k, 0x00));
-        od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(y[i], k, 0x11));
+    _Pragma("GCC unroll 16")
+    for (unsigned i = 0; i < m; i += 2) {
+        __m512i k0 = _mm512_loadu_si512(KC.ek[wi][i]), k1 = _mm512_loadu_si512(KC.ek[wi][i + 1]);
+        ev = _mm512_ternarylogic_epi64(ev, _mm512_clmulepi64_epi128(y[i], k0, 0x00),
+                                       _mm512_clmulepi64_epi128(y[i + 1], k1, 0x00), 0x96);
+        od = _mm512_ternarylogic_epi64(od, _mm512_clmulepi64_epi128(y[i], k0, 0x11),
+                                       _mm512_clmulepi64_epi128(y[i + 1], k1, 0x11), 0x96);
     }
     /* lane j: e_j / w^((j+1)L); prefix XOR over the lanes, plus the state
      * before, times w^((j+1)L): the state after frame j */
@@ -221,11 +223,15 @@ AVX512 void plain_words(unsigned m, unsigned at, unsigned cnt, const __m512i *p,
 AVX512 void crc_acc(unsigned m, unsigned at, unsigned cnt, const __m512i *w, __m512i *ev,
                     __m512i *od)
 {
-    _Pragma("GCC unroll 8")
-    for (unsigned i = 0; i < cnt; i++) {
-        __m512i k = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
-        *ev = _mm512_xor_si512(*ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
-        *od = _mm512_xor_si512(*od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
+    /* two words' products per three-way XOR */
+    _Pragma("GCC unroll 4")
+    for (unsigned i = 0; i < cnt; i += 2) {
+        __m512i k0 = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
+        __m512i k1 = _mm512_set1_epi64((long long)KC.crck[m - 2 - at - i]);
+        *ev = _mm512_ternarylogic_epi64(*ev, _mm512_clmulepi64_epi128(w[i], k0, 0x00),
+                                        _mm512_clmulepi64_epi128(w[i + 1], k1, 0x00), 0x96);
+        *od = _mm512_ternarylogic_epi64(*od, _mm512_clmulepi64_epi128(w[i], k0, 0x01),
+                                        _mm512_clmulepi64_epi128(w[i + 1], k1, 0x01), 0x96);
     }
 }
 
