@@ -144,12 +144,12 @@ AVX512 __m512i crc_reduce(__m512i ev, __m512i od)
 
 /* ---- scrambler -------------------------------------------------------- */
 
-/* (1+u)(1+u^2)(1+u^4) per lane, u = shift right by 13 and by 33 */
+/* (1+u)(1+u^2)(1+u^4) per lane, u = shift right by 13 and by 33; on 64
+ * bits u^2 = y^26 and u^4 = y^52, and (1+y^26)(1+y^52) = 1+y^26+y^52 */
 AVX512 __m512i inv8(__m512i s)
 {
     s = _mm512_ternarylogic_epi64(s, _mm512_srli_epi64(s, 13), _mm512_srli_epi64(s, 33), 0x96);
-    s = _mm512_xor_si512(s, _mm512_srli_epi64(s, 26));
-    return _mm512_xor_si512(s, _mm512_srli_epi64(s, 52));
+    return _mm512_ternarylogic_epi64(s, _mm512_srli_epi64(s, 26), _mm512_srli_epi64(s, 52), 0x96);
 }
 
 /* 64 scrambled bits per lane from plain bits d and the 33 bits before */
