@@ -1,15 +1,19 @@
 /* Batch codec, AVX-512 path: eight frames at a time, one frame per 64-bit
  * lane, for frames of 256 to 2048 bits (m = F/64 = 4 to 32 words).
  *
- * - Frames move between memory and lanes by transposes in registers: eight
- *   rows of eight words (one 64-byte load per frame and block of eight
- *   words) become eight vectors of one word of every frame in three rounds
- *   of two-table permutes, the last of which also swaps the bytes of each
- *   word to big-endian order.  256-bit frames and their 30-byte payloads are
- *   picked from whole-vector loads by byte permutes.
+ * - Frames move between memory and lanes by transposes in registers, four
+ *   words at a time: a 256-bit load and a 256-bit insert put the same four
+ *   words of frames k and k+4 in one vector (the transpose's first round),
+ *   an unpack and a two-table qword permute make vectors of one word of all
+ *   eight frames, and a byte shuffle swaps each word to big-endian order.
+ *   Stores run the same steps backwards and write 256-bit halves.  A
+ *   payload's end (its last word has 6 bytes) is loaded and stored with
+ *   byte masks.  The shuffle port is the one every step here competes for,
+ *   so the code avoids two-table byte permutes (two cycles each there).
  * - The CRC of each lane is a carry-less multiply of each word by
- *   x^(64j+12) mod G (VPCLMULQDQ, two lanes per 128-bit product), then one
- *   Barrett reduction for all eight lanes.
+ *   x^(64j+12) mod G (VPCLMULQDQ, two lanes per 128-bit product), two
+ *   words' products summed by one three-way XOR, then one Barrett reduction
+ *   for all eight lanes.
  * - The scrambler's state is a remainder modulo Q = w^33 + w^20 + 1 in the
  *   basis of frame_batch_priv.h, so the state each frame starts from comes
  *   from the frames' plain words by carry-less multiplies as well: every
