@@ -105,5 +105,19 @@ printf 'bogus = 1\n' > "$tmp/bad.conf"
 "$rifl" bench codec --json --seconds 0.05 > "$tmp/b.json" && ok || bad "bench exit"
 [ "$(grep -c '"frame_width"' "$tmp/b.json")" -eq 2 ] && ok || bad "bench: one object per width"
 grep -q '"payload_gbps"' "$tmp/b.json" && grep -q '"memcpy_ratio"' "$tmp/b.json" && ok || bad "bench keys"
+# the path field: the one in use, every path the CPU runs with --all-paths, a
+# forced one with --path or RIFL_CODEC_PATH, and an unknown one refused
+inuse=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["path"])' "$tmp/b.json")
+case $inuse in avx512|avx2|portable) ok ;; *) bad "bench path field: '$inuse'" ;; esac
+"$rifl" bench codec --json --seconds 0.01 --widths 256 --all-paths > "$tmp/all.json" && ok || bad "bench --all-paths exit"
+grep -q '"path": "portable"' "$tmp/all.json" && ok || bad "bench --all-paths has the portable path"
+[ "$(python3 -c 'import json,sys; p=[json.loads(l)["path"] for l in open(sys.argv[1])]; print(len(p) == len(set(p)) and p[0] == sys.argv[2])' "$tmp/all.json" "$inuse")" = True ] \
+  && ok || bad "bench --all-paths: the path in use first, each path once"
+"$rifl" bench codec --json --seconds 0.01 --widths 256 --path portable | grep -q '"path": "portable"' \
+  && ok || bad "bench --path portable"
+RIFL_CODEC_PATH=portable "$rifl" bench codec --json --seconds 0.01 --widths 256 | grep -q '"path": "portable"' \
+  && ok || bad "RIFL_CODEC_PATH=portable"
+"$rifl" bench codec --seconds 0.01 --path sse9 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "no codec path named 'sse9'" "$tmp/err" \
+  && ok || bad "bench --path sse9 refused"
 
 verdict

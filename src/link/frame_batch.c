@@ -192,6 +192,7 @@ int rifl_frame_decode_verify(const uint8_t *wire, unsigned frame_bits, unsigned 
     return (int)out.nodd;
 }
 
+#ifdef RIFL_BATCH_X86
 /* ---- the vector paths' constants ----------------------------------- */
 
 struct rifl_batch_consts rifl_batch_k;
@@ -266,3 +267,4 @@ void rifl_batch_consts_init(void)
     k->crc_mu = q;
     done = 1;
 }
+#endif

@@ -163,8 +163,7 @@ AVX2 __m256i scr4(__m256i d, __m256i h)
 {
     __m256i s = xor3(d, _mm256_slli_epi64(h, 51), _mm256_slli_epi64(h, 31));
     s = xor3(s, _mm256_srli_epi64(s, 13), _mm256_srli_epi64(s, 33));
-    s = _mm256_xor_si256(s, _mm256_srli_epi64(s, 26));
-    return _mm256_xor_si256(s, _mm256_srli_epi64(s, 52));
+    return xor3(s, _mm256_srli_epi64(s, 26), _mm256_srli_epi64(s, 52)); /* (1+y^26)(1+y^52) */
 }
 
 AVX2 __m256i descr4(__m256i w, __m256i prev)

@@ -1,15 +1,19 @@
 /* Batch codec, AVX-512 path: eight frames at a time, one frame per 64-bit
  * lane, for frames of 256 to 2048 bits (m = F/64 = 4 to 32 words).
  *
- * - Frames move between memory and lanes by transposes in registers: eight
- *   rows of eight words (one 64-byte load per frame and block of eight
- *   words) become eight vectors of one word of every frame in three rounds
- *   of two-table permutes, the last of which also swaps the bytes of each
- *   word to big-endian order.  256-bit frames and their 30-byte payloads are
- *   picked from whole-vector loads by byte permutes.
+ * - Frames move between memory and lanes by transposes in registers, four
+ *   words at a time: a 256-bit load and a 256-bit insert put the same four
+ *   words of frames k and k+4 in one vector (the transpose's first round),
+ *   an unpack and a two-table qword permute make vectors of one word of all
+ *   eight frames, and a byte shuffle swaps each word to big-endian order.
+ *   Stores run the same steps backwards and write 256-bit halves.  A
+ *   payload's end (its last word has 6 bytes) is loaded and stored with
+ *   byte masks.  The shuffle port is the one every step here competes for,
+ *   so the code avoids two-table byte permutes (two cycles each there).
  * - The CRC of each lane is a carry-less multiply of each word by
- *   x^(64j+12) mod G (VPCLMULQDQ, two lanes per 128-bit product), then one
- *   Barrett reduction for all eight lanes.
+ *   x^(64j+12) mod G (VPCLMULQDQ, two lanes per 128-bit product), two
+ *   words' products summed by one three-way XOR, then one Barrett reduction
+ *   for all eight lanes.
  * - The scrambler's state is a remainder modulo Q = w^33 + w^20 + 1 in the
  *   basis of frame_batch_priv.h, so the state each frame starts from comes
  *   from the frames' plain words by carry-less multiplies as well: every
@@ -28,33 +32,27 @@
 #include <immintrin.h>
 
 #define AVX512                                                                            \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"))) \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"))) \
     static inline __attribute__((always_inline))
 
-/* Constants, computed once by the set-up (part of the dispatch state):
- * the carry-less multiply constants are shared with the AVX2 path
- * (rifl_batch_k), the byte permutes are this path's. */
-static struct {
-    /* byte permutes of the transposes' last round, with the byte swap of
-     * every word */
-    uint8_t hq_lo[64], hq_hi[64];
-} kc;
+/* The carry-less multiply constants, shared with the AVX2 path and
+ * computed once by the set-up */
 #define KC rifl_batch_k
 
 /* ---- transposes ------------------------------------------------------- */
 
-/* 64 byte indices picking, for output word q, the bytes of input word
- * src[q] (0..15 over two tables) in reverse order. */
-static void byte_index(uint8_t *idx, const int src[8])
-{
-    for (int q = 0; q < 8; q++)
-        for (int r = 0; r < 8; r++)
-            idx[8 * q + r] = (uint8_t)(8 * src[q] + 7 - r);
-}
+/* the transposes' last round: word pairs (0,2) and (1,3) of two vectors */
+static const long long ix_even[8] = { 0, 1, 8, 9, 4, 5, 12, 13 };
+static const long long ix_odd[8] = { 2, 3, 10, 11, 6, 7, 14, 15 };
 
-AVX512 __m512i perm2b(__m512i a, const uint8_t *ix, __m512i b)
+/* two-vector qword permute, then every word's bytes swapped (big-endian) */
+AVX512 __m512i perm_swap(__m512i a, const long long *ix, __m512i b)
 {
-    return _mm512_permutex2var_epi8(a, _mm512_loadu_si512(ix), b);
+    const __m512i sw = _mm512_set_epi8(
+        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1,
+        2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+        13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm512_shuffle_epi8(_mm512_permutex2var_epi64(a, _mm512_loadu_si512(ix), b), sw);
 }
 
 /* Four words of eight frames, rows k and k+4 sharing a vector: `mask` has a
@@ -77,18 +75,18 @@ AVX512 void load_half(const uint8_t *base, size_t stride, size_t off, uint32_t m
     }
     __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
     __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
-    c[0] = perm2b(l01, kc.hq_lo, l23);
-    c[1] = perm2b(h01, kc.hq_lo, h23);
-    c[2] = perm2b(l01, kc.hq_hi, l23);
-    c[3] = perm2b(h01, kc.hq_hi, h23);
+    c[0] = perm_swap(l01, ix_even, l23);
+    c[1] = perm_swap(h01, ix_even, h23);
+    c[2] = perm_swap(l01, ix_odd, l23);
+    c[3] = perm_swap(h01, ix_odd, h23);
 }
 
 /* The inverse: the last round of the transpose is in the stores */
 AVX512 void store_half(uint8_t *base, size_t stride, size_t off, uint32_t mask,
                        const __m512i *c)
 {
-    __m512i l01 = perm2b(c[0], kc.hq_lo, c[2]), l23 = perm2b(c[0], kc.hq_hi, c[2]);
-    __m512i h01 = perm2b(c[1], kc.hq_lo, c[3]), h23 = perm2b(c[1], kc.hq_hi, c[3]);
+    __m512i l01 = perm_swap(c[0], ix_even, c[2]), l23 = perm_swap(c[0], ix_odd, c[2]);
+    __m512i h01 = perm_swap(c[1], ix_even, c[3]), h23 = perm_swap(c[1], ix_odd, c[3]);
     __m512i a[4] = { _mm512_unpacklo_epi64(l01, h01), _mm512_unpackhi_epi64(l01, h01),
                      _mm512_unpacklo_epi64(l23, h23), _mm512_unpackhi_epi64(l23, h23) };
     _Pragma("GCC unroll 4")
@@ -150,12 +148,12 @@ AVX512 __m512i crc_reduce(__m512i ev, __m512i od)
 
 /* ---- scrambler -------------------------------------------------------- */
 
-/* (1+u)(1+u^2)(1+u^4) per lane, u = shift right by 13 and by 33 */
+/* (1+u)(1+u^2)(1+u^4) per lane, u = shift right by 13 and by 33; on 64
+ * bits u^2 = y^26 and u^4 = y^52, and (1+y^26)(1+y^52) = 1+y^26+y^52 */
 AVX512 __m512i inv8(__m512i s)
 {
     s = _mm512_ternarylogic_epi64(s, _mm512_srli_epi64(s, 13), _mm512_srli_epi64(s, 33), 0x96);
-    s = _mm512_xor_si512(s, _mm512_srli_epi64(s, 26));
-    return _mm512_xor_si512(s, _mm512_srli_epi64(s, 52));
+    return _mm512_ternarylogic_epi64(s, _mm512_srli_epi64(s, 26), _mm512_srli_epi64(s, 52), 0x96);
 }
 
 /* 64 scrambled bits per lane from plain bits d and the 33 bits before */
@@ -180,11 +178,13 @@ AVX512 __m512i t_basis(__m512i g)
 AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *g, __m512i *h)
 {
     __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-    _Pragma("GCC unroll 32")
-    for (unsigned i = 0; i < m; i++) {
-        __m512i k = _mm512_loadu_si512(KC.ek[wi][i]);
-        ev = _mm512_xor_si512(ev, _mm512_clmulepi64_epi128(y[i], k, 0x00));
-        od = _mm512_xor_si512(od, _mm512_clmulepi64_epi128(y[i], k, 0x11));
+    _Pragma("GCC unroll 16")
+    for (unsigned i = 0; i < m; i += 2) {
+        __m512i k0 = _mm512_loadu_si512(KC.ek[wi][i]), k1 = _mm512_loadu_si512(KC.ek[wi][i + 1]);
+        ev = _mm512_ternarylogic_epi64(ev, _mm512_clmulepi64_epi128(y[i], k0, 0x00),
+                                       _mm512_clmulepi64_epi128(y[i + 1], k1, 0x00), 0x96);
+        od = _mm512_ternarylogic_epi64(od, _mm512_clmulepi64_epi128(y[i], k0, 0x11),
+                                       _mm512_clmulepi64_epi128(y[i + 1], k1, 0x11), 0x96);
     }
     /* lane j: e_j / w^((j+1)L); prefix XOR over the lanes, plus the state
      * before, times w^((j+1)L): the state after frame j */
@@ -227,11 +227,15 @@ AVX512 void plain_words(unsigned m, unsigned at, unsigned cnt, const __m512i *p,
 AVX512 void crc_acc(unsigned m, unsigned at, unsigned cnt, const __m512i *w, __m512i *ev,
                     __m512i *od)
 {
-    _Pragma("GCC unroll 8")
-    for (unsigned i = 0; i < cnt; i++) {
-        __m512i k = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
-        *ev = _mm512_xor_si512(*ev, _mm512_clmulepi64_epi128(w[i], k, 0x00));
-        *od = _mm512_xor_si512(*od, _mm512_clmulepi64_epi128(w[i], k, 0x01));
+    /* two words' products per three-way XOR */
+    _Pragma("GCC unroll 4")
+    for (unsigned i = 0; i < cnt; i += 2) {
+        __m512i k0 = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
+        __m512i k1 = _mm512_set1_epi64((long long)KC.crck[m - 2 - at - i]);
+        *ev = _mm512_ternarylogic_epi64(*ev, _mm512_clmulepi64_epi128(w[i], k0, 0x00),
+                                        _mm512_clmulepi64_epi128(w[i + 1], k1, 0x00), 0x96);
+        *od = _mm512_ternarylogic_epi64(*od, _mm512_clmulepi64_epi128(w[i], k0, 0x01),
+                                        _mm512_clmulepi64_epi128(w[i + 1], k1, 0x01), 0x96);
     }
 }
 
@@ -549,14 +553,14 @@ AVX512 unsigned decode_m(unsigned m, const uint8_t *wire, unsigned n, uint64_t *
 /* ---- one function per width ------------------------------------------- */
 
 #define KERNEL_WIDTH(M, WI)                                                              \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"), \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"), \
                    noinline)) static unsigned                                            \
     encode_w##M(uint8_t *wire, unsigned n, const uint8_t *syn, const uint8_t *meta,      \
                 const uint8_t *payloads, const uint16_t *ids, uint64_t *scr)             \
     {                                                                                    \
         return encode_m(M, WI, wire, n, syn, meta, payloads, ids, scr);                  \
     }                                                                                    \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,vpclmulqdq"), \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"), \
                    noinline)) static unsigned                                            \
     decode_w##M(const uint8_t *wire, unsigned n, uint64_t *descr, uint8_t *payloads,     \
                 struct rifl_batch_out *out)                                              \
@@ -598,26 +602,17 @@ static int k_width(unsigned frame_bits)
 
 /* ---- set-up ----------------------------------------------------------- */
 
-static void setup_permutes(void)
-{
-    const int ql[8] = { 0, 1, 8, 9, 4, 5, 12, 13 }, qh[8] = { 2, 3, 10, 11, 6, 7, 14, 15 };
-    byte_index(kc.hq_lo, ql);
-    byte_index(kc.hq_hi, qh);
-}
-
 static int k_setup(void)
 {
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vbmi") ||
         !__builtin_cpu_supports("avx512vbmi2") || !__builtin_cpu_supports("vpclmulqdq"))
         return 0;
     rifl_batch_consts_init();
-    setup_permutes();
     return 1;
 }
 
 const struct rifl_batch_kernel rifl_batch_avx512 = {
-    "avx512", "AVX-512 F, BW, VL, VBMI and VBMI2 with VPCLMULQDQ", k_setup, k_width, k_encode,
+    "avx512", "AVX-512 F, BW and VBMI2 with VPCLMULQDQ", k_setup, k_width, k_encode,
     k_decode,
 };
 #endif
