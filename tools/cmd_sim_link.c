@@ -3,9 +3,6 @@
  * ratio, packet latency, every counter and the lossless verdict; or sweep
  * one setting over a range. */
 #include <math.h>
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,54 +483,7 @@ struct point {
     rifl_linksim_result r;
     double wall;
     int rc;
-    bool done;
 };
-
-struct pool {
-    struct point *pts;
-    const int *order;        /* points in the order they start */
-    int n, next, finished;
-    pthread_mutex_t lock;
-};
-
-struct ranked {
-    double cost;
-    int i;
-};
-
-static int by_cost(const void *a, const void *b)
-{
-    const struct ranked *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost > y->cost ? -1 : 1;
-    return x->i - y->i;
-}
-
-static void *worker(void *arg)
-{
-    struct pool *pl = arg;
-    for (;;) {
-        pthread_mutex_lock(&pl->lock);
-        int i = pl->next < pl->n ? pl->order[pl->next++] : -1;
-        pthread_mutex_unlock(&pl->lock);
-        if (i < 0)
-            return NULL;
-        struct point *pt = &pl->pts[i];
-        rifl_linksim_config cc = pt->c;
-        cc.progress = NULL; /* the main thread reports progress */
-        double t0 = cli_now();
-        char msg[1024] = "";
-        int rc = rifl_linksim_run(&cc, &pt->r, msg, sizeof msg);
-        if (rc != RIFL_OK)
-            fprintf(stderr, "error: point %d: %s\n", i + 1, msg[0] ? msg : "simulation failed");
-        pthread_mutex_lock(&pl->lock);
-        pt->wall = cli_now() - t0;
-        pt->rc = rc == RIFL_OK ? 0 : 2;
-        pt->done = true;
-        pl->finished++;
-        pthread_mutex_unlock(&pl->lock);
-    }
-}
 
 /* print one finished point; returns the exit status it contributes */
 static int print_point(const struct opts *o, bool sweep, struct point *pt, int i)
@@ -703,20 +653,6 @@ static int prepare_points(const struct cli_opt *opts, struct opts *o, struct cli
     return 0;
 }
 
-/* Points run at once: --jobs, or one per CPU, at most one per point. */
-static unsigned job_count(const struct opts *o, size_t npoints)
-{
-    unsigned jobs = (unsigned)o->jobs;
-    if (jobs == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n > 0 ? (unsigned)n : 1;
-    }
-    if (jobs > npoints)
-        jobs = (unsigned)npoints;
-    if (jobs > 256)
-        jobs = 256;
-    return jobs;
-}
 
 /* A warning when the whole run is estimated above a minute. */
 static void warn_long(const struct opts *o, const struct point *pts, const struct plan *pl,
@@ -780,25 +716,30 @@ static int run_serial(const struct opts *o, struct point *pts, size_t npoints)
     return status;
 }
 
-/* Wait for point i, showing how far the sweep is. */
-static void wait_point(const struct opts *o, struct pool *pool, int i, unsigned started)
+struct sweep_run {
+    const struct opts *o;
+    struct point *pts;
+};
+
+/* Point i on a worker thread (cli_jobs.c). */
+static void run_one(void *ctx, size_t i)
 {
-    for (;;) {
-        pthread_mutex_lock(&pool->lock);
-        bool done = pool->pts[i].done;
-        int finished = pool->finished;
-        pthread_mutex_unlock(&pool->lock);
-        if (done)
-            return;
-        if (o->progress || isatty(2)) {
-            char extra[64];
-            snprintf(extra, sizeof extra, "%d of %d points done, %u jobs", finished, pool->n,
-                     started);
-            cli_progress("sweep", (double)finished / pool->n, extra, o->progress);
-        }
-        struct timespec ts = { 0, 50 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
+    struct point *pt = &((struct sweep_run *)ctx)->pts[i];
+    rifl_linksim_config cc = pt->c;
+    cc.progress = NULL; /* the main thread reports progress */
+    double t0 = cli_now();
+    char msg[1024] = "";
+    int rc = rifl_linksim_run(&cc, &pt->r, msg, sizeof msg);
+    if (rc != RIFL_OK)
+        fprintf(stderr, "error: point %zu: %s\n", i + 1, msg[0] ? msg : "simulation failed");
+    pt->wall = cli_now() - t0;
+    pt->rc = rc == RIFL_OK ? 0 : 2;
+}
+
+static int print_one(void *ctx, size_t i)
+{
+    struct sweep_run *sr = ctx;
+    return print_point(sr->o, true, &sr->pts[i], (int)i);
 }
 
 /* The points on `jobs` threads, longest first so that they do not finish
@@ -807,39 +748,18 @@ static void wait_point(const struct opts *o, struct pool *pool, int i, unsigned 
  * worst exit status, or -1 without memory. */
 static int run_parallel(const struct opts *o, struct point *pts, size_t npoints, unsigned jobs)
 {
-    int n = (int)npoints;
-    int *order = malloc(npoints * sizeof *order);
-    struct ranked *rk = malloc(npoints * sizeof *rk);
-    if (!order || !rk) {
+    double *cost = malloc(npoints * sizeof *cost);
+    if (!cost) {
         fprintf(stderr, "error: out of memory\n");
-        free(order);
-        free(rk);
         return -1;
     }
-    for (int i = 0; i < n; i++)
-        rk[i] = (struct ranked){ pts[i].est.seconds, i };
-    qsort(rk, npoints, sizeof *rk, by_cost);
-    for (int i = 0; i < n; i++)
-        order[i] = rk[i].i;
-    free(rk);
-    struct pool pool = { pts, order, n, 0, 0, PTHREAD_MUTEX_INITIALIZER };
-    pthread_t th[256];
-    unsigned started = 0;
-    for (unsigned j = 0; j < jobs; j++)
-        if (pthread_create(&th[j], NULL, worker, &pool) == 0)
-            started++;
-    if (started == 0)
-        worker(&pool);
-    int status = 0;
-    for (int i = 0; i < n; i++) {
-        wait_point(o, &pool, i, started);
-        int st = print_point(o, true, &pts[i], i);
-        status = st > status ? st : status;
-    }
-    for (unsigned j = 0; j < started; j++)
-        pthread_join(th[j], NULL);
-    free(order);
-    cli_progress_done(o->progress);
+    for (size_t i = 0; i < npoints; i++)
+        cost[i] = pts[i].est.seconds;
+    struct sweep_run sr = { o, pts };
+    struct cli_jobs j = { .n = npoints, .cost = cost, .run = run_one, .print = print_one,
+                          .ctx = &sr, .progress = o->progress };
+    int status = cli_jobs_run(&j, jobs);
+    free(cost);
     return status;
 }
 
@@ -850,7 +770,7 @@ static int run_points(const struct cli_opt *opts, struct opts *o, struct cli_swe
     struct plan pl = { 0 };
     if (prepare_points(opts, o, sw, pts, npoints, &pl))
         return 2;
-    unsigned jobs = job_count(o, npoints);
+    unsigned jobs = cli_job_count(o->jobs, npoints);
     warn_long(o, pts, &pl, jobs);
     bool seed_swept = o->sweep && cli_sweep_has(sw, "seed");
     if (seed_swept)
