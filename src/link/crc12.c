@@ -11,6 +11,22 @@
 #include "rifl/frame.h"
 #include "link_priv.h"
 
+uint64_t rifl_crc12_xpow_quotient(unsigned e)
+{
+    /* long division: bring down the e zero bits after the leading 1 */
+    uint64_t q = 0;
+    uint32_t rem = 1;
+    for (unsigned k = 0; k < e; k++) {
+        rem <<= 1;
+        q <<= 1;
+        if (rem & 0x1000u) {
+            rem ^= 0x1000u | RIFL_CRC12_POLY;
+            q |= 1;
+        }
+    }
+    return q;
+}
+
 static uint16_t pos_table[32][256];   /* b * x^(8d+12) mod G, d = 0..31 */
 static uint16_t chain_table[2][256];  /* b * x^(256+8k) mod G, k = 0, 1 */
 
@@ -45,19 +61,7 @@ static void clmul_consts_init(void)
     for (int j = 0; j < 16; j++)
         c->kp[j] = _mm_set_epi64x((long long)c->k[2 * j], (long long)c->k[2 * j + 1]);
     c->g = 0x1000u | RIFL_CRC12_POLY;
-    /* mu = floor(x^64 / G) by long division: bring down the bits of x^64 */
-    uint64_t q = 0;
-    uint32_t rem = 1; /* leading 1 of x^64, then 64 zero bits follow */
-    for (int k = 0; k < 64; k++) {
-        rem <<= 1;
-        q <<= 1;
-        if (rem & 0x1000u) {
-            rem ^= 0x1000u | RIFL_CRC12_POLY;
-            q |= 1;
-        }
-    }
-    /* the loop above divides x^64 and yields a quotient of degree 52 */
-    c->mu = q;
+    c->mu = rifl_crc12_xpow_quotient(64); /* degree 52 */
 }
 #endif
 

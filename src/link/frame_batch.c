@@ -254,17 +254,8 @@ void rifl_batch_consts_init(void)
         for (unsigned b = 0; b < 64; b++)
             r = crc_mulx(r);
     }
-    /* floor(x^76 / G) by long division; its top bit, x^64, falls off */
-    uint64_t q = 0, rem = 1;
-    for (int b = 0; b < 76; b++) {
-        rem <<= 1;
-        q <<= 1;
-        if (rem & 0x1000u) {
-            rem ^= 0x1000u | RIFL_CRC12_POLY;
-            q |= 1;
-        }
-    }
-    k->crc_mu = q;
+    /* floor(x^76 / G); its top bit, x^64, falls off */
+    k->crc_mu = rifl_crc12_xpow_quotient(76);
     done = 1;
 }
 #endif

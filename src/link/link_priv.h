@@ -56,6 +56,8 @@ static inline void rifl_store_be64(uint8_t *p, uint64_t v)
 
 /* Tables of crc12.c: pos[d][b] = b * x^(8d+12) mod G (d = 0..31) and
  * chain[k][b] = b * x^(256+8k) mod G. */
+/* floor(x^e / G) for the CRC-12 generator G, its bits above x^63 dropped */
+uint64_t rifl_crc12_xpow_quotient(unsigned e);
 const uint16_t (*rifl_crc12_pos_table(void))[256];
 const uint16_t (*rifl_crc12_chain_table(void))[256];
 
