@@ -12,6 +12,7 @@
 /* link layer */
 #include "rifl/frame.h"
 #include "rifl/lane.h"
+#include "rifl/serial.h"
 
 /* the PHY boundary */
 #include "rifl/phy.h"
