@@ -816,6 +816,66 @@ static void t_slot_rule(void)
     rifl_lane_free(l);
 }
 
+/* A serial lane's inputs (rifl-multilane §2, §4.3): the power-up hold sends
+ * PAUSE with ID 0 and delays INIT; while the group is down the lane sends
+ * PAUSE; while aligned but not up only the key monitor sees frames, and
+ * the expected ID, threshold and frame_error stay as they were. */
+static void t_serial_lane_inputs(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    uint8_t pay[30] = { 0 };
+    CHECK_EQ_I(rifl_lane_hold_tx(l, true), RIFL_OK);
+    CHECK(rifl_lane_get_flags(l).tx_hold);
+    for (unsigned i = 0; i < 3 * N; i++) {
+        slot(l, &p, NULL, &fi, NULL);
+        CHECK(fi.kind == RIFL_KIND_CONTROL && fi.key == RIFL_KEY_PAUSE && fi.id == 0);
+    }
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_INIT);
+    CHECK_EQ_I(rifl_lane_hold_tx(l, false), RIFL_OK);
+    /* released: INIT takes its 2^K slots from here */
+    for (unsigned i = 0; i < N; i++) {
+        slot(l, &p, NULL, &fi, NULL);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_INIT);
+    }
+    CHECK_EQ_I(rifl_lane_hold_tx(l, true), RIFL_ERR_STATE);
+    CHECK(!rifl_lane_get_flags(l).tx_hold);
+    /* group down: SEND_PAUSE although this lane is aligned */
+    rifl_lane_set_group_up(l, false);
+    rifl_lane_set_rx_up(l, false);
+    for (unsigned i = 0; i < 4; i++) {
+        CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL), RIFL_RX_NOT_UP);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
+        CHECK_EQ_U(fi.key, RIFL_KEY_PAUSE);
+    }
+    /* not up: the monitor still counts keys (8 PAUSE raise the flag), and
+     * no frame is verified or stored */
+    for (unsigned i = 0; i < 8; i++)
+        CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL), RIFL_RX_NOT_UP);
+    CHECK(rifl_lane_get_flags(l).peer_pause);
+    unsigned rfid = rifl_lane_expected_id(l);
+    p.fid = 40; /* an ID the lane does not expect: would fail verification */
+    CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_NOT_UP);
+    CHECK_EQ_U(rifl_lane_expected_id(l), rfid);
+    CHECK(!rifl_lane_get_flags(l).frame_error);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_verify_fail, 0);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_not_up, 13);
+    CHECK_EQ_U(rifl_lane_rx_backlog(l), 0);
+    /* up again: verification resumes where it stopped */
+    rifl_lane_set_rx_up(l, true);
+    rifl_lane_set_group_up(l, true);
+    p.fid = rfid;
+    CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL), RIFL_RX_CONTROL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_PAUSE); /* the PAUSE flag was still up */
+    CHECK_EQ_I(slot(l, &p, filler(&p), &fi, NULL), RIFL_RX_SKIPPED);
+    CHECK_EQ_U(rifl_lane_expected_id(l), (rfid + 1) & (N - 1));
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_NORMAL);
+    CHECK(rifl_lane_get_flags(l).rx_up && rifl_lane_get_flags(l).group_up);
+    rifl_lane_free(l);
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
@@ -829,4 +889,5 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "extension_frames", t_extension_frames },
           { "frames_by_content", t_frames_by_content },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
-          { "config_refusals", t_config_refusals })
+          { "config_refusals", t_config_refusals },
+          { "serial_lane_inputs", t_serial_lane_inputs })

@@ -160,8 +160,10 @@ typedef enum rifl_rx_result {
     RIFL_RX_SKIPPED,        /* good data frame already delivered (replay)
                                or inside the 16-frame verification run */
     RIFL_RX_CONTROL,        /* good control frame */
-    RIFL_RX_OVERFLOW        /* good and new, but the receive buffer was
+    RIFL_RX_OVERFLOW,       /* good and new, but the receive buffer was
                                full: treated as lost, retransmission asked */
+    RIFL_RX_NOT_UP          /* aligned but not up (a serial lane's rx_up):
+                               the key monitor saw it, nothing else did */
 } rifl_rx_result;
 
 RIFL_API const char *rifl_rx_result_name(rifl_rx_result r);
@@ -299,6 +301,20 @@ RIFL_API int rifl_lane_read_ext(rifl_lane *lane, uint8_t *code, void *buf, size_
 
 /* Force the receiver's alignment state (a PHY that aligns frames itself). */
 RIFL_API void rifl_lane_set_rx_aligned(rifl_lane *lane, bool aligned);
+/* A serial lane's rx_up (rifl/serial.h, lane rules rifl-multilane §2):
+ * while aligned but not up, received frames go through the key monitor
+ * only; verification and storing wait, and the expected frame ID, the
+ * delivery threshold and frame_error stay as they are.  Up from the start
+ * unless told otherwise. */
+RIFL_API void rifl_lane_set_rx_up(rifl_lane *lane, bool up);
+/* What the send side sees of its group's receivers (rx_up ANDed over the
+ * lanes of a bonded group, rifl-multilane §4.3): while it is down the lane
+ * sends PAUSE (SEND_PAUSE).  Up from the start unless told otherwise. */
+RIFL_API void rifl_lane_set_group_up(rifl_lane *lane, bool up);
+/* The power-up hold (rifl-multilane §2): while held, the send side stays in
+ * reset, sending PAUSE with frame ID 0, and starts INIT when released.
+ * RIFL_ERR_STATE once INIT has begun (the hold is for power-up only). */
+RIFL_API int rifl_lane_hold_tx(rifl_lane *lane, bool hold);
 /* Clock compensation: send `n` more IDLE pause slots in NORMAL state. */
 RIFL_API void rifl_lane_add_pause_slots(rifl_lane *lane, unsigned n);
 
@@ -317,7 +333,10 @@ typedef enum rifl_tx_state {
 RIFL_API const char *rifl_tx_state_name(rifl_tx_state s);
 
 typedef struct rifl_lane_flags {
-    bool rx_aligned;       /* local receiver aligned and up */
+    bool rx_aligned;       /* local receiver aligned */
+    bool rx_up;            /* local receiver up (rifl_lane_set_rx_up) */
+    bool group_up;         /* the send side's view of its group */
+    bool tx_hold;          /* send side held at power-up */
     bool frame_error;      /* local receiver has seen a bad frame */
     bool peer_pause;       /* PAUSE flag from the peer */
     bool peer_retransmit;  /* RETRANSMIT flag from the peer */
@@ -352,6 +371,7 @@ typedef struct rifl_lane_stats {
     uint64_t rx_slots;           /* rifl_lane_rx calls */
     uint64_t rx_empty;           /* slots with no frame */
     uint64_t rx_not_aligned;     /* frames ignored while not aligned */
+    uint64_t rx_not_up;          /* frames seen by the key monitor only: aligned, not up */
     uint64_t rx_bad_syn;         /* frames with an illegal SYN (00/11) */
     uint64_t rx_align_lost;      /* times alignment was lost */
     uint64_t rx_verify_fail;     /* frames failing verification */

@@ -24,6 +24,7 @@ const char *rifl_tx_state_name(rifl_tx_state s)
 
 static const char *const rx_names[] = {
     "empty", "not_aligned", "verify_fail", "delivered", "skipped", "control", "overflow",
+    "not_up",
 };
 
 const char *rifl_rx_result_name(rifl_rx_result r)
@@ -87,6 +88,8 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     l->normal_since_err = nfid; /* no error seen yet: no resume wait */
     l->thr = 16 & l->kmask;
     l->aligned = cfg->rx_lock_frames == 0;
+    l->rx_up = true;
+    l->group_up = true;
     l->state = RIFL_TX_INIT;
     *out = l;
     return RIFL_OK;
@@ -104,6 +107,9 @@ rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
 {
     rifl_lane_flags f = {
         .rx_aligned = l->aligned,
+        .rx_up = l->rx_up,
+        .group_up = l->group_up,
+        .tx_hold = l->tx_hold,
         .frame_error = l->frame_error,
         .peer_pause = l->peer_pause,
         .peer_retransmit = l->peer_retransmit,
@@ -126,6 +132,28 @@ void rifl_lane_set_rx_aligned(rifl_lane *l, bool aligned)
     l->lock_count = 0;
     l->syn_window = 0;
     l->syn_bad_in_window = 0;
+}
+
+void rifl_lane_set_rx_up(rifl_lane *l, bool up)
+{
+    if (l)
+        l->rx_up = up;
+}
+
+void rifl_lane_set_group_up(rifl_lane *l, bool up)
+{
+    if (l)
+        l->group_up = up;
+}
+
+int rifl_lane_hold_tx(rifl_lane *l, bool hold)
+{
+    if (!l)
+        return RIFL_ERR_INVALID_ARG;
+    if (hold && l->init_slots > 0)
+        return RIFL_ERR_STATE;
+    l->tx_hold = hold;
+    return RIFL_OK;
 }
 
 void rifl_lane_add_pause_slots(rifl_lane *l, unsigned n)
@@ -192,7 +220,7 @@ static rifl_tx_state next_state(const rifl_lane *l)
 {
     if (l->init_slots < l->nfid)
         return RIFL_TX_INIT;
-    if (!l->aligned)
+    if (!l->aligned || !l->group_up)
         return RIFL_TX_SEND_PAUSE;
     if (l->peer_pause)
         return RIFL_TX_PAUSE;
@@ -300,6 +328,8 @@ static struct tx_choice tx_choose(rifl_lane *l)
     l->st.tx_state_slots[s]++;
     switch (s) {
     case RIFL_TX_INIT: {
+        if (l->tx_hold) /* held in reset: PAUSE with ID 0 */
+            return send_control(l, RIFL_KEY_PAUSE);
         /* fill the replay buffer with filler frames, IDs 0 .. 2^K-1 */
         uint8_t *rec = replay_rec(l, l->init_slots);
         memset(rec, 0, l->txq.stride);
@@ -548,6 +578,10 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
     if (!track_alignment(l, legal))
         return RIFL_RX_NOT_ALIGNED;
     monitor_frame(l, fi->syn, fi->key);
+    if (!l->rx_up) {
+        l->st.rx_not_up++;
+        return RIFL_RX_NOT_UP;
+    }
 
     if (fi->id != l->rfid) {
         l->st.rx_verify_fail++;

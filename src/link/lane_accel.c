@@ -19,6 +19,7 @@
 static bool lane_steady(const rifl_lane *l)
 {
     return l->state == RIFL_TX_NORMAL && l->init_slots >= l->nfid && l->aligned &&
+           l->rx_up && l->group_up && !l->tx_hold &&
            !l->peer_pause && !l->peer_retransmit && !l->replay_active && !l->frame_error &&
            l->normal_since_err >= l->nfid && l->new_fillers >= l->nfid &&
            l->pause_pending == 0 && !l->fc_sent_on && !l->peer_fc_on &&

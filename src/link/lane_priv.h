@@ -68,6 +68,9 @@ struct rifl_lane {
     /* ---- receive ---- */
     uint64_t descr;
     bool aligned;
+    bool rx_up;                /* rx_up of a serial lane (true otherwise) */
+    bool group_up;             /* the send side's view of its group's rx_up */
+    bool tx_hold;              /* power-up hold: PAUSE with ID 0, no INIT */
     unsigned lock_count;
     uint64_t syn_window;       /* last 64 SYN checks, bit = 1 when illegal */
     unsigned syn_bad_in_window;
