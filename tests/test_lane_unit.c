@@ -873,6 +873,14 @@ static void t_serial_lane_inputs(void)
     CHECK_EQ_U(rifl_lane_expected_id(l), (rfid + 1) & (N - 1));
     CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_NORMAL);
     CHECK(rifl_lane_get_flags(l).rx_up && rifl_lane_get_flags(l).group_up);
+    /* alignment set from outside stays the caller's: legal frames do not
+     * lock the lane again */
+    rifl_lane_set_rx_aligned(l, false);
+    for (unsigned i = 0; i < 100; i++)
+        CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL), RIFL_RX_NOT_ALIGNED);
+    CHECK(!rifl_lane_get_flags(l).rx_aligned);
+    rifl_lane_set_rx_aligned(l, true);
+    CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL), RIFL_RX_CONTROL);
     rifl_lane_free(l);
 }
 

@@ -299,7 +299,9 @@ RIFL_API int rifl_lane_read_ext(rifl_lane *lane, uint8_t *code, void *buf, size_
 
 /* ---- inputs from the PHY ------------------------------------------------- */
 
-/* Force the receiver's alignment state (a PHY that aligns frames itself). */
+/* Force the receiver's alignment state (a PHY that aligns frames itself).
+ * From the first call on, alignment is the caller's: the receiver no longer
+ * locks (rx_lock_frames) or loses alignment by itself. */
 RIFL_API void rifl_lane_set_rx_aligned(rifl_lane *lane, bool aligned);
 /* A serial lane's rx_up (rifl/serial.h, lane rules rifl-multilane §2):
  * while aligned but not up, received frames go through the key monitor

@@ -124,6 +124,7 @@ static void monitor_clear(rifl_lane *l);
 
 void rifl_lane_set_rx_aligned(rifl_lane *l, bool aligned)
 {
+    l->align_ext = true;
     if (l->aligned && !aligned)
         l->st.rx_align_lost++;
     if (!aligned)
@@ -452,7 +453,7 @@ static void monitor_clear(rifl_lane *l)
  * false when this frame made the lane lose alignment. */
 static bool track_alignment(rifl_lane *l, bool legal)
 {
-    if (l->cfg.rx_lock_frames == 0)
+    if (l->cfg.rx_lock_frames == 0 || l->align_ext)
         return true;
     bool out = (l->syn_window >> 63) & 1u;
     l->syn_window = (l->syn_window << 1) | (legal ? 0u : 1u);
@@ -567,7 +568,7 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
 
     if (!l->aligned) {
         l->lock_count = legal ? l->lock_count + 1 : 0;
-        if (l->lock_count >= l->cfg.rx_lock_frames) {
+        if (!l->align_ext && l->lock_count >= l->cfg.rx_lock_frames) {
             l->aligned = true;
             l->syn_window = 0;
             l->syn_bad_in_window = 0;

@@ -68,6 +68,7 @@ struct rifl_lane {
     /* ---- receive ---- */
     uint64_t descr;
     bool aligned;
+    bool align_ext;            /* alignment comes from the PHY's aligner */
     bool rx_up;                /* rx_up of a serial lane (true otherwise) */
     bool group_up;             /* the send side's view of its group's rx_up */
     bool tx_hold;              /* power-up hold: PAUSE with ID 0, no INIT */
