@@ -6,8 +6,10 @@
  * two lanes talk across a pair of loopbacks. */
 #include "testlib.h"
 
+#include <math.h>
 #include <stddef.h>
 
+#include "rifl/frame.h"
 #include "rifl/lane.h"
 #include "rifl/phy.h"
 
@@ -273,10 +275,174 @@ static void t_refused(void)
     rifl_phy_free(NULL);
 }
 
+/* ---- the serial lane ----------------------------------------------------- */
+
+static rifl_phy *make_serial(unsigned delay, unsigned bits, double ber, double slip, uint64_t seed)
+{
+    rifl_phy_serial_config sc = { .frame_bits = F, .delay_frames = delay, .delay_bits = bits,
+                                  .ber = ber, .slip_rate = slip, .seed = seed, .up_log2 = 8 };
+    rifl_phy *p = NULL;
+    char msg[256];
+    if (rifl_phy_serial_create(&sc, &p, msg, sizeof msg) != RIFL_OK)
+        fprintf(stderr, "  %s\n", msg);
+    return p;
+}
+
+/* frame i of a test stream: a real data frame whose payload names it */
+static void serial_frame(uint64_t i, uint64_t *scr, uint8_t *w)
+{
+    uint8_t pay[30] = { 0 };
+    memcpy(pay, &i, sizeof i);
+    rifl_frame_encode(w, F, RIFL_SYN_DATA, 1, pay, (unsigned)(i & 0xFFF), scr);
+}
+
+#define SENT_RING 64
+
+/* Wire frames through a line of 3 frames and `bits` bits.  Every frame the
+ * aligner hands out while aligned is looked up among the last frames sent:
+ * `wrong` counts those that are none of them, `gaps` the times one was not
+ * the successor of the one before. */
+static void serial_run(unsigned bits, double ber, double slip, uint64_t seed, unsigned slots,
+                       uint64_t *locked_at, uint64_t *wrong, uint64_t *gaps)
+{
+    rifl_phy *p = make_serial(3, bits, ber, slip, seed);
+    REQUIRE(p);
+    CHECK(rifl_phy_carries(p, RIFL_PHY_WIRE) && !rifl_phy_carries(p, RIFL_PHY_CONTENT));
+    static uint8_t sent[SENT_RING][FB];
+    uint64_t scr = 1;
+    int64_t last = -1;
+    *locked_at = UINT64_MAX;
+    *wrong = *gaps = 0;
+    for (uint64_t t = 0; t < slots; t++) {
+        uint8_t *w = rifl_phy_tx_buffer(p, RIFL_PHY_WIRE);
+        serial_frame(t, &scr, w);
+        memcpy(sent[t % SENT_RING], w, FB);
+        rifl_phy_frame in[2];
+        unsigned n = rifl_phy_exchange(p, t, RIFL_PHY_WIRE, in, 2);
+        for (unsigned k = 0; k < n; k++) {
+            if (!rifl_phy_serial_rx_state(p, k).aligned)
+                continue;
+            if (*locked_at == UINT64_MAX)
+                *locked_at = t;
+            int64_t idx = -1;
+            for (uint64_t j = 0; j < SENT_RING && j <= t; j++)
+                if (memcmp(sent[(t - j) % SENT_RING], in[k].data, FB) == 0) {
+                    idx = (int64_t)(t - j);
+                    break;
+                }
+            if (idx < 0) {
+                (*wrong)++;
+                continue;
+            }
+            if (last >= 0 && idx != last + 1)
+                (*gaps)++;
+            last = idx;
+        }
+    }
+    const rifl_phy_stats *ps = rifl_phy_get_stats(p);
+    CHECK_EQ_U(ps->frames, slots);
+    CHECK_EQ_U(ps->bits, (uint64_t)slots * F);
+    if (ber == 0)
+        CHECK_EQ_U(ps->bit_errors, 0);
+    const rifl_aligner *a = rifl_phy_serial_aligner(p);
+    CHECK(a != NULL && rifl_aligner_get_stats(a)->words == (uint64_t)slots * (F / 64));
+    rifl_phy_free(p);
+}
+
+static void t_serial_line(void)
+{
+    static const unsigned offsets[] = { 0, 1, 63, 64, 65, 200, 255 };
+    for (unsigned i = 0; i < 7; i++) {
+        uint64_t locked, wrong, gaps;
+        serial_run(offsets[i], 0, 0, 10 + i, 3000, &locked, &wrong, &gaps);
+        CHECK_MSG(locked < 1500, "offset %u: locked at slot %llu", offsets[i],
+                  (unsigned long long)locked);
+        CHECK_EQ_U(wrong, 0);
+        CHECK_EQ_U(gaps, 0);
+    }
+}
+
+/* Bit errors land on the wire bits at the configured rate. */
+static void t_serial_errors(void)
+{
+    rifl_phy *p = make_serial(2, 17, 1e-3, 0, 99);
+    REQUIRE(p);
+    uint64_t scr = 1;
+    for (uint64_t t = 0; t < 20000; t++) {
+        serial_frame(t, &scr, rifl_phy_tx_buffer(p, RIFL_PHY_WIRE));
+        rifl_phy_frame in[2];
+        rifl_phy_exchange(p, t, RIFL_PHY_WIRE, in, 2);
+    }
+    const rifl_phy_stats *ps = rifl_phy_get_stats(p);
+    double expect = 1e-3 * (double)ps->bits;
+    CHECK_MSG(fabs((double)ps->bit_errors - expect) < 5 * sqrt(expect),
+              "%llu bit errors, %.0f expected",
+              (unsigned long long)ps->bit_errors, expect);
+    CHECK(ps->frames_hit > 0 && ps->frames_hit <= ps->bit_errors);
+    rifl_phy_free(p);
+}
+
+/* Bit slips: each one loses or repeats a bit; the aligner unlocks and finds
+ * the frames again, and what it hands out aligned is the frames sent. */
+static void t_serial_slips(void)
+{
+    uint64_t locked, wrong, gaps;
+    rifl_phy *p = make_serial(3, 5, 0, 2e-3, 7);
+    REQUIRE(p);
+    rifl_phy_free(p);
+    serial_run(5, 0, 2e-3, 7, 60000, &locked, &wrong, &gaps);
+    CHECK(locked < 1500);
+    /* a misread frame is wrong until the aligner notices; frames missed
+     * while it searches show as gaps */
+    CHECK(gaps > 0);
+    CHECK(wrong > 0);
+    p = make_serial(3, 5, 0, 2e-3, 7);
+    REQUIRE(p);
+    uint64_t scr = 1;
+    for (uint64_t t = 0; t < 60000; t++) {
+        serial_frame(t, &scr, rifl_phy_tx_buffer(p, RIFL_PHY_WIRE));
+        rifl_phy_frame in[2];
+        rifl_phy_exchange(p, t, RIFL_PHY_WIRE, in, 2);
+    }
+    const rifl_phy_serial_stats *ss = rifl_phy_serial_get_stats(p);
+    uint64_t slips = ss->slips_lost + ss->slips_repeated;
+    CHECK_MSG(slips > 60 && slips < 180, "%llu slips in 60000 frames at 2e-3",
+              (unsigned long long)slips);
+    CHECK(ss->slips_lost > 0 && ss->slips_repeated > 0);
+    const rifl_aligner_stats *as = rifl_aligner_get_stats(rifl_phy_serial_aligner(p));
+    CHECK(as->unlocks > 0 && as->locks >= as->unlocks);
+    rifl_phy_free(p);
+}
+
+static void t_serial_refused(void)
+{
+    rifl_phy *p = NULL;
+    char msg[256] = "";
+    rifl_phy_serial_config sc = { .frame_bits = 96 };
+    CHECK_EQ_I(rifl_phy_serial_create(&sc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "frame_bits") != NULL);
+    sc.frame_bits = F;
+    sc.slip_rate = 1.5;
+    CHECK_EQ_I(rifl_phy_serial_create(&sc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "slip rate") != NULL);
+    sc.slip_rate = 0;
+    sc.ber = -1;
+    CHECK_EQ_I(rifl_phy_serial_create(&sc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    sc.ber = 0;
+    sc.content_bytes = 16;
+    CHECK_EQ_I(rifl_phy_serial_create(&sc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "encode") != NULL);
+    CHECK(p == NULL);
+    CHECK(rifl_phy_serial_aligner(NULL) == NULL);
+    CHECK(!rifl_phy_serial_rx_state(NULL, 0).aligned);
+}
+
 TEST_MAIN({ "channel_content_delay", t_channel_content_delay },
           { "channel_errors", t_channel_errors },
           { "channel_skip", t_channel_skip },
           { "content_aligned", t_content_aligned },
           { "loopback", t_loopback },
           { "lanes_over_loopbacks", t_lanes_over_loopbacks },
-          { "refused", t_refused })
+          { "refused", t_refused }, { "serial_line", t_serial_line },
+          { "serial_errors", t_serial_errors }, { "serial_slips", t_serial_slips },
+          { "serial_refused", t_serial_refused })

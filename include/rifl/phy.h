@@ -25,11 +25,13 @@
 
 #include "rifl/api.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rifl/counter.h"
 #include "rifl/error.h"
+#include "rifl/serial.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -166,6 +168,49 @@ RIFL_API unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_ph
  * It carries wire bytes only. */
 RIFL_API int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_phy **out,
                                       char *msg, size_t msglen);
+
+/* A serial lane: the sender's frames go on the line as a bit stream in the
+ * wire bit order of rifl/serial.h (64-bit transceiver words, least
+ * significant bit first), with independent bit errors on every wire bit,
+ * SYN included.  The line is delay_frames frame times plus delay_bits bits
+ * long (a lane's bit offset, or its skew against other lanes) and carries
+ * seeded random bits before the sender's first frame arrives.  The
+ * receiving transceiver hands out F/64 words per slot; a bit slip there
+ * loses or repeats one bit.  The receive aligner (rifl_aligner) finds the
+ * frames: they come out as wire bytes, 0, 1 or 2 per slot, each with the
+ * aligner's state when it was complete (rifl_phy_serial_rx_state), which
+ * the lane behind must be told (rifl_lane_set_rx_aligned, _rx_up). */
+typedef struct rifl_phy_serial_config {
+    unsigned frame_bits;
+    unsigned delay_frames;    /* whole frame times on the line */
+    unsigned delay_bits;      /* and this many bits more */
+    double ber;               /* per wire bit, 0 .. 0.5 */
+    double slip_rate;         /* bit slips per received frame, 0 .. 1 */
+    uint64_t seed;
+    unsigned up_log2;         /* the aligner's rx_up length (rifl_aligner_config) */
+    size_t content_bytes;     /* 0: the sender gives wire bytes only */
+    rifl_phy_encode_fn encode;/* needed with content_bytes */
+    void *encode_ctx;
+} rifl_phy_serial_config;
+
+typedef struct rifl_phy_serial_stats {
+    uint64_t slips_lost;      /* bit slips that lost a bit */
+    uint64_t slips_repeated;  /* bit slips that repeated a bit */
+    uint64_t slips_refused;   /* slips not made: the line held too few or
+                                 too many bits for one */
+} rifl_phy_serial_stats;
+
+/* What the aligner said of a frame handed out. */
+typedef struct rifl_phy_serial_rx {
+    bool aligned, up;
+} rifl_phy_serial_rx;
+
+RIFL_API int rifl_phy_serial_create(const rifl_phy_serial_config *cfg, rifl_phy **out, char *msg,
+                                    size_t msglen);
+/* The aligner's state for frame k (0 or 1) of the last exchange. */
+RIFL_API rifl_phy_serial_rx rifl_phy_serial_rx_state(const rifl_phy *phy, unsigned k);
+RIFL_API const rifl_aligner *rifl_phy_serial_aligner(const rifl_phy *phy);
+RIFL_API const rifl_phy_serial_stats *rifl_phy_serial_get_stats(const rifl_phy *phy);
 
 #ifdef __cplusplus
 }
