@@ -7,6 +7,7 @@
 
 #include "testlib.h"
 
+#include "rifl/rng.h"
 #include "rifl/sim/linksim.h"
 
 static rifl_linksim_config base(uint64_t seed, double ber, uint64_t bytes)
@@ -477,9 +478,102 @@ static void t_histogram(void)
     rifl_hist_free(&h);
 }
 
+/* Serial lanes: frames as bit streams that each receiver's aligner must
+ * find, from random bit offsets, with bit errors on every wire bit and bit
+ * slips at the receivers.  Everything offered arrives once, in order,
+ * unaltered; the lanes come up; a slip costs an unlock and a relock. */
+static uint64_t bad_count(const rifl_linksim_result *r)
+{
+    return r->val[0].lost + r->val[1].lost + r->val[0].duplicated + r->val[1].duplicated +
+           r->val[0].reordered + r->val[1].reordered + r->val[0].corrupted + r->val[1].corrupted;
+}
+
+static void t_serial_lanes(void)
+{
+    struct {
+        double ber, slip;
+        unsigned frame_bits;
+    } cases[] = {
+        { 0, 0, 256 }, { 1e-6, 0, 256 }, { 0, 2e-4, 256 }, { 1e-5, 1e-4, 256 },
+        { 1e-6, 1e-4, 64 }, { 1e-6, 3e-4, 1024 },
+    };
+    unsigned n = sizeof cases / sizeof cases[0];
+    for (unsigned k = 0; k < n; k++) {
+        rifl_linksim_config c = base(test_seed * 37 + k, cases[k].ber,
+                                     test_long_run ? 20000000 : 1000000);
+        c.lane.frame_bits = cases[k].frame_bits;
+        if (cases[k].frame_bits == 64)
+        {
+            c.lane.fid_bits = 9; /* 2^K covers the longer round trip in frames */
+            c.max_len = 4096;    /* and packets fit the queue of small frames */
+        }
+        c.serial = true;
+        c.up_log2 = 12;
+        rifl_rng r;
+        rifl_rng_seed(&r, test_seed * 41 + k);
+        for (int i = 0; i < 2; i++) {
+            c.bit_offset[i] = (unsigned)rifl_rng_below(&r, cases[k].frame_bits);
+            c.slip_rate[i] = cases[k].slip;
+        }
+        rifl_linksim_result res;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK_EQ_U(bad_count(&res), 0);
+        CHECK_MSG(res.lossless && res.complete, "case %u", k);
+        CHECK(res.startup_slots > 0);
+        /* first lock after a search of at most the whole cycle of candidates,
+         * then 2^12 words of rx_up */
+        CHECK_MSG(res.startup_slots < 7 * (uint64_t)cases[k].frame_bits + 64 +
+                                          (4096u * 64 / cases[k].frame_bits) + 3 * res.delay_frames,
+                  "case %u: up after %llu slots", k, (unsigned long long)res.startup_slots);
+        uint64_t slips = 0;
+        for (int i = 0; i < 2; i++) {
+            /* locked at the end, or unlocked by a slip not yet found again */
+            CHECK(res.aligner[i].locks >= 1);
+            CHECK(res.aligner[i].locks == res.aligner[i].unlocks + 1 ||
+                  res.aligner[i].locks == res.aligner[i].unlocks);
+            slips += res.serial[i].slips_lost + res.serial[i].slips_repeated;
+            CHECK_EQ_U(res.lane[i].rx_align_lost, res.aligner[1 - i].unlocks);
+        }
+        if (cases[k].slip > 0) {
+            CHECK(slips > 0);
+            CHECK(res.aligner[0].unlocks + res.aligner[1].unlocks > 0);
+        } else {
+            CHECK_EQ_U(slips, 0);
+        }
+        if (cases[k].ber > 0 || cases[k].slip > 0)
+            CHECK(res.lane[0].tx_replay_cycles + res.lane[1].tx_replay_cycles > 0);
+        rifl_linksim_result_free(&res);
+    }
+    /* the same run twice is the same run */
+    rifl_linksim_config c = base(test_seed * 43, 1e-6, 300000);
+    c.serial = true;
+    c.up_log2 = 12;
+    c.bit_offset[0] = 77;
+    c.bit_offset[1] = 201;
+    c.slip_rate[0] = c.slip_rate[1] = 1e-5;
+    rifl_linksim_result a, b;
+    if (run_ok(&c, &a)) {
+        if (run_ok(&c, &b)) {
+            same_stats(&a, &b);
+            CHECK(memcmp(&a.aligner, &b.aligner, sizeof a.aligner) == 0);
+            rifl_linksim_result_free(&b);
+        }
+        rifl_linksim_result_free(&a);
+    }
+    /* offsets and slips without serial lanes are refused */
+    c = base(1, 0, 1000);
+    c.slip_rate[0] = 1e-3;
+    refused(&c, "serial");
+    c = base(1, 0, 1000);
+    c.serial = true;
+    c.slip_rate[1] = 2;
+    refused(&c, "slip rate");
+}
+
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
-          { "seeds_given", t_seeds_given })
+          { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes })

@@ -46,6 +46,26 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
     char buf[512];
     if (!c)
         return rifl_null_arg(msg, n, "rifl_linksim_check", "the configuration");
+    for (int i = 0; i < 2; i++) {
+        if (!(c->slip_rate[i] >= 0.0 && c->slip_rate[i] <= 1.0)) {
+            snprintf(buf, sizeof buf, "slip rate %g (%s) is out of range; use bit slips per "
+                     "received frame from 0 to 1", c->slip_rate[i], i ? "B -> A" : "A -> B");
+            return refuse(msg, n, buf);
+        }
+        if (c->bit_offset[i] > (1u << 24)) {
+            snprintf(buf, sizeof buf, "bit offset %u (%s) is too large; use at most 16777216",
+                     c->bit_offset[i], i ? "B -> A" : "A -> B");
+            return refuse(msg, n, buf);
+        }
+        if (!c->serial && (c->slip_rate[i] > 0 || c->bit_offset[i])) {
+            snprintf(buf, sizeof buf, "bit offsets and slips need serial lanes; turn them "
+                     "on (serial, --serial)");
+            return refuse(msg, n, buf);
+        }
+    }
+    if (c->up_log2 > 24)
+        return refuse(msg, n, "up_log2 is at most 24; use 20 (the reference) or 12 (its "
+                              "simulation build)");
     for (int i = 0; i < 2; i++)
         if (!(c->ber[i] >= 0.0 && c->ber[i] <= 0.5)) {
             snprintf(buf, sizeof buf, "bit error rate %g (%s) is out of range; use a value "
@@ -192,7 +212,8 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
     s->res = res;
     res->seed = cfg->seed;
     rifl_pair_config pc = { .lane = cfg->lane, .delay_frames = cfg->delay_frames,
-                            .encode_all = cfg->encode_all };
+                            .encode_all = cfg->encode_all, .serial = cfg->serial,
+                            .up_log2 = cfg->up_log2 };
     s->maxlen = cfg->max_len;
     if (cfg->len_count) {
         s->maxlen = 0;
@@ -205,6 +226,8 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
         res->stream_seed[i] = cfg->seeds_given ? cfg->stream_seed[i]
                                                : rifl_linksim_seed(cfg->seed, 2u + (unsigned)i);
         pc.ber[i] = cfg->ber[i];
+        pc.bit_offset[i] = cfg->bit_offset[i];
+        pc.slip_rate[i] = cfg->slip_rate[i];
         pc.seed[i] = res->channel_seed[i];
     }
     int rc = rifl_pair_create(&pc, &s->pair, msg, msglen);
@@ -215,7 +238,8 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
     s->kmask = s->nfid - 1;
     s->D = s->pair->delay_frames;
     s->txcap = cfg->lane.tx_queue_frames;
-    s->fast_possible = cfg->fast && cfg->rx_ready >= 1.0 && cfg->offer == RIFL_LINKSIM_WHOLE &&
+    s->fast_possible = cfg->fast && !cfg->serial && cfg->rx_ready >= 1.0 &&
+                       cfg->offer == RIFL_LINKSIM_WHOLE &&
                        !cfg->users_first && !cfg->read_budget;
     if (cfg->load < 1.0) {
         s->load_fx = llround(cfg->load * (double)RIFL_LINKSIM_CREDIT_ONE);
@@ -358,6 +382,7 @@ static void collect(struct sim *s, uint64_t t)
     const rifl_linksim_config *cfg = s->cfg;
     rifl_linksim_result *res = s->res;
     res->slots = t;
+    res->startup_slots = s->pair->startup_slot;
     res->complete = rifl_linksim_all_done(s);
     double gsum = 0, esum = 0;
     for (int i = 0; i < 2; i++) {
@@ -365,6 +390,10 @@ static void collect(struct sim *s, uint64_t t)
         res->val[i] = d->val.st;
         res->lane[i] = *rifl_lane_get_stats(s->pair->lane[i]);
         res->ch[i] = *rifl_phy_get_stats(s->pair->phy[i]);
+        if (cfg->serial) {
+            res->aligner[i] = *rifl_aligner_get_stats(rifl_phy_serial_aligner(s->pair->phy[i]));
+            res->serial[i] = *rifl_phy_serial_get_stats(s->pair->phy[i]);
+        }
         res->offered_packets[i] = d->next_seq;
         res->offered_bytes[i] = d->offered_bytes;
         res->held_bytes[i] = d->pending ? d->plen - d->poff : 0;

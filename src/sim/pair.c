@@ -39,10 +39,33 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     p->delay_frames = cfg->delay_frames ? cfg->delay_frames
                                         : rifl_link_delay_frames(&cfg->lane.link,
                                                                  cfg->lane.frame_bits);
+    p->serial = cfg->serial;
     int rc = RIFL_OK;
     for (int i = 0; i < 2 && rc == RIFL_OK; i++)
         rc = rifl_lane_create(&cfg->lane, &p->lane[i], msg, msglen);
-    for (int i = 0; i < 2 && rc == RIFL_OK; i++) {
+    for (int i = 0; i < 2 && rc == RIFL_OK && cfg->serial; i++) {
+        rifl_phy_serial_config sc = {
+            .frame_bits = cfg->lane.frame_bits,
+            .delay_frames = p->delay_frames,
+            .delay_bits = cfg->bit_offset[i],
+            .ber = cfg->ber[i],
+            .slip_rate = cfg->slip_rate[i],
+            .seed = cfg->seed[i],
+            .up_log2 = cfg->up_log2,
+            .content_bytes = cfg->encode_all ? 0 : rifl_lane_frame_bytes(cfg->lane.frame_bits),
+            .encode = rifl_lane_phy_encode,
+            .encode_ctx = p->lane[i],
+        };
+        rc = rifl_phy_serial_create(&sc, &p->phy[i], msg, msglen);
+        if (rc == RIFL_OK) {
+            /* power-up: held, not aligned, not up, until the aligner says */
+            rifl_lane_hold_tx(p->lane[i], true);
+            rifl_lane_set_rx_aligned(p->lane[i], false);
+            rifl_lane_set_rx_up(p->lane[i], false);
+            rifl_lane_set_group_up(p->lane[i], false);
+        }
+    }
+    for (int i = 0; i < 2 && rc == RIFL_OK && !cfg->serial; i++) {
         /* frames travel by content unless every frame is to be built */
         rifl_phy_channel_config cc = {
             .frame_bits = cfg->lane.frame_bits,
@@ -90,11 +113,69 @@ static int receive(rifl_lane *l, uint64_t now, const rifl_phy_frame *in, unsigne
     return rifl_lane_rx_frame(l, now, in->data, NULL);
 }
 
+/* Lane `l` (index i) told what the aligner of its incoming line says of a
+ * frame. */
+static void serial_state(rifl_pair *p, int i, rifl_phy_serial_rx st)
+{
+    rifl_lane *l = p->lane[i];
+    if (st.aligned != p->rx_aligned[i]) {
+        rifl_lane_set_rx_aligned(l, st.aligned);
+        p->rx_aligned[i] = st.aligned;
+        if (st.aligned)
+            rifl_lane_hold_tx(l, false);
+    }
+    if (st.up != p->rx_up[i]) {
+        rifl_lane_set_rx_up(l, st.up);
+        rifl_lane_set_group_up(l, st.up);
+        p->rx_up[i] = st.up;
+    }
+}
+
+/* A slot of a pair of serial lanes: 0, 1 or 2 frames arrive at each end,
+ * each with its aligner's state. */
+static void serial_step(rifl_pair *p, rifl_pair_slot *seen)
+{
+    uint64_t now = p->slot;
+    rifl_phy_frame in[2][2];
+    unsigned n[2];
+    for (int i = 0; i < 2; i++) {
+        rifl_phy_form form = build(p->lane[i], p->phy[i], now, p->encode_all,
+                                   seen ? (void *)&seen->sent[i] : NULL, p->sent_bytes);
+        n[1 - i] = rifl_phy_exchange(p->phy[i], now, form, in[1 - i], 2);
+    }
+    int r[2] = { RIFL_RX_EMPTY, RIFL_RX_EMPTY };
+    for (int i = 0; i < 2; i++) {
+        if (!n[i]) {
+            r[i] = rifl_lane_rx(p->lane[i], now, NULL, NULL);
+            continue;
+        }
+        for (unsigned k = 0; k < n[i]; k++) {
+            serial_state(p, i, rifl_phy_serial_rx_state(p->phy[1 - i], k));
+            r[i] = rifl_lane_rx(p->lane[i], now, in[i][k].data, NULL);
+        }
+    }
+    if (!p->startup_slot && p->rx_up[0] && p->rx_up[1])
+        p->startup_slot = now + 1;
+    if (seen) {
+        seen->now = now;
+        seen->form = p->encode_all ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
+        for (int i = 0; i < 2; i++) {
+            seen->arrived[i] = n[i] ? in[i][0] : (rifl_phy_frame){ RIFL_PHY_NONE, NULL };
+            seen->rx[i] = r[i];
+        }
+    }
+    p->slot++;
+}
+
 /* The slot loop of every link simulation: the lanes' and cables' per-slot
  * calls are inlined into it (they sit in other layers, out of the
  * compiler's usual reach). */
 __attribute__((flatten)) void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
 {
+    if (p->serial) {
+        serial_step(p, seen);
+        return;
+    }
     uint64_t now = p->slot;
     rifl_phy_frame in[2];
     unsigned n[2];

@@ -63,6 +63,15 @@ typedef struct rifl_linksim_config {
                                   wire and no read_budget hook) */
     bool encode_all;           /* build and decode every frame's wire bytes
                                   (same results, slower: for checking) */
+    /* serial lanes (rifl/serial.h, rifl_phy_serial): each direction a bit
+     * stream in which the receiver's aligner must find the frames; off:
+     * frames arrive aligned (the single-lane model) */
+    bool serial;
+    unsigned bit_offset[2];    /* bits each line carries beyond the delay */
+    double slip_rate[2];       /* bit slips per received frame, 0 .. 1 */
+    unsigned up_log2;          /* the aligners' rx_up length: 2^up_log2 words
+                                  (0: 20, the reference; 12: its simulation
+                                  build) */
     /* the run's course (all 0: users after the wire, whole packets, errors
      * and packets throughout) */
     rifl_linksim_offer offer;
@@ -120,6 +129,10 @@ typedef struct rifl_linksim_result {
     rifl_hist lat;               /* packet latency in slots, both directions:
                                     first bit sent to last bit read */
     rifl_hist lat_last;          /* last frame of the packet sent to read */
+    uint64_t startup_slots;      /* serial lanes: slots until both lanes were
+                                    first up (0: never) */
+    rifl_aligner_stats aligner[2]; /* serial lanes: [0] the aligner of A -> B */
+    rifl_phy_serial_stats serial[2];
     bool complete;               /* every offered packet arrived */
     bool lossless;               /* nothing lost, duplicated, reordered, corrupted */
 } rifl_linksim_result;

@@ -24,6 +24,13 @@ typedef struct rifl_pair_config {
     bool encode_all;         /* build and decode every frame's wire bytes;
                                 otherwise frames travel by content (same
                                 results, see rifl_lane_tx_frame) */
+    /* serial lanes (rifl_phy_serial): each direction a bit stream that the
+     * receiver's aligner must find the frames in; off: aligned frames over
+     * rifl_phy_channel */
+    bool serial;
+    unsigned bit_offset[2];  /* bits each line carries beyond delay_frames */
+    double slip_rate[2];     /* bit slips per received frame */
+    unsigned up_log2;        /* the aligners' rx_up length (0: 20) */
 } rifl_pair_config;
 
 typedef struct rifl_pair {
@@ -33,6 +40,9 @@ typedef struct rifl_pair {
     unsigned delay_frames;
     bool encode_all;
     size_t sent_bytes;       /* bytes of a frame as it goes on the cable */
+    bool serial;             /* serial lanes: the PHYs' aligners drive the lanes */
+    bool rx_aligned[2], rx_up[2]; /* [i]: what lane i was last told */
+    uint64_t startup_slot;   /* slot at which both lanes were first up (0: not yet) */
 } rifl_pair;
 
 /* What one slot of a pair did, for observers. */
@@ -56,6 +66,10 @@ RIFL_API int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char
                               size_t msglen);
 RIFL_API void rifl_pair_free(rifl_pair *p);
 /* One slot: both lanes send, both channels carry, both lanes receive.
+ * With serial lanes each lane is first held at power-up, then told by the
+ * aligner of the line it receives from whether it is aligned and up (its
+ * send side sees its own rx_up: a lane is a group of one); it is released
+ * from the hold once that aligner has locked.
  * `seen` (NULL when nobody looks) gets what happened. */
 RIFL_API void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen);
 
