@@ -176,7 +176,7 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
 /* islip_run_on for switches of up to 64 ports: one word per row, the
  * unmatched ports and the inputs granted in registers. */
 static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t outs,
-                                   int16_t *match, unsigned *iter_matches)
+                                   int16_t *match, unsigned *iter_matches, uint64_t *matched)
 {
     const unsigned n = s->n;
     uint64_t free_in = s->ones[0], free_out = outs;
@@ -216,20 +216,19 @@ static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t
             iter_matches[it] = made;
         total += made;
     }
+    matched[0] = s->ones[0] & ~free_in;
     return total;
 }
 
 unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
-                      int16_t *match, unsigned *iter_matches)
+                      int16_t *match, unsigned *iter_matches, uint64_t *matched)
 {
-    const unsigned n = s->n, W = s->words;
-    for (unsigned i = 0; i < n; i++)
-        match[i] = -1;
+    const unsigned W = s->words;
     if (iter_matches)
         for (unsigned it = 0; it < s->iterations; it++)
             iter_matches[it] = 0;
     if (W == 1)
-        return islip_run_one_word(s, reqT, outs[0], match, iter_matches);
+        return islip_run_one_word(s, reqT, outs[0], match, iter_matches, matched);
     /* all ports start unmatched */
     for (unsigned w = 0; w < W; w++)
         s->free_in[w] = s->free_out[w] = s->ones[w];
@@ -243,15 +242,19 @@ unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
             iter_matches[it] = made;
         total += made;
     }
+    for (unsigned w = 0; w < W; w++)
+        matched[w] = s->ones[w] & ~s->free_in[w];
     return total;
 }
 
 unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches)
 {
-    uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    for (unsigned i = 0; i < s->n; i++)
+        match[i] = -1;
+    uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 }, matched[BS_WORDS(RIFL_L2_MAX_PORTS)];
     for (unsigned o = 0; o < s->n; o++)
         for (unsigned w = 0; w < s->words; w++)
             if (s->reqT[(size_t)o * s->words + w])
                 bs_set(outs, o);
-    return islip_run_on(s, s->reqT, outs, match, iter_matches);
+    return islip_run_on(s, s->reqT, outs, match, iter_matches, matched);
 }

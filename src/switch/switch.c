@@ -52,9 +52,9 @@ struct rifl_switch {
     uint64_t next_step;   /* cell slots step in order: the least next `now` */
     rifl_islip *islip;
     rifl_fabric *fabric;
-    uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
     uint64_t *nonemptyT;  /* [n][words] by output: inputs with cells */
     uint64_t *out_busy;   /* [words] outputs with a non-empty VOQ */
+    uint16_t *out_nq;     /* [n] per output: its non-empty VOQs */
     uint64_t *reqT;       /* [n][words] iSLIP requests when flow control holds some back */
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
@@ -150,8 +150,8 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->pool);
     rifl_islip_free(sw->islip);
     rifl_fabric_free(sw->fabric);
-    free(sw->nonempty);
     free(sw->nonemptyT);
+    free(sw->out_nq);
     free(sw->reqT);
     free(sw->out_busy);
     free(sw->fc_on_pend);
@@ -191,7 +191,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->pool = malloc(q * sw->cap * sizeof *sw->pool);
     sw->voq = calloc(q, sizeof *sw->voq);
     sw->free_head = VOQ_NIL;
-    sw->nonempty = calloc(W, sizeof(uint64_t));
+    sw->out_nq = calloc(n, sizeof *sw->out_nq);
     sw->nonemptyT = calloc(W, sizeof(uint64_t));
     sw->reqT = calloc(W, sizeof(uint64_t));
     sw->out_busy = calloc(sw->words, sizeof(uint64_t));
@@ -207,7 +207,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->match = calloc(n, sizeof *sw->match);
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
-    if (!sw->pool || !sw->voq || !sw->nonempty ||
+    if (!sw->pool || !sw->voq || !sw->out_nq ||
         !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
@@ -289,9 +289,9 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     if (l + 1 > sw->st.max_voq_cells)
         sw->st.max_voq_cells = l + 1;
     if (l == 0) {
-        bs_set(sw->nonempty + (size_t)in * sw->words, o);
         bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
-        bs_set(sw->out_busy, o);
+        if (sw->out_nq[o]++ == 0)
+            bs_set(sw->out_busy, o);
     }
     if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
         fc_mark(sw, in, o, 1);
@@ -395,13 +395,8 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
     unsigned l = --v->len;
     sw->held--;
     if (l == 0) {
-        bs_clr(sw->nonempty + (size_t)i * sw->words, o);
-        uint64_t *row = sw->nonemptyT + (size_t)o * sw->words;
-        bs_clr(row, i);
-        uint64_t any = 0;
-        for (unsigned w = 0; w < sw->words; w++)
-            any |= row[w];
-        if (!any)
+        bs_clr(sw->nonemptyT + (size_t)o * sw->words, i);
+        if (--sw->out_nq[o] == 0)
             bs_clr(sw->out_busy, o);
     }
     if (sw->cfg.flow_control && l == sw->cfg.fc_off)
@@ -476,23 +471,38 @@ static const uint64_t *islip_requests(rifl_switch *sw)
 
 static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
 {
+    uint64_t matched[BS_WORDS(RIFL_L2_MAX_PORTS)];
     unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->out_busy, sw->match,
-                              sw->iter_matches);
+                              sw->iter_matches, matched);
     for (unsigned it = 0; it < sw->cfg.iterations; it++)
         sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
     if (!m)
         return 0;
+    /* The cells cross in input order.  The fabric check is
+     * rifl_fabric_check on the matching: with distinct outputs (what iSLIP
+     * gives) it finds 0 collisions without routing, so the outputs are
+     * checked for repeats here, on the way, and only a matching with a
+     * repeated output goes to the model. */
+    const unsigned W = sw->words;
+    uint64_t seen[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    uint64_t repeat = 0;
+    for (unsigned w = 0; w < W; w++)
+        for (uint64_t bits = matched[w]; bits; bits &= bits - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+            unsigned o = (unsigned)sw->match[i];
+            uint64_t ob = 1ull << (o & 63);
+            repeat |= seen[o >> 6] & ob;
+            seen[o >> 6] |= ob;
+            dequeue(sw, i, o, &out[o]);
+            out_valid[o] = 1;
+        }
     if (sw->cfg.check_fabric) {
         sw->st.fabric_checks++;
-        sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->match, sw->at_out);
-    }
-    const unsigned n = sw->n;
-    for (unsigned i = 0; i < n; i++) {
-        int o = sw->match[i];
-        if (o < 0)
-            continue;
-        dequeue(sw, i, (unsigned)o, &out[o]);
-        out_valid[o] = 1;
+        if (repeat) {
+            for (unsigned i = 0; i < sw->n; i++)
+                sw->dest[i] = bs_get(matched, i) ? sw->match[i] : -1;
+            sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->dest, sw->at_out);
+        }
     }
     return (int)m;
 }
