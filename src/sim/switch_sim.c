@@ -694,6 +694,11 @@ static inline int next_eligible(const rifl_ssim *s, const struct host *x, unsign
     const unsigned HW = s->HW, w0 = x->rr >> 6, b = x->rr & 63;
     uint64_t first = eligible_word(s, x, h, w0);
     uint64_t v = first & (~0ull << b);
+    if (HW == 1) {
+        /* no branch on which side of the pointer the destination lies */
+        v = v ? v : first;
+        return v ? __builtin_ctzll(v) : -1;
+    }
     if (v)
         return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
     for (unsigned w = w0 + 1; w < HW; w++)

@@ -235,10 +235,11 @@ uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
 
 void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st = sw->st; }
 
-/* The oldest entry of a non-empty VOQ. */
+/* The oldest entry of a non-empty VOQ: the newest's successor (which is
+ * the newest itself when it is alone). */
 static inline uint32_t voq_head(const rifl_switch *sw, const struct voq *v)
 {
-    return v->len == 1 ? v->tail : sw->pool[v->tail].next;
+    return sw->pool[v->tail].next;
 }
 
 static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
@@ -275,24 +276,24 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     struct voq_entry *x = &sw->pool[e];
     x->cell = *cell;
     x->arrive = now;
-    if (l) {
-        struct voq_entry *t = &sw->pool[v->tail];
-        x->next = t->next;
-        t->next = e;
-    } else {
-        x->next = e;
-    }
+    /* Link e after the newest entry t, or to itself in an empty VOQ,
+     * without a branch on the length (whether a VOQ is empty follows the
+     * traffic, not a pattern): with t = e the reads and writes below
+     * fall on e, and x->next ends as e. */
+    uint32_t t = l ? v->tail : e;
+    uint32_t oldest = sw->pool[t].next;
+    x->next = l ? oldest : e;
+    sw->pool[t].next = e;
     v->tail = e;
     v->len = l + 1;
     sw->held++;
     sw->st.cells_stored++;
     if (l + 1 > sw->st.max_voq_cells)
         sw->st.max_voq_cells = l + 1;
-    if (l == 0) {
-        bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
-        if (sw->out_nq[o]++ == 0)
-            bs_set(sw->out_busy, o);
-    }
+    /* the VOQ is not empty now: its bits are set, whether or not they were */
+    bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
+    sw->out_nq[o] = (uint16_t)(sw->out_nq[o] + (l == 0));
+    bs_set(sw->out_busy, o);
     if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
         fc_mark(sw, in, o, 1);
     return RIFL_SW_STORED;
@@ -388,17 +389,20 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
     struct voq_entry *x = &sw->pool[e];
     *out = x->cell;
     rifl_l2_hdr_advance(&out->hdr, i, o);
-    if (v->len > 1)
-        sw->pool[v->tail].next = x->next;
+    /* unlink e (alone in the VOQ, e is the newest and this writes e's own
+     * link, which the next line overwrites) */
+    sw->pool[v->tail].next = x->next;
     x->next = sw->free_head;
     sw->free_head = e;
     unsigned l = --v->len;
     sw->held--;
-    if (l == 0) {
-        bs_clr(sw->nonemptyT + (size_t)o * sw->words, i);
-        if (--sw->out_nq[o] == 0)
-            bs_clr(sw->out_busy, o);
-    }
+    /* without branches: an emptied VOQ clears its bit, and an output left
+     * with no non-empty VOQ its own */
+    uint64_t emptied = l == 0;
+    sw->nonemptyT[(size_t)o * sw->words + (i >> 6)] &= ~(emptied << (i & 63));
+    unsigned nq = sw->out_nq[o] - (unsigned)emptied;
+    sw->out_nq[o] = (uint16_t)nq;
+    sw->out_busy[o >> 6] &= ~((uint64_t)(nq == 0) << (o & 63));
     if (sw->cfg.flow_control && l == sw->cfg.fc_off)
         fc_mark(sw, i, o, 0);
 }
