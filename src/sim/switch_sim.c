@@ -601,8 +601,9 @@ static void generate(rifl_ssim *s, struct host *x)
     if (s->cfg.host_fifo) {
         unsigned at = x->fifo_head + x->fifo_len++;
         x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
-    } else if (x->pair[d].queue++ == 0) {
-        bset(x->ready, d);
+    } else {
+        x->pair[d].queue++;
+        bset(x->ready, d); /* set already unless the queue was empty */
     }
     x->backlog++;
     s->generated++;
@@ -743,8 +744,10 @@ static void send_cell(rifl_ssim *s, unsigned h)
     if (d < 0)
         return;
     inject(s, x, h, (unsigned)d);
-    if (--x->pair[d].queue == 0)
-        bclr(x->ready, (unsigned)d);
+    /* an emptied queue clears its ready bit (no branch: the queues of a
+     * loaded host keep emptying and filling) */
+    uint64_t emptied = --x->pair[d].queue == 0;
+    x->ready[(unsigned)d >> 6] &= ~(emptied << (d & 63));
     x->backlog--;
     x->rr = (unsigned)d + 1 == s->H ? 0 : (unsigned)d + 1;
 }
