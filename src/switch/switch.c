@@ -19,12 +19,11 @@ const rifl_switch_config rifl_switch_default_config = {
     .check_fabric = true,
 };
 
-/* A stored cell: one entry of the cell pool, linked into its VOQ. */
+/* A stored cell: one entry of the cell pool, 32 bytes.  Its link into
+ * its VOQ is kept apart, in rifl_switch.link. */
 struct voq_entry {
     rifl_cell cell;
     uint64_t arrive;      /* slot the cell was stored */
-    uint32_t next;        /* next entry of the same VOQ (the newest links
-                             to the oldest), or of the free list */
 };
 
 /* A VOQ: a circular list of pool entries, known by its newest (whose
@@ -46,6 +45,11 @@ struct rifl_switch {
      * full, but only entries that have held a cell are ever touched, so the
      * memory in use follows the most cells held at once. */
     struct voq_entry *pool;
+    /* [pool entries] the next entry of the same VOQ (the newest links to
+     * the oldest), or of the free list.  Apart from the cells, the links
+     * of the cells held fit in the cache when the cells do not: finding a
+     * VOQ's oldest cell or linking a new one reads no cell. */
+    uint32_t *link;
     uint32_t free_head;   /* entries given back, most recent first */
     uint32_t fresh;       /* entries [fresh, end) never used */
     uint64_t held;
@@ -148,6 +152,7 @@ void rifl_switch_free(rifl_switch *sw)
         return;
     free(sw->voq);
     free(sw->pool);
+    free(sw->link);
     rifl_islip_free(sw->islip);
     rifl_fabric_free(sw->fabric);
     free(sw->nonemptyT);
@@ -189,6 +194,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     size_t q = (size_t)n * n, W = (size_t)n * sw->words;
     /* malloc, not calloc: the pool's pages are touched only when used */
     sw->pool = malloc(q * sw->cap * sizeof *sw->pool);
+    sw->link = malloc(q * sw->cap * sizeof *sw->link);
     sw->voq = calloc(q, sizeof *sw->voq);
     sw->free_head = VOQ_NIL;
     sw->out_nq = calloc(n, sizeof *sw->out_nq);
@@ -207,7 +213,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->match = calloc(n, sizeof *sw->match);
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
-    if (!sw->pool || !sw->voq || !sw->out_nq ||
+    if (!sw->pool || !sw->link || !sw->voq || !sw->out_nq ||
         !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
@@ -239,7 +245,7 @@ void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st =
  * the newest itself when it is alone). */
 static inline uint32_t voq_head(const rifl_switch *sw, const struct voq *v)
 {
-    return sw->pool[v->tail].next;
+    return sw->link[v->tail];
 }
 
 static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
@@ -270,7 +276,7 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     /* every VOQ holds at most cap cells, so the pool never runs out */
     uint32_t e = sw->free_head;
     if (e != VOQ_NIL)
-        sw->free_head = sw->pool[e].next;
+        sw->free_head = sw->link[e];
     else
         e = sw->fresh++;
     struct voq_entry *x = &sw->pool[e];
@@ -279,11 +285,11 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     /* Link e after the newest entry t, or to itself in an empty VOQ,
      * without a branch on the length (whether a VOQ is empty follows the
      * traffic, not a pattern): with t = e the reads and writes below
-     * fall on e, and x->next ends as e. */
+     * fall on e, and e's link ends as e. */
     uint32_t t = l ? v->tail : e;
-    uint32_t oldest = sw->pool[t].next;
-    x->next = l ? oldest : e;
-    sw->pool[t].next = e;
+    uint32_t oldest = sw->link[t];
+    sw->link[e] = l ? oldest : e;
+    sw->link[t] = e;
     v->tail = e;
     v->len = l + 1;
     sw->held++;
@@ -391,8 +397,8 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
     rifl_l2_hdr_advance(&out->hdr, i, o);
     /* unlink e (alone in the VOQ, e is the newest and this writes e's own
      * link, which the next line overwrites) */
-    sw->pool[v->tail].next = x->next;
-    x->next = sw->free_head;
+    sw->link[v->tail] = sw->link[e];
+    sw->link[e] = sw->free_head;
     sw->free_head = e;
     unsigned l = --v->len;
     sw->held--;
@@ -488,6 +494,15 @@ static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
      * checked for repeats here, on the way, and only a matching with a
      * repeated output goes to the model. */
     const unsigned W = sw->words;
+    /* the oldest cells of the matched VOQs, fetched all at once: on a
+     * switch of more than 64 ports they are seldom in the cache (on smaller
+     * ones this costs more than it saves) */
+    for (unsigned w = 0; W > 1 && w < W; w++)
+        for (uint64_t bits = matched[w]; bits; bits &= bits - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+            const struct voq *v = &sw->voq[(size_t)i * sw->n + (unsigned)sw->match[i]];
+            __builtin_prefetch(&sw->pool[voq_head(sw, v)]);
+        }
     uint64_t seen[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
     uint64_t repeat = 0;
     for (unsigned w = 0; w < W; w++)
