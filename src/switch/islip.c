@@ -158,8 +158,14 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
             unsigned i = w * 64 + (unsigned)__builtin_ctzll(ins);
             uint64_t *g = s->grants + (size_t)i * W;
             unsigned o = (unsigned)rr_first(g, s->ones, W, s->aptr[i]);
-            for (unsigned k = 0; k < W; k++)
-                g[k] = 0;
+            /* 2 to 4 words here; stores rather than a call to memset */
+            g[0] = 0;
+            g[1] = 0;
+            if (W > 2) {
+                g[2] = 0;
+                if (W > 3)
+                    g[3] = 0;
+            }
             match[i] = (int16_t)o;
             s->free_in[w] &= ~(1ull << (i & 63));
             s->free_out[o >> 6] &= ~(1ull << (o & 63));
