@@ -697,7 +697,7 @@ static inline int next_eligible(const rifl_ssim *s, const struct host *x, unsign
     uint64_t v = first & (~0ull << b);
     if (HW == 1) {
         /* no branch on which side of the pointer the destination lies */
-        v = v ? v : first;
+        v |= first & (0 - (uint64_t)(v == 0)); /* by mask: GCC made a branch of ?: */
         return v ? __builtin_ctzll(v) : -1;
     }
     if (v)

@@ -286,9 +286,10 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
      * without a branch on the length (whether a VOQ is empty follows the
      * traffic, not a pattern): with t = e the reads and writes below
      * fall on e, and e's link ends as e. */
-    uint32_t t = l ? v->tail : e;
+    uint32_t full = 0 - (uint32_t)(l != 0); /* masks: GCC made branches of ?: */
+    uint32_t t = (v->tail & full) | (e & ~full);
     uint32_t oldest = sw->link[t];
-    sw->link[e] = l ? oldest : e;
+    sw->link[e] = (oldest & full) | (e & ~full);
     sw->link[t] = e;
     v->tail = e;
     v->len = l + 1;
