@@ -347,6 +347,21 @@ static void t_fc_codec(void)
     p[10] = 1;
     CHECK_EQ_I(rifl_l2_fc_decode(p, sizeof p, &b), RIFL_ERR_FRAME);
     p[10] = 0;
+    /* any one padding byte set, at every position and for padding of every
+     * length (whole words and a tail), is refused */
+    unsigned missed = 0;
+    for (size_t len = 3; len <= 40; len++) {
+        uint8_t u[40] = { 0xc0, 1, 2 };
+        if (rifl_l2_fc_unpack(u, len, &b) != RIFL_OK)
+            missed++;
+        for (size_t k = 3; k < len; k++) {
+            u[k] = (uint8_t)(1u << (k & 7));
+            if (rifl_l2_fc_unpack(u, len, &b) != RIFL_ERR_FRAME)
+                missed++;
+            u[k] = 0;
+        }
+    }
+    CHECK_EQ_U(missed, 0);
     p[0] = 0x20;
     CHECK_EQ_I(rifl_l2_fc_decode(p, sizeof p, &b), RIFL_ERR_FRAME);
     p[0] = 0x80; /* OFF queue set without its flag */

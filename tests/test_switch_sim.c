@@ -179,6 +179,65 @@ static void t_two_switches(void)
     rifl_topo_free(t);
 }
 
+/* One switch given by --ports and the same switch given as a topology (host
+ * k on port k, links of half the latency each way) are the same system: the
+ * single-switch mode derives routes from the ports and writes the cells the
+ * switch sends straight into the hosts' receive ring, the topology mode
+ * reads routes from tables and passes the cells along link by link, and
+ * both give the same run, flow control included. */
+static void t_single_equals_topology(void)
+{
+    const unsigned N = 12, delay = 6;
+    char text[2048];
+    size_t n = (size_t)snprintf(text, sizeof text, "switch s %u\n", N);
+    for (unsigned k = 0; k < N; k++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "host h%u\n", k);
+    for (unsigned k = 0; k < N; k++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "link h%u s:%u delay %u\n", k, k,
+                              delay);
+    rifl_topology *t;
+    char err[256];
+    REQUIRE(rifl_topo_parse(text, n, &t, err, sizeof err) == RIFL_OK);
+    unsigned runs = 0;
+    for (int sched = 0; sched < 2; sched++)
+        for (int tr = 0; tr < 2; tr++)
+            for (int fifo = 0; fifo < 2; fifo++) {
+                rifl_ssim_config c = rifl_ssim_default_config;
+                c.nports = N;
+                c.latency = 2 * delay;
+                c.scheduler = sched ? RIFL_SCHED_SAFC : RIFL_SCHED_ISLIP;
+                c.traffic = tr ? RIFL_TRAFFIC_BURSTY : RIFL_TRAFFIC_BERNOULLI;
+                c.burst_bytes = 8192;
+                c.host_fifo = fifo != 0;
+                c.load = 1.0;
+                c.voq_cells = 30;
+                c.fc_on = 4; /* low thresholds: many ON and OFF frames */
+                c.fc_off = 1;
+                c.bytes_per_pair = 20000;
+                c.seed = test_seed + (uint64_t)(sched * 4 + tr * 2 + fifo);
+                rifl_ssim_result a, b;
+                REQUIRE(simulate(&c, &a) == RIFL_OK);
+                c.topo = t;
+                REQUIRE(simulate(&c, &b) == RIFL_OK);
+                check_clean(&a);
+                CHECK(a.sw.fc_on_sent > 0);
+                CHECK_EQ_U(a.rtt_slots, b.rtt_slots);
+                CHECK_EQ_U(a.slots, b.slots);
+                CHECK_EQ_U(a.cells_delivered, b.cells_delivered);
+                CHECK_EQ_U(a.lat_samples, b.lat_samples);
+                CHECK(!memcmp(a.lat_pct, b.lat_pct, sizeof a.lat_pct));
+                CHECK(a.lat_mean == b.lat_mean);
+                CHECK_EQ_U(a.fc_frames_to_hosts, b.fc_frames_to_hosts);
+                CHECK_EQ_U(a.host_backlog_max, b.host_backlog_max);
+                CHECK_EQ_U(a.source_stalls, b.source_stalls);
+                CHECK_EQ_U(a.hol_blocked, b.hol_blocked);
+                CHECK(!memcmp(&a.sw, &b.sw, sizeof a.sw));
+                runs++;
+            }
+    CHECK_EQ_U(runs, 8);
+    rifl_topo_free(t);
+}
+
 /* Hosts at both ends of a chain of five switches (the longest route a
  * header holds) and hosts on the middle switch: every route works, and a
  * sixth switch makes the far hosts unreachable. */
@@ -265,4 +324,5 @@ static void t_refused_configs(void)
 
 TEST_MAIN({ "mixes_lossless", t_mixes_lossless }, { "light_load", t_light_load },
           { "reproducible", t_reproducible }, { "overload_small_voqs", t_overload_small_voqs },
-          { "two_switches", t_two_switches }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })
+          { "two_switches", t_two_switches },
+          { "single_equals_topology", t_single_equals_topology }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })

@@ -178,11 +178,12 @@ RIFL_API void rifl_fabric_free(rifl_fabric *f);
  * `sort` false the banyan gets the cells unsorted (for demonstrations). */
 RIFL_API unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,
                                     bool sort);
-/* The check the switch runs every slot: the result of
+/* The check of every slot's matching: the result of
  * rifl_fabric_route(f, dest, at_output, true), found without routing when
  * the destinations are distinct (a sorted set of distinct destinations
  * never collides in the banyan, so every cell reaches its output) and by
- * the full model otherwise. */
+ * the full model otherwise.  (The switch looks for a repeated output while
+ * it dequeues and calls this only for a matching with one.) */
 RIFL_API unsigned rifl_fabric_check(rifl_fabric *f, const int16_t *dest, int16_t *at_output);
 
 #ifdef __cplusplus

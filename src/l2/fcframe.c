@@ -15,9 +15,18 @@ int rifl_l2_fc_unpack(const uint8_t *data, size_t len, rifl_l2_fc *fc)
 {
     if (!data || !fc || len < 3)
         return RIFL_ERR_FRAME;
-    for (size_t k = 3; k < len; k++)
-        if (data[k])
-            return RIFL_ERR_FRAME;
+    /* the padding must be zero: OR it together eight bytes at a time */
+    uint64_t pad = 0;
+    size_t k = 3;
+    for (; k + 8 <= len; k += 8) {
+        uint64_t w;
+        memcpy(&w, data + k, sizeof w);
+        pad |= w;
+    }
+    for (; k < len; k++)
+        pad |= data[k];
+    if (pad)
+        return RIFL_ERR_FRAME;
     uint8_t flags = data[0];
     if (flags & ~(RIFL_L2_FC_ON_VALID | RIFL_L2_FC_OFF_VALID))
         return RIFL_ERR_FRAME;

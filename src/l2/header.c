@@ -35,17 +35,14 @@ int rifl_l2_forward(unsigned nports, unsigned in_port, const rifl_l2_hdr *h,
     unsigned j = h->b[1];
     if (j == RIFL_L2_BROADCAST)
         return RIFL_L2_FWD_BROADCAST;
-    if (j < in_port) {
-        if (out_port)
-            *out_port = j;
-        return RIFL_L2_FWD_UNICAST;
-    }
-    if (j + 1 < nports) {
-        if (out_port)
-            *out_port = j + 1;
-        return RIFL_L2_FWD_UNICAST;
-    }
-    return RIFL_L2_FWD_INVALID;
+    /* relative port j: the outputs below the input keep their number, the
+     * others are one up (no branch on which: it follows the traffic) */
+    unsigned o = j + (j >= in_port);
+    if (o >= nports)
+        return RIFL_L2_FWD_INVALID; /* only j >= in_port can get here */
+    if (out_port)
+        *out_port = o;
+    return RIFL_L2_FWD_UNICAST;
 }
 
 void rifl_l2_hdr_advance(rifl_l2_hdr *h, unsigned in_port, unsigned out_port)

@@ -124,6 +124,7 @@ struct rifl_ssim {
     unsigned voq_cells, fc_on, fc_off, rtt;
     bool finished;
     bool identity_q;         /* single switch: first-hop VOQ = destination */
+    bool single;             /* single switch: port p leads to host p (wire_single) */
     uint64_t last_delivery;
 };
 
@@ -347,6 +348,7 @@ static int wire_single(rifl_ssim *s, const rifl_ssim_config *cfg)
     }
     s->rtt = dup + ddown + 1;
     s->identity_q = true; /* routes: pair_route; first-hop VOQ: the destination */
+    s->single = true;     /* cells to the hosts: switch_step_single */
     return bad;
 }
 
@@ -599,8 +601,9 @@ static void generate(rifl_ssim *s, struct host *x)
     if (s->cfg.host_fifo) {
         unsigned at = x->fifo_head + x->fifo_len++;
         x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
-    } else if (x->pair[d].queue++ == 0) {
-        bset(x->ready, d);
+    } else {
+        x->pair[d].queue++;
+        bset(x->ready, d); /* set already unless the queue was empty */
     }
     x->backlog++;
     s->generated++;
@@ -629,8 +632,11 @@ static void generate(rifl_ssim *s, struct host *x)
 static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l2_hdr *hdr)
 {
     if (s->identity_q) {
-        uint8_t rel = (uint8_t)rifl_l2_rel_port(s->H, h, d);
-        rifl_l2_hdr_make(hdr, &rel, 1);
+        /* rifl_l2_hdr_make of the one-hop route to port d (d != h), written
+         * directly: total = remain = 1, dst port 1 = d's relative number */
+        hdr->b[0] = 0x11;
+        hdr->b[1] = (uint8_t)(d < h ? d : d - 1);
+        memset(&hdr->b[2], 0, RIFL_L2_HDR_BYTES - 2);
     } else {
         *hdr = s->route[(size_t)h * s->H + d];
     }
@@ -666,23 +672,45 @@ static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
     w->in_valid[at] = 1;
 }
 
-/* First set bit of el at or after pos, wrapping round the HW words, or -1. */
-static inline int circ_first(const uint64_t *el, unsigned HW, unsigned pos)
+/* Destinations in word w of host h's ready set whose first-hop VOQ is not
+ * paused. */
+static inline uint64_t eligible_word(const rifl_ssim *s, const struct host *x, unsigned h,
+                                     unsigned w)
 {
-    unsigned w0 = pos >> 6, b = pos & 63;
-    uint64_t v = el[w0] & (~0ull << b);
+    if (s->identity_q)
+        return x->ready[w] & ~x->paused[w]; /* the first-hop VOQ is the destination */
+    uint64_t el = 0;
+    for (uint64_t v = x->ready[w]; v; v &= v - 1) {
+        unsigned d = w * 64 + (unsigned)__builtin_ctzll(v);
+        if (!bget(x->paused, s->first_q[(size_t)h * s->H + d]))
+            el |= 1ull << (d & 63);
+    }
+    return el;
+}
+
+/* The first eligible destination at or after x->rr, wrapping round the HW
+ * words, or -1; each word is looked at when the search reaches it. */
+static inline int next_eligible(const rifl_ssim *s, const struct host *x, unsigned h)
+{
+    const unsigned HW = s->HW, w0 = x->rr >> 6, b = x->rr & 63;
+    uint64_t first = eligible_word(s, x, h, w0);
+    uint64_t v = first & (~0ull << b);
+    if (HW == 1) {
+        /* no branch on which side of the pointer the destination lies */
+        v |= first & (0 - (uint64_t)(v == 0)); /* by mask: GCC made a branch of ?: */
+        return v ? __builtin_ctzll(v) : -1;
+    }
     if (v)
         return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
     for (unsigned w = w0 + 1; w < HW; w++)
-        if (el[w])
-            return (int)(w * 64 + (unsigned)__builtin_ctzll(el[w]));
-    for (unsigned w = 0; w <= w0; w++) {
-        v = el[w];
-        if (w == w0)
-            v &= ~(~0ull << b);
-        if (v)
+        if ((v = eligible_word(s, x, h, w)))
             return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
-    }
+    for (unsigned w = 0; w < w0; w++)
+        if ((v = eligible_word(s, x, h, w)))
+            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
+    v = first & ~(~0ull << b);
+    if (v)
+        return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
     return -1;
 }
 
@@ -712,28 +740,14 @@ static void send_cell(rifl_ssim *s, unsigned h)
         send_fifo(s, x, h);
         return;
     }
-    const unsigned HW = s->HW;
-    uint64_t el[4];
-    if (s->identity_q) {
-        /* the first-hop VOQ is the destination */
-        for (unsigned w = 0; w < HW; w++)
-            el[w] = x->ready[w] & ~x->paused[w];
-    } else {
-        for (unsigned w = 0; w < HW; w++) {
-            el[w] = 0;
-            for (uint64_t v = x->ready[w]; v; v &= v - 1) {
-                unsigned d = w * 64 + (unsigned)__builtin_ctzll(v);
-                if (!bget(x->paused, s->first_q[(size_t)h * s->H + d]))
-                    el[w] |= 1ull << (d & 63);
-            }
-        }
-    }
-    int d = circ_first(el, HW, x->rr);
+    int d = next_eligible(s, x, h);
     if (d < 0)
         return;
     inject(s, x, h, (unsigned)d);
-    if (--x->pair[d].queue == 0)
-        bclr(x->ready, (unsigned)d);
+    /* an emptied queue clears its ready bit (no branch: the queues of a
+     * loaded host keep emptying and filling) */
+    uint64_t emptied = --x->pair[d].queue == 0;
+    x->ready[(unsigned)d >> 6] &= ~(emptied << (d & 63));
     x->backlog--;
     x->rr = (unsigned)d + 1 == s->H ? 0 : (unsigned)d + 1;
 }
@@ -885,13 +899,38 @@ static void switch_step(rifl_ssim *s, struct ssw *x)
     }
 }
 
+/* 3, single switch: port p leads to host p, every link with the same
+ * delay, so the switch writes the cells it sends straight into the hosts'
+ * receive ring, in the row of the slot they arrive in (a row the hosts
+ * have read and cleared: its slot is R slots on from one already done). */
+static void switch_step_single(rifl_ssim *s, struct ssw *x)
+{
+    const size_t row = (size_t)ring_at(s, 1 + x->peer[0].delay) * s->H;
+    rifl_switch_step(x->sw, s->t, s->rx_ring + row, s->rx_valid + row, x->fc, x->fcv);
+    const unsigned n = x->n;
+    for (unsigned p = 0; p < n; p++) {
+        if (!(p & 7) && p + 8 <= n && !flags8(x->fcv, p)) {
+            p += 7;
+            continue;
+        }
+        if (x->fcv[p]) {
+            rifl_l2_fc_encode(&x->fc[p], s->fc_ring[row + p].b, FC_BYTES);
+            s->fc_valid[row + p] = 1;
+            s->fc_to_hosts++;
+        }
+    }
+}
+
 static void slot(rifl_ssim *s)
 {
     for (unsigned w = 0; w < s->S; w++)
         switch_arrivals(s, &s->sw[w]);
     host_slot(s);
-    for (unsigned w = 0; w < s->S; w++)
-        switch_step(s, &s->sw[w]);
+    if (s->single)
+        switch_step_single(s, &s->sw[0]);
+    else
+        for (unsigned w = 0; w < s->S; w++)
+            switch_step(s, &s->sw[w]);
     s->t++;
     if (++s->k == s->R)
         s->k = 0;

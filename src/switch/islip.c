@@ -158,8 +158,14 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
             unsigned i = w * 64 + (unsigned)__builtin_ctzll(ins);
             uint64_t *g = s->grants + (size_t)i * W;
             unsigned o = (unsigned)rr_first(g, s->ones, W, s->aptr[i]);
-            for (unsigned k = 0; k < W; k++)
-                g[k] = 0;
+            /* 2 to 4 words here; stores rather than a call to memset */
+            g[0] = 0;
+            g[1] = 0;
+            if (W > 2) {
+                g[2] = 0;
+                if (W > 3)
+                    g[3] = 0;
+            }
             match[i] = (int16_t)o;
             s->free_in[w] &= ~(1ull << (i & 63));
             s->free_out[o >> 6] &= ~(1ull << (o & 63));
@@ -176,7 +182,7 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
 /* islip_run_on for switches of up to 64 ports: one word per row, the
  * unmatched ports and the inputs granted in registers. */
 static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t outs,
-                                   int16_t *match, unsigned *iter_matches)
+                                   int16_t *match, unsigned *iter_matches, uint64_t *matched)
 {
     const unsigned n = s->n;
     uint64_t free_in = s->ones[0], free_out = outs;
@@ -216,20 +222,19 @@ static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t
             iter_matches[it] = made;
         total += made;
     }
+    matched[0] = s->ones[0] & ~free_in;
     return total;
 }
 
 unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
-                      int16_t *match, unsigned *iter_matches)
+                      int16_t *match, unsigned *iter_matches, uint64_t *matched)
 {
-    const unsigned n = s->n, W = s->words;
-    for (unsigned i = 0; i < n; i++)
-        match[i] = -1;
+    const unsigned W = s->words;
     if (iter_matches)
         for (unsigned it = 0; it < s->iterations; it++)
             iter_matches[it] = 0;
     if (W == 1)
-        return islip_run_one_word(s, reqT, outs[0], match, iter_matches);
+        return islip_run_one_word(s, reqT, outs[0], match, iter_matches, matched);
     /* all ports start unmatched */
     for (unsigned w = 0; w < W; w++)
         s->free_in[w] = s->free_out[w] = s->ones[w];
@@ -243,15 +248,19 @@ unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
             iter_matches[it] = made;
         total += made;
     }
+    for (unsigned w = 0; w < W; w++)
+        matched[w] = s->ones[w] & ~s->free_in[w];
     return total;
 }
 
 unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches)
 {
-    uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    for (unsigned i = 0; i < s->n; i++)
+        match[i] = -1;
+    uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 }, matched[BS_WORDS(RIFL_L2_MAX_PORTS)];
     for (unsigned o = 0; o < s->n; o++)
         for (unsigned w = 0; w < s->words; w++)
             if (s->reqT[(size_t)o * s->words + w])
                 bs_set(outs, o);
-    return islip_run_on(s, s->reqT, outs, match, iter_matches);
+    return islip_run_on(s, s->reqT, outs, match, iter_matches, matched);
 }

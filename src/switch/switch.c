@@ -19,12 +19,11 @@ const rifl_switch_config rifl_switch_default_config = {
     .check_fabric = true,
 };
 
-/* A stored cell: one entry of the cell pool, linked into its VOQ. */
+/* A stored cell: one entry of the cell pool, 32 bytes.  Its link into
+ * its VOQ is kept apart, in rifl_switch.link. */
 struct voq_entry {
     rifl_cell cell;
     uint64_t arrive;      /* slot the cell was stored */
-    uint32_t next;        /* next entry of the same VOQ (the newest links
-                             to the oldest), or of the free list */
 };
 
 /* A VOQ: a circular list of pool entries, known by its newest (whose
@@ -46,15 +45,20 @@ struct rifl_switch {
      * full, but only entries that have held a cell are ever touched, so the
      * memory in use follows the most cells held at once. */
     struct voq_entry *pool;
+    /* [pool entries] the next entry of the same VOQ (the newest links to
+     * the oldest), or of the free list.  Apart from the cells, the links
+     * of the cells held fit in the cache when the cells do not: finding a
+     * VOQ's oldest cell or linking a new one reads no cell. */
+    uint32_t *link;
     uint32_t free_head;   /* entries given back, most recent first */
     uint32_t fresh;       /* entries [fresh, end) never used */
     uint64_t held;
     uint64_t next_step;   /* cell slots step in order: the least next `now` */
     rifl_islip *islip;
     rifl_fabric *fabric;
-    uint64_t *nonempty;   /* [n][words] by input: outputs with cells */
     uint64_t *nonemptyT;  /* [n][words] by output: inputs with cells */
     uint64_t *out_busy;   /* [words] outputs with a non-empty VOQ */
+    uint16_t *out_nq;     /* [n] per output: its non-empty VOQs */
     uint64_t *reqT;       /* [n][words] iSLIP requests when flow control holds some back */
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
@@ -148,10 +152,11 @@ void rifl_switch_free(rifl_switch *sw)
         return;
     free(sw->voq);
     free(sw->pool);
+    free(sw->link);
     rifl_islip_free(sw->islip);
     rifl_fabric_free(sw->fabric);
-    free(sw->nonempty);
     free(sw->nonemptyT);
+    free(sw->out_nq);
     free(sw->reqT);
     free(sw->out_busy);
     free(sw->fc_on_pend);
@@ -189,9 +194,10 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     size_t q = (size_t)n * n, W = (size_t)n * sw->words;
     /* malloc, not calloc: the pool's pages are touched only when used */
     sw->pool = malloc(q * sw->cap * sizeof *sw->pool);
+    sw->link = malloc(q * sw->cap * sizeof *sw->link);
     sw->voq = calloc(q, sizeof *sw->voq);
     sw->free_head = VOQ_NIL;
-    sw->nonempty = calloc(W, sizeof(uint64_t));
+    sw->out_nq = calloc(n, sizeof *sw->out_nq);
     sw->nonemptyT = calloc(W, sizeof(uint64_t));
     sw->reqT = calloc(W, sizeof(uint64_t));
     sw->out_busy = calloc(sw->words, sizeof(uint64_t));
@@ -207,7 +213,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->match = calloc(n, sizeof *sw->match);
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
-    if (!sw->pool || !sw->voq || !sw->nonempty ||
+    if (!sw->pool || !sw->link || !sw->voq || !sw->out_nq ||
         !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
@@ -235,10 +241,11 @@ uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
 
 void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st = sw->st; }
 
-/* The oldest entry of a non-empty VOQ. */
+/* The oldest entry of a non-empty VOQ: the newest's successor (which is
+ * the newest itself when it is alone). */
 static inline uint32_t voq_head(const rifl_switch *sw, const struct voq *v)
 {
-    return v->len == 1 ? v->tail : sw->pool[v->tail].next;
+    return sw->link[v->tail];
 }
 
 static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
@@ -269,30 +276,31 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     /* every VOQ holds at most cap cells, so the pool never runs out */
     uint32_t e = sw->free_head;
     if (e != VOQ_NIL)
-        sw->free_head = sw->pool[e].next;
+        sw->free_head = sw->link[e];
     else
         e = sw->fresh++;
     struct voq_entry *x = &sw->pool[e];
     x->cell = *cell;
     x->arrive = now;
-    if (l) {
-        struct voq_entry *t = &sw->pool[v->tail];
-        x->next = t->next;
-        t->next = e;
-    } else {
-        x->next = e;
-    }
+    /* Link e after the newest entry t, or to itself in an empty VOQ,
+     * without a branch on the length (whether a VOQ is empty follows the
+     * traffic, not a pattern): with t = e the reads and writes below
+     * fall on e, and e's link ends as e. */
+    uint32_t full = 0 - (uint32_t)(l != 0); /* masks: GCC made branches of ?: */
+    uint32_t t = (v->tail & full) | (e & ~full);
+    uint32_t oldest = sw->link[t];
+    sw->link[e] = (oldest & full) | (e & ~full);
+    sw->link[t] = e;
     v->tail = e;
     v->len = l + 1;
     sw->held++;
     sw->st.cells_stored++;
     if (l + 1 > sw->st.max_voq_cells)
         sw->st.max_voq_cells = l + 1;
-    if (l == 0) {
-        bs_set(sw->nonempty + (size_t)in * sw->words, o);
-        bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
-        bs_set(sw->out_busy, o);
-    }
+    /* the VOQ is not empty now: its bits are set, whether or not they were */
+    bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
+    sw->out_nq[o] = (uint16_t)(sw->out_nq[o] + (l == 0));
+    bs_set(sw->out_busy, o);
     if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
         fc_mark(sw, in, o, 1);
     return RIFL_SW_STORED;
@@ -388,22 +396,20 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
     struct voq_entry *x = &sw->pool[e];
     *out = x->cell;
     rifl_l2_hdr_advance(&out->hdr, i, o);
-    if (v->len > 1)
-        sw->pool[v->tail].next = x->next;
-    x->next = sw->free_head;
+    /* unlink e (alone in the VOQ, e is the newest and this writes e's own
+     * link, which the next line overwrites) */
+    sw->link[v->tail] = sw->link[e];
+    sw->link[e] = sw->free_head;
     sw->free_head = e;
     unsigned l = --v->len;
     sw->held--;
-    if (l == 0) {
-        bs_clr(sw->nonempty + (size_t)i * sw->words, o);
-        uint64_t *row = sw->nonemptyT + (size_t)o * sw->words;
-        bs_clr(row, i);
-        uint64_t any = 0;
-        for (unsigned w = 0; w < sw->words; w++)
-            any |= row[w];
-        if (!any)
-            bs_clr(sw->out_busy, o);
-    }
+    /* without branches: an emptied VOQ clears its bit, and an output left
+     * with no non-empty VOQ its own */
+    uint64_t emptied = l == 0;
+    sw->nonemptyT[(size_t)o * sw->words + (i >> 6)] &= ~(emptied << (i & 63));
+    unsigned nq = sw->out_nq[o] - (unsigned)emptied;
+    sw->out_nq[o] = (uint16_t)nq;
+    sw->out_busy[o >> 6] &= ~((uint64_t)(nq == 0) << (o & 63));
     if (sw->cfg.flow_control && l == sw->cfg.fc_off)
         fc_mark(sw, i, o, 0);
 }
@@ -476,23 +482,47 @@ static const uint64_t *islip_requests(rifl_switch *sw)
 
 static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
 {
+    uint64_t matched[BS_WORDS(RIFL_L2_MAX_PORTS)];
     unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->out_busy, sw->match,
-                              sw->iter_matches);
+                              sw->iter_matches, matched);
     for (unsigned it = 0; it < sw->cfg.iterations; it++)
         sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
     if (!m)
         return 0;
+    /* The cells cross in input order.  The fabric check is
+     * rifl_fabric_check on the matching: with distinct outputs (what iSLIP
+     * gives) it finds 0 collisions without routing, so the outputs are
+     * checked for repeats here, on the way, and only a matching with a
+     * repeated output goes to the model. */
+    const unsigned W = sw->words;
+    /* the oldest cells of the matched VOQs, fetched all at once: on a
+     * switch of more than 64 ports they are seldom in the cache (on smaller
+     * ones this costs more than it saves) */
+    for (unsigned w = 0; W > 1 && w < W; w++)
+        for (uint64_t bits = matched[w]; bits; bits &= bits - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+            const struct voq *v = &sw->voq[(size_t)i * sw->n + (unsigned)sw->match[i]];
+            __builtin_prefetch(&sw->pool[voq_head(sw, v)]);
+        }
+    uint64_t seen[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
+    uint64_t repeat = 0;
+    for (unsigned w = 0; w < W; w++)
+        for (uint64_t bits = matched[w]; bits; bits &= bits - 1) {
+            unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+            unsigned o = (unsigned)sw->match[i];
+            uint64_t ob = 1ull << (o & 63);
+            repeat |= seen[o >> 6] & ob;
+            seen[o >> 6] |= ob;
+            dequeue(sw, i, o, &out[o]);
+            out_valid[o] = 1;
+        }
     if (sw->cfg.check_fabric) {
         sw->st.fabric_checks++;
-        sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->match, sw->at_out);
-    }
-    const unsigned n = sw->n;
-    for (unsigned i = 0; i < n; i++) {
-        int o = sw->match[i];
-        if (o < 0)
-            continue;
-        dequeue(sw, i, (unsigned)o, &out[o]);
-        out_valid[o] = 1;
+        if (repeat) {
+            for (unsigned i = 0; i < sw->n; i++)
+                sw->dest[i] = bs_get(matched, i) ? sw->match[i] : -1;
+            sw->st.fabric_collisions += rifl_fabric_check(sw->fabric, sw->dest, sw->at_out);
+        }
     }
     return (int)m;
 }

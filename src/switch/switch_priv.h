@@ -36,8 +36,10 @@ static inline int bs_next_rr(const uint64_t *a, const uint64_t *m, unsigned word
 /* rifl_islip_run on requests given by the caller: reqT = n rows of
  * ceil(n/64) words, bit i of row o = input i requests output o (the
  * switch passes its own table of non-empty VOQs, without a copy), and
- * outs = the outputs whose row is not empty (others may be set too). */
+ * outs = the outputs whose row is not empty (others may be set too).
+ * Only the entries of match of the inputs matched are written; `matched`
+ * (ceil(n/64) words) receives the set of those inputs. */
 unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
-                      int16_t *match, unsigned *iter_matches);
+                      int16_t *match, unsigned *iter_matches, uint64_t *matched);
 
 #endif
