@@ -884,6 +884,76 @@ static void t_serial_lane_inputs(void)
     rifl_lane_free(l);
 }
 
+/* The hold of a serial lane (rx_hold_frames): a frame accepted becomes
+ * readable only after that many more frames arrived aligned; an unlock
+ * drops the held frames and rolls the lane back so the peer replays them,
+ * and nothing is read twice. */
+static void t_serial_hold(void)
+{
+    rifl_lane_config c = rifl_lane_default_config;
+    c.frame_bits = F;
+    c.fid_bits = K;
+    c.link.cable_m = 1;
+    c.link.transceiver_ns = 0;
+    c.rx_lock_frames = 0;
+    c.tx_queue_frames = 64;
+    c.rx_hold_frames = 4;
+    rifl_lane *l = NULL;
+    REQUIRE(rifl_lane_create(&c, &l, NULL, 0) == RIFL_OK);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    bring_up(l, &p);
+    rifl_lane_set_rx_aligned(l, true); /* alignment from outside: the hold applies */
+    uint8_t pay[30] = { 0 }, buf[64];
+    size_t n;
+    int eop;
+    pay[0] = 0xA1;
+    CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_DELIVERED);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_ERR_AGAIN);
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    }
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_ERR_AGAIN);
+    CHECK_EQ_U(rifl_lane_rx_backlog(l), 1); /* it holds its place in the buffer */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL); /* the 4th frame after it */
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_OK);
+    CHECK(n == 30 && eop && buf[0] == 0xA1);
+    /* two more accepted, then the aligner unlocks: both dropped */
+    unsigned first = p.fid;
+    uint64_t delivered = rifl_lane_get_stats(l)->rx_delivered[RIFL_KIND_DATA];
+    for (int i = 0; i < 2; i++) {
+        pay[0] = (uint8_t)(0xB0 + i);
+        CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_DELIVERED);
+    }
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_delivered[RIFL_KIND_DATA], delivered);
+    rifl_lane_set_rx_aligned(l, false);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_hold_dropped, 2);
+    CHECK_EQ_U(rifl_lane_rx_backlog(l), 0);
+    CHECK(rifl_lane_get_flags(l).frame_error);
+    CHECK_EQ_U(rifl_lane_expected_id(l), (first - 16) & (N - 1));
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_ERR_AGAIN);
+    /* aligned again; the peer replays from 16 frames before: the two come
+     * once, after the hold */
+    rifl_lane_set_rx_aligned(l, true);
+    p.fid = (first - 16) & (N - 1);
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ_I(slot(l, &p, filler(&p), &fi, NULL), RIFL_RX_SKIPPED);
+    CHECK(!rifl_lane_get_flags(l).frame_error);
+    for (int i = 0; i < 2; i++) {
+        pay[0] = (uint8_t)(0xB0 + i);
+        CHECK_EQ_I(slot(l, &p, data(&p, RIFL_META_FULL_EOP, pay), &fi, NULL), RIFL_RX_DELIVERED);
+    }
+    for (int i = 0; i < 4; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_OK);
+        CHECK(n == 30 && buf[0] == 0xB0 + i);
+    }
+    CHECK_EQ_I(rifl_lane_read(l, buf, sizeof buf, &n, &eop), RIFL_ERR_AGAIN);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_delivered[RIFL_KIND_DATA], delivered + 2);
+    rifl_lane_free(l);
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
@@ -898,4 +968,4 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "frames_by_content", t_frames_by_content },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals },
-          { "serial_lane_inputs", t_serial_lane_inputs })
+          { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold })

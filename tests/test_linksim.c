@@ -504,7 +504,7 @@ static void t_serial_lanes(void)
         c.lane.frame_bits = cases[k].frame_bits;
         if (cases[k].frame_bits == 64)
         {
-            c.lane.fid_bits = 9; /* 2^K covers the longer round trip in frames */
+            c.lane.fid_bits = 10; /* 2^K covers the longer round trip in frames */
             c.max_len = 4096;    /* and packets fit the queue of small frames */
         }
         c.serial = true;

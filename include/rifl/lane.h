@@ -91,7 +91,17 @@ typedef struct rifl_lane_config {
                                   (docs/link-layer.md, rule R1) */
     bool allow_unsafe_fid;     /* accept a K below the sizing rule (only for
                                   experiments showing why it is refused) */
+    unsigned rx_hold_frames;   /* a lane whose alignment comes from outside
+                                  (a serial lane): frames accepted are held
+                                  until this many more frames have arrived
+                                  aligned, and dropped and replayed if the
+                                  aligner unlocks first (docs/multilane.md);
+                                  0: no hold.  Ignored by other lanes */
 } rifl_lane_config;
+
+/* Frames a serial lane holds back until its aligner has checked that many
+ * more headers (rx_hold_frames). */
+#define RIFL_LANE_RX_HOLD 32
 
 /* The reference lane of the paper "RIFL: A Reliable Link Layer Network
  * Protocol for Data Center Communication": F = 256, K = 8, 112 Gbit/s (4 x 28 Gbit/s
@@ -118,6 +128,7 @@ RIFL_API extern const rifl_lane_config rifl_lane_default_config;
         .ext_queue_frames = 64,                                               \
         .replay_tail_frames = 0,                                              \
         .allow_unsafe_fid = false,                                            \
+        .rx_hold_frames = RIFL_LANE_RX_HOLD,                                  \
     }
 
 /* Length of the closing part of a replay cycle that a configuration gets
@@ -374,6 +385,8 @@ typedef struct rifl_lane_stats {
     uint64_t rx_empty;           /* slots with no frame */
     uint64_t rx_not_aligned;     /* frames ignored while not aligned */
     uint64_t rx_not_up;          /* frames seen by the key monitor only: aligned, not up */
+    uint64_t rx_hold_dropped;    /* frames held for alignment, dropped when the
+                                    aligner unlocked (the peer replays them) */
     uint64_t rx_bad_syn;         /* frames with an illegal SYN (00/11) */
     uint64_t rx_align_lost;      /* times alignment was lost */
     uint64_t rx_verify_fail;     /* frames failing verification */

@@ -48,7 +48,9 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     unsigned nfid = 1u << cfg->fid_bits;
     unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
     size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 3;
-    size_t bytes = sizeof(rifl_lane) + (size_t)nfid * sizeof(uint64_t) + recs * stride;
+    size_t held_cap = (size_t)cfg->rx_hold_frames + 1;
+    size_t bytes = sizeof(rifl_lane) + (size_t)nfid * sizeof(uint64_t) +
+                   held_cap * sizeof(struct held_frame) + recs * stride;
     rifl_lane *l = calloc(1, bytes);
     if (!l)
         return RIFL_ERR_NOMEM;
@@ -67,6 +69,9 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     for (unsigned k = 0; k < nfid; k++)
         l->replay_z[k] = RIFL_LANE_Z_UNKNOWN;
     p += (size_t)nfid * sizeof(uint64_t);
+    l->held = (struct held_frame *)p;
+    l->held_cap = (unsigned)held_cap;
+    p += held_cap * sizeof(struct held_frame);
     l->replay = p;
     p += (size_t)nfid * stride;
     l->txq = (ring){ p, cfg->tx_queue_frames, 0, 0, stride };
@@ -121,12 +126,15 @@ rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
 }
 
 static void monitor_clear(rifl_lane *l);
+static void drop_held(rifl_lane *l);
 
 void rifl_lane_set_rx_aligned(rifl_lane *l, bool aligned)
 {
     l->align_ext = true;
     if (l->aligned && !aligned)
         l->st.rx_align_lost++;
+    if (!aligned)
+        drop_held(l);
     if (!aligned)
         monitor_clear(l);
     l->aligned = aligned;
@@ -559,6 +567,55 @@ int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
     return rx_frame(l, &fi, payload, drc);
 }
 
+/* A frame delivered takes effect: flow-control notices apply, and it is
+ * counted. */
+static void delivered(rifl_lane *l, unsigned kind)
+{
+    if (kind == RIFL_KIND_FC_ON) {
+        if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF)
+            l->peer_fc_on = true;
+        l->st.fc_on_received++;
+    } else if (kind == RIFL_KIND_FC_OFF) {
+        l->peer_fc_on = false;
+        l->st.fc_off_received++;
+    }
+    l->st.rx_delivered[kind]++;
+}
+
+/* Held frames whose wait is over: readable, applied, counted. */
+static void release_held(rifl_lane *l)
+{
+    while (l->held_count && l->held[l->held_head].at <= l->rx_seen) {
+        unsigned kind = l->held[l->held_head].kind;
+        if (kind == RIFL_KIND_DATA)
+            l->held_data--;
+        else if (kind == RIFL_KIND_EXT)
+            l->held_ext--;
+        delivered(l, kind);
+        l->held_head = l->held_head + 1 == l->held_cap ? 0 : l->held_head + 1;
+        l->held_count--;
+    }
+}
+
+/* The aligner unlocked: the held frames may have been misread.  They are
+ * dropped as if the first of them had failed verification, so the peer
+ * replays them all. */
+static void drop_held(rifl_lane *l)
+{
+    if (!l->held_count)
+        return;
+    l->rxq.count -= l->held_data;
+    l->rxext.count -= l->held_ext;
+    l->thr = (l->thr - l->held_count) & l->kmask;
+    l->st.rx_hold_dropped += l->held_count;
+    l->held_count = l->held_data = l->held_ext = 0;
+    l->held_head = 0;
+    if (!l->frame_error)
+        l->st.rx_frame_errors++;
+    l->frame_error = true;
+    l->rfid = (l->thr - 16) & l->kmask;
+}
+
 /* Everything after decoding. */
 static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payload, int drc)
 {
@@ -583,6 +640,9 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
         l->st.rx_not_up++;
         return RIFL_RX_NOT_UP;
     }
+    l->rx_seen++;
+    if (l->held_count)
+        release_held(l);
 
     if (fi->id != l->rfid) {
         l->st.rx_verify_fail++;
@@ -594,26 +654,15 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
         l->st.rx_good_data++;
         if (l->rfid == l->thr) {
             bool ok = true;
-            switch (fi->kind) {
-            case RIFL_KIND_DATA:
+            bool hold = l->align_ext && l->cfg.rx_hold_frames;
+            if (fi->kind == RIFL_KIND_DATA) {
                 if (drc == RIFL_ERR_FRAME)
                     l->st.rx_bad_format++;
                 ok = store(&l->rxq, (uint8_t)fi->meta, payload, l->pbytes);
-                break;
-            case RIFL_KIND_FC_ON:
-                if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF)
-                    l->peer_fc_on = true;
-                l->st.fc_on_received++;
-                break;
-            case RIFL_KIND_FC_OFF:
-                l->peer_fc_on = false;
-                l->st.fc_off_received++;
-                break;
-            case RIFL_KIND_EXT:
+                l->held_data += ok && hold;
+            } else if (fi->kind == RIFL_KIND_EXT) {
                 ok = store(&l->rxext, fi->format, payload, l->pbytes);
-                break;
-            default:
-                break;
+                l->held_ext += ok && hold;
             }
             if (!ok) {
                 /* no room: handle it like a lost frame, so the peer replays it
@@ -621,7 +670,14 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
                 l->st.rx_overflow++;
                 return rx_reject(l, RIFL_RX_OVERFLOW);
             }
-            l->st.rx_delivered[fi->kind]++;
+            if (hold) {
+                struct held_frame *h = &l->held[(l->held_head + l->held_count) % l->held_cap];
+                h->at = l->rx_seen + l->cfg.rx_hold_frames;
+                h->kind = (uint8_t)fi->kind;
+                l->held_count++;
+            } else {
+                delivered(l, fi->kind);
+            }
             l->thr = (l->thr + 1) & l->kmask;
             res = RIFL_RX_DELIVERED;
         } else {
@@ -715,14 +771,15 @@ int rifl_lane_read(rifl_lane *l, void *buf, size_t cap, size_t *len, int *eop)
         return RIFL_ERR_INVALID_ARG;
     size_t n = 0;
     int end = 0;
-    if (!l->rxq.count) {
+    unsigned frames = l->rxq.count - l->held_data; /* held frames wait */
+    if (!frames) {
         if (len)
             *len = 0;
         if (eop)
             *eop = 0;
         return RIFL_ERR_AGAIN;
     }
-    while (l->rxq.count && (n < cap || rec_valid(l, ring_at(&l->rxq, 0)) == 0)) {
+    while (frames && (n < cap || rec_valid(l, ring_at(&l->rxq, 0)) == 0)) {
         /* (a partial frame claiming zero bytes, counted as rx_bad_format at
          * receive, still ends its packet) */
         const uint8_t *rec = ring_at(&l->rxq, 0);
@@ -736,6 +793,7 @@ int rifl_lane_read(rifl_lane *l, void *buf, size_t cap, size_t *len, int *eop)
         if (l->rx_offset == valid) {
             bool last = rec[0] & 2u;
             ring_pop(&l->rxq);
+            frames--;
             l->rx_offset = 0;
             if (last) {
                 end = 1;
@@ -775,7 +833,7 @@ int rifl_lane_read_ext(rifl_lane *l, uint8_t *code, void *buf, size_t cap, size_
 {
     if (!l || (!buf && cap))
         return RIFL_ERR_INVALID_ARG;
-    if (!l->rxext.count)
+    if (l->rxext.count == l->held_ext)
         return RIFL_ERR_AGAIN;
     const uint8_t *rec = ring_at(&l->rxext, 0);
     size_t n = l->pbytes - 1;

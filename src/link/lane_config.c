@@ -196,5 +196,8 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     if (c->rx_lock_frames > 65536)
         return refuse(msg, msglen, "alignment lock of %u frames: use 0 to 65536",
                       c->rx_lock_frames);
+    if (c->rx_hold_frames > 4096)
+        return refuse(msg, msglen, "a hold of %u frames for alignment: use 0 to 4096 (%u by "
+                      "default)", c->rx_hold_frames, RIFL_LANE_RX_HOLD);
     return RIFL_OK;
 }

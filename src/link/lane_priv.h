@@ -85,6 +85,16 @@ struct rifl_lane {
     ring rxq;                  /* delivered user data frames */
     ring rxext;                /* delivered extension frames */
     unsigned rx_offset;        /* bytes already read from rxq head */
+    /* frames accepted but held until alignment is confirmed (serial lanes,
+     * cfg.rx_hold_frames): a ring of their kinds and release counts; the
+     * data and extension frames among them sit at the tails of rxq and
+     * rxext, not readable yet */
+    uint64_t rx_seen;          /* frames received aligned and up */
+    struct held_frame {
+        uint64_t at;           /* released when rx_seen reaches it */
+        uint8_t kind;
+    } *held;
+    unsigned held_cap, held_head, held_count, held_data, held_ext;
 
     rifl_lane_stats st;
 };
