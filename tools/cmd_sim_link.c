@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rifl/rng.h"
 #include "rifl/sim/linksim.h"
 
 struct opts {
@@ -21,6 +22,10 @@ struct opts {
     bool fast, encode_all, csv, json, progress, reference, quiet;
     uint64_t jobs;
     const char *sweep;
+    bool serial;
+    const char *bit_offset;
+    double slip_rate;
+    uint64_t up_log2, hold;
 };
 
 static size_t size_list[256];
@@ -84,6 +89,40 @@ bad:
     return 2;
 }
 
+/* --bit-offset: "random" (each direction's from the seed: bits 0 .. F-1),
+ * N (both directions) or A,B; --slip-rate for both directions */
+static int parse_offsets(const struct opts *o, rifl_linksim_config *c, bool quiet)
+{
+    c->slip_rate[0] = c->slip_rate[1] = o->slip_rate;
+    const char *s = o->bit_offset;
+    if (!s || strcmp(s, "random") == 0) {
+        if (!o->serial)
+            return 0;
+        rifl_rng r;
+        rifl_rng_seed(&r, rifl_linksim_seed(o->seed, 6));
+        for (int i = 0; i < 2; i++)
+            c->bit_offset[i] = (unsigned)rifl_rng_below(&r, o->frame_bits);
+        return 0;
+    }
+    unsigned long long a, b;
+    int used = 0;
+    if (sscanf(s, "%llu,%llu%n", &a, &b, &used) == 2 && !s[used] && a <= (1u << 24) &&
+        b <= (1u << 24)) {
+        c->bit_offset[0] = (unsigned)a;
+        c->bit_offset[1] = (unsigned)b;
+        return 0;
+    }
+    if (sscanf(s, "%llu%n", &a, &used) == 1 && !s[used] && a <= (1u << 24)) {
+        c->bit_offset[0] = c->bit_offset[1] = (unsigned)a;
+        return 0;
+    }
+    if (!quiet)
+        fprintf(stderr, "error: %s: '%s' is not a bit offset; use random, N or A,B (bits, "
+                "at most 16777216; A for A -> B, B for B -> A)\n",
+                cli_where(g_opts, "bit-offset"), s);
+    return 2;
+}
+
 static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet)
 {
     rifl_linksim_defaults(c);
@@ -114,6 +153,12 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->rx_period = o->rx_period;
     c->fast = o->fast;
     c->encode_all = o->encode_all;
+    c->serial = o->serial;
+    c->up_log2 = (unsigned)o->up_log2;
+    c->lane.rx_hold_frames = (unsigned)o->hold;
+    int rc = parse_offsets(o, c, quiet);
+    if (rc)
+        return rc;
     return parse_sizes(o->size, c, quiet);
 }
 
@@ -139,8 +184,10 @@ static int config_ok(void *ctx)
  * steps slots in replay cycles one at a time (about 2e7 slots/s for both
  * lanes on the development machine, half that with --encode-all) and
  * fast-forwards error-free stretches packet by packet (above 1e9 slots/s
- * with the default packet sizes); see docs/simulator.md. */
+ * with the default packet sizes); serial lanes step every slot, bit streams
+ * and aligners included (about 4e6 slots/s); see docs/simulator.md. */
 #define EST_STEP_SPEED 2e7
+#define EST_SERIAL_SPEED 4e6
 #define EST_SKIP_SPEED 1e9
 #define EST_WARN_S 60.0            /* warn above a minute */
 #define EST_REFUSE_S 86400.0       /* refuse above a day unless --frames bounds it */
@@ -177,11 +224,13 @@ static void estimate(const rifl_linksim_config *c, bool reference, struct estima
             clean = (double)c->max_slots;
     }
     e->slots = slots;
-    double stepped = c->fast ? fmin(1.0, 0.05 + (1.0 - e->ratio)) : 1.0;
-    double step_speed = c->encode_all ? EST_STEP_SPEED / 2 : EST_STEP_SPEED;
+    double stepped = c->fast && !c->serial ? fmin(1.0, 0.05 + (1.0 - e->ratio)) : 1.0;
+    double step_speed = c->serial ? EST_SERIAL_SPEED : EST_STEP_SPEED;
+    if (c->encode_all)
+        step_speed /= 2;
     e->seconds = slots * (stepped / step_speed + (1.0 - stepped) / EST_SKIP_SPEED);
     if (reference)
-        e->seconds += clean / EST_SKIP_SPEED;
+        e->seconds += clean / (c->serial ? step_speed : EST_SKIP_SPEED);
 }
 
 /* the option to name for a long run: the bit error rate when it is what
@@ -300,6 +349,24 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
            "p99.9 %.1f  max %.1f\n", rifl_hist_avg(&r->lat_last) * r->frame_ns,
            q_ns(r, &r->lat_last, 0.5), q_ns(r, &r->lat_last, 0.99),
            q_ns(r, &r->lat_last, 0.999), (double)r->lat_last.max * r->frame_ns);
+    if (c->serial) {
+        printf("serial lanes: bit offsets %u (A->B) and %u (B->A), %g bit slips per frame, "
+               "rx_up after 2^%u words, hold %u frames\n", c->bit_offset[0], c->bit_offset[1],
+               c->slip_rate[0], c->up_log2 ? c->up_log2 : RIFL_ALIGNER_UP_LOG2,
+               c->lane.rx_hold_frames);
+        if (r->startup_slots)
+            printf("start-up: both lanes up after %llu slots (%.1f ns)\n",
+                   (unsigned long long)r->startup_slots, (double)r->startup_slots * r->frame_ns);
+        else
+            printf("start-up: the lanes never came up (use --up-log2 12 for the reference's "
+                   "shorter simulation rx_up, or a longer run)\n");
+        for (int i = 0; i < 2; i++)
+            printf("aligner %s: %llu locks, %llu unlocks, %llu slides, %llu bit slips\n",
+                   i ? "B->A" : "A->B", (unsigned long long)r->aligner[i].locks,
+                   (unsigned long long)r->aligner[i].unlocks,
+                   (unsigned long long)r->aligner[i].slides,
+                   (unsigned long long)(r->serial[i].slips_lost + r->serial[i].slips_repeated));
+    }
     printf("channel: A->B %llu bit errors in %llu frames hit, B->A %llu in %llu\n",
            (unsigned long long)r->ch[0].bit_errors, (unsigned long long)r->ch[0].frames_hit,
            (unsigned long long)r->ch[1].bit_errors, (unsigned long long)r->ch[1].frames_hit);
@@ -335,6 +402,23 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
            (unsigned long long)r->channel_seed[1], (unsigned long long)r->ch[0].bit_errors,
            (unsigned long long)r->ch[1].bit_errors, (unsigned long long)r->ch[0].frames_hit,
            (unsigned long long)r->ch[1].frames_hit);
+    if (c->serial) {
+        printf("\"serial\": true, \"bit_offset\": [%u, %u], \"slip_rate\": [%g, %g], "
+               "\"up_log2\": %u, \"hold_frames\": %u, \"startup_slots\": %llu, ",
+               c->bit_offset[0], c->bit_offset[1], c->slip_rate[0], c->slip_rate[1],
+               c->up_log2 ? c->up_log2 : RIFL_ALIGNER_UP_LOG2, c->lane.rx_hold_frames,
+               (unsigned long long)r->startup_slots);
+        size_t na;
+        const rifl_counter *ca = rifl_aligner_counters(&na);
+        printf("\"aligner\": [");
+        for (int i = 0; i < 2; i++) {
+            json_counters(stdout, ca, na, &r->aligner[i]);
+            printf("%s", i ? "], " : ", ");
+        }
+        printf("\"slips\": [%llu, %llu], ",
+               (unsigned long long)(r->serial[0].slips_lost + r->serial[0].slips_repeated),
+               (unsigned long long)(r->serial[1].slips_lost + r->serial[1].slips_repeated));
+    }
     printf("\"packets\": [%llu, %llu], \"bytes\": [%llu, %llu], ",
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,
            (unsigned long long)r->val[0].bytes_ok, (unsigned long long)r->val[1].bytes_ok);
@@ -534,7 +618,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 30 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 35 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -575,6 +659,16 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
             { "encode-all", CLI_FLAG, &o->encode_all, "build and decode every frame's wire bytes "
               "(same results, slower: a check)", 0, 0 },
             { "reference", CLI_BOOL, &o->reference, "run error-free too, for the bandwidth ratio", 0, 0 },
+            { "serial", CLI_FLAG, &o->serial, "serial lanes: each direction a bit stream in which "
+              "the receiver's aligner finds the frames (docs/multilane.md)", 0, 0 },
+            { "bit-offset", CLI_STRING, &o->bit_offset, "serial lanes: bits each line carries "
+              "beyond the cable delay: random (from the seed), N, or A,B per direction", 0, 0 },
+            { "slip-rate", CLI_DOUBLE, &o->slip_rate, "serial lanes: bit slips per received frame, "
+              "each direction", 0, 1 },
+            { "up-log2", CLI_UINT, &o->up_log2, "serial lanes: rx_up after 2^N aligned words (20: "
+              "the reference; 12: its simulation build)", 1, 24 },
+            { "hold", CLI_UINT, &o->hold, "serial lanes: frames held until that many more "
+              "arrived aligned (0: none)", 0, 4096 },
             { "sweep", CLI_STRING, &o->sweep, "runs over values, 'KEY=FROM:TO:STEP KEY2=V1,V2' (STEP "
               "+D or xF), e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
             { "csv", CLI_FLAG, &o->csv, "CSV: a header and one line per run", 0, 0 },
@@ -795,7 +889,8 @@ static int run(int argc, char **argv)
         .ber = 0, .ber_ab = -1, .ber_ba = -1, .bytes = 10000000, .frames = 0, .seed = 1,
         .frame_bits = 256, .fid_bits = 0, .pipeline = 2, .txq = 1024, .rxbuf = 0, .lock = 64,
         .rate = 112, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
-        .rx_ready = 1, .fast = true, .reference = true,
+        .rx_ready = 1, .fast = true, .reference = true, .up_log2 = 20,
+        .hold = RIFL_LANE_RX_HOLD,
     };
     struct cli_opt opts[LINK_OPTS];
     link_options(&o, opts);
