@@ -4,6 +4,7 @@
 #include "testlib.h"
 
 #include "rifl/lane.h"
+#include "rifl/sim/pair.h"
 #include "rifl/rng.h"
 
 #define F 256
@@ -954,6 +955,79 @@ static void t_serial_hold(void)
     rifl_lane_free(l);
 }
 
+/* rifl_lane_tx_ready predicts the next slot exactly: over a lossy link with
+ * replays, flow control (slow readers), extension frames and compensation
+ * slots, a lane that says ready sends its queue's head frame, and one that
+ * does not sends no user frame.  Frames placed one at a time come out whole
+ * and in order through rifl_lane_peek_frame / rifl_lane_pop_frame. */
+static void t_tx_ready_predicts(void)
+{
+    rifl_pair_config pc = { .lane = rifl_lane_default_config, .ber = { 1e-6, 1e-6 },
+                            .seed = { test_seed * 3, test_seed * 5 } };
+    pc.lane.rx_buffer_frames = 512;
+    rifl_pair *p = NULL;
+    REQUIRE(rifl_pair_create(&pc, &p, NULL, 0) == RIFL_OK);
+    rifl_rng r;
+    rifl_rng_seed(&r, test_seed * 7);
+    unsigned pb = rifl_payload_bytes(pc.lane.frame_bits);
+    uint64_t sent[2] = { 0, 0 }, got[2] = { 0, 0 }, wrong = 0, mispredicted = 0, ready_n = 0;
+    uint8_t buf[64];
+    unsigned slots = test_long_run ? 2000000 : 200000;
+    for (unsigned t = 0; t < slots; t++) {
+        bool ready[2];
+        unsigned backlog[2];
+        uint64_t data[2];
+        for (int i = 0; i < 2; i++) {
+            rifl_lane *l = p->lane[i];
+            /* frames numbered by their first byte pairs; last frames shorter */
+            while (rifl_lane_tx_backlog(l) < 8) {
+                bool end = rifl_rng_below(&r, 4) == 0;
+                size_t len = end ? 1 + rifl_rng_below(&r, pb) : pb;
+                memset(buf, 0, sizeof buf);
+                memcpy(buf, &sent[i], 4);
+                if (rifl_lane_send_frame(l, buf, len < 4 ? 4 : len, end) != RIFL_OK)
+                    break;
+                sent[i]++;
+            }
+            if (rifl_rng_below(&r, 5000) == 0)
+                rifl_lane_add_pause_slots(l, 1 + (unsigned)rifl_rng_below(&r, 3));
+            if (rifl_rng_below(&r, 3000) == 0)
+                rifl_lane_send_ext(l, RIFL_FMT_EXT_MIN, "x", 1);
+            ready[i] = rifl_lane_tx_ready(l);
+            backlog[i] = rifl_lane_tx_backlog(l);
+            data[i] = rifl_lane_get_stats(l)->tx_frames[RIFL_KIND_DATA];
+        }
+        rifl_pair_step(p, NULL);
+        for (int i = 0; i < 2; i++) {
+            rifl_lane *l = p->lane[i];
+            uint64_t d = rifl_lane_get_stats(l)->tx_frames[RIFL_KIND_DATA] - data[i];
+            ready_n += ready[i];
+            if (d != (ready[i] && backlog[i] ? 1u : 0u))
+                mispredicted++;
+            /* slow readers now and then, so flow control turns on */
+            if ((t / 20000) % 3 == 2)
+                continue;
+            const uint8_t *f;
+            size_t n;
+            bool end;
+            while (rifl_lane_peek_frame(l, &f, &n, &end) == RIFL_OK) {
+                uint32_t idx;
+                memcpy(&idx, f, 4);
+                wrong += idx != (uint32_t)got[i];
+                got[i]++;
+                rifl_lane_pop_frame(l);
+            }
+        }
+    }
+    CHECK_EQ_U(mispredicted, 0);
+    CHECK_EQ_U(wrong, 0);
+    CHECK(ready_n > slots / 4 && ready_n < 2 * (uint64_t)slots);
+    CHECK(got[0] > 1000 && got[1] > 1000);
+    const rifl_lane_stats *a = rifl_lane_get_stats(p->lane[0]);
+    CHECK(a->tx_replay_cycles > 0 && a->fc_on_sent > 0 && a->tx_clock_comp > 0 && a->tx_ext > 0);
+    rifl_pair_free(p);
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
@@ -968,4 +1042,5 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "frames_by_content", t_frames_by_content },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals },
-          { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold })
+          { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold },
+          { "tx_ready_predicts", t_tx_ready_predicts })

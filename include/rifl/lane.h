@@ -300,6 +300,24 @@ RIFL_API int rifl_lane_read(rifl_lane *lane, void *buf, size_t cap, size_t *len,
 /* Received frames waiting in the receive buffer. */
 RIFL_API unsigned rifl_lane_rx_backlog(const rifl_lane *lane);
 
+/* Frame by frame, for a layer that places each frame itself (channel
+ * bonding, rifl/bond.h).  rifl_lane_tx_ready: the frame sent in the next
+ * slot would be the head of the transmit queue, were there one (NORMAL,
+ * free to send user data: no replay, no error wait, no flow-control stop or
+ * notice, no extension frame, no compensation slot due).
+ * rifl_lane_send_frame queues one frame of `len` bytes (1 .. P/8; only a
+ * packet's last frame, `end`, may be shorter), as rifl_lane_send would cut
+ * it; RIFL_ERR_AGAIN when the queue is full.  rifl_lane_peek_frame gives
+ * the frame at the head of the receive buffer (its bytes, and whether it
+ * ends a packet), RIFL_ERR_AGAIN when there is none to read;
+ * rifl_lane_pop_frame takes it. */
+RIFL_API bool rifl_lane_tx_ready(const rifl_lane *lane);
+RIFL_API unsigned rifl_lane_tx_backlog(const rifl_lane *lane);
+RIFL_API int rifl_lane_send_frame(rifl_lane *lane, const void *data, size_t len, bool end);
+RIFL_API int rifl_lane_peek_frame(const rifl_lane *lane, const uint8_t **data, size_t *len,
+                                  bool *end);
+RIFL_API int rifl_lane_pop_frame(rifl_lane *lane);
+
 /* Extension frames: META-00 data frames whose last payload byte is a format
  * code >= RIFL_FMT_EXT_MIN, for upper layers (per-queue flow control,
  * credit packets).  They are numbered, replayed and delivered in order like

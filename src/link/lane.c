@@ -325,6 +325,30 @@ static struct tx_choice tx_normal(rifl_lane *l)
     return send_meta00(l, RIFL_FMT_FILLER, RIFL_KIND_FILLER);
 }
 
+bool rifl_lane_tx_ready(const rifl_lane *l)
+{
+    /* next_state() and tx_normal() without their side effects */
+    if (!l || l->tx_hold || l->init_slots < l->nfid || !l->aligned || !l->group_up ||
+        l->peer_pause || l->peer_retransmit || l->replay_active || l->frame_error)
+        return false;
+    if (l->new_fillers < l->nfid || l->normal_since_err < l->nfid || l->pause_pending)
+        return false;
+    bool started = l->new_frames >= 16;
+    if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF && started) {
+        unsigned occ = l->rxq.count;
+        bool want = l->fc_sent_on;
+        if (occ > l->on_thr)
+            want = true;
+        else if (occ < l->off_thr)
+            want = false;
+        if (want != l->fc_sent_on)
+            return false;
+    }
+    if (l->txext.count && started)
+        return false;
+    return !l->peer_fc_on;
+}
+
 /* Choices travel by value: they stay in registers (a struct written field
  * by field and read back whole would stall store forwarding). */
 static struct tx_choice tx_choose(rifl_lane *l)
@@ -811,6 +835,49 @@ int rifl_lane_read(rifl_lane *l, void *buf, size_t cap, size_t *len, int *eop)
 }
 
 unsigned rifl_lane_rx_backlog(const rifl_lane *l) { return l->rxq.count; }
+unsigned rifl_lane_tx_backlog(const rifl_lane *l) { return l ? l->txq.count : 0; }
+
+int rifl_lane_send_frame(rifl_lane *l, const void *data, size_t len, bool end)
+{
+    if (!l || !data || len == 0 || len > l->pbytes || (!end && len != l->pbytes))
+        return RIFL_ERR_INVALID_ARG;
+    if (l->txq.count >= l->txq.cap) {
+        l->st.tx_rejected++;
+        return RIFL_ERR_AGAIN;
+    }
+    rifl_lane_make_record(l, data, len, 0, end, ring_tail(&l->txq));
+    ring_push(&l->txq);
+    l->st.tx_bytes += len;
+    l->st.tx_packets += end;
+    return RIFL_OK;
+}
+
+int rifl_lane_peek_frame(const rifl_lane *l, const uint8_t **data, size_t *len, bool *end)
+{
+    if (!l || !data || !len || !end)
+        return RIFL_ERR_INVALID_ARG;
+    if (l->rxq.count == l->held_data || l->rx_offset)
+        return RIFL_ERR_AGAIN;
+    const uint8_t *rec = ring_at(&l->rxq, 0);
+    *data = rec + 1;
+    *len = rec_valid(l, rec);
+    *end = rec[0] & 2u;
+    return RIFL_OK;
+}
+
+int rifl_lane_pop_frame(rifl_lane *l)
+{
+    const uint8_t *d;
+    size_t n;
+    bool end;
+    int rc = rifl_lane_peek_frame(l, &d, &n, &end);
+    if (rc != RIFL_OK)
+        return rc;
+    ring_pop(&l->rxq);
+    l->st.rx_bytes += n;
+    l->st.rx_packets += end;
+    return RIFL_OK;
+}
 
 int rifl_lane_send_ext(rifl_lane *l, uint8_t code, const void *data, size_t len)
 {
