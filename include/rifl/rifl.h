@@ -14,6 +14,9 @@
 #include "rifl/lane.h"
 #include "rifl/serial.h"
 
+/* channel bonding */
+#include "rifl/bond.h"
+
 /* the PHY boundary */
 #include "rifl/phy.h"
 
