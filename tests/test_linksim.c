@@ -571,9 +571,79 @@ static void t_serial_lanes(void)
     refused(&c, "slip rate");
 }
 
+/* Bonded links (rifl/bond.h): 2 to 16 lanes, spatial, temporal and mixed,
+ * aligned or serial, with bit errors (and slips) on every lane: everything
+ * offered arrives once, in order, unaltered; the per-lane results add up
+ * to the link's. */
+static void t_bonded_links(void)
+{
+    struct {
+        unsigned lanes, group;
+        double ber, slip;
+        bool serial;
+    } cases[] = {
+        { 2, 2, 1e-7, 0, false }, { 4, 1, 1e-7, 0, false }, { 4, 2, 3e-7, 0, false },
+        { 16, 4, 5e-8, 0, false }, { 4, 4, 1e-7, 1e-4, true }, { 4, 1, 1e-7, 1e-4, true },
+        { 8, 2, 0, 5e-5, true },
+    };
+    unsigned n = sizeof cases / sizeof cases[0];
+    for (unsigned k = 0; k < n; k++) {
+        rifl_linksim_config c = base(test_seed * 53 + k, cases[k].ber,
+                                     test_long_run ? 20000000 : 1000000);
+        c.lanes = cases[k].lanes;
+        c.group_lanes = cases[k].group;
+        c.lane.link.lane_rate_gbps = 112.0 / cases[k].lanes;
+        c.lane.fid_bits = 7;
+        if (cases[k].serial) {
+            c.serial = true;
+            c.up_log2 = 12;
+            rifl_rng r;
+            rifl_rng_seed(&r, test_seed * 59 + k);
+            for (int d = 0; d < 2; d++) {
+                c.slip_rate[d] = cases[k].slip;
+                for (unsigned i = 0; i < cases[k].lanes; i++)
+                    c.lane_bit_offset[d][i] = (unsigned)rifl_rng_below(&r, 256);
+            }
+        }
+        rifl_linksim_result res;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK_MSG(bad_count(&res) == 0 && res.lossless && res.complete, "case %u", k);
+        CHECK_EQ_U(res.nlanes, cases[k].lanes);
+        uint64_t data = 0, words_rx = res.bond[1].rx_words + res.bond[0].rx_words;
+        for (unsigned i = 0; i < res.nlanes; i++)
+            data += res.lanes[i].lane[0].tx_frames[RIFL_KIND_DATA];
+        CHECK_EQ_U(data, res.lane[0].tx_frames[RIFL_KIND_DATA]);
+        CHECK_EQ_U(res.bond[0].tx_words + res.bond[1].tx_words, words_rx);
+        CHECK_EQ_U(res.bond[1].rx_packets, res.val[0].packets_ok);
+        if (cases[k].serial)
+            CHECK(res.startup_slots > 0);
+        if (cases[k].slip > 0)
+            CHECK(res.serial[0].slips_lost + res.serial[0].slips_repeated > 0);
+        /* temporal bonding spreads words over every lane */
+        if (cases[k].group == 1)
+            for (unsigned i = 0; i < res.nlanes; i++)
+                CHECK(res.lanes[i].lane[0].tx_frames[RIFL_KIND_DATA] > 0);
+        rifl_linksim_result_free(&res);
+    }
+    rifl_linksim_config c = base(1, 0, 1000);
+    c.lanes = 3;
+    refused(&c, "2, 4, 8 or 16 lanes");
+    c.lanes = 4;
+    c.group_lanes = 8;
+    refused(&c, "groups of 8 lanes");
+    c.group_lanes = 0;
+    c.load = 0.5;
+    refused(&c, "saturation");
+    c = base(1, 0, 1000);
+    c.group_lanes = 2;
+    refused(&c, "bonded link");
+}
+
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
-          { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes })
+          { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },
+          { "bonded_links", t_bonded_links })

@@ -141,6 +141,10 @@ RIFL_API unsigned rifl_lane_min_replay_tail(const struct rifl_lane_config *cfg);
 /* Check a configuration.  On refusal returns RIFL_ERR_CONFIG and writes a
  * message naming the problem and the smallest safe value (or the supported
  * values) to `msg`; RIFL_ERR_INVALID_ARG for a NULL configuration. */
+/* rifl_lane_config_check for a serial lane (one whose alignment comes from
+ * outside), which also needs its replay buffer to cover its held frames:
+ * 2^K >= 32 + RTT_frames + rx_hold_frames. */
+RIFL_API int rifl_lane_serial_check(const rifl_lane_config *cfg, char *msg, size_t msglen);
 RIFL_API int rifl_lane_config_check(const rifl_lane_config *cfg, char *msg, size_t msglen);
 
 /* ---- lifetime ------------------------------------------------------------ */

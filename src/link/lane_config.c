@@ -173,6 +173,24 @@ static int check_replay(const rifl_lane_config *c, double rtt, char *msg, size_t
     return RIFL_OK;
 }
 
+int rifl_lane_serial_check(const rifl_lane_config *c, char *msg, size_t msglen)
+{
+    int rc = rifl_lane_config_check(c, msg, msglen);
+    if (rc != RIFL_OK || !c->rx_hold_frames || c->allow_unsafe_fid)
+        return rc;
+    /* a lane rolls back over its held frames: the peer's replay buffer must
+     * reach that much further back */
+    double rtt = rifl_link_rtt_frames(&c->link, c->frame_bits, c->pipeline_frames);
+    double need = 32.0 + rtt + c->rx_hold_frames;
+    if ((double)(1u << c->fid_bits) < need)
+        return refuse(msg, msglen,
+                      "serial lanes hold %u frames until alignment is confirmed, so the "
+                      "replay buffer of 2^K = %u frames must cover 32 + RTT (%.1f) + %u = "
+                      "%.1f; use a larger frame-ID width or a shorter hold",
+                      c->rx_hold_frames, 1u << c->fid_bits, rtt, c->rx_hold_frames, need);
+    return RIFL_OK;
+}
+
 int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
 {
     if (!c)

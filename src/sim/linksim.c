@@ -63,6 +63,28 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
             return refuse(msg, n, buf);
         }
     }
+    if (c->serial) {
+        int rc = rifl_lane_serial_check(&c->lane, msg, n);
+        if (rc != RIFL_OK)
+            return rc;
+    }
+    if (c->lanes > 1) {
+        if (c->lanes > RIFL_BOND_MAX_LANES || (c->lanes & (c->lanes - 1)))
+            return refuse(msg, n, "a bonded link has 2, 4, 8 or 16 lanes");
+        unsigned S = c->group_lanes ? c->group_lanes : c->lanes;
+        if (S > c->lanes || (S & (S - 1))) {
+            snprintf(buf, sizeof buf, "groups of %u lanes on a link of %u: use a power of two "
+                     "up to %u (%u: spatial, 1: temporal)", S, c->lanes, c->lanes, c->lanes);
+            return refuse(msg, n, buf);
+        }
+        if (c->load < 1.0 || c->offer != RIFL_LINKSIM_WHOLE || c->users_first ||
+            c->offer_slots || c->settle_slots || c->read_budget || c->observe)
+            return refuse(msg, n, "bonded links run whole packets at saturation (load 1), "
+                                  "without observers, read hooks or phases");
+    } else if (c->group_lanes > 1) {
+        return refuse(msg, n, "groups of lanes need a bonded link: set lanes (--lanes) to 2 "
+                              "or more");
+    }
     if (c->up_log2 > 24)
         return refuse(msg, n, "up_log2 is at most 24; use 20 (the reference) or 12 (its "
                               "simulation build)");
@@ -140,21 +162,8 @@ void rifl_linksim_result_free(rifl_linksim_result *r)
     rifl_hist_free(&r->lat_last);
 }
 
-struct len_ctx {
-    const rifl_linksim_config *cfg;
-    uint64_t seed;
-};
-
-static size_t len_cb(void *ctx, uint64_t seq)
-{
-    struct len_ctx *l = ctx;
-    struct sim s = { .cfg = l->cfg };
-    struct dir d = { .stream_seed = l->seed };
-    return rifl_linksim_pkt_len(&s, &d, seq);
-}
-
 /* One direction's buffers and users. */
-static int dir_init(struct sim *s, int i, struct len_ctx *lctx)
+static int dir_init(struct sim *s, int i, struct rifl_linksim_len_ctx *lctx)
 {
     const rifl_linksim_config *cfg = s->cfg;
     struct dir *d = &s->d[i];
@@ -181,8 +190,8 @@ static int dir_init(struct sim *s, int i, struct len_ctx *lctx)
     int rc = rifl_validator_init(&d->val, d->stream_seed, cfg->len_count ? 1 : cfg->min_len,
                                  s->maxlen);
     if (rc == RIFL_OK && cfg->len_count) {
-        *lctx = (struct len_ctx){ cfg, d->stream_seed };
-        d->val.len_fn = len_cb;
+        *lctx = (struct rifl_linksim_len_ctx){ cfg, d->stream_seed };
+        d->val.len_fn = rifl_linksim_len_cb;
         d->val.len_ctx = lctx;
     }
     return rc;
@@ -206,7 +215,7 @@ static void sim_free(struct sim *s)
 
 /* The lanes, the cables, the seeds and both directions. */
 static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_result *res,
-                    struct len_ctx lctx[2], char *msg, size_t msglen)
+                    struct rifl_linksim_len_ctx lctx[2], char *msg, size_t msglen)
 {
     s->cfg = cfg;
     s->res = res;
@@ -420,9 +429,26 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
     int rc = rifl_linksim_check(cfg, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
+    if (cfg->lanes > 1) {
+        res->seed = cfg->seed;
+        for (int i = 0; i < 2; i++) {
+            res->channel_seed[i] = cfg->seeds_given ? cfg->channel_seed[i]
+                                                    : rifl_linksim_seed(cfg->seed, (unsigned)i);
+            res->stream_seed[i] = cfg->seeds_given ? cfg->stream_seed[i]
+                                                   : rifl_linksim_seed(cfg->seed, 2u + (unsigned)i);
+        }
+        if (rifl_hist_init(&res->lat) || rifl_hist_init(&res->lat_last)) {
+            rifl_linksim_result_free(res);
+            return RIFL_ERR_NOMEM;
+        }
+        rc = rifl_linksim_run_bonded(cfg, res, msg, msglen);
+        if (rc != RIFL_OK)
+            rifl_linksim_result_free(res);
+        return rc;
+    }
     struct sim S, *s = &S;
     memset(s, 0, sizeof S);
-    struct len_ctx lctx[2];
+    struct rifl_linksim_len_ctx lctx[2];
     struct course k = { 0 };
     rc = sim_init(s, cfg, res, lctx, msg, msglen);
     if (rc == RIFL_OK)

@@ -104,6 +104,13 @@ static inline int64_t rifl_linksim_credit_add(int64_t credit, int64_t per_slot, 
 }
 
 /* linksim_users.c */
+size_t rifl_linksim_len(const rifl_linksim_config *c, uint64_t seed, uint64_t seq);
+/* the validator's length model with a list of sizes (rifl_validator.len_fn) */
+struct rifl_linksim_len_ctx {
+    const rifl_linksim_config *cfg;
+    uint64_t seed;
+};
+size_t rifl_linksim_len_cb(void *ctx, uint64_t seq);
 size_t rifl_linksim_pkt_len(const struct sim *s, const struct dir *d, uint64_t seq);
 const uint8_t *rifl_linksim_content(struct sim *s, struct dir *d, uint64_t seq);
 struct pkt *rifl_linksim_pkt_at(const struct dir *d, uint64_t seq);
@@ -112,6 +119,10 @@ void rifl_linksim_stamp_sent(struct dir *d, uint64_t idx, uint64_t t);
 void rifl_linksim_delivered(struct sim *s, struct dir *d, uint64_t seq, uint64_t t);
 int rifl_linksim_user_side(struct sim *s, uint64_t t);
 bool rifl_linksim_all_done(const struct sim *s);
+
+/* bondsim.c: a run of bonded links (cfg->lanes > 1) */
+int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result *res, char *msg,
+                            size_t msglen);
 
 /* linksim_fast.c */
 uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t);

@@ -6,17 +6,24 @@
 
 #include "linksim_priv.h"
 
-static size_t list_len(const rifl_linksim_config *c, uint64_t seed, uint64_t seq)
+size_t rifl_linksim_len(const rifl_linksim_config *c, uint64_t seed, uint64_t seq)
 {
-    uint64_t x = seed ^ (seq * 0x9fb21c651e98df25ULL) ^ 0x1157;
-    return c->len_list[rifl_splitmix64(&x) % c->len_count];
+    if (c->len_count) {
+        uint64_t x = seed ^ (seq * 0x9fb21c651e98df25ULL) ^ 0x1157;
+        return c->len_list[rifl_splitmix64(&x) % c->len_count];
+    }
+    return rifl_packet_len(seed, seq, c->min_len, c->max_len);
+}
+
+size_t rifl_linksim_len_cb(void *ctx, uint64_t seq)
+{
+    const struct rifl_linksim_len_ctx *l = ctx;
+    return rifl_linksim_len(l->cfg, l->seed, seq);
 }
 
 size_t rifl_linksim_pkt_len(const struct sim *s, const struct dir *d, uint64_t seq)
 {
-    if (s->cfg->len_count)
-        return list_len(s->cfg, d->stream_seed, seq);
-    return rifl_packet_len(d->stream_seed, seq, s->cfg->min_len, s->cfg->max_len);
+    return rifl_linksim_len(s->cfg, d->stream_seed, seq);
 }
 
 struct pkt *rifl_linksim_pkt_at(const struct dir *d, uint64_t seq)

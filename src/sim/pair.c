@@ -40,20 +40,11 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
                                         : rifl_link_delay_frames(&cfg->lane.link,
                                                                  cfg->lane.frame_bits);
     p->serial = cfg->serial;
-    if (cfg->serial && cfg->lane.rx_hold_frames && !cfg->lane.allow_unsafe_fid) {
-        /* a lane rolls back over its held frames: the peer's replay buffer
-         * must reach that much further back */
-        double rtt = rifl_link_rtt_frames(&cfg->lane.link, cfg->lane.frame_bits,
-                                          cfg->lane.pipeline_frames);
-        double need = 32.0 + rtt + cfg->lane.rx_hold_frames;
-        if ((double)(1u << cfg->lane.fid_bits) < need) {
-            rifl_msg(msg, msglen, "serial lanes hold %u frames until alignment is confirmed, "
-                     "so the replay buffer of 2^K = %u frames must cover 32 + RTT (%.1f) + "
-                     "%u = %.1f; use a larger frame-ID width or a shorter hold",
-                     cfg->lane.rx_hold_frames, 1u << cfg->lane.fid_bits, rtt,
-                     cfg->lane.rx_hold_frames, need);
+    if (cfg->serial) {
+        int rc = rifl_lane_serial_check(&cfg->lane, msg, msglen);
+        if (rc != RIFL_OK) {
             free(p);
-            return RIFL_ERR_CONFIG;
+            return rc;
         }
     }
     int rc = RIFL_OK;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/bond.h"
 #include "rifl/lane.h"
 #include "rifl/phy.h"
 #include "rifl/sim/latency.h"
@@ -72,6 +73,14 @@ typedef struct rifl_linksim_config {
     unsigned up_log2;          /* the aligners' rx_up length: 2^up_log2 words
                                   (0: 20, the reference; 12: its simulation
                                   build) */
+    /* bonded links (rifl/bond.h): lanes > 1 runs a bonded end of `lanes`
+     * lanes at each side (groups of group_lanes, 0: all of them), every
+     * lane with its own cable (or serial line) per direction, its own
+     * errors and, serial, its own bit offset (lane_bit_offset[dir][lane]);
+     * whole packets at saturation only, no fast path, no hooks */
+    unsigned lanes;            /* 0 or 1: one lane, the model above */
+    unsigned group_lanes;
+    unsigned lane_bit_offset[2][RIFL_BOND_MAX_LANES];
     /* the run's course (all 0: users after the wire, whole packets, errors
      * and packets throughout) */
     rifl_linksim_offer offer;
@@ -133,6 +142,16 @@ typedef struct rifl_linksim_result {
                                     first up (0: never) */
     rifl_aligner_stats aligner[2]; /* serial lanes: [0] the aligner of A -> B */
     rifl_phy_serial_stats serial[2];
+    /* bonded runs: lane[], ch[], aligner[] and serial[] above sum the lanes;
+     * per lane, [0] is end A's lane (A -> B line, aligner at B), [1] end B's */
+    unsigned nlanes;
+    struct rifl_linksim_lane {
+        rifl_lane_stats lane[2];
+        rifl_phy_stats ch[2];
+        rifl_aligner_stats aligner[2];
+        rifl_phy_serial_stats serial[2];
+    } lanes[RIFL_BOND_MAX_LANES];
+    rifl_bond_stats bond[2];
     bool complete;               /* every offered packet arrived */
     bool lossless;               /* nothing lost, duplicated, reordered, corrupted */
 } rifl_linksim_result;

@@ -1,0 +1,388 @@
+/* The link simulator for bonded links (rifl_linksim_config.lanes > 1): a
+ * bonded end (rifl/bond.h) at each side, one cable or serial line per lane
+ * and direction, a sending user per end offering whole packets at
+ * saturation, a receiving user checking every packet it reads, latency
+ * stamps.  Every slot is stepped.
+ *
+ * A packet's first and last narrow words are known when it is queued (the
+ * words are counted across packets), so its send stamps are the slots at
+ * which the bond placed those words. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "linksim_priv.h"
+
+/* A packet between its sending user and the validator. */
+struct bpkt {
+    uint64_t first, last;     /* narrow words */
+    uint64_t t_first, t_last; /* slots they were placed */
+};
+
+/* One direction: end `tx` sends, end `rx` receives. */
+struct bdir {
+    rifl_bond *tx, *rx;
+    uint64_t stream_seed;
+    uint64_t next_seq;        /* next packet to make */
+    bool pending, done;
+    size_t plen;
+    uint64_t offered_bytes;
+    uint64_t words;           /* narrow words of the packets queued so far */
+    struct bpkt *ring;        /* packets queued and not yet read */
+    uint64_t rmask, oldest, stamp_cur;
+    rifl_validator val;
+    struct rifl_linksim_len_ctx lctx;
+    uint8_t *pkt, *rbuf;
+    uint64_t last_read;
+    int64_t first_read;
+};
+
+struct bsim {
+    const rifl_linksim_config *cfg;
+    rifl_linksim_result *res;
+    unsigned L, wbytes;
+    size_t maxlen;
+    rifl_bond *end[2];
+    rifl_phy *line[2][RIFL_BOND_MAX_LANES]; /* [e][i]: end e's lane i outwards */
+    struct bdir d[2];
+    rifl_rng rng;
+    bool serial;
+};
+
+static struct bpkt *bpkt_at(const struct bdir *d, uint64_t seq) { return &d->ring[seq & d->rmask]; }
+
+static int bpkt_add(struct bdir *d, uint64_t seq, uint64_t nwords)
+{
+    if (seq - d->oldest > d->rmask) {
+        uint64_t cap = (d->rmask + 1) * 2;
+        struct bpkt *r = malloc(cap * sizeof *r);
+        if (!r)
+            return RIFL_ERR_NOMEM;
+        for (uint64_t q = d->oldest; q < seq; q++)
+            r[q & (cap - 1)] = *bpkt_at(d, q);
+        free(d->ring);
+        d->ring = r;
+        d->rmask = cap - 1;
+    }
+    *bpkt_at(d, seq) = (struct bpkt){ d->words, d->words + nwords - 1, 0, 0 };
+    d->words += nwords;
+    return RIFL_OK;
+}
+
+/* The sending user: whole packets, as many as the bond's queue takes. */
+static int offer(struct bsim *s, struct bdir *d)
+{
+    const rifl_linksim_config *c = s->cfg;
+    while (!d->done) {
+        if (!d->pending) {
+            if (c->bytes && d->offered_bytes >= c->bytes) {
+                d->done = true;
+                break;
+            }
+            d->plen = rifl_linksim_len(c, d->stream_seed, d->next_seq);
+            rifl_packet_fill(d->stream_seed, d->next_seq, d->pkt, d->plen);
+            d->pending = true;
+        }
+        int rc = rifl_bond_send(d->tx, d->pkt, d->plen);
+        if (rc == RIFL_ERR_AGAIN)
+            break;
+        if (rc != RIFL_OK)
+            return RIFL_ERR_STATE;
+        rc = bpkt_add(d, d->next_seq, (d->plen + s->wbytes - 1) / s->wbytes);
+        if (rc != RIFL_OK)
+            return rc;
+        d->offered_bytes += d->plen;
+        d->next_seq++;
+        d->pending = false;
+    }
+    return RIFL_OK;
+}
+
+/* Send stamps of the packets whose first or last word was placed by now. */
+static void stamp(struct bdir *d, uint64_t t)
+{
+    uint64_t placed = rifl_bond_get_stats(d->tx)->tx_words;
+    while (d->stamp_cur < d->next_seq) {
+        struct bpkt *p = bpkt_at(d, d->stamp_cur);
+        if (p->first >= placed)
+            return;
+        if (!p->t_first)
+            p->t_first = t + 1; /* +1: 0 means not stamped */
+        if (p->last >= placed)
+            return;
+        p->t_last = t + 1;
+        d->stamp_cur++;
+    }
+}
+
+/* The receiving user of direction d reads at slot t. */
+static void read_side(struct bsim *s, struct bdir *d, uint64_t t)
+{
+    const rifl_linksim_config *c = s->cfg;
+    if (c->rx_stall && t % c->rx_period < c->rx_stall)
+        return;
+    if (c->rx_ready < 1.0 && !(rifl_rng_double(&s->rng) < c->rx_ready))
+        return;
+    for (;;) {
+        size_t n;
+        int eop;
+        if (rifl_bond_read(d->rx, d->rbuf, s->maxlen, &n, &eop) != RIFL_OK)
+            break;
+        if (d->first_read < 0)
+            d->first_read = (int64_t)t;
+        /* the validator gathers a packet's parts itself */
+        int64_t r = rifl_validator_feed(&d->val, d->rbuf, n, eop);
+        if (r >= 0 && (uint64_t)r < d->next_seq && (uint64_t)r >= d->oldest) {
+            const struct bpkt *p = bpkt_at(d, (uint64_t)r);
+            rifl_hist_add(&s->res->lat, t - (p->t_first - 1));
+            rifl_hist_add(&s->res->lat_last, t - (p->t_last - 1));
+            d->last_read = t;
+        }
+        if (eop)
+            while (d->oldest < d->val.next_seq && d->oldest < d->stamp_cur)
+                d->oldest++;
+    }
+}
+
+/* One slot of the wire: both ends place words and send on every lane, the
+ * lines carry, every lane receives (serial lines first tell the bond what
+ * their aligners say). */
+static void wire(struct bsim *s, uint64_t t)
+{
+    rifl_phy_frame in[2][RIFL_BOND_MAX_LANES][2];
+    unsigned n[2][RIFL_BOND_MAX_LANES];
+    for (int e = 0; e < 2; e++) {
+        rifl_bond_place(s->end[e]);
+        stamp(&s->d[e], t);
+        for (unsigned i = 0; i < s->L; i++) {
+            rifl_lane *l = rifl_bond_lane(s->end[e], i);
+            rifl_phy *ph = s->line[e][i];
+            rifl_phy_form form = s->cfg->encode_all ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
+            if (form == RIFL_PHY_WIRE)
+                rifl_lane_tx(l, t, rifl_phy_tx_buffer(ph, form));
+            else
+                rifl_lane_tx_frame(l, t, rifl_phy_tx_buffer(ph, form));
+            n[1 - e][i] = rifl_phy_exchange(ph, t, form, in[1 - e][i], 2);
+        }
+    }
+    for (int e = 0; e < 2; e++)
+        for (unsigned i = 0; i < s->L; i++) {
+            rifl_lane *l = rifl_bond_lane(s->end[e], i);
+            if (!n[e][i]) {
+                rifl_lane_rx(l, t, NULL, NULL);
+                continue;
+            }
+            for (unsigned k = 0; k < n[e][i]; k++) {
+                if (s->serial) {
+                    rifl_phy_serial_rx st = rifl_phy_serial_rx_state(s->line[1 - e][i], k);
+                    rifl_bond_rx_state(s->end[e], i, st.aligned, st.up);
+                }
+                const rifl_phy_frame *f = &in[e][i][k];
+                if (f->form == RIFL_PHY_WIRE)
+                    rifl_lane_rx(l, t, f->data, NULL);
+                else
+                    rifl_lane_rx_frame(l, t, f->data, NULL);
+            }
+        }
+}
+
+static bool all_up(const struct bsim *s)
+{
+    for (int e = 0; e < 2; e++)
+        for (unsigned i = 0; i < s->L; i++)
+            if (!rifl_lane_get_flags(rifl_bond_lane(s->end[e], i)).rx_up)
+                return false;
+    return true;
+}
+
+static bool all_done(const struct bsim *s)
+{
+    for (int i = 0; i < 2; i++) {
+        const struct bdir *d = &s->d[i];
+        if (!d->done || d->pending || d->val.next_seq != d->next_seq)
+            return false;
+    }
+    return true;
+}
+
+static int make(struct bsim *s, char *msg, size_t msglen)
+{
+    const rifl_linksim_config *c = s->cfg;
+    rifl_linksim_result *res = s->res;
+    s->L = c->lanes;
+    s->serial = c->serial;
+    s->maxlen = c->max_len;
+    for (unsigned i = 0; i < c->len_count; i++)
+        s->maxlen = c->len_list[i] > s->maxlen ? c->len_list[i] : s->maxlen;
+    rifl_bond_config bc = { .lane = c->lane, .lanes = c->lanes, .group_lanes = c->group_lanes,
+                            .tx_queue_bytes = s->maxlen + 4 > 65536 ? s->maxlen + 4 : 65536 };
+    for (int e = 0; e < 2; e++) {
+        int rc = rifl_bond_create(&bc, &s->end[e], msg, msglen);
+        if (rc != RIFL_OK)
+            return rc;
+        if (s->serial && (rc = rifl_bond_hold(s->end[e])) != RIFL_OK)
+            return rc;
+    }
+    s->wbytes = rifl_bond_group_lanes(s->end[0]) * rifl_payload_bytes(c->lane.frame_bits);
+    unsigned D = c->delay_frames ? c->delay_frames
+                                 : rifl_link_delay_frames(&c->lane.link, c->lane.frame_bits);
+    res->delay_frames = D;
+    for (int e = 0; e < 2; e++)
+        for (unsigned i = 0; i < s->L; i++) {
+            uint64_t x = res->channel_seed[e] ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+            uint64_t seed = rifl_splitmix64(&x);
+            size_t cb = c->encode_all ? 0 : rifl_lane_frame_bytes(c->lane.frame_bits);
+            rifl_lane *l = rifl_bond_lane(s->end[e], i);
+            int rc;
+            if (s->serial) {
+                rifl_phy_serial_config sc = {
+                    .frame_bits = c->lane.frame_bits, .delay_frames = D,
+                    .delay_bits = c->lane_bit_offset[e][i], .ber = c->ber[e],
+                    .slip_rate = c->slip_rate[e], .seed = seed, .up_log2 = c->up_log2,
+                    .content_bytes = cb, .encode = rifl_lane_phy_encode, .encode_ctx = l,
+                };
+                rc = rifl_phy_serial_create(&sc, &s->line[e][i], msg, msglen);
+            } else {
+                rifl_phy_channel_config cc = {
+                    .frame_bits = c->lane.frame_bits, .delay_frames = D, .ber = c->ber[e],
+                    .seed = seed, .content_bytes = cb, .encode = rifl_lane_phy_encode,
+                    .encode_ctx = l,
+                };
+                rc = rifl_phy_channel_create(&cc, &s->line[e][i], msg, msglen);
+            }
+            if (rc != RIFL_OK)
+                return rc;
+        }
+    for (int i = 0; i < 2; i++) {
+        struct bdir *d = &s->d[i];
+        d->tx = s->end[i];
+        d->rx = s->end[1 - i];
+        d->stream_seed = res->stream_seed[i];
+        d->rmask = 4095;
+        d->first_read = -1;
+        d->ring = calloc(d->rmask + 1, sizeof *d->ring);
+        d->pkt = malloc(s->maxlen);
+        d->rbuf = malloc(s->maxlen);
+        if (!d->ring || !d->pkt || !d->rbuf)
+            return RIFL_ERR_NOMEM;
+        int rc = rifl_validator_init(&d->val, d->stream_seed, c->len_count ? 1 : c->min_len,
+                                     s->maxlen);
+        if (rc != RIFL_OK)
+            return rc;
+        if (c->len_count) {
+            d->lctx = (struct rifl_linksim_len_ctx){ c, d->stream_seed };
+            d->val.len_fn = rifl_linksim_len_cb;
+            d->val.len_ctx = &d->lctx;
+        }
+    }
+    rifl_rng_seed(&s->rng, rifl_linksim_seed(c->seed, 4));
+    return RIFL_OK;
+}
+
+static void sum_stats(uint64_t *to, const uint64_t *from, size_t bytes)
+{
+    for (size_t k = 0; k < bytes / sizeof(uint64_t); k++)
+        to[k] += from[k];
+}
+
+static void collect(struct bsim *s, uint64_t t)
+{
+    const rifl_linksim_config *c = s->cfg;
+    rifl_linksim_result *res = s->res;
+    res->slots = t;
+    res->complete = all_done(s);
+    res->nlanes = s->L;
+    for (int e = 0; e < 2; e++) {
+        res->bond[e] = *rifl_bond_get_stats(s->end[e]);
+        for (unsigned i = 0; i < s->L; i++) {
+            struct rifl_linksim_lane *ln = &res->lanes[i];
+            ln->lane[e] = *rifl_lane_get_stats(rifl_bond_lane(s->end[e], i));
+            ln->ch[e] = *rifl_phy_get_stats(s->line[e][i]);
+            sum_stats((uint64_t *)&res->lane[e], (const uint64_t *)&ln->lane[e], sizeof ln->lane[e]);
+            sum_stats((uint64_t *)&res->ch[e], (const uint64_t *)&ln->ch[e], sizeof ln->ch[e]);
+            if (s->serial) {
+                ln->aligner[e] = *rifl_aligner_get_stats(rifl_phy_serial_aligner(s->line[e][i]));
+                ln->serial[e] = *rifl_phy_serial_get_stats(s->line[e][i]);
+                sum_stats((uint64_t *)&res->aligner[e], (const uint64_t *)&ln->aligner[e],
+                          sizeof ln->aligner[e]);
+                sum_stats((uint64_t *)&res->serial[e], (const uint64_t *)&ln->serial[e],
+                          sizeof ln->serial[e]);
+            }
+        }
+    }
+    double gsum = 0, esum = 0;
+    for (int i = 0; i < 2; i++) {
+        struct bdir *d = &s->d[i];
+        res->val[i] = d->val.st;
+        res->offered_packets[i] = d->next_seq;
+        res->offered_bytes[i] = d->offered_bytes;
+        res->held_bytes[i] = d->pending ? d->plen : 0;
+        res->first_read[i] = d->first_read;
+        uint64_t w = c->bytes && res->complete ? d->last_read : t;
+        if (!w)
+            w = 1;
+        res->window[i] = w;
+        double bits = 8.0 * (double)d->val.st.bytes_ok;
+        esum += bits / ((double)w * s->L * c->lane.frame_bits);
+        gsum += bits / ((double)w * res->frame_ns);
+    }
+    res->goodput_gbps = gsum / 2;
+    res->efficiency = esum / 2;
+    res->lossless = rifl_validator_clean(&s->d[0].val) && rifl_validator_clean(&s->d[1].val);
+}
+
+static void bsim_free(struct bsim *s)
+{
+    for (int e = 0; e < 2; e++) {
+        rifl_bond_free(s->end[e]);
+        for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
+            rifl_phy_free(s->line[e][i]);
+        free(s->d[e].ring);
+        free(s->d[e].pkt);
+        free(s->d[e].rbuf);
+        rifl_validator_free(&s->d[e].val);
+    }
+}
+
+int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result *res, char *msg,
+                            size_t msglen)
+{
+    struct bsim S, *s = &S;
+    memset(s, 0, sizeof S);
+    s->cfg = cfg;
+    s->res = res;
+    res->frame_ns = cfg->lane.frame_bits / cfg->lane.link.lane_rate_gbps;
+    int rc = make(s, msg, msglen);
+    uint64_t t = 0, next_report = 1u << 14;
+    while (rc == RIFL_OK) {
+        if (all_done(s) || (cfg->max_slots && t >= cfg->max_slots))
+            break;
+        for (int i = 0; i < 2 && rc == RIFL_OK; i++)
+            rc = offer(s, &s->d[i]);
+        if (rc != RIFL_OK)
+            break;
+        wire(s, t);
+        t++;
+        for (int i = 0; i < 2; i++)
+            read_side(s, &s->d[i], t);
+        if (s->serial && !res->startup_slots && all_up(s))
+            res->startup_slots = t;
+        if (cfg->progress && t >= next_report) {
+            double f = cfg->bytes ? (double)(s->d[0].val.st.bytes_ok + s->d[1].val.st.bytes_ok) /
+                                        (2.0 * (double)cfg->bytes)
+                                  : 0;
+            if (cfg->max_slots && (double)t / (double)cfg->max_slots > f)
+                f = (double)t / (double)cfg->max_slots;
+            cfg->progress(cfg->progress_ctx, f > 1 ? 1 : f, t);
+            next_report = t + (1u << 14);
+        }
+    }
+    if (rc == RIFL_OK)
+        collect(s, t);
+    else if (rc == RIFL_ERR_STATE)
+        rifl_msg(msg, msglen, "internal error: bonded simulator out of step at slot %llu",
+                 (unsigned long long)t);
+    else if (rc == RIFL_ERR_NOMEM)
+        rifl_msg(msg, msglen, "out of memory");
+    bsim_free(s);
+    return rc;
+}
