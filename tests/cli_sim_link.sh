@@ -82,6 +82,23 @@ PY
 "$RIFL" sim link --serial --up-log2 12 --bit-offset 5,250 --bytes 200kB --reference=no \
     --json >"$TMP/t.json" 2>/dev/null || bad "serial run with offsets"
 grep -q '"bit_offset": \[5, 250\]' "$TMP/t.json" || bad "bit offsets not as given"
+# bonded links: one object per lane, both directions; lanes share 112 Gbit/s
+"$RIFL" sim link --lanes 4 --bonding temporal --ber 1e-7 --bytes 1MB --seed 2 --reference=no \
+    --json >"$TMP/l.json" 2>/dev/null || bad "bonded run"
+python3 - "$TMP/l.json" <<'PY' || bad "bonded json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["lossless"] and d["complete"] and d["group_lanes"] == 1 and d["lane_rate_gbps"] == 28
+assert len(d["lanes"]) == 4 and all("a_to_b" in l and "b_to_a" in l for l in d["lanes"])
+assert sum(l["a_to_b"]["data_frames"] for l in d["lanes"]) == d["lane_a"]["tx_frames_data"]
+assert d["bond_a"]["tx_words"] == d["bond_b"]["rx_words"]
+PY
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --slip-rate 1e-4 --bytes 500kB --reference=no \
+    --json >"$TMP/m.json" 2>/dev/null || bad "bonded serial run"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['lossless'] and d['startup_slots'] > 0 and len(d['lanes']) == 4 and d['group_lanes'] == 4" "$TMP/m.json" || bad "bonded serial json"
+expect_err "not a bonding" sim link --lanes 4 --bonding diagonal
+expect_err "need a bonded link" sim link --group-lanes 2
+
 # each aligner ends on its line's offset: slides (mod F) = bit offset
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [a['slides'] % 256 for a in d['aligner']] == [5, 250], d['aligner']" "$TMP/t.json" || bad "aligners did not end on the bit offsets"
 expect_err "needs one of" calc

@@ -23,6 +23,8 @@ struct opts {
     uint64_t jobs;
     const char *sweep;
     bool serial;
+    uint64_t lanes, group_lanes;
+    const char *bonding;
     const char *bit_offset;
     double slip_rate;
     uint64_t up_log2, hold;
@@ -102,6 +104,11 @@ static int parse_offsets(const struct opts *o, rifl_linksim_config *c, bool quie
         rifl_rng_seed(&r, rifl_linksim_seed(o->seed, 6));
         for (int i = 0; i < 2; i++)
             c->bit_offset[i] = (unsigned)rifl_rng_below(&r, o->frame_bits);
+        /* a bonded link's lanes each their own */
+        for (int i = 0; i < 2; i++)
+            for (unsigned k = 0; k < RIFL_BOND_MAX_LANES; k++)
+                c->lane_bit_offset[i][k] =
+                    k == 0 ? c->bit_offset[i] : (unsigned)rifl_rng_below(&r, o->frame_bits);
         return 0;
     }
     unsigned long long a, b;
@@ -110,10 +117,15 @@ static int parse_offsets(const struct opts *o, rifl_linksim_config *c, bool quie
         b <= (1u << 24)) {
         c->bit_offset[0] = (unsigned)a;
         c->bit_offset[1] = (unsigned)b;
-        return 0;
-    }
-    if (sscanf(s, "%llu%n", &a, &used) == 1 && !s[used] && a <= (1u << 24)) {
+    } else if (sscanf(s, "%llu%n", &a, &used) == 1 && !s[used] && a <= (1u << 24)) {
         c->bit_offset[0] = c->bit_offset[1] = (unsigned)a;
+    } else {
+        a = UINT64_MAX;
+    }
+    if (a != UINT64_MAX) {
+        for (int i = 0; i < 2; i++)
+            for (unsigned k = 0; k < RIFL_BOND_MAX_LANES; k++)
+                c->lane_bit_offset[i][k] = c->bit_offset[i];
         return 0;
     }
     if (!quiet)
@@ -132,7 +144,9 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->bytes = o->bytes;
     c->max_slots = o->frames;
     c->lane.frame_bits = (unsigned)o->frame_bits;
-    c->lane.link.lane_rate_gbps = o->rate;
+    c->lanes = o->lanes > 1 ? (unsigned)o->lanes : 0;
+    /* the paper's link is 112 Gbit/s: its lanes share that unless --rate */
+    c->lane.link.lane_rate_gbps = o->rate > 0 ? o->rate : 112.0 / (double)(o->lanes ? o->lanes : 1);
     c->lane.link.cable_m = o->cable;
     c->lane.link.ns_per_m = o->ns_per_m;
     c->lane.link.transceiver_ns = o->xcvr;
@@ -143,8 +157,10 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     if (o->fid_bits)
         c->lane.fid_bits = (unsigned)o->fid_bits;
     else {
+        /* serial lanes' replay buffers also cover their held frames */
+        unsigned held = o->serial ? (unsigned)o->hold : 0;
         unsigned k = rifl_lane_min_fid_bits(&c->lane.link, c->lane.frame_bits,
-                                            c->lane.pipeline_frames);
+                                            c->lane.pipeline_frames + held);
         c->lane.fid_bits = k < 5 ? 5 : k;
     }
     c->load = o->load;
@@ -154,6 +170,20 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->fast = o->fast;
     c->encode_all = o->encode_all;
     c->serial = o->serial;
+    c->group_lanes = (unsigned)o->group_lanes;
+    if (o->bonding) {
+        if (strcmp(o->bonding, "spatial") == 0) {
+            c->group_lanes = c->lanes;
+        } else if (strcmp(o->bonding, "temporal") == 0) {
+            c->group_lanes = 1;
+        } else {
+            if (!quiet)
+                fprintf(stderr, "error: %s: '%s' is not a bonding; use spatial (one group of "
+                        "all lanes) or temporal (groups of one), or --group-lanes S\n",
+                        cli_where(g_opts, "bonding"), o->bonding);
+            return 2;
+        }
+    }
     c->up_log2 = (unsigned)o->up_log2;
     c->lane.rx_hold_frames = (unsigned)o->hold;
     int rc = parse_offsets(o, c, quiet);
@@ -327,10 +357,16 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
     printf("errors: BER %g A->B (channel seed %llu), %g B->A (channel seed %llu)\n", c->ber[0],
            (unsigned long long)r->channel_seed[0], c->ber[1],
            (unsigned long long)r->channel_seed[1]);
+    unsigned L = r->nlanes ? r->nlanes : 1;
+    if (r->nlanes)
+        printf("bonded: %u lanes in groups of %u (%s), %g Gbit/s each\n", L,
+               c->group_lanes ? c->group_lanes : L,
+               c->group_lanes == 1 ? "temporal" : c->group_lanes && c->group_lanes < L ? "mixed" : "spatial",
+               c->lane.link.lane_rate_gbps);
     printf("run: %.4g frame slots (%.1f%% fast-forwarded) in %.2f s = %.3g simulated "
            "frames/s both ways\n", (double)r->slots,
            r->slots ? 100.0 * (double)r->fast_slots / (double)r->slots : 0.0, s->wall,
-           s->wall > 0 ? 2.0 * (double)r->slots / s->wall : 0.0);
+           s->wall > 0 ? 2.0 * L * (double)r->slots / s->wall : 0.0);
     printf("delivered: %llu + %llu packets, %llu + %llu bytes (A->B + B->A)%s\n",
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,
            (unsigned long long)r->val[0].bytes_ok, (unsigned long long)r->val[1].bytes_ok,
@@ -376,7 +412,8 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
            (unsigned long long)VSUM(r, corrupted));
     size_t n;
     const rifl_counter *ct = rifl_lane_counters(&n);
-    printf("counters:%*s %20s %20s\n", 17, "", "lane A", "lane B");
+    printf("counters:%*s %20s %20s\n", 17, "", r->nlanes ? "A (all lanes)" : "lane A",
+           r->nlanes ? "B (all lanes)" : "lane B");
     for (size_t i = 0; i < n; i++) {
         uint64_t va = rifl_counter_value(&ct[i], &r->lane[0]);
         uint64_t vb = rifl_counter_value(&ct[i], &r->lane[1]);
@@ -428,6 +465,44 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
         printf("\"lane_%c\": ", 'a' + l);
         json_counters(stdout, ct, n, &r->lane[l]);
         printf(", ");
+    }
+    if (r->nlanes) {
+        printf("\"group_lanes\": %u, \"lanes\": [", c->group_lanes ? c->group_lanes : c->lanes);
+        for (unsigned i = 0; i < r->nlanes; i++) {
+            const struct rifl_linksim_lane *ln = &r->lanes[i];
+            printf("%s{\"lane\": %u", i ? ", " : "", i);
+            for (int d = 0; d < 2; d++) {
+                /* direction d: end d's lane i sends, the other end's receives */
+                const rifl_lane_stats *tx = &ln->lane[d], *rx = &ln->lane[1 - d];
+                printf(", \"%s\": {\"bit_errors\": %llu, \"frames_hit\": %llu, "
+                       "\"replay_cycles\": %llu, \"replayed\": %llu, \"verify_fail\": %llu, "
+                       "\"rx_overflow\": %llu, \"rx_hold_dropped\": %llu, \"data_frames\": %llu",
+                       d ? "b_to_a" : "a_to_b", (unsigned long long)ln->ch[d].bit_errors,
+                       (unsigned long long)ln->ch[d].frames_hit,
+                       (unsigned long long)tx->tx_replay_cycles,
+                       (unsigned long long)tx->tx_replayed, (unsigned long long)rx->rx_verify_fail,
+                       (unsigned long long)rx->rx_overflow, (unsigned long long)rx->rx_hold_dropped,
+                       (unsigned long long)tx->tx_frames[RIFL_KIND_DATA]);
+                if (c->serial)
+                    printf(", \"bit_offset\": %u, \"locks\": %llu, \"unlocks\": %llu, "
+                           "\"slides\": %llu, \"slips\": %llu", c->lane_bit_offset[d][i],
+                           (unsigned long long)ln->aligner[d].locks,
+                           (unsigned long long)ln->aligner[d].unlocks,
+                           (unsigned long long)ln->aligner[d].slides,
+                           (unsigned long long)(ln->serial[d].slips_lost +
+                                                ln->serial[d].slips_repeated));
+                printf("}");
+            }
+            printf("}");
+        }
+        printf("], ");
+        size_t nb;
+        const rifl_counter *cb = rifl_bond_counters(&nb);
+        for (int e = 0; e < 2; e++) {
+            printf("\"bond_%c\": ", 'a' + e);
+            json_counters(stdout, cb, nb, &r->bond[e]);
+            printf(", ");
+        }
     }
     printf("\"goodput_gbps\": %.6f, \"efficiency\": %.6f, ", r->goodput_gbps, r->efficiency);
     if (isnan(s->ratio))
@@ -618,7 +693,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 35 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 38 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -637,7 +712,7 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               "2048", 64, 2048 },
             { "fid-bits", CLI_UINT, &o->fid_bits, "frame-ID width K (0: smallest safe, at least 5)",
               0, 12 },
-            { "rate", CLI_DOUBLE, &o->rate, "lane rate, Gbit/s", 0.001, 100000 },
+            { "rate", CLI_DOUBLE, &o->rate, "lane rate, Gbit/s (0: 112 / lanes)", 0, 100000 },
             { "cable", CLI_DOUBLE, &o->cable, "cable length, m", 0, 100000 },
             { "ns-per-m", CLI_DOUBLE, &o->ns_per_m, "propagation delay, ns/m", 0.001, 10000 },
             { "transceiver-ns", CLI_DOUBLE, &o->xcvr, "one-way transceiver latency, ns", 0, 1e7 },
@@ -659,6 +734,12 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
             { "encode-all", CLI_FLAG, &o->encode_all, "build and decode every frame's wire bytes "
               "(same results, slower: a check)", 0, 0 },
             { "reference", CLI_BOOL, &o->reference, "run error-free too, for the bandwidth ratio", 0, 0 },
+            { "lanes", CLI_UINT, &o->lanes, "lanes of the link: 1, or 2 to 16 bonded (rifl/bond.h; "
+              "docs/multilane.md)", 1, 16 },
+            { "bonding", CLI_STRING, &o->bonding, "bonded lanes: spatial (one group of all lanes) "
+              "or temporal (groups of one)", 0, 0 },
+            { "group-lanes", CLI_UINT, &o->group_lanes, "bonded lanes: groups of S lanes (0: all, "
+              "spatial)", 0, 16 },
             { "serial", CLI_FLAG, &o->serial, "serial lanes: each direction a bit stream in which "
               "the receiver's aligner finds the frames (docs/multilane.md)", 0, 0 },
             { "bit-offset", CLI_STRING, &o->bit_offset, "serial lanes: bits each line carries "
@@ -888,7 +969,7 @@ static int run(int argc, char **argv)
     struct opts o = {
         .ber = 0, .ber_ab = -1, .ber_ba = -1, .bytes = 10000000, .frames = 0, .seed = 1,
         .frame_bits = 256, .fid_bits = 0, .pipeline = 2, .txq = 1024, .rxbuf = 0, .lock = 64,
-        .rate = 112, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
+        .rate = 0, .lanes = 1, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
         .rx_ready = 1, .fast = true, .reference = true, .up_log2 = 20,
         .hold = RIFL_LANE_RX_HOLD,
     };
