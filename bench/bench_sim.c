@@ -3,7 +3,9 @@
  * paper's reference link with saturating traffic, at several bit error
  * rates, in three modes measured side by side:
  * the default (fast path, frames by content), plain stepping by content, and
- * plain stepping with every frame built and decoded. */
+ * plain stepping with every frame built and decoded; then a bonded link of
+ * several lanes against one lane at the same BER, payload bytes per second
+ * side by side. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +14,68 @@
 #include "cli.h"
 #include "rifl/sim/linksim.h"
 
+/* Payload bytes per second of wall time (both directions) of one run. */
+static int bytes_per_s(const rifl_linksim_config *c, double *out, double *wall)
+{
+    rifl_linksim_result r;
+    char msg[512] = "";
+    double t0 = cli_now();
+    if (rifl_linksim_run(c, &r, msg, sizeof msg) != RIFL_OK) {
+        fprintf(stderr, "error: %s\n", msg);
+        return 2;
+    }
+    *wall = cli_now() - t0;
+    *out = (double)(r.val[0].bytes_ok + r.val[1].bytes_ok) / *wall;
+    bool ok = r.lossless && r.complete;
+    rifl_linksim_result_free(&r);
+    if (!ok) {
+        fprintf(stderr, "error: a benchmark run was not lossless and complete\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* A bonded link of `lanes` lanes (sharing 112 Gbit/s) against one lane of
+ * 112 Gbit/s, both on the default (fastest) path, same BER and bytes. */
+static int bonded(unsigned lanes, double ber, uint64_t bytes, uint64_t seed, bool json)
+{
+    rifl_linksim_config c;
+    rifl_linksim_defaults(&c);
+    c.seed = seed;
+    c.ber[0] = c.ber[1] = ber;
+    c.bytes = bytes;
+    double one, many, t_one, t_many;
+    int rc = bytes_per_s(&c, &one, &t_one);
+    if (rc)
+        return rc;
+    c.lanes = lanes;
+    c.lane.link.lane_rate_gbps = 112.0 / lanes;
+    c.lane.fid_bits = rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
+                                             c.lane.pipeline_frames);
+    if (c.lane.fid_bits < 5)
+        c.lane.fid_bits = 5;
+    if ((rc = bytes_per_s(&c, &many, &t_many)))
+        return rc;
+    if (json)
+        printf("{\"bonded_lanes\": %u, \"ber\": %g, \"bytes\": %llu, \"single_bytes_per_s\": %.0f, "
+               "\"bonded_bytes_per_s\": %.0f, \"ratio\": %.4f}\n", lanes, ber,
+               (unsigned long long)bytes, one, many, many / one);
+    else
+        printf("\nbonded link of %u lanes against one lane, BER %g, %llu bytes each way:\n"
+               "  one lane   %10.3g payload bytes/s (%.2f s)\n"
+               "  %u lanes    %10.3g payload bytes/s (%.2f s)   ratio %.3f\n", lanes, ber,
+               (unsigned long long)bytes, one, t_one, lanes, many, t_many, many / one);
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
     bool json = false;
     const char *bers = "1e-9,1e-7,1e-5";
     uint64_t frames = 100000000, plain_frames = 5000000, seed = 1;
     bool plain = true;
+    uint64_t lanes = 4, bonded_bytes = 50000000;
+    double bonded_ber = 1e-7;
     struct cli_opt opts[] = {
         { "bers", CLI_STRING, &bers, "comma-separated bit error rates, 0 to 0.5 (at most 16)",
           0, 0 },
@@ -25,6 +83,10 @@ static int run(int argc, char **argv)
         { "plain-frames", CLI_UINT, &plain_frames, "frame slots per run without it", 1, 1e12 },
         { "plain", CLI_BOOL, &plain, "also measure plain per-slot stepping (by content and "
           "with every frame built)", 0, 0 },
+        { "lanes", CLI_UINT, &lanes, "lanes of the bonded link measured against one lane (0: "
+          "skip it)", 0, 16 },
+        { "bonded-ber", CLI_DOUBLE, &bonded_ber, "bit error rate of that comparison", 0, 0.5 },
+        { "bonded-bytes", CLI_BYTES, &bonded_bytes, "payload bytes each way in it", 1, 1e12 },
         { "seed", CLI_UINT, &seed, "run seed", 0, 18446744073709551615.0 },
         { "json", CLI_FLAG, &json, "one JSON object per run", 0, 0 },
         CLI_END,
@@ -111,6 +173,8 @@ static int run(int argc, char **argv)
             rifl_linksim_result_free(&r);
         }
     }
+    if (lanes > 1)
+        return bonded((unsigned)lanes, bonded_ber, bonded_bytes, seed, json);
     return 0;
 }
 
