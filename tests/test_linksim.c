@@ -626,7 +626,48 @@ static void t_bonded_links(void)
                 CHECK(res.lanes[i].lane[0].tx_frames[RIFL_KIND_DATA] > 0);
         rifl_linksim_result_free(&res);
     }
+    /* skew: whole frames on aligned lanes, bits on serial ones; the round
+     * trip covers the slowest lane */
+    for (int serial = 0; serial < 2; serial++) {
+        rifl_linksim_config c = base(test_seed * 61 + (uint64_t)serial, 2e-7, 1000000);
+        c.lanes = 4;
+        c.group_lanes = serial ? 4 : 2;
+        c.lane.link.lane_rate_gbps = 28;
+        c.lane.fid_bits = 8;
+        static const unsigned frames_skew[4] = { 0, 2560, 7680, 256 };
+        static const unsigned bits_skew[4] = { 3, 1000, 9001, 77 };
+        unsigned most = 0;
+        for (int i = 0; i < 4; i++) {
+            c.lane_skew_bits[i] = serial ? bits_skew[i] : frames_skew[i];
+            most = c.lane_skew_bits[i] > most ? c.lane_skew_bits[i] : most;
+        }
+        c.lane.pipeline_frames += 2 * ((most + 255) / 256);
+        if (serial) {
+            c.serial = true;
+            c.up_log2 = 12;
+        }
+        rifl_linksim_result res;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK_MSG(bad_count(&res) == 0 && res.lossless && res.complete, "skew, serial %d", serial);
+        rifl_linksim_result_free(&res);
+        c.lane.pipeline_frames = 2;
+        refused(&c, "round trip must include the skew");
+        c.lane.allow_unsafe_fid = true; /* only the skew rule left to refuse it */
+        c.lane.rx_buffer_frames = 90;
+        c.lane_skew_bits[1] = 40 * 256;
+        refused(&c, "too large");
+        c.lane.allow_unsafe_fid = false;
+        c.lane.rx_buffer_frames = 0;
+        if (!serial) {
+            c.lane_skew_bits[1] = 1000;
+            refused(&c, "whole number");
+        }
+    }
     rifl_linksim_config c = base(1, 0, 1000);
+    c.lane_skew_bits[1] = 256;
+    refused(&c, "skew between lanes needs a bonded link");
+    c = base(1, 0, 1000);
     c.lanes = 3;
     refused(&c, "2, 4, 8 or 16 lanes");
     c.lanes = 4;

@@ -235,15 +235,19 @@ static int make(struct bsim *s, char *msg, size_t msglen)
             int rc;
             if (s->serial) {
                 rifl_phy_serial_config sc = {
-                    .frame_bits = c->lane.frame_bits, .delay_frames = D,
-                    .delay_bits = c->lane_bit_offset[e][i], .ber = c->ber[e],
+                    .frame_bits = c->lane.frame_bits,
+                    .delay_frames = D + c->lane_skew_bits[i] / c->lane.frame_bits,
+                    .delay_bits = c->lane_bit_offset[e][i] + c->lane_skew_bits[i] % c->lane.frame_bits,
+                    .ber = c->ber[e],
                     .slip_rate = c->slip_rate[e], .seed = seed, .up_log2 = c->up_log2,
                     .content_bytes = cb, .encode = rifl_lane_phy_encode, .encode_ctx = l,
                 };
                 rc = rifl_phy_serial_create(&sc, &s->line[e][i], msg, msglen);
             } else {
                 rifl_phy_channel_config cc = {
-                    .frame_bits = c->lane.frame_bits, .delay_frames = D, .ber = c->ber[e],
+                    .frame_bits = c->lane.frame_bits,
+                    .delay_frames = D + c->lane_skew_bits[i] / c->lane.frame_bits,
+                    .ber = c->ber[e],
                     .seed = seed, .content_bytes = cb, .encode = rifl_lane_phy_encode,
                     .encode_ctx = l,
                 };

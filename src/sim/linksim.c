@@ -43,7 +43,7 @@ static int refuse(char *msg, size_t n, const char *text)
 
 int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
 {
-    char buf[512];
+    char buf[512], buf2[512];
     if (!c)
         return rifl_null_arg(msg, n, "rifl_linksim_check", "the configuration");
     for (int i = 0; i < 2; i++) {
@@ -77,6 +77,41 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                      "up to %u (%u: spatial, 1: temporal)", S, c->lanes, c->lanes, c->lanes);
             return refuse(msg, n, buf);
         }
+        unsigned F = c->lane.frame_bits, most = 0;
+        unsigned rxbuf = c->lane.rx_buffer_frames ? c->lane.rx_buffer_frames
+                                                : 2u << c->lane.fid_bits;
+        for (unsigned g = 0; g < c->lanes; g += S) {
+            unsigned lo = UINT32_MAX, hi = 0;
+            for (unsigned i = g; i < g + S; i++) {
+                unsigned k = c->lane_skew_bits[i];
+                if (k % F && !c->serial) {
+                    snprintf(buf2, sizeof buf2, "a skew of %u bits on lane %u is not a whole "
+                             "number of %u-bit frames: lanes that receive aligned frames are "
+                             "skewed by whole frames; use serial lanes (--serial) for bits", k,
+                             i, F);
+                    return refuse(msg, n, buf2);
+                }
+                lo = k < lo ? k : lo;
+                hi = k > hi ? k : hi;
+                most = k > most ? k : most;
+            }
+            double frames = (double)(hi - lo) / F;
+            if (frames >= rxbuf / 3.0) {
+                snprintf(buf2, sizeof buf2, "a skew of %.2f frames between the lanes of group "
+                         "%u is too large: skew must stay below a third of the receive buffer "
+                         "(%u frames / 3 = %.1f) for flow control to work (rifl-multilane "
+                         "4.4); use less skew or a larger receive buffer", frames, g / S, rxbuf,
+                         rxbuf / 3.0);
+                return refuse(msg, n, buf2);
+            }
+        }
+        unsigned need = 2 * ((most + F - 1) / F);
+        if (c->lane.pipeline_frames < need && !c->lane.allow_unsafe_fid) {
+            snprintf(buf2, sizeof buf2, "the lanes' round trip must include the skew: a lane "
+                     "%u bits late needs a pipeline of at least %u frames (--pipeline), so "
+                     "that replay buffer and replay tail cover the slowest lane", most, need);
+            return refuse(msg, n, buf2);
+        }
         if (c->load < 1.0 || c->offer != RIFL_LINKSIM_WHOLE || c->users_first ||
             c->offer_slots || c->settle_slots || c->read_budget || c->observe)
             return refuse(msg, n, "bonded links run whole packets at saturation (load 1), "
@@ -84,6 +119,11 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
     } else if (c->group_lanes > 1) {
         return refuse(msg, n, "groups of lanes need a bonded link: set lanes (--lanes) to 2 "
                               "or more");
+    } else {
+        for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
+            if (c->lane_skew_bits[i])
+                return refuse(msg, n, "skew between lanes needs a bonded link: set lanes "
+                                      "(--lanes) to 2 or more");
     }
     if (c->up_log2 > 24)
         return refuse(msg, n, "up_log2 is at most 24; use 20 (the reference) or 12 (its "

@@ -81,6 +81,12 @@ typedef struct rifl_linksim_config {
     unsigned lanes;            /* 0 or 1: one lane, the model above */
     unsigned group_lanes;
     unsigned lane_bit_offset[2][RIFL_BOND_MAX_LANES];
+    /* skew: lane i's lines (both directions) are this many bits longer;
+     * whole frames unless the lanes are serial.  Within a group the skew
+     * must stay below a third of the receive buffer (rifl-multilane §4.4),
+     * and the lanes' round trip (pipeline_frames) must include twice the
+     * largest */
+    unsigned lane_skew_bits[RIFL_BOND_MAX_LANES];
     /* the run's course (all 0: users after the wire, whole packets, errors
      * and packets throughout) */
     rifl_linksim_offer offer;
