@@ -97,6 +97,12 @@ PY
     --json >"$TMP/m.json" 2>/dev/null || bad "bonded serial run"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['lossless'] and d['startup_slots'] > 0 and len(d['lanes']) == 4 and d['group_lanes'] == 4" "$TMP/m.json" || bad "bonded serial json"
 expect_err "not a bonding" sim link --lanes 4 --bonding diagonal
+expect_err "not a whole number" sim link --lanes 4 --skew-bits 0,17
+expect_err "too large" sim link --lanes 4 --skew-bits 0,256,25600 --rx-buffer 250
+expect_err "not a list of skews" sim link --lanes 4 --skew-bits 0,x
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --skew-bits 0,1000,2560,77 --bytes 500kB \
+    --reference=no --json >"$TMP/k.json" 2>/dev/null || bad "skewed run"
+grep -q '"lossless": true' "$TMP/k.json" || bad "skewed run not lossless"
 expect_err "need a bonded link" sim link --group-lanes 2
 
 # each aligner ends on its line's offset: slides (mod F) = bit offset

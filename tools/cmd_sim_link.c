@@ -24,7 +24,7 @@ struct opts {
     const char *sweep;
     bool serial;
     uint64_t lanes, group_lanes;
-    const char *bonding;
+    const char *bonding, *skew;
     const char *bit_offset;
     double slip_rate;
     uint64_t up_log2, hold;
@@ -135,6 +135,36 @@ static int parse_offsets(const struct opts *o, rifl_linksim_config *c, bool quie
     return 2;
 }
 
+/* --skew-bits A,B,...: lane i's lines are that many bits longer */
+static int parse_skew(const struct opts *o, rifl_linksim_config *c, bool quiet)
+{
+    if (!o->skew)
+        return 0;
+    const char *p = o->skew;
+    unsigned k = 0;
+    for (;;) {
+        char *end;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || k == RIFL_BOND_MAX_LANES || v > (1u << 20) || (*end && *end != ','))
+            break;
+        c->lane_skew_bits[k++] = (unsigned)v;
+        if (!*end) {
+            /* the lanes' round trip covers the slowest lane, both ways */
+            unsigned most = 0;
+            for (unsigned i = 0; i < k; i++)
+                most = c->lane_skew_bits[i] > most ? c->lane_skew_bits[i] : most;
+            c->lane.pipeline_frames += 2 * ((most + c->lane.frame_bits - 1) / c->lane.frame_bits);
+            return 0;
+        }
+        p = end + 1;
+    }
+    if (!quiet)
+        fprintf(stderr, "error: %s: '%s' is not a list of skews; use bits per lane, lane 0 "
+                "first, e.g. 0,17,300,5 (at most 16 values of at most 1048576)\n",
+                cli_where(g_opts, "skew-bits"), o->skew);
+    return 2;
+}
+
 static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet)
 {
     rifl_linksim_defaults(c);
@@ -151,6 +181,9 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->lane.link.ns_per_m = o->ns_per_m;
     c->lane.link.transceiver_ns = o->xcvr;
     c->lane.pipeline_frames = (unsigned)o->pipeline;
+    int src = parse_skew(o, c, quiet); /* before the frame-ID width: it grows the round trip */
+    if (src)
+        return src;
     c->lane.tx_queue_frames = (unsigned)o->txq;
     c->lane.rx_buffer_frames = (unsigned)o->rxbuf;
     c->lane.rx_lock_frames = (unsigned)o->lock;
@@ -189,6 +222,7 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     int rc = parse_offsets(o, c, quiet);
     if (rc)
         return rc;
+
     return parse_sizes(o->size, c, quiet);
 }
 
@@ -693,7 +727,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 38 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 39 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -740,6 +774,8 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               "or temporal (groups of one)", 0, 0 },
             { "group-lanes", CLI_UINT, &o->group_lanes, "bonded lanes: groups of S lanes (0: all, "
               "spatial)", 0, 16 },
+            { "skew-bits", CLI_STRING, &o->skew, "bonded lanes: extra line length per lane in bits, "
+              "lane 0 first (whole frames unless --serial); the round trip grows to match", 0, 0 },
             { "serial", CLI_FLAG, &o->serial, "serial lanes: each direction a bit stream in which "
               "the receiver's aligner finds the frames (docs/multilane.md)", 0, 0 },
             { "bit-offset", CLI_STRING, &o->bit_offset, "serial lanes: bits each line carries "
