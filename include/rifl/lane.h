@@ -350,7 +350,9 @@ RIFL_API void rifl_lane_set_group_up(rifl_lane *lane, bool up);
  * reset, sending PAUSE with frame ID 0, and starts INIT when released.
  * RIFL_ERR_STATE once INIT has begun (the hold is for power-up only). */
 RIFL_API int rifl_lane_hold_tx(rifl_lane *lane, bool hold);
-/* Clock compensation: send `n` more IDLE pause slots in NORMAL state. */
+/* Clock compensation (rifl-multilane §3): `n` more compensation slots owed.
+ * Each slot in which the lane sends a control frame, in any state, pays one;
+ * in NORMAL a slot is an IDLE while any is owed. */
 RIFL_API void rifl_lane_add_pause_slots(rifl_lane *lane, unsigned n);
 
 /* ---- state and counters -------------------------------------------------- */
@@ -397,6 +399,9 @@ typedef struct rifl_lane_stats {
     uint64_t tx_replayed;        /* data frames sent again in replays */
     uint64_t tx_replay_cycles;   /* replay cycles started */
     uint64_t tx_clock_comp;      /* pause slots spent for clock compensation */
+    uint64_t tx_comp_overdue;    /* compensation requests that found 2 slots owed
+                                    already (never, when requests come as the
+                                    rules say) */
     uint64_t tx_fc_wait;         /* slots idled because the peer had FC ON */
     uint64_t tx_err_wait;        /* slots idled after a local frame error */
     uint64_t tx_packets, tx_bytes;   /* user packets/bytes accepted */

@@ -167,6 +167,10 @@ int rifl_lane_hold_tx(rifl_lane *l, bool hold)
 
 void rifl_lane_add_pause_slots(rifl_lane *l, unsigned n)
 {
+    /* every state pays at least every second slot: more than 2 owed is a
+     * request the lane could not have kept up with */
+    if (n && l->pause_pending + n > 2)
+        l->st.tx_comp_overdue++;
     l->pause_pending = n > UINT32_MAX - l->pause_pending ? UINT32_MAX : l->pause_pending + n;
 }
 
@@ -279,8 +283,7 @@ static struct tx_choice tx_normal(rifl_lane *l)
     if (l->normal_since_err < l->nfid)
         l->normal_since_err++;
 
-    if (l->pause_pending) {
-        l->pause_pending--;
+    if (l->pause_pending) { /* paid for by tx_choose: it is a control frame */
         l->st.tx_clock_comp++;
         return send_control(l, RIFL_KEY_IDLE);
     }
@@ -351,7 +354,20 @@ bool rifl_lane_tx_ready(const rifl_lane *l)
 
 /* Choices travel by value: they stay in registers (a struct written field
  * by field and read back whole would stall store forwarding). */
+static struct tx_choice tx_choose_state(rifl_lane *l);
+
+/* Clock compensation (rifl-multilane §3, rule 3): every slot in which the
+ * lane sends a control frame, in any state, pays one compensation slot
+ * owed. */
 static struct tx_choice tx_choose(rifl_lane *l)
+{
+    struct tx_choice c = tx_choose_state(l);
+    if (!c.rec && l->pause_pending)
+        l->pause_pending--;
+    return c;
+}
+
+static struct tx_choice tx_choose_state(rifl_lane *l)
 {
     if (l->frame_error)
         l->normal_since_err = 0;

@@ -12,6 +12,7 @@ static const rifl_counter lane_counters[] = {
     C(tx_replayed, "data frames sent again in replays"),
     C(tx_replay_cycles, "replay cycles started"),
     C(tx_clock_comp, "pause slots spent for clock compensation"),
+    C(tx_comp_overdue, "compensation requests with 2 slots owed already"),
     C(tx_fc_wait, "slots idled because the peer's flow control was ON"),
     C(tx_err_wait, "slots idled after a local frame error"),
     C(tx_packets, "user packets accepted"),
