@@ -681,10 +681,63 @@ static void t_bonded_links(void)
     refused(&c, "bonded link");
 }
 
+/* Clock offsets (rifl-multilane §3): the faster end asks for compensation
+ * slots at the rate r = ppm / (10^6 + ppm) of its slots, every lane sends
+ * them, nothing is lost, no request ever finds a lane behind; the slower
+ * end asks for none; an offset beyond the tolerance is refused. */
+static void t_clock_offsets(void)
+{
+    struct {
+        unsigned lanes;
+        double ppm, ber;
+        bool serial;
+    } cases[] = {
+        { 1, 200, 0, false }, { 4, 200, 1e-7, false }, { 4, -150, 1e-7, false },
+        { 2, 1000, 0, true }, { 4, 200, 1e-7, true },
+    };
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rifl_linksim_config c = base(test_seed * 67 + k, cases[k].ber,
+                                     test_long_run ? 50000000 : 4000000);
+        c.lanes = cases[k].lanes;
+        c.lane.link.lane_rate_gbps = 112.0 / cases[k].lanes;
+        c.lane.fid_bits = cases[k].lanes == 1 ? 8 : 7;
+        c.ppm = cases[k].ppm;
+        c.ppm_tolerance = 1000;
+        if (cases[k].serial) {
+            c.serial = true;
+            c.up_log2 = 12;
+        }
+        rifl_linksim_result res;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK_MSG(bad_count(&res) == 0 && res.lossless && res.complete, "case %u", k);
+        int fast = c.ppm > 0 ? 0 : 1;
+        double p = fabs(c.ppm) * 1e-6;
+        double expect = (double)res.slots * p / (1.0 + p);
+        CHECK_MSG(fabs((double)res.comp_requests[fast] - expect) <= 0.05 * expect + 3,
+                  "case %u: %llu requests in %llu slots, %.1f expected", k,
+                  (unsigned long long)res.comp_requests[fast], (unsigned long long)res.slots,
+                  expect);
+        CHECK_MSG(res.comp_requests[1 - fast] <= 3, "case %u: the slower end asked %llu", k,
+                  (unsigned long long)res.comp_requests[1 - fast]);
+        CHECK_EQ_U(res.lane[0].tx_comp_overdue + res.lane[1].tx_comp_overdue, 0);
+        /* every request is sent on every lane (the last ones may be owed) */
+        CHECK(res.lane[fast].tx_clock_comp + 2 * res.nlanes >=
+              res.comp_requests[fast] * res.nlanes);
+        rifl_linksim_result_free(&res);
+    }
+    rifl_linksim_config c = base(1, 0, 1000);
+    c.ppm = 250;
+    refused(&c, "beyond the tolerance of 200 ppm");
+    c.ppm_tolerance = 300;
+    c.load = 0.5;
+    refused(&c, "saturation");
+}
+
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
           { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },
-          { "bonded_links", t_bonded_links })
+          { "bonded_links", t_bonded_links }, { "clock_offsets", t_clock_offsets })

@@ -7,6 +7,7 @@
  * A packet's first and last narrow words are known when it is queued (the
  * words are counted across packets), so its send stamps are the slots at
  * which the bond placed those words. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,18 @@ struct bsim {
     struct bdir d[2];
     rifl_rng rng;
     bool serial;
+    double rate[2];           /* slots per unit of time: end A runs ppm faster */
+    uint64_t k[2];            /* each end's next slot */
+    unsigned D;               /* line delay, in the sending end's slots */
+    /* frames on their way to end e's lane i: rings of records */
+    uint8_t *fl[2][RIFL_BOND_MAX_LANES];
+    uint64_t fhead[2][RIFL_BOND_MAX_LANES], fcount[2][RIFL_BOND_MAX_LANES], fmask;
+    size_t fstride, wire_bytes, content_bytes;
+    /* each end's compensation detector */
+    unsigned det_lane;
+    bool det_on[2];
+    uint64_t det_slots[2], det_frames[2];
+    int64_t det_max[2];
 };
 
 static struct bpkt *bpkt_at(const struct bdir *d, uint64_t seq) { return &d->ring[seq & d->rmask]; }
@@ -143,46 +156,97 @@ static void read_side(struct bsim *s, struct bdir *d, uint64_t t)
     }
 }
 
-/* One slot of the wire: both ends place words and send on every lane, the
- * lines carry, every lane receives (serial lines first tell the bond what
- * their aligners say). */
-static void wire(struct bsim *s, uint64_t t)
+/* A frame on its way to a lane: when it arrives (in units of end B's
+ * slots), in which form, what the aligner said of it, its bytes. */
+struct flight {
+    double at;
+    uint8_t form;
+    rifl_phy_serial_rx st;
+};
+
+static uint8_t *flight_data(const struct bsim *s, struct flight *f) { (void)s; return (uint8_t *)(f + 1); }
+
+static struct flight *flight_at(const struct bsim *s, unsigned e, unsigned i, uint64_t n)
 {
-    rifl_phy_frame in[2][RIFL_BOND_MAX_LANES][2];
-    unsigned n[2][RIFL_BOND_MAX_LANES];
-    for (int e = 0; e < 2; e++) {
-        rifl_bond_place(s->end[e]);
-        stamp(&s->d[e], t);
-        for (unsigned i = 0; i < s->L; i++) {
-            rifl_lane *l = rifl_bond_lane(s->end[e], i);
-            rifl_phy *ph = s->line[e][i];
-            rifl_phy_form form = s->cfg->encode_all ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
-            if (form == RIFL_PHY_WIRE)
-                rifl_lane_tx(l, t, rifl_phy_tx_buffer(ph, form));
-            else
-                rifl_lane_tx_frame(l, t, rifl_phy_tx_buffer(ph, form));
-            n[1 - e][i] = rifl_phy_exchange(ph, t, form, in[1 - e][i], 2);
+    return (struct flight *)(s->fl[e][i] + (n & s->fmask) * s->fstride);
+}
+
+/* End e's slot s->k[e]: its sending user, its bond and lanes send (the
+ * lines carry each frame to the far end, where it arrives D of this end's
+ * slots later), its lanes receive what has arrived by the end of the slot
+ * (0, 1 or 2 frames when the clocks differ), its compensation detector, its
+ * receiving user. */
+static int end_slot(struct bsim *s, unsigned e)
+{
+    uint64_t k = s->k[e];
+    double t1 = (double)(k + 1) / s->rate[e];
+    int rc = offer(s, &s->d[e]);
+    if (rc != RIFL_OK)
+        return rc;
+    rifl_bond_place(s->end[e]);
+    stamp(&s->d[e], (uint64_t)((double)k / s->rate[e] + 0.5));
+    for (unsigned i = 0; i < s->L; i++) {
+        rifl_lane *l = rifl_bond_lane(s->end[e], i);
+        rifl_phy *ph = s->line[e][i];
+        rifl_phy_form form = s->cfg->encode_all ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT;
+        if (form == RIFL_PHY_WIRE)
+            rifl_lane_tx(l, k, rifl_phy_tx_buffer(ph, form));
+        else
+            rifl_lane_tx_frame(l, k, rifl_phy_tx_buffer(ph, form));
+        rifl_phy_frame out[2];
+        unsigned n = rifl_phy_exchange(ph, k, form, out, 2);
+        for (unsigned q = 0; q < n; q++) {
+            unsigned far = 1 - e;
+            if (s->fcount[far][i] > s->fmask)
+                return RIFL_ERR_STATE;
+            struct flight *f = flight_at(s, far, i, s->fhead[far][i] + s->fcount[far][i]);
+            f->at = (double)(k + s->D) / s->rate[e];
+            f->form = (uint8_t)out[q].form;
+            f->st = s->serial ? rifl_phy_serial_rx_state(ph, q) : (rifl_phy_serial_rx){ true, true };
+            memcpy(flight_data(s, f), out[q].data,
+                   out[q].form == RIFL_PHY_WIRE ? s->wire_bytes : s->content_bytes);
+            s->fcount[far][i]++;
         }
     }
-    for (int e = 0; e < 2; e++)
-        for (unsigned i = 0; i < s->L; i++) {
-            rifl_lane *l = rifl_bond_lane(s->end[e], i);
-            if (!n[e][i]) {
-                rifl_lane_rx(l, t, NULL, NULL);
-                continue;
-            }
-            for (unsigned k = 0; k < n[e][i]; k++) {
-                if (s->serial) {
-                    rifl_phy_serial_rx st = rifl_phy_serial_rx_state(s->line[1 - e][i], k);
-                    rifl_bond_rx_state(s->end[e], i, st.aligned, st.up);
-                }
-                const rifl_phy_frame *f = &in[e][i][k];
-                if (f->form == RIFL_PHY_WIRE)
-                    rifl_lane_rx(l, t, f->data, NULL);
-                else
-                    rifl_lane_rx_frame(l, t, f->data, NULL);
-            }
+    for (unsigned i = 0; i < s->L; i++) {
+        rifl_lane *l = rifl_bond_lane(s->end[e], i);
+        unsigned got = 0;
+        while (s->fcount[e][i]) {
+            struct flight *f = flight_at(s, e, i, s->fhead[e][i]);
+            if (!(f->at < t1))
+                break;
+            if (s->serial)
+                rifl_bond_rx_state(s->end[e], i, f->st.aligned, f->st.up);
+            if (f->form == RIFL_PHY_WIRE)
+                rifl_lane_rx(l, k, flight_data(s, f), NULL);
+            else
+                rifl_lane_rx_frame(l, k, (const rifl_lane_frame *)flight_data(s, f), NULL);
+            s->fhead[e][i]++;
+            s->fcount[e][i]--;
+            got++;
         }
+        if (!got)
+            rifl_lane_rx(l, k, NULL, NULL);
+        if (i == s->det_lane)
+            s->det_frames[e] += got;
+    }
+    /* clock compensation, rifl-multilane §3 rule 2: from the first frame on
+     * the detector's lane, local slots against frames received; each new
+     * largest lead of the slots asks every lane for one compensation slot */
+    if (s->det_on[e] || s->det_frames[e]) {
+        s->det_on[e] = true;
+        s->det_slots[e]++;
+        int64_t lead = (int64_t)s->det_slots[e] - (int64_t)s->det_frames[e];
+        if (lead > s->det_max[e]) {
+            s->det_max[e] = lead;
+            for (unsigned i = 0; i < s->L; i++)
+                rifl_lane_add_pause_slots(rifl_bond_lane(s->end[e], i), 1);
+            s->res->comp_requests[e]++;
+        }
+    }
+    read_side(s, &s->d[1 - e], (uint64_t)(t1 + 0.5));
+    s->k[e]++;
+    return RIFL_OK;
 }
 
 static bool all_up(const struct bsim *s)
@@ -208,12 +272,12 @@ static int make(struct bsim *s, char *msg, size_t msglen)
 {
     const rifl_linksim_config *c = s->cfg;
     rifl_linksim_result *res = s->res;
-    s->L = c->lanes;
+    s->L = c->lanes > 1 ? c->lanes : 1;
     s->serial = c->serial;
     s->maxlen = c->max_len;
     for (unsigned i = 0; i < c->len_count; i++)
         s->maxlen = c->len_list[i] > s->maxlen ? c->len_list[i] : s->maxlen;
-    rifl_bond_config bc = { .lane = c->lane, .lanes = c->lanes, .group_lanes = c->group_lanes,
+    rifl_bond_config bc = { .lane = c->lane, .lanes = s->L, .group_lanes = c->group_lanes,
                             .tx_queue_bytes = s->maxlen + 4 > 65536 ? s->maxlen + 4 : 65536 };
     for (int e = 0; e < 2; e++) {
         int rc = rifl_bond_create(&bc, &s->end[e], msg, msglen);
@@ -226,6 +290,9 @@ static int make(struct bsim *s, char *msg, size_t msglen)
     unsigned D = c->delay_frames ? c->delay_frames
                                  : rifl_link_delay_frames(&c->lane.link, c->lane.frame_bits);
     res->delay_frames = D;
+    s->D = D;
+    /* the lines carry frames at once; the delay is the driver's, in the
+     * sending end's own slots */
     for (int e = 0; e < 2; e++)
         for (unsigned i = 0; i < s->L; i++) {
             uint64_t x = res->channel_seed[e] ^ (0x9e3779b97f4a7c15ULL * (i + 1));
@@ -236,7 +303,7 @@ static int make(struct bsim *s, char *msg, size_t msglen)
             if (s->serial) {
                 rifl_phy_serial_config sc = {
                     .frame_bits = c->lane.frame_bits,
-                    .delay_frames = D + c->lane_skew_bits[i] / c->lane.frame_bits,
+                    .delay_frames = c->lane_skew_bits[i] / c->lane.frame_bits,
                     .delay_bits = c->lane_bit_offset[e][i] + c->lane_skew_bits[i] % c->lane.frame_bits,
                     .ber = c->ber[e],
                     .slip_rate = c->slip_rate[e], .seed = seed, .up_log2 = c->up_log2,
@@ -246,7 +313,7 @@ static int make(struct bsim *s, char *msg, size_t msglen)
             } else {
                 rifl_phy_channel_config cc = {
                     .frame_bits = c->lane.frame_bits,
-                    .delay_frames = D + c->lane_skew_bits[i] / c->lane.frame_bits,
+                    .delay_frames = c->lane_skew_bits[i] / c->lane.frame_bits,
                     .ber = c->ber[e],
                     .seed = seed, .content_bytes = cb, .encode = rifl_lane_phy_encode,
                     .encode_ctx = l,
@@ -279,6 +346,24 @@ static int make(struct bsim *s, char *msg, size_t msglen)
         }
     }
     rifl_rng_seed(&s->rng, rifl_linksim_seed(c->seed, 4));
+    /* end A's clock runs ppm faster than end B's, which keeps the nominal
+     * rate */
+    s->rate[0] = 1.0 + c->ppm * 1e-6;
+    s->rate[1] = 1.0;
+    s->det_lane = s->L / 2 ? s->L / 2 - 1 : 0;
+    s->wire_bytes = c->lane.frame_bits / 8;
+    s->content_bytes = rifl_lane_frame_bytes(c->lane.frame_bits);
+    size_t a = _Alignof(max_align_t);
+    size_t data = s->wire_bytes > s->content_bytes ? s->wire_bytes : s->content_bytes;
+    s->fstride = (sizeof(struct flight) + data + a - 1) / a * a;
+    uint64_t cap = 16;
+    while (cap < 2u * (D + 8))
+        cap <<= 1;
+    s->fmask = cap - 1;
+    for (int e = 0; e < 2; e++)
+        for (unsigned i = 0; i < s->L; i++)
+            if (!(s->fl[e][i] = calloc(cap, s->fstride)))
+                return RIFL_ERR_NOMEM;
     return RIFL_OK;
 }
 
@@ -340,6 +425,8 @@ static void bsim_free(struct bsim *s)
         rifl_bond_free(s->end[e]);
         for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
             rifl_phy_free(s->line[e][i]);
+        for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
+            free(s->fl[e][i]);
         free(s->d[e].ring);
         free(s->d[e].pkt);
         free(s->d[e].rbuf);
@@ -358,18 +445,16 @@ int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result 
     int rc = make(s, msg, msglen);
     uint64_t t = 0, next_report = 1u << 14;
     while (rc == RIFL_OK) {
+        /* end B keeps the nominal clock: its slots count the run */
+        t = s->k[1];
         if (all_done(s) || (cfg->max_slots && t >= cfg->max_slots))
             break;
-        for (int i = 0; i < 2 && rc == RIFL_OK; i++)
-            rc = offer(s, &s->d[i]);
+        unsigned e = (double)s->k[0] / s->rate[0] <= (double)s->k[1] / s->rate[1] ? 0 : 1;
+        rc = end_slot(s, e);
         if (rc != RIFL_OK)
             break;
-        wire(s, t);
-        t++;
-        for (int i = 0; i < 2; i++)
-            read_side(s, &s->d[i], t);
         if (s->serial && !res->startup_slots && all_up(s))
-            res->startup_slots = t;
+            res->startup_slots = s->k[1];
         if (cfg->progress && t >= next_report) {
             double f = cfg->bytes ? (double)(s->d[0].val.st.bytes_ok + s->d[1].val.st.bytes_ok) /
                                         (2.0 * (double)cfg->bytes)

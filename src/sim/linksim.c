@@ -68,6 +68,23 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         if (rc != RIFL_OK)
             return rc;
     }
+    double tol = c->ppm_tolerance > 0 ? c->ppm_tolerance : 200.0;
+    if (!(fabs(c->ppm) <= tol) || !(c->ppm_tolerance >= 0 && c->ppm_tolerance <= 10000)) {
+        snprintf(buf, sizeof buf, "a clock offset of %g ppm is beyond the tolerance of %g ppm "
+                 "(each end within +-%g ppm); raise the tolerance (ppm_tolerance, "
+                 "--ppm-tolerance, at most 10000) if the link is built for it",
+                 c->ppm, tol, tol / 2);
+        return refuse(msg, n, buf);
+    }
+    if ((c->lanes > 1 || c->ppm != 0) &&
+        (c->load < 1.0 || c->offer != RIFL_LINKSIM_WHOLE || c->users_first || c->offer_slots ||
+         c->settle_slots || c->read_budget || c->observe))
+        return refuse(msg, n, "bonded links and clock offsets run whole packets at saturation "
+                              "(load 1), without observers, read hooks or phases");
+    if ((c->lanes > 1 || c->ppm != 0) && c->delay_frames == 0 &&
+        rifl_link_delay_frames(&c->lane.link, c->lane.frame_bits) == 0)
+        return refuse(msg, n, "bonded links and clock offsets need lines of at least one frame "
+                              "time: lengthen the cable or the transceiver delay");
     if (c->lanes > 1) {
         if (c->lanes > RIFL_BOND_MAX_LANES || (c->lanes & (c->lanes - 1)))
             return refuse(msg, n, "a bonded link has 2, 4, 8 or 16 lanes");
@@ -112,10 +129,6 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                      "that replay buffer and replay tail cover the slowest lane", most, need);
             return refuse(msg, n, buf2);
         }
-        if (c->load < 1.0 || c->offer != RIFL_LINKSIM_WHOLE || c->users_first ||
-            c->offer_slots || c->settle_slots || c->read_budget || c->observe)
-            return refuse(msg, n, "bonded links run whole packets at saturation (load 1), "
-                                  "without observers, read hooks or phases");
     } else if (c->group_lanes > 1) {
         return refuse(msg, n, "groups of lanes need a bonded link: set lanes (--lanes) to 2 "
                               "or more");
@@ -469,7 +482,7 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
     int rc = rifl_linksim_check(cfg, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
-    if (cfg->lanes > 1) {
+    if (cfg->lanes > 1 || cfg->ppm != 0) {
         res->seed = cfg->seed;
         for (int i = 0; i < 2; i++) {
             res->channel_seed[i] = cfg->seeds_given ? cfg->channel_seed[i]

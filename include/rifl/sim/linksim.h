@@ -87,6 +87,11 @@ typedef struct rifl_linksim_config {
      * and the lanes' round trip (pipeline_frames) must include twice the
      * largest */
     unsigned lane_skew_bits[RIFL_BOND_MAX_LANES];
+    /* clock offset: end A's clock runs ppm faster than end B's (negative:
+     * slower), each end compensating as rifl-multilane §3 says; any offset
+     * runs on the bonded driver (one lane or more).  Offsets beyond
+     * ppm_tolerance (0: 200) are refused */
+    double ppm, ppm_tolerance;
     /* the run's course (all 0: users after the wire, whole packets, errors
      * and packets throughout) */
     rifl_linksim_offer offer;
@@ -158,6 +163,7 @@ typedef struct rifl_linksim_result {
         rifl_phy_serial_stats serial[2];
     } lanes[RIFL_BOND_MAX_LANES];
     rifl_bond_stats bond[2];
+    uint64_t comp_requests[2];   /* compensation slots each end asked its lanes for */
     bool complete;               /* every offered packet arrived */
     bool lossless;               /* nothing lost, duplicated, reordered, corrupted */
 } rifl_linksim_result;
