@@ -97,6 +97,18 @@ PY
     --json >"$TMP/m.json" 2>/dev/null || bad "bonded serial run"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['lossless'] and d['startup_slots'] > 0 and len(d['lanes']) == 4 and d['group_lanes'] == 4" "$TMP/m.json" || bad "bonded serial json"
 expect_err "not a bonding" sim link --lanes 4 --bonding diagonal
+expect_err "beyond the tolerance" sim link --lanes 4 --ppm 300
+# clock offsets: the faster end compensates at about ppm / 10^6 of its slots
+"$RIFL" sim link --lanes 4 --ppm 200 --ber 1e-7 --bytes 20MB --json >"$TMP/p.json" 2>/dev/null \
+    || bad "ppm run"
+python3 - "$TMP/p.json" <<'PY' || bad "ppm json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["lossless"] and d["ppm"] == 200 and d["comp_requests"][1] <= 3, d["comp_requests"]
+frac = d["lane_a"]["tx_clock_comp"] / d["lane_a"]["tx_slots"]
+assert abs(frac - 2e-4) < 2e-5, frac
+assert d["bandwidth_ratio"] >= 0.9, d["bandwidth_ratio"]
+PY
 expect_err "not a whole number" sim link --lanes 4 --skew-bits 0,17
 expect_err "too large" sim link --lanes 4 --skew-bits 0,256,25600 --rx-buffer 250
 expect_err "not a list of skews" sim link --lanes 4 --skew-bits 0,x

@@ -26,7 +26,7 @@ struct opts {
     uint64_t lanes, group_lanes;
     const char *bonding, *skew;
     const char *bit_offset;
-    double slip_rate;
+    double slip_rate, ppm, ppm_tol;
     uint64_t up_log2, hold;
 };
 
@@ -203,6 +203,8 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->fast = o->fast;
     c->encode_all = o->encode_all;
     c->serial = o->serial;
+    c->ppm = o->ppm;
+    c->ppm_tolerance = o->ppm_tol;
     c->group_lanes = (unsigned)o->group_lanes;
     if (o->bonding) {
         if (strcmp(o->bonding, "spatial") == 0) {
@@ -397,6 +399,12 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
                c->group_lanes ? c->group_lanes : L,
                c->group_lanes == 1 ? "temporal" : c->group_lanes && c->group_lanes < L ? "mixed" : "spatial",
                c->lane.link.lane_rate_gbps);
+    if (c->ppm != 0)
+        printf("clocks: end A %g ppm %s than end B; compensation slots asked for: %llu at A, "
+               "%llu at B; sent: %llu at A, %llu at B\n", fabs(c->ppm),
+               c->ppm > 0 ? "faster" : "slower", (unsigned long long)r->comp_requests[0],
+               (unsigned long long)r->comp_requests[1], (unsigned long long)r->lane[0].tx_clock_comp,
+               (unsigned long long)r->lane[1].tx_clock_comp);
     printf("run: %.4g frame slots (%.1f%% fast-forwarded) in %.2f s = %.3g simulated "
            "frames/s both ways\n", (double)r->slots,
            r->slots ? 100.0 * (double)r->fast_slots / (double)r->slots : 0.0, s->wall,
@@ -500,18 +508,22 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
         json_counters(stdout, ct, n, &r->lane[l]);
         printf(", ");
     }
+    if (c->ppm != 0)
+        printf("\"ppm\": %g, \"comp_requests\": [%llu, %llu], ", c->ppm,
+               (unsigned long long)r->comp_requests[0], (unsigned long long)r->comp_requests[1]);
     if (r->nlanes) {
-        printf("\"group_lanes\": %u, \"lanes\": [", c->group_lanes ? c->group_lanes : c->lanes);
+        printf("\"group_lanes\": %u, \"lanes\": [", c->group_lanes ? c->group_lanes : r->nlanes);
         for (unsigned i = 0; i < r->nlanes; i++) {
             const struct rifl_linksim_lane *ln = &r->lanes[i];
             printf("%s{\"lane\": %u", i ? ", " : "", i);
             for (int d = 0; d < 2; d++) {
                 /* direction d: end d's lane i sends, the other end's receives */
                 const rifl_lane_stats *tx = &ln->lane[d], *rx = &ln->lane[1 - d];
-                printf(", \"%s\": {\"bit_errors\": %llu, \"frames_hit\": %llu, "
+                printf(", \"%s\": {\"comp_slots\": %llu, \"bit_errors\": %llu, \"frames_hit\": %llu, "
                        "\"replay_cycles\": %llu, \"replayed\": %llu, \"verify_fail\": %llu, "
                        "\"rx_overflow\": %llu, \"rx_hold_dropped\": %llu, \"data_frames\": %llu",
-                       d ? "b_to_a" : "a_to_b", (unsigned long long)ln->ch[d].bit_errors,
+                       d ? "b_to_a" : "a_to_b", (unsigned long long)tx->tx_clock_comp,
+                       (unsigned long long)ln->ch[d].bit_errors,
                        (unsigned long long)ln->ch[d].frames_hit,
                        (unsigned long long)tx->tx_replay_cycles,
                        (unsigned long long)tx->tx_replayed, (unsigned long long)rx->rx_verify_fail,
@@ -727,7 +739,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 39 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 41 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -776,6 +788,11 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               "spatial)", 0, 16 },
             { "skew-bits", CLI_STRING, &o->skew, "bonded lanes: extra line length per lane in bits, "
               "lane 0 first (whole frames unless --serial); the round trip grows to match", 0, 0 },
+            { "ppm", CLI_DOUBLE, &o->ppm, "clock offset: end A's clock runs this many ppm faster "
+              "than end B's (negative: slower); compensation as rifl-multilane section 3", -10000,
+              10000 },
+            { "ppm-tolerance", CLI_DOUBLE, &o->ppm_tol, "largest clock offset accepted, ppm", 0,
+              10000 },
             { "serial", CLI_FLAG, &o->serial, "serial lanes: each direction a bit stream in which "
               "the receiver's aligner finds the frames (docs/multilane.md)", 0, 0 },
             { "bit-offset", CLI_STRING, &o->bit_offset, "serial lanes: bits each line carries "
@@ -1007,7 +1024,7 @@ static int run(int argc, char **argv)
         .frame_bits = 256, .fid_bits = 0, .pipeline = 2, .txq = 1024, .rxbuf = 0, .lock = 64,
         .rate = 0, .lanes = 1, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
         .rx_ready = 1, .fast = true, .reference = true, .up_log2 = 20,
-        .hold = RIFL_LANE_RX_HOLD,
+        .hold = RIFL_LANE_RX_HOLD, .ppm_tol = 200,
     };
     struct cli_opt opts[LINK_OPTS];
     link_options(&o, opts);
