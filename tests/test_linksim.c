@@ -734,10 +734,66 @@ static void t_clock_offsets(void)
     refused(&c, "saturation");
 }
 
+/* Lane faults (rifl-multilane §5): a dead lane is reported down at both
+ * ends and its group stops, without a wrong byte; crossed lines (no lane
+ * tags) scramble the bonded stream, which the validator sees. */
+static void t_lane_faults(void)
+{
+    rifl_linksim_config c = base(test_seed * 71, 0, 1000000000);
+    c.lanes = 4;
+    c.lane.link.lane_rate_gbps = 28;
+    c.lane.fid_bits = 7;
+    c.serial = true;
+    c.up_log2 = 12;
+    for (int d = 0; d < 2; d++)
+        for (unsigned i = 0; i < 4; i++)
+            c.lane_bit_offset[d][i] = 10 + i; /* lanes come up together */
+    c.dead = true;
+    c.dead_lane = 2;
+    c.dead_at = 8000;
+    c.max_slots = 20000;
+    rifl_linksim_result r;
+    if (run_ok(&c, &r)) {
+        CHECK(r.lanes[2].lane_down[0] >= 1 && r.lanes[2].lane_down[1] >= 1);
+        for (unsigned i = 0; i < 4; i++)
+            if (i != 2)
+                CHECK_EQ_U(r.lanes[i].lane_down[0] + r.lanes[i].lane_down[1], 0);
+        CHECK(r.val[0].packets_ok > 0 && !r.complete);
+        CHECK_EQ_U(bad_count(&r), 0);
+        /* nothing moved once the lane was dead: the group stays paused */
+        CHECK(r.lane[0].tx_state_slots[RIFL_TX_SEND_PAUSE] > 4 * 5000);
+        rifl_linksim_result_free(&r);
+    }
+    c = base(test_seed * 73, 0, 1000000);
+    c.lanes = 4;
+    c.lane.link.lane_rate_gbps = 28;
+    c.lane.fid_bits = 6;
+    c.swapped = true;
+    c.swap_lanes[0] = 1;
+    c.swap_lanes[1] = 2;
+    c.max_slots = 20000;
+    if (run_ok(&c, &r)) {
+        CHECK(r.val[0].corrupted + r.val[1].corrupted > 0 && !r.lossless);
+        rifl_linksim_result_free(&r);
+    }
+    c.max_slots = 0;
+    refused(&c, "crossed lanes");
+    c.max_slots = 100;
+    c.swap_lanes[1] = 1;
+    refused(&c, "cannot be swapped");
+    c = base(1, 0, 1000);
+    c.lanes = 4;
+    c.dead = true;
+    c.dead_lane = 1;
+    c.max_slots = 100;
+    refused(&c, "needs serial lanes");
+}
+
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
           { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },
-          { "bonded_links", t_bonded_links }, { "clock_offsets", t_clock_offsets })
+          { "bonded_links", t_bonded_links }, { "clock_offsets", t_clock_offsets },
+          { "lane_faults", t_lane_faults })

@@ -54,6 +54,11 @@ struct bsim {
     uint8_t *fl[2][RIFL_BOND_MAX_LANES];
     uint64_t fhead[2][RIFL_BOND_MAX_LANES], fcount[2][RIFL_BOND_MAX_LANES], fmask;
     size_t fstride, wire_bytes, content_bytes;
+    /* lane down: since when each receiver has been up, and whether its
+     * being down was reported (rifl-multilane §5.2) */
+    uint64_t up_since[2][RIFL_BOND_MAX_LANES];
+    bool was_up[2][RIFL_BOND_MAX_LANES], down_told[2][RIFL_BOND_MAX_LANES];
+    uint64_t up_words;
     /* each end's compensation detector */
     unsigned det_lane;
     bool det_on[2];
@@ -171,6 +176,30 @@ static struct flight *flight_at(const struct bsim *s, unsigned e, unsigned i, ui
     return (struct flight *)(s->fl[e][i] + (n & s->fmask) * s->fstride);
 }
 
+/* rifl-multilane §5.2: a lane whose rx_up is low while another lane of the
+ * end has been up for the last 2^up words is down, reported once per
+ * occurrence. */
+static void lanes_down(struct bsim *s, unsigned e, uint64_t k)
+{
+    uint64_t wpf = s->cfg->lane.frame_bits / 64;
+    bool other_long_up = false;
+    for (unsigned i = 0; i < s->L; i++) {
+        bool up = rifl_lane_get_flags(rifl_bond_lane(s->end[e], i)).rx_up;
+        if (up && !s->was_up[e][i])
+            s->up_since[e][i] = k;
+        s->was_up[e][i] = up;
+        if (up)
+            s->down_told[e][i] = false;
+        if (up && (k - s->up_since[e][i]) * wpf >= s->up_words)
+            other_long_up = true;
+    }
+    for (unsigned i = 0; i < s->L && other_long_up; i++)
+        if (!s->was_up[e][i] && !s->down_told[e][i]) {
+            s->down_told[e][i] = true;
+            s->res->lanes[i].lane_down[e]++;
+        }
+}
+
 /* End e's slot s->k[e]: its sending user, its bond and lanes send (the
  * lines carry each frame to the far end, where it arrives D of this end's
  * slots later), its lanes receive what has arrived by the end of the slot
@@ -194,18 +223,27 @@ static int end_slot(struct bsim *s, unsigned e)
         else
             rifl_lane_tx_frame(l, k, rifl_phy_tx_buffer(ph, form));
         rifl_phy_frame out[2];
+        /* a dead lane's transmitter puts nothing on its line */
+        if (s->cfg->dead && i == s->cfg->dead_lane && k >= s->cfg->dead_at)
+            form = RIFL_PHY_NONE;
         unsigned n = rifl_phy_exchange(ph, k, form, out, 2);
+        /* crossed lines reach the other lane of the pair at the far end */
+        unsigned to = i;
+        if (s->cfg->swapped && i == s->cfg->swap_lanes[0])
+            to = s->cfg->swap_lanes[1];
+        else if (s->cfg->swapped && i == s->cfg->swap_lanes[1])
+            to = s->cfg->swap_lanes[0];
         for (unsigned q = 0; q < n; q++) {
             unsigned far = 1 - e;
-            if (s->fcount[far][i] > s->fmask)
+            if (s->fcount[far][to] > s->fmask)
                 return RIFL_ERR_STATE;
-            struct flight *f = flight_at(s, far, i, s->fhead[far][i] + s->fcount[far][i]);
+            struct flight *f = flight_at(s, far, to, s->fhead[far][to] + s->fcount[far][to]);
             f->at = (double)(k + s->D) / s->rate[e];
             f->form = (uint8_t)out[q].form;
             f->st = s->serial ? rifl_phy_serial_rx_state(ph, q) : (rifl_phy_serial_rx){ true, true };
             memcpy(flight_data(s, f), out[q].data,
                    out[q].form == RIFL_PHY_WIRE ? s->wire_bytes : s->content_bytes);
-            s->fcount[far][i]++;
+            s->fcount[far][to]++;
         }
     }
     for (unsigned i = 0; i < s->L; i++) {
@@ -230,6 +268,8 @@ static int end_slot(struct bsim *s, unsigned e)
         if (i == s->det_lane)
             s->det_frames[e] += got;
     }
+    if (s->serial)
+        lanes_down(s, e, k);
     /* clock compensation, rifl-multilane §3 rule 2: from the first frame on
      * the detector's lane, local slots against frames received; each new
      * largest lead of the slots asks every lane for one compensation slot */
@@ -351,6 +391,7 @@ static int make(struct bsim *s, char *msg, size_t msglen)
     s->rate[0] = 1.0 + c->ppm * 1e-6;
     s->rate[1] = 1.0;
     s->det_lane = s->L / 2 ? s->L / 2 - 1 : 0;
+    s->up_words = (uint64_t)1 << (c->up_log2 ? c->up_log2 : RIFL_ALIGNER_UP_LOG2);
     s->wire_bytes = c->lane.frame_bits / 8;
     s->content_bytes = rifl_lane_frame_bytes(c->lane.frame_bits);
     size_t a = _Alignof(max_align_t);

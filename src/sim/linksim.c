@@ -85,6 +85,29 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         rifl_link_delay_frames(&c->lane.link, c->lane.frame_bits) == 0)
         return refuse(msg, n, "bonded links and clock offsets need lines of at least one frame "
                               "time: lengthen the cable or the transceiver delay");
+    if (c->dead || c->swapped) {
+        unsigned L = c->lanes > 1 ? c->lanes : 1;
+        if (L < 2 && c->swapped)
+            return refuse(msg, n, "swapping lanes needs a bonded link: set lanes (--lanes) to "
+                                  "2 or more");
+        if (c->dead && (!c->serial || c->dead_lane >= L || !(c->max_slots || c->dead_at == UINT64_MAX))) {
+            snprintf(buf, sizeof buf, "a dead lane (lane %u of %u) needs serial lanes "
+                     "(--serial), whose aligners lose it, and a bound on the run (--frames): "
+                     "its group stays paused for good", c->dead_lane, L);
+            return refuse(msg, n, buf);
+        }
+        if (c->swapped && !c->max_slots)
+            return refuse(msg, n, "crossed lanes scramble the bonded stream (lane tags, which "
+                                  "would catch it, are not modelled): give a bound on the run "
+                                  "(--frames)");
+        if (c->swapped && (c->swap_lanes[0] >= L || c->swap_lanes[1] >= L ||
+                           c->swap_lanes[0] == c->swap_lanes[1])) {
+            snprintf(buf, sizeof buf, "lanes %u and %u cannot be swapped on a link of %u lanes: "
+                     "name two different lanes, 0 to %u", c->swap_lanes[0], c->swap_lanes[1],
+                     L, L - 1);
+            return refuse(msg, n, buf);
+        }
+    }
     if (c->lanes > 1) {
         if (c->lanes > RIFL_BOND_MAX_LANES || (c->lanes & (c->lanes - 1)))
             return refuse(msg, n, "a bonded link has 2, 4, 8 or 16 lanes");
@@ -482,7 +505,7 @@ int rifl_linksim_run(const rifl_linksim_config *cfg, rifl_linksim_result *res, c
     int rc = rifl_linksim_check(cfg, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
-    if (cfg->lanes > 1 || cfg->ppm != 0) {
+    if (cfg->lanes > 1 || cfg->ppm != 0 || cfg->dead || cfg->swapped) {
         res->seed = cfg->seed;
         for (int i = 0; i < 2; i++) {
             res->channel_seed[i] = cfg->seeds_given ? cfg->channel_seed[i]

@@ -92,6 +92,15 @@ typedef struct rifl_linksim_config {
      * runs on the bonded driver (one lane or more).  Offsets beyond
      * ppm_tolerance (0: 200) are refused */
     double ppm, ppm_tolerance;
+    /* faults (rifl-multilane §5), on bonded links: lane dead_lane's lines
+     * carry nothing from its ends' slot dead_at on, both directions (serial
+     * lanes only: its receivers lose alignment); lanes swap_lanes[0] and
+     * [1] have their lines crossed, both directions alike */
+    bool dead;
+    unsigned dead_lane;
+    uint64_t dead_at;
+    bool swapped;
+    unsigned swap_lanes[2];
     /* the run's course (all 0: users after the wire, whole packets, errors
      * and packets throughout) */
     rifl_linksim_offer offer;
@@ -161,6 +170,7 @@ typedef struct rifl_linksim_result {
         rifl_phy_stats ch[2];
         rifl_aligner_stats aligner[2];
         rifl_phy_serial_stats serial[2];
+        uint64_t lane_down[2];          /* [e]: reported down at end e's receiver */
     } lanes[RIFL_BOND_MAX_LANES];
     rifl_bond_stats bond[2];
     uint64_t comp_requests[2];   /* compensation slots each end asked its lanes for */
