@@ -98,6 +98,12 @@ PY
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['lossless'] and d['startup_slots'] > 0 and len(d['lanes']) == 4 and d['group_lanes'] == 4" "$TMP/m.json" || bad "bonded serial json"
 expect_err "not a bonding" sim link --lanes 4 --bonding diagonal
 expect_err "beyond the tolerance" sim link --lanes 4 --ppm 300
+expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 2 --frames 100
+expect_err "needs serial lanes" sim link --lanes 4 --dead-lane 2@10 --frames 100
+expect_err "crossed lanes" sim link --lanes 4 --swap-lanes 1,2
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --bit-offset 10 --dead-lane 1@6000 \
+    --frames 12000 --reference=no --json >"$TMP/f.json" 2>/dev/null || bad "dead lane run"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d['lanes'][1]; assert l['a_to_b']['lane_down'] >= 1 and l['b_to_a']['lane_down'] >= 1 and d['corrupted'] == 0, l" "$TMP/f.json" || bad "dead lane not reported"
 # clock offsets: the faster end compensates at about ppm / 10^6 of its slots
 "$RIFL" sim link --lanes 4 --ppm 200 --ber 1e-7 --bytes 20MB --json >"$TMP/p.json" 2>/dev/null \
     || bad "ppm run"

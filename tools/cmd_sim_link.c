@@ -24,7 +24,7 @@ struct opts {
     const char *sweep;
     bool serial;
     uint64_t lanes, group_lanes;
-    const char *bonding, *skew;
+    const char *bonding, *skew, *dead, *swap;
     const char *bit_offset;
     double slip_rate, ppm, ppm_tol;
     uint64_t up_log2, hold;
@@ -135,6 +135,38 @@ static int parse_offsets(const struct opts *o, rifl_linksim_config *c, bool quie
     return 2;
 }
 
+/* --dead-lane I@SLOT and --swap-lanes I,J */
+static int parse_faults(const struct opts *o, rifl_linksim_config *c, bool quiet)
+{
+    unsigned long long a, b;
+    int used = 0;
+    if (o->dead) {
+        if (sscanf(o->dead, "%llu@%llu%n", &a, &b, &used) != 2 || o->dead[used] || a > 15) {
+            if (!quiet)
+                fprintf(stderr, "error: %s: '%s' is not a dead lane; use LANE@SLOT, e.g. 2@50000 "
+                        "(lane 0 to 15, from that slot of its ends on)\n",
+                        cli_where(g_opts, "dead-lane"), o->dead);
+            return 2;
+        }
+        c->dead = true;
+        c->dead_lane = (unsigned)a;
+        c->dead_at = b;
+    }
+    if (o->swap) {
+        if (sscanf(o->swap, "%llu,%llu%n", &a, &b, &used) != 2 || o->swap[used] || a > 15 ||
+            b > 15) {
+            if (!quiet)
+                fprintf(stderr, "error: %s: '%s' is not a pair of lanes; use I,J, e.g. 1,2\n",
+                        cli_where(g_opts, "swap-lanes"), o->swap);
+            return 2;
+        }
+        c->swapped = true;
+        c->swap_lanes[0] = (unsigned)a;
+        c->swap_lanes[1] = (unsigned)b;
+    }
+    return 0;
+}
+
 /* --skew-bits A,B,...: lane i's lines are that many bits longer */
 static int parse_skew(const struct opts *o, rifl_linksim_config *c, bool quiet)
 {
@@ -222,7 +254,7 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->up_log2 = (unsigned)o->up_log2;
     c->lane.rx_hold_frames = (unsigned)o->hold;
     int rc = parse_offsets(o, c, quiet);
-    if (rc)
+    if (rc || (rc = parse_faults(o, c, quiet)))
         return rc;
 
     return parse_sizes(o->size, c, quiet);
@@ -445,6 +477,11 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
                    (unsigned long long)r->aligner[i].slides,
                    (unsigned long long)(r->serial[i].slips_lost + r->serial[i].slips_repeated));
     }
+    for (unsigned i = 0; i < r->nlanes; i++)
+        for (int e = 0; e < 2; e++)
+            if (r->lanes[i].lane_down[e])
+                printf("lane %u down: reported %llu times at end %c\n", i,
+                       (unsigned long long)r->lanes[i].lane_down[e], 'A' + e);
     printf("channel: A->B %llu bit errors in %llu frames hit, B->A %llu in %llu\n",
            (unsigned long long)r->ch[0].bit_errors, (unsigned long long)r->ch[0].frames_hit,
            (unsigned long long)r->ch[1].bit_errors, (unsigned long long)r->ch[1].frames_hit);
@@ -530,8 +567,9 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
                        (unsigned long long)rx->rx_overflow, (unsigned long long)rx->rx_hold_dropped,
                        (unsigned long long)tx->tx_frames[RIFL_KIND_DATA]);
                 if (c->serial)
-                    printf(", \"bit_offset\": %u, \"locks\": %llu, \"unlocks\": %llu, "
-                           "\"slides\": %llu, \"slips\": %llu", c->lane_bit_offset[d][i],
+                    printf(", \"lane_down\": %llu, \"bit_offset\": %u, \"locks\": %llu, "
+                           "\"unlocks\": %llu, \"slides\": %llu, \"slips\": %llu",
+                           (unsigned long long)ln->lane_down[1 - d], c->lane_bit_offset[d][i],
                            (unsigned long long)ln->aligner[d].locks,
                            (unsigned long long)ln->aligner[d].unlocks,
                            (unsigned long long)ln->aligner[d].slides,
@@ -739,7 +777,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 41 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 43 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -793,6 +831,10 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               10000 },
             { "ppm-tolerance", CLI_DOUBLE, &o->ppm_tol, "largest clock offset accepted, ppm", 0,
               10000 },
+            { "dead-lane", CLI_STRING, &o->dead, "bonded serial lanes: LANE@SLOT, that lane's lines "
+              "carry nothing from that slot on (needs --frames)", 0, 0 },
+            { "swap-lanes", CLI_STRING, &o->swap, "bonded lanes: I,J, their lines crossed both "
+              "ways", 0, 0 },
             { "serial", CLI_FLAG, &o->serial, "serial lanes: each direction a bit stream in which "
               "the receiver's aligner finds the frames (docs/multilane.md)", 0, 0 },
             { "bit-offset", CLI_STRING, &o->bit_offset, "serial lanes: bits each line carries "
