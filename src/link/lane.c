@@ -275,6 +275,18 @@ static struct tx_choice tx_retrans(rifl_lane *l)
     return f;
 }
 
+/* ON/OFF flow control: whether the peer should be stopped, by the receive
+ * buffer's occupancy against the thresholds (unchanged between them). */
+static bool fc_want(const rifl_lane *l)
+{
+    unsigned occ = l->rxq.count;
+    if (occ > l->on_thr)
+        return true;
+    if (occ < l->off_thr)
+        return false;
+    return l->fc_sent_on;
+}
+
 static struct tx_choice tx_normal(rifl_lane *l)
 {
     /* user data only after 2^K new fillers (link rules §8, rule R3) */
@@ -289,12 +301,7 @@ static struct tx_choice tx_normal(rifl_lane *l)
     }
     bool started = l->new_frames >= 16; /* peer delivers from ID 16 on */
     if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF) {
-        unsigned occ = l->rxq.count;
-        bool want = l->fc_sent_on;
-        if (occ > l->on_thr)
-            want = true;
-        else if (occ < l->off_thr)
-            want = false;
+        bool want = fc_want(l);
         if (want != l->fc_sent_on && started) {
             l->fc_sent_on = want;
             if (want) {
@@ -337,16 +344,8 @@ bool rifl_lane_tx_ready(const rifl_lane *l)
     if (l->new_fillers < l->nfid || l->normal_since_err < l->nfid || l->pause_pending)
         return false;
     bool started = l->new_frames >= 16;
-    if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF && started) {
-        unsigned occ = l->rxq.count;
-        bool want = l->fc_sent_on;
-        if (occ > l->on_thr)
-            want = true;
-        else if (occ < l->off_thr)
-            want = false;
-        if (want != l->fc_sent_on)
-            return false;
-    }
+    if (l->cfg.fc_mode == RIFL_LANE_FC_ONOFF && started && fc_want(l) != l->fc_sent_on)
+        return false;
     if (l->txext.count && started)
         return false;
     return !l->peer_fc_on;
