@@ -447,13 +447,7 @@ static void collect(struct bsim *s, uint64_t t)
         res->offered_bytes[i] = d->offered_bytes;
         res->held_bytes[i] = d->pending ? d->plen : 0;
         res->first_read[i] = d->first_read;
-        uint64_t w = c->bytes && res->complete ? d->last_read : t;
-        if (!w)
-            w = 1;
-        res->window[i] = w;
-        double bits = 8.0 * (double)d->val.st.bytes_ok;
-        esum += bits / ((double)w * s->L * c->lane.frame_bits);
-        gsum += bits / ((double)w * res->frame_ns);
+        rifl_linksim_window(c, res, i, d->last_read, t, s->L, &esum, &gsum);
     }
     res->goodput_gbps = gsum / 2;
     res->efficiency = esum / 2;

@@ -462,6 +462,20 @@ static int run_slots(struct sim *s, struct course *k)
     return rc;
 }
 
+void rifl_linksim_window(const rifl_linksim_config *c, rifl_linksim_result *res, int i,
+                         uint64_t last_read, uint64_t t, unsigned lanes, double *esum,
+                         double *gsum)
+{
+    /* a finite run is measured up to its last delivery */
+    uint64_t w = c->bytes && res->complete ? last_read : t;
+    if (!w)
+        w = 1;
+    res->window[i] = w;
+    double bits = 8.0 * (double)res->val[i].bytes_ok;
+    *esum += bits / ((double)w * lanes * c->lane.frame_bits);
+    *gsum += bits / ((double)w * res->frame_ns);
+}
+
 static void collect(struct sim *s, uint64_t t)
 {
     const rifl_linksim_config *cfg = s->cfg;
@@ -483,13 +497,7 @@ static void collect(struct sim *s, uint64_t t)
         res->offered_bytes[i] = d->offered_bytes;
         res->held_bytes[i] = d->pending ? d->plen - d->poff : 0;
         res->first_read[i] = d->first_read;
-        uint64_t w = cfg->bytes && res->complete ? d->last_read : t;
-        if (!w)
-            w = 1;
-        res->window[i] = w;
-        double bits = 8.0 * (double)d->val.st.bytes_ok;
-        esum += bits / ((double)w * cfg->lane.frame_bits);
-        gsum += bits / ((double)w * res->frame_ns);
+        rifl_linksim_window(cfg, res, i, d->last_read, t, 1, &esum, &gsum);
     }
     res->goodput_gbps = gsum / 2;
     res->efficiency = esum / 2;

@@ -120,6 +120,12 @@ void rifl_linksim_delivered(struct sim *s, struct dir *d, uint64_t seq, uint64_t
 int rifl_linksim_user_side(struct sim *s, uint64_t t);
 bool rifl_linksim_all_done(const struct sim *s);
 
+/* linksim.c: direction i's measuring window and its share of the goodput
+ * and efficiency sums, for `lanes` lanes; once per direction */
+void rifl_linksim_window(const rifl_linksim_config *c, rifl_linksim_result *res, int i,
+                         uint64_t last_read, uint64_t t, unsigned lanes, double *esum,
+                         double *gsum);
+
 /* bondsim.c: a run of bonded links (cfg->lanes > 1) */
 int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result *res, char *msg,
                             size_t msglen);
