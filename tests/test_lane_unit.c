@@ -1028,6 +1028,95 @@ static void t_tx_ready_predicts(void)
     rifl_pair_free(p);
 }
 
+/* Lane tags (rifl-multilane §5.1): every control frame carries 0xA5, the
+ * lane's number and the lane count after its key, its CRC over them; the
+ * key reads as before; content and wire bytes agree; a receiver decides
+ * after 8 agreeing tags whether they name it. */
+static void t_lane_tags(void)
+{
+    rifl_lane_config c = rifl_lane_default_config;
+    c.lane_tags = true;
+    c.lane_index = 2;
+    c.lane_count = 4;
+    rifl_lane *a = NULL, *b = NULL;
+    REQUIRE(rifl_lane_create(&c, &a, NULL, 0) == RIFL_OK);
+    REQUIRE(rifl_lane_create(&c, &b, NULL, 0) == RIFL_OK);
+    uint64_t descr = 0;
+    bool first = true;
+    unsigned wrong = 0;
+    for (uint64_t t = 0; t < 300; t++) {
+        uint8_t w[32], w2[32], pay[30];
+        rifl_lane_frame f;
+        rifl_lane_tx(a, t, w);
+        rifl_lane_tx_frame(b, t, &f);
+        rifl_lane_frame_encode(&f, 256, w2);
+        wrong += memcmp(w, w2, 32) != 0;
+        rifl_frame_info fi;
+        if (first) { /* the descrambler finds its state from the first frame */
+            descr = f.scr;
+            first = false;
+        }
+        int rc = rifl_frame_decode(w, 256, &descr, pay, &fi);
+        if (fi.kind == RIFL_KIND_CONTROL) {
+            CHECK(rc == RIFL_OK && fi.id == f.id && f.data == 2);
+            CHECK(fi.key == RIFL_KEY_PAUSE);
+            CHECK(pay[2] == 0xA5 && pay[3] == 2 && pay[4] == 4);
+        }
+    }
+    CHECK_EQ_U(wrong, 0);
+    /* a receiver with tags: 8 tags naming it make it tag_ok; 8 naming lane
+     * 1 make a swap; an untagged control frame restarts the count */
+    rifl_lane_config rc_ = rifl_lane_default_config;
+    rc_.frame_bits = F;
+    rc_.fid_bits = K;
+    rc_.link.cable_m = 1;
+    rc_.link.transceiver_ns = 0;
+    rc_.rx_lock_frames = 0;
+    rc_.lane_tags = true;
+    rc_.lane_index = 2;
+    rc_.lane_count = 4;
+    rifl_lane *l = NULL;
+    REQUIRE(rifl_lane_create(&rc_, &l, NULL, 0) == RIFL_OK);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    uint8_t tagged[30] = { 0 };
+    tagged[0] = RIFL_KEY_PAUSE >> 6;
+    tagged[1] = (RIFL_KEY_PAUSE & 0x3F) << 2;
+    tagged[2] = 0xA5;
+    tagged[3] = 2;
+    tagged[4] = 4;
+    for (int i = 0; i < 7; i++) {
+        rifl_frame_encode(p.wire, F, RIFL_SYN_CONTROL, 0, tagged, p.fid, &p.scr);
+        slot(l, &p, p.wire, &fi, NULL);
+    }
+    CHECK(!rifl_lane_get_flags(l).tag_ok);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_INIT);
+    slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL); /* untagged: starts again */
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_untagged, 1);
+    for (int i = 0; i < 8; i++) {
+        rifl_frame_encode(p.wire, F, RIFL_SYN_CONTROL, 0, tagged, p.fid, &p.scr);
+        slot(l, &p, p.wire, &fi, NULL);
+    }
+    CHECK(rifl_lane_get_flags(l).tag_ok);
+    tagged[3] = 1;
+    for (int i = 0; i < 8; i++) {
+        rifl_frame_encode(p.wire, F, RIFL_SYN_CONTROL, 0, tagged, p.fid, &p.scr);
+        slot(l, &p, p.wire, &fi, NULL);
+    }
+    CHECK(!rifl_lane_get_flags(l).tag_ok);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_lane_swap, 1);
+    /* a lane whose tags are wrong sends PAUSE once out of INIT */
+    for (unsigned i = 0; i < N; i++)
+        slot(l, &p, NULL, &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
+    CHECK(!rifl_lane_tx_ready(l));
+    rifl_lane_free(l);
+    rifl_lane_free(a);
+    rifl_lane_free(b);
+    c.lane_index = 4;
+    CHECK_EQ_I(rifl_lane_create(&c, &a, NULL, 0), RIFL_ERR_CONFIG);
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
@@ -1043,4 +1132,4 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals },
           { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold },
-          { "tx_ready_predicts", t_tx_ready_predicts })
+          { "tx_ready_predicts", t_tx_ready_predicts }, { "lane_tags", t_lane_tags })

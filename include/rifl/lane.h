@@ -91,6 +91,11 @@ typedef struct rifl_lane_config {
                                   (docs/link-layer.md, rule R1) */
     bool allow_unsafe_fid;     /* accept a K below the sizing rule (only for
                                   experiments showing why it is refused) */
+    bool lane_tags;            /* rifl-multilane §5.1: control frames carry
+                                  0xA5, lane_index and lane_count after the
+                                  key, and the receiver checks the tags it
+                                  gets (off: frames as the reference's) */
+    unsigned lane_index, lane_count; /* this lane's number and the link's lanes */
     unsigned rx_hold_frames;   /* a lane whose alignment comes from outside
                                   (a serial lane): frames accepted are held
                                   until this many more frames have arrived
@@ -207,9 +212,11 @@ typedef struct rifl_lane_frame {
     uint64_t scr_next;    /* and after it */
     uint16_t key;         /* control frame: its key */
     uint16_t id;          /* the value XORed into the CRC (12 bits) */
-    uint8_t data;         /* 1: a data frame, 0: a control frame */
-    uint8_t rec[RIFL_FRAME_MAX_BYTES - 1]; /* data frame: META byte, then
-                                             the P/8 payload bytes */
+    uint8_t data;         /* 1: a data frame, 0: a control frame, 2: a
+                                 control frame with a lane tag */
+    uint8_t rec[RIFL_FRAME_MAX_BYTES - 1]; /* data frame (and tagged control
+                                             frame): META byte, then the P/8
+                                             payload bytes */
 } rifl_lane_frame;
 
 /* Bytes of a rifl_lane_frame that hold a frame of frame_bits bits, a
@@ -374,6 +381,7 @@ typedef struct rifl_lane_flags {
     bool rx_up;            /* local receiver up (rifl_lane_set_rx_up) */
     bool group_up;         /* the send side's view of its group */
     bool tx_hold;          /* send side held at power-up */
+    bool tag_ok;           /* lane tags: 8 tags in a row named this lane and count */
     bool frame_error;      /* local receiver has seen a bad frame */
     bool peer_pause;       /* PAUSE flag from the peer */
     bool peer_retransmit;  /* RETRANSMIT flag from the peer */
@@ -412,6 +420,9 @@ typedef struct rifl_lane_stats {
     uint64_t rx_empty;           /* slots with no frame */
     uint64_t rx_not_aligned;     /* frames ignored while not aligned */
     uint64_t rx_not_up;          /* frames seen by the key monitor only: aligned, not up */
+    uint64_t rx_lane_swap;       /* lane tags: 8 tags in a row named another
+                                    lane or lane count */
+    uint64_t rx_untagged;        /* lane tags: control frames received without one */
     uint64_t rx_hold_dropped;    /* frames held for alignment, dropped when the
                                     aligner unlocked (the peer replays them) */
     uint64_t rx_bad_syn;         /* frames with an illegal SYN (00/11) */

@@ -47,7 +47,7 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     unsigned stride = F / 8 - 1; /* META byte + P/8 payload bytes */
     unsigned nfid = 1u << cfg->fid_bits;
     unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
-    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 3;
+    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 6;
     size_t held_cap = (size_t)cfg->rx_hold_frames + 1;
     size_t bytes = sizeof(rifl_lane) + (size_t)nfid * sizeof(uint64_t) +
                    held_cap * sizeof(struct held_frame) + recs * stride;
@@ -85,6 +85,23 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     l->meta00 = p; /* filler, FC ON, FC OFF: META 00 and the format byte */
     for (unsigned f = 0; f < 3; f++)
         l->meta00[(size_t)f * stride + l->pbytes] = (uint8_t)f;
+    if (cfg->lane_tags) {
+        /* IDLE, PAUSE, RETRANSMIT: the key's last 14 bits lead the
+         * payload, then 0xA5, the lane and the link's lane count */
+        static const uint16_t keys[3] = { RIFL_KEY_IDLE, RIFL_KEY_PAUSE, RIFL_KEY_RETRANSMIT };
+        l->tagged = l->meta00 + 3u * stride;
+        for (unsigned k = 0; k < 3; k++) {
+            uint8_t *rec = l->tagged + (size_t)k * stride;
+            uint16_t key = keys[k] & 0x3FFFu;
+            rec[0] = (uint8_t)(keys[k] >> 14);
+            rec[1] = (uint8_t)(key >> 6);
+            rec[2] = (uint8_t)((key & 0x3Fu) << 2);
+            rec[3] = 0xA5;
+            rec[4] = (uint8_t)cfg->lane_index;
+            rec[5] = (uint8_t)cfg->lane_count;
+            l->tagged_z[k] = rifl_frame_scrambler_after(F, rec[0], rec + 1, 0);
+        }
+    }
 
     rifl_scr_map_init(&l->scr_map, F);
     l->scr_idle = rifl_frame_scrambler_after_control(F, RIFL_KEY_IDLE, 0);
@@ -115,6 +132,7 @@ rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
         .rx_up = l->rx_up,
         .group_up = l->group_up,
         .tx_hold = l->tx_hold,
+        .tag_ok = l->tag_ok,
         .frame_error = l->frame_error,
         .peer_pause = l->peer_pause,
         .peer_retransmit = l->peer_retransmit,
@@ -185,13 +203,19 @@ static inline uint8_t *replay_rec(const rifl_lane *l, unsigned id)
  * builds it, rifl_lane_tx_frame hands it out by content. */
 static struct tx_choice send_control(rifl_lane *l, uint16_t key)
 {
-    if (key == RIFL_KEY_IDLE)
+    unsigned k;
+    if (key == RIFL_KEY_IDLE) {
         l->st.tx_idle++;
-    else if (key == RIFL_KEY_PAUSE)
+        k = 0;
+    } else if (key == RIFL_KEY_PAUSE) {
         l->st.tx_pause++;
-    else
+        k = 1;
+    } else {
         l->st.tx_retransmit++;
-    return (struct tx_choice){ NULL, key, (uint16_t)l->fid };
+        k = 2;
+    }
+    const uint8_t *ctl = l->tagged ? l->tagged + (size_t)k * l->txq.stride : NULL;
+    return (struct tx_choice){ NULL, key, (uint16_t)l->fid, ctl };
 }
 
 /* Send the data frame record `rec` (META + payload) with the current ID and
@@ -200,7 +224,7 @@ static struct tx_choice send_data(rifl_lane *l, const uint8_t *rec)
 {
     /* the frame is built from the caller's record (written long ago, so its
      * loads need no store forwarding); the replay buffer keeps a copy */
-    struct tx_choice f = { rec, 0, (uint16_t)l->fid };
+    struct tx_choice f = { rec, 0, (uint16_t)l->fid, NULL };
     uint8_t *slot = replay_rec(l, l->fid);
     if (slot != rec) {
         memcpy(slot, rec, l->txq.stride);
@@ -233,7 +257,7 @@ static rifl_tx_state next_state(const rifl_lane *l)
 {
     if (l->init_slots < l->nfid)
         return RIFL_TX_INIT;
-    if (!l->aligned || !l->group_up)
+    if (!l->aligned || !l->group_up || (l->tagged && !l->tag_ok))
         return RIFL_TX_SEND_PAUSE;
     if (l->peer_pause)
         return RIFL_TX_PAUSE;
@@ -339,6 +363,7 @@ bool rifl_lane_tx_ready(const rifl_lane *l)
 {
     /* next_state() and tx_normal() without their side effects */
     if (!l || l->tx_hold || l->init_slots < l->nfid || !l->aligned || !l->group_up ||
+        (l->tagged && !l->tag_ok) ||
         l->peer_pause || l->peer_retransmit || l->replay_active || l->frame_error)
         return false;
     if (l->new_fillers < l->nfid || l->normal_since_err < l->nfid || l->pause_pending)
@@ -402,6 +427,8 @@ static void encode_frame(unsigned F, const struct tx_choice *f, uint8_t *wire, u
 {
     if (f->rec)
         rifl_frame_encode(wire, F, RIFL_SYN_DATA, f->rec[0] & 3u, f->rec + 1, f->id, scr);
+    else if (f->ctl)
+        rifl_frame_encode(wire, F, RIFL_SYN_CONTROL, f->ctl[0] & 3u, f->ctl + 1, f->id, scr);
     else
         rifl_frame_encode_control(wire, F, f->key, f->id, scr);
 }
@@ -443,7 +470,8 @@ int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_
     if (!f || !wire || rifl_frame_width_check(frame_bits) != RIFL_OK || f->id > 0xFFF)
         return RIFL_ERR_INVALID_ARG;
     uint64_t scr = f->scr & RIFL_SCRAMBLER_MASK;
-    struct tx_choice c = { f->data ? f->rec : NULL, f->key, f->id };
+    struct tx_choice c = { f->data == 1 ? f->rec : NULL, f->key, f->id,
+                           f->data == 2 ? f->rec : NULL };
     encode_frame(frame_bits, &c, wire, &scr);
     return RIFL_OK;
 }
@@ -489,11 +517,42 @@ static void monitor_frame(rifl_lane *l, unsigned syn, uint16_t key)
     l->peer_retransmit = retx_flag;
 }
 
-/* While the lane is not aligned every count is 0 and both flags are down. */
+/* While the lane is not aligned every count is 0 and both flags are down;
+ * lane tags start again. */
 static void monitor_clear(rifl_lane *l)
 {
     l->pause_count = l->retx_count = l->data_run = 0;
     l->peer_pause = l->peer_retransmit = false;
+    l->tag_run = 0;
+    l->tag_ok = false;
+}
+
+/* Lane tags (rifl-multilane §5.1), read from control frames like keys:
+ * 8 agreeing tags in a row decide whether the lane receives the peer lane
+ * of its own number on a link of its own lane count. */
+static void track_tag(rifl_lane *l, const uint8_t *payload)
+{
+    if (!payload || payload[2] != 0xA5) {
+        l->tag_run = 0;
+        l->st.rx_untagged++;
+        return;
+    }
+    if (l->tag_run && payload[3] == l->tag_lane && payload[4] == l->tag_count) {
+        if (l->tag_run < 8)
+            l->tag_run++;
+        else
+            return;
+    } else {
+        l->tag_lane = payload[3];
+        l->tag_count = payload[4];
+        l->tag_run = 1;
+    }
+    if (l->tag_run < 8)
+        return;
+    bool own = l->tag_lane == l->cfg.lane_index && l->tag_count == l->cfg.lane_count;
+    if (!own)
+        l->st.rx_lane_swap++;
+    l->tag_ok = own;
 }
 
 /* Alignment loss: 16 illegal SYN headers within the last 64 frames.  Returns
@@ -586,7 +645,7 @@ int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
     l->st.rx_slots++;
     rifl_frame_info fi;
     const uint8_t *payload = NULL;
-    if (f->data) {
+    if (f->data == 1) {
         payload = f->rec + 1;
         fi.syn = RIFL_SYN_DATA;
         fi.meta = f->rec[0] & 3u;
@@ -596,7 +655,9 @@ int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
         fi.syn = RIFL_SYN_CONTROL;
         fi.meta = f->key >> 14;
         fi.key = f->key;
-        fi.format = 0; /* payload bytes after the key are zero */
+        fi.format = 0; /* payload bytes after the key are zero, or a tag */
+        if (f->data == 2)
+            payload = f->rec + 1;
     }
     fi.id = f->id;
     fi.crc = 0;
@@ -675,6 +736,8 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
     if (!track_alignment(l, legal))
         return RIFL_RX_NOT_ALIGNED;
     monitor_frame(l, fi->syn, fi->key);
+    if (l->tagged && fi->syn == RIFL_SYN_CONTROL)
+        track_tag(l, payload);
     if (!l->rx_up) {
         l->st.rx_not_up++;
         return RIFL_RX_NOT_UP;

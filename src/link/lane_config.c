@@ -214,6 +214,9 @@ int rifl_lane_config_check(const rifl_lane_config *c, char *msg, size_t msglen)
     if (c->rx_lock_frames > 65536)
         return refuse(msg, msglen, "alignment lock of %u frames: use 0 to 65536",
                       c->rx_lock_frames);
+    if (c->lane_tags && (c->lane_count < 1 || c->lane_count > 16 || c->lane_index >= c->lane_count))
+        return refuse(msg, msglen, "lane tags name lane %u of %u lanes: use a lane count of 1 "
+                      "to 16 and a lane number below it", c->lane_index, c->lane_count);
     if (c->rx_hold_frames > 4096)
         return refuse(msg, msglen, "a hold of %u frames for alignment: use 0 to 4096 (%u by "
                       "default)", c->rx_hold_frames, RIFL_LANE_RX_HOLD);

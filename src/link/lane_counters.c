@@ -23,6 +23,8 @@ static const rifl_counter lane_counters[] = {
     C(rx_empty, "slots with no frame"),
     C(rx_not_aligned, "frames ignored while not aligned"),
     C(rx_not_up, "frames only the key monitor saw: aligned but not up"),
+    C(rx_lane_swap, "8 lane tags in a row named another lane or lane count"),
+    C(rx_untagged, "control frames without a lane tag (lane tags on)"),
     C(rx_hold_dropped, "held frames dropped on an unlock, to be replayed"),
     C(rx_bad_syn, "frames with an illegal SYN (00 or 11)"),
     C(rx_align_lost, "times alignment was lost"),

@@ -61,6 +61,10 @@ struct rifl_lane {
     uint64_t *replay_z;        /* per record: its part of the scrambler state
                                   after it (RIFL_LANE_Z_UNKNOWN: not known yet) */
     uint8_t *meta00;           /* records of a filler, FC ON and FC OFF */
+    uint8_t *tagged;           /* lane tags: records of IDLE, PAUSE and
+                                  RETRANSMIT with the tag, and their parts of
+                                  the scrambler state */
+    uint64_t tagged_z[3];
     ring txq;                  /* user data frames */
     ring txext;                /* extension frames */
     rifl_tx_state state;
@@ -85,6 +89,11 @@ struct rifl_lane {
     ring rxq;                  /* delivered user data frames */
     ring rxext;                /* delivered extension frames */
     unsigned rx_offset;        /* bytes already read from rxq head */
+    /* lane tags received: the last tag, how many in a row, and whether 8
+     * in a row named this lane */
+    uint8_t tag_lane, tag_count;
+    unsigned tag_run;
+    bool tag_ok;
     /* frames accepted but held until alignment is confirmed (serial lanes,
      * cfg.rx_hold_frames): a ring of their kinds and release counts; the
      * data and extension frames among them sit at the tails of rxq and
@@ -129,6 +138,7 @@ static inline void rifl_lane_make_record(const rifl_lane *l, const uint8_t *p, s
 struct tx_choice {
     const uint8_t *rec;   /* NULL for a control frame */
     uint16_t key, id;
+    const uint8_t *ctl;   /* a control frame's record with its lane tag, or NULL */
 };
 
 /* Frame `c` chosen, not built: give f its content and the scrambler states
@@ -138,9 +148,9 @@ static inline void rifl_lane_fill_frame(rifl_lane *l, const struct tx_choice *c,
 {
     f->key = c->key;
     f->id = c->id;
-    f->data = c->rec != NULL;
-    if (c->rec)
-        memcpy(f->rec, c->rec, l->txq.stride);
+    f->data = c->rec ? 1 : c->ctl ? 2 : 0;
+    if (c->rec || c->ctl)
+        memcpy(f->rec, c->rec ? c->rec : c->ctl, l->txq.stride);
     f->scr = l->scr;
     /* the contents' part of the next state does not wait for the state */
     uint64_t z;
@@ -152,7 +162,9 @@ static inline void rifl_lane_fill_frame(rifl_lane *l, const struct tx_choice *c,
             z = rifl_frame_scrambler_after(l->F, c->rec[0] & 3u, c->rec + 1, 0);
             l->replay_z[c->id] = z;
         }
-    } else if (c->key == RIFL_KEY_IDLE)
+    } else if (c->ctl)
+        z = l->tagged_z[(size_t)(c->ctl - l->tagged) / l->txq.stride];
+    else if (c->key == RIFL_KEY_IDLE)
         z = l->scr_idle;
     else if (c->key == RIFL_KEY_RETRANSMIT)
         z = l->scr_retx;
