@@ -776,8 +776,37 @@ static void t_lane_faults(void)
         CHECK(r.val[0].corrupted + r.val[1].corrupted > 0 && !r.lossless);
         rifl_linksim_result_free(&r);
     }
+    /* with lane tags the crossed lanes are found and carry no user data */
+    c.serial = true;
+    c.up_log2 = 12;
+    c.lane_tags = true;
+    c.lane.fid_bits = 7;
+    if (run_ok(&c, &r)) {
+        CHECK_EQ_U(r.val[0].packets_ok + r.val[1].packets_ok, 0);
+        CHECK_EQ_U(bad_count(&r), 0);
+        for (unsigned i = 0; i < 4; i++) {
+            uint64_t swaps = r.lanes[i].lane[0].rx_lane_swap + r.lanes[i].lane[1].rx_lane_swap;
+            CHECK(i == 1 || i == 2 ? swaps >= 2 : swaps == 0);
+        }
+        rifl_linksim_result_free(&r);
+    }
+    /* and lanes in place come up with their tags and carry everything */
+    c.swapped = false;
+    c.max_slots = 0;
+    c.ber[0] = c.ber[1] = 1e-7;
+    if (run_ok(&c, &r)) {
+        CHECK(r.lossless && r.complete && r.val[0].packets_ok > 0);
+        CHECK_EQ_U(r.lane[0].rx_lane_swap + r.lane[1].rx_lane_swap, 0);
+        rifl_linksim_result_free(&r);
+    }
+    c.swapped = true;
     c.max_slots = 0;
     refused(&c, "crossed lanes");
+    c.serial = false;
+    c.max_slots = 100;
+    refused(&c, "lane tags need serial lanes");
+    c.serial = true;
+    c.lane_tags = false;
     c.max_slots = 100;
     c.swap_lanes[1] = 1;
     refused(&c, "cannot be swapped");

@@ -40,6 +40,10 @@ typedef struct rifl_bond_config {
     unsigned lanes;            /* L: 1, 2, 4, 8 or 16 */
     unsigned group_lanes;      /* S: a power of two up to L (0: L, spatial only) */
     size_t tx_queue_bytes;     /* packets waiting to be placed (0: 64 KiB) */
+    bool lane_tags;            /* every lane tags its control frames with its
+                                  number and L, and a group is up only while
+                                  each lane's tags name the lane itself
+                                  (rifl-multilane §5.1) */
 } rifl_bond_config;
 
 typedef struct rifl_bond_stats {

@@ -29,6 +29,8 @@ struct rifl_bond {
     bool aligned[RIFL_BOND_MAX_LANES], up[RIFL_BOND_MAX_LANES];
     uint32_t aligned_once;     /* bit per lane */
     bool held;
+    bool tags;                 /* lane tags: a lane counts as up only with its tags right */
+    bool eff[RIFL_BOND_MAX_LANES]; /* what the group's AND last saw of each lane */
     rifl_bond_stats st;
 };
 
@@ -81,8 +83,16 @@ int rifl_bond_create(const rifl_bond_config *cfg, rifl_bond **out, char *msg, si
     b->q = malloc(qcap);
     b->word = malloc(b->word_bytes);
     rc = b->q && b->word ? RIFL_OK : RIFL_ERR_NOMEM;
-    for (unsigned i = 0; i < L && rc == RIFL_OK; i++)
-        rc = rifl_lane_create(&cfg->lane, &b->lane[i], msg, msglen);
+    b->tags = cfg->lane_tags;
+    for (unsigned i = 0; i < L && rc == RIFL_OK; i++) {
+        rifl_lane_config lc = cfg->lane;
+        if (cfg->lane_tags) {
+            lc.lane_tags = true;
+            lc.lane_index = i;
+            lc.lane_count = L;
+        }
+        rc = rifl_lane_create(&lc, &b->lane[i], msg, msglen);
+    }
     if (rc != RIFL_OK) {
         rifl_bond_free(b);
         return rc;
@@ -263,7 +273,7 @@ int rifl_bond_hold(rifl_bond *b)
         rifl_lane_set_rx_aligned(b->lane[i], false);
         rifl_lane_set_rx_up(b->lane[i], false);
         rifl_lane_set_group_up(b->lane[i], false);
-        b->aligned[i] = b->up[i] = false;
+        b->aligned[i] = b->up[i] = b->eff[i] = false;
     }
     b->held = true;
     return RIFL_OK;
@@ -287,10 +297,16 @@ void rifl_bond_rx_state(rifl_bond *b, unsigned i, bool aligned, bool up)
     if (up != b->up[i]) {
         rifl_lane_set_rx_up(b->lane[i], up);
         b->up[i] = up;
+    }
+    /* the send sides see the group up while every lane of it is up (and,
+     * with lane tags, receives the peer lane it should) */
+    bool eff = up && (!b->tags || rifl_lane_get_flags(b->lane[i]).tag_ok);
+    if (eff != b->eff[i]) {
+        b->eff[i] = eff;
         unsigned base = i / b->S * b->S;
         bool all = true;
         for (unsigned j = base; j < base + b->S; j++)
-            all = all && b->up[j];
+            all = all && b->eff[j];
         for (unsigned j = base; j < base + b->S; j++)
             rifl_lane_set_group_up(b->lane[j], all);
     }

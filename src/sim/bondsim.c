@@ -318,6 +318,7 @@ static int make(struct bsim *s, char *msg, size_t msglen)
     for (unsigned i = 0; i < c->len_count; i++)
         s->maxlen = c->len_list[i] > s->maxlen ? c->len_list[i] : s->maxlen;
     rifl_bond_config bc = { .lane = c->lane, .lanes = s->L, .group_lanes = c->group_lanes,
+                            .lane_tags = c->lane_tags,
                             .tx_queue_bytes = s->maxlen + 4 > 65536 ? s->maxlen + 4 : 65536 };
     for (int e = 0; e < 2; e++) {
         int rc = rifl_bond_create(&bc, &s->end[e], msg, msglen);

@@ -85,6 +85,9 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         rifl_link_delay_frames(&c->lane.link, c->lane.frame_bits) == 0)
         return refuse(msg, n, "bonded links and clock offsets need lines of at least one frame "
                               "time: lengthen the cable or the transceiver delay");
+    if (c->lane_tags && !c->serial)
+        return refuse(msg, n, "lane tags need serial lanes (--serial): tags are checked "
+                              "where the aligner runs");
     if (c->dead || c->swapped) {
         unsigned L = c->lanes > 1 ? c->lanes : 1;
         if (L < 2 && c->swapped)
@@ -97,9 +100,9 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
             return refuse(msg, n, buf);
         }
         if (c->swapped && !c->max_slots)
-            return refuse(msg, n, "crossed lanes scramble the bonded stream (lane tags, which "
-                                  "would catch it, are not modelled): give a bound on the run "
-                                  "(--frames)");
+            return refuse(msg, n, "crossed lanes scramble the bonded stream, or with lane tags "
+                                  "keep it from carrying user data at all: give a bound on the "
+                                  "run (--frames)");
         if (c->swapped && (c->swap_lanes[0] >= L || c->swap_lanes[1] >= L ||
                            c->swap_lanes[0] == c->swap_lanes[1])) {
             snprintf(buf, sizeof buf, "lanes %u and %u cannot be swapped on a link of %u lanes: "
@@ -299,6 +302,11 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
     rifl_pair_config pc = { .lane = cfg->lane, .delay_frames = cfg->delay_frames,
                             .encode_all = cfg->encode_all, .serial = cfg->serial,
                             .up_log2 = cfg->up_log2 };
+    if (cfg->lane_tags) {
+        pc.lane.lane_tags = true;
+        pc.lane.lane_index = 0;
+        pc.lane.lane_count = 1;
+    }
     s->maxlen = cfg->max_len;
     if (cfg->len_count) {
         s->maxlen = 0;

@@ -101,6 +101,8 @@ typedef struct rifl_linksim_config {
     uint64_t dead_at;
     bool swapped;
     unsigned swap_lanes[2];
+    bool lane_tags;            /* serial lanes tag their control frames and
+                                  check the tags (rifl-multilane §5.1) */
     /* the run's course (all 0: users after the wire, whole packets, errors
      * and packets throughout) */
     rifl_linksim_offer offer;
