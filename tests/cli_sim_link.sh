@@ -101,6 +101,9 @@ expect_err "beyond the tolerance" sim link --lanes 4 --ppm 300
 expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 2 --frames 100
 expect_err "needs serial lanes" sim link --lanes 4 --dead-lane 2@10 --frames 100
 expect_err "crossed lanes" sim link --lanes 4 --swap-lanes 1,2
+"$RIFL" sim link --lanes 4 --serial --lane-tags --up-log2 12 --swap-lanes 0,3 --frames 15000 \
+    --reference=no --json >"$TMP/g.json" 2>/dev/null || bad "lane tags run"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['packets'] == [0, 0] and d['corrupted'] == 0 and d['lanes'][0]['a_to_b']['lane_swap'] >= 1 and d['lanes'][3]['b_to_a']['lane_swap'] >= 1, d['lanes']" "$TMP/g.json" || bad "lane tags did not stop a swapped link"
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --bit-offset 10 --dead-lane 1@6000 \
     --frames 12000 --reference=no --json >"$TMP/f.json" 2>/dev/null || bad "dead lane run"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d['lanes'][1]; assert l['a_to_b']['lane_down'] >= 1 and l['b_to_a']['lane_down'] >= 1 and d['corrupted'] == 0, l" "$TMP/f.json" || bad "dead lane not reported"

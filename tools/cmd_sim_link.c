@@ -22,7 +22,7 @@ struct opts {
     bool fast, encode_all, csv, json, progress, reference, quiet;
     uint64_t jobs;
     const char *sweep;
-    bool serial;
+    bool serial, lane_tags;
     uint64_t lanes, group_lanes;
     const char *bonding, *skew, *dead, *swap;
     const char *bit_offset;
@@ -235,6 +235,7 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->fast = o->fast;
     c->encode_all = o->encode_all;
     c->serial = o->serial;
+    c->lane_tags = o->lane_tags;
     c->ppm = o->ppm;
     c->ppm_tolerance = o->ppm_tol;
     c->group_lanes = (unsigned)o->group_lanes;
@@ -567,9 +568,11 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
                        (unsigned long long)rx->rx_overflow, (unsigned long long)rx->rx_hold_dropped,
                        (unsigned long long)tx->tx_frames[RIFL_KIND_DATA]);
                 if (c->serial)
-                    printf(", \"lane_down\": %llu, \"bit_offset\": %u, \"locks\": %llu, "
-                           "\"unlocks\": %llu, \"slides\": %llu, \"slips\": %llu",
-                           (unsigned long long)ln->lane_down[1 - d], c->lane_bit_offset[d][i],
+                    printf(", \"lane_down\": %llu, \"lane_swap\": %llu, \"bit_offset\": %u, "
+                           "\"locks\": %llu, \"unlocks\": %llu, \"slides\": %llu, "
+                           "\"slips\": %llu",
+                           (unsigned long long)ln->lane_down[1 - d],
+                           (unsigned long long)rx->rx_lane_swap, c->lane_bit_offset[d][i],
                            (unsigned long long)ln->aligner[d].locks,
                            (unsigned long long)ln->aligner[d].unlocks,
                            (unsigned long long)ln->aligner[d].slides,
@@ -777,7 +780,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 43 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 44 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -835,6 +838,8 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               "carry nothing from that slot on (needs --frames)", 0, 0 },
             { "swap-lanes", CLI_STRING, &o->swap, "bonded lanes: I,J, their lines crossed both "
               "ways", 0, 0 },
+            { "lane-tags", CLI_FLAG, &o->lane_tags, "serial lanes tag their control frames with "
+              "their number and check the tags they get (rifl-multilane 5.1)", 0, 0 },
             { "serial", CLI_FLAG, &o->serial, "serial lanes: each direction a bit stream in which "
               "the receiver's aligner finds the frames (docs/multilane.md)", 0, 0 },
             { "bit-offset", CLI_STRING, &o->bit_offset, "serial lanes: bits each line carries "
