@@ -1,6 +1,7 @@
-/* Fuzz the lane receiver: any sequence of frames (bytes cut into frames of
- * the chosen width, with occasional empty slots), as wire bytes or by
- * content (rifl_lane_rx_frame with any record, key, ID and scrambler
+/* Fuzz the lane receiver, with or without lane tags and now and then with
+ * alignment from outside and a hold: any sequence of frames (bytes cut into
+ * frames of the chosen width, with occasional empty slots), as wire bytes
+ * or by content (rifl_lane_rx_frame with any record, key, ID and scrambler
  * states), interleaved with sends and reads, must never crash, and the
  * counters must stay consistent. */
 #include <stdint.h>
@@ -23,9 +24,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.rx_lock_frames = data[1] & 1 ? 0 : 4;
     c.tx_queue_frames = 16;
     c.rx_buffer_frames = 0;
+    /* lane tags, and alignment from outside with the hold, now and then */
+    c.lane_tags = data[1] & 2;
+    c.lane_index = (data[1] >> 2) & 3;
+    c.lane_count = 4;
+    c.rx_hold_frames = (data[1] >> 4) & 7;
     rifl_lane *l;
     if (rifl_lane_create(&c, &l, NULL, 0) != RIFL_OK)
         return 0;
+    if (data[1] & 0x80)
+        rifl_lane_set_rx_aligned(l, true);
     data += 2;
     size -= 2;
     unsigned fb = c.frame_bits / 8;
