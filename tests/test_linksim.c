@@ -538,6 +538,14 @@ static void t_serial_lanes(void)
         if (cases[k].slip > 0) {
             CHECK(slips > 0);
             CHECK(res.aligner[0].unlocks + res.aligner[1].unlocks > 0);
+            /* a repeated bit is found at the next candidate, a lost one only
+             * after the whole search */
+            const rifl_phy_serial_stats *ss = &res.serial[0];
+            if (ss->recovered_lost && ss->recovered_repeated)
+                CHECK(ss->recovery_frames_lost / ss->recovered_lost >
+                      ss->recovery_frames_repeated / ss->recovered_repeated);
+            CHECK(res.serial[0].recovered_lost + res.serial[0].recovered_repeated +
+                  res.serial[1].recovered_lost + res.serial[1].recovered_repeated > 0);
         } else {
             CHECK_EQ_U(slips, 0);
         }

@@ -198,6 +198,12 @@ typedef struct rifl_phy_serial_stats {
     uint64_t slips_repeated;  /* bit slips that repeated a bit */
     uint64_t slips_refused;   /* slips not made: the line held too few or
                                  too many bits for one */
+    /* recoveries: from a slip (the first of several close together) to the
+     * aligner's rx_up back up, in frames handed out, by the first slip's
+     * kind */
+    uint64_t recovered_lost, recovered_repeated;
+    uint64_t recovery_frames_lost, recovery_frames_repeated; /* totals */
+    uint64_t recovery_max_lost, recovery_max_repeated;
 } rifl_phy_serial_stats;
 
 /* What the aligner said of a frame handed out. */

@@ -39,6 +39,11 @@ struct serial_phy {
     uint8_t out[2][RIFL_FRAME_MAX_BYTES];
     rifl_phy_serial_rx state[2];
     rifl_phy_serial_stats sst;
+    /* a slip not recovered from yet: its kind (1 lost, 2 repeated), the
+     * frames handed out by then, whether rx_up has fallen since */
+    unsigned slip_kind;
+    uint64_t slip_at;
+    bool slip_down;
 };
 
 static struct serial_phy *as_serial(rifl_phy *p) { return (struct serial_phy *)p; }
@@ -96,6 +101,41 @@ static inline uint64_t word_errors(struct serial_phy *sp)
     return m;
 }
 
+/* A slip made while the lane is up starts a recovery (one in progress goes
+ * on). */
+static void slip_made(struct serial_phy *sp, unsigned kind)
+{
+    if (sp->slip_kind || !rifl_aligner_up(&sp->al))
+        return;
+    sp->slip_kind = kind;
+    sp->slip_at = rifl_aligner_get_stats(&sp->al)->frames;
+    sp->slip_down = false;
+}
+
+/* rx_up fell and rose again after a slip: a recovery, in frames. */
+static void recovery_event(struct serial_phy *sp, unsigned events)
+{
+    if (!sp->slip_kind)
+        return;
+    if (events & RIFL_ALIGNER_DOWN)
+        sp->slip_down = true;
+    if (!(events & RIFL_ALIGNER_UP) || !sp->slip_down)
+        return;
+    uint64_t n = rifl_aligner_get_stats(&sp->al)->frames - sp->slip_at;
+    if (sp->slip_kind == 1) {
+        sp->sst.recovered_lost++;
+        sp->sst.recovery_frames_lost += n;
+        if (n > sp->sst.recovery_max_lost)
+            sp->sst.recovery_max_lost = n;
+    } else {
+        sp->sst.recovered_repeated++;
+        sp->sst.recovery_frames_repeated += n;
+        if (n > sp->sst.recovery_max_repeated)
+            sp->sst.recovery_max_repeated = n;
+    }
+    sp->slip_kind = 0;
+}
+
 /* A slip of the receiving transceiver, when one is due before this word. */
 static inline void maybe_slip(struct serial_phy *sp)
 {
@@ -111,9 +151,11 @@ static inline void maybe_slip(struct serial_phy *sp)
     if (lose && held + SLIP_ROOM > sp->length + 64 && held > 64 * (uint64_t)sp->wpf) {
         sp->rpos++;
         sp->sst.slips_lost++;
+        slip_made(sp, 1);
     } else if (!lose && held < sp->length + SLIP_ROOM + 64 * (uint64_t)sp->wpf) {
         sp->rpos--;
         sp->sst.slips_repeated++;
+        slip_made(sp, 2);
     } else {
         sp->sst.slips_refused++;
     }
@@ -148,6 +190,8 @@ static unsigned serial_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form,
         uint64_t v = line_read(sp, sp->rpos);
         sp->rpos += 64;
         rifl_aligner_result r = rifl_aligner_push(&sp->al, v, n < 2 ? sp->out[n] : NULL);
+        if (r.events & (RIFL_ALIGNER_UP | RIFL_ALIGNER_DOWN))
+            recovery_event(sp, r.events);
         if ((r.events & RIFL_ALIGNER_FRAME) && n < 2) {
             sp->state[n] = (rifl_phy_serial_rx){ r.aligned, r.up };
             n++;

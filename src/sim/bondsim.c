@@ -437,6 +437,14 @@ static void collect(struct bsim *s, uint64_t t)
                           sizeof ln->aligner[e]);
                 sum_stats((uint64_t *)&res->serial[e], (const uint64_t *)&ln->serial[e],
                           sizeof ln->serial[e]);
+                /* the longest recovery of any lane, not a sum */
+                rifl_phy_serial_stats *tot = &res->serial[e];
+                tot->recovery_max_lost -= ln->serial[e].recovery_max_lost;
+                tot->recovery_max_repeated -= ln->serial[e].recovery_max_repeated;
+                if (ln->serial[e].recovery_max_lost > tot->recovery_max_lost)
+                    tot->recovery_max_lost = ln->serial[e].recovery_max_lost;
+                if (ln->serial[e].recovery_max_repeated > tot->recovery_max_repeated)
+                    tot->recovery_max_repeated = ln->serial[e].recovery_max_repeated;
             }
         }
     }
