@@ -471,6 +471,16 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
         else
             printf("start-up: the lanes never came up (use --up-log2 12 for the reference's "
                    "shorter simulation rx_up, or a longer run)\n");
+        uint64_t nl = r->serial[0].recovered_lost + r->serial[1].recovered_lost;
+        uint64_t nr = r->serial[0].recovered_repeated + r->serial[1].recovered_repeated;
+        if (nl || nr)
+            printf("slip recovery (slip to rx_up back, frames): %llu lost bits, mean %.0f; %llu "
+                   "repeated bits, mean %.0f\n", (unsigned long long)nl,
+                   nl ? (double)(r->serial[0].recovery_frames_lost +
+                                 r->serial[1].recovery_frames_lost) / (double)nl : 0.0,
+                   (unsigned long long)nr,
+                   nr ? (double)(r->serial[0].recovery_frames_repeated +
+                                 r->serial[1].recovery_frames_repeated) / (double)nr : 0.0);
         for (int i = 0; i < 2; i++)
             printf("aligner %s: %llu locks, %llu unlocks, %llu slides, %llu bit slips\n",
                    i ? "B->A" : "A->B", (unsigned long long)r->aligner[i].locks,
@@ -535,6 +545,22 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
         printf("\"slips\": [%llu, %llu], ",
                (unsigned long long)(r->serial[0].slips_lost + r->serial[0].slips_repeated),
                (unsigned long long)(r->serial[1].slips_lost + r->serial[1].slips_repeated));
+        /* from a slip to rx_up back, in frames, both directions together */
+        printf("\"slip_recovery\": {");
+        for (int k = 0; k < 2; k++) {
+            uint64_t n = k ? r->serial[0].recovered_repeated + r->serial[1].recovered_repeated
+                           : r->serial[0].recovered_lost + r->serial[1].recovered_lost;
+            uint64_t sum = k ? r->serial[0].recovery_frames_repeated +
+                                   r->serial[1].recovery_frames_repeated
+                             : r->serial[0].recovery_frames_lost + r->serial[1].recovery_frames_lost;
+            uint64_t mx0 = k ? r->serial[0].recovery_max_repeated : r->serial[0].recovery_max_lost;
+            uint64_t mx1 = k ? r->serial[1].recovery_max_repeated : r->serial[1].recovery_max_lost;
+            printf("%s\"%s\": {\"count\": %llu, \"mean_frames\": %.1f, \"max_frames\": %llu}",
+                   k ? ", " : "", k ? "bit_repeated" : "bit_lost", (unsigned long long)n,
+                   n ? (double)sum / (double)n : 0.0,
+                   (unsigned long long)(mx0 > mx1 ? mx0 : mx1));
+        }
+        printf("}, ");
     }
     printf("\"packets\": [%llu, %llu], \"bytes\": [%llu, %llu], ",
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,
