@@ -826,6 +826,48 @@ static void t_lane_faults(void)
     refused(&c, "needs serial lanes");
 }
 
+/* Seeded random serial links mixing everything at once: lanes (1 to 8, any
+ * grouping), BER, clock offset, skew in bits, bit slips, lane tags; nothing
+ * is lost, duplicated, reordered or corrupted. */
+static void t_serial_mixed(void)
+{
+    rifl_rng r;
+    rifl_rng_seed(&r, test_seed * 79);
+    unsigned rounds = test_long_run ? 40 : 6;
+    for (unsigned k = 0; k < rounds; k++) {
+        rifl_linksim_config c = base(test_seed * 83 + k, 0, test_long_run ? 20000000 : 1000000);
+        unsigned L = 1u << rifl_rng_below(&r, 4);
+        c.lanes = L;
+        c.group_lanes = 1u << rifl_rng_below(&r, (uint64_t)__builtin_ctz(L) + 1);
+        c.lane.link.lane_rate_gbps = 112.0 / L;
+        c.serial = true;
+        c.up_log2 = 12;
+        c.lane_tags = rifl_rng_below(&r, 2);
+        double ber = 1e-8 * (double)(1 + rifl_rng_below(&r, 30)) / c.group_lanes;
+        c.ber[0] = c.ber[1] = ber;
+        c.ppm = (double)rifl_rng_below(&r, 401) - 200.0;
+        unsigned most = 0;
+        for (unsigned i = 0; i < L; i++) {
+            c.lane_skew_bits[i] = L > 1 ? (unsigned)rifl_rng_below(&r, 3000) : 0;
+            most = c.lane_skew_bits[i] > most ? c.lane_skew_bits[i] : most;
+            for (int d = 0; d < 2; d++)
+                c.lane_bit_offset[d][i] = (unsigned)rifl_rng_below(&r, 256);
+        }
+        c.lane.pipeline_frames += 2 * ((most + 255) / 256);
+        c.slip_rate[0] = c.slip_rate[1] = 2e-5 * (double)rifl_rng_below(&r, 3);
+        c.lane.fid_bits = rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
+                                                 c.lane.pipeline_frames + RIFL_LANE_RX_HOLD);
+        rifl_linksim_result res;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK_MSG(bad_count(&res) == 0 && res.lossless && res.complete,
+                  "round %u: %u lanes in groups of %u, BER %g, %g ppm, slips %g", k, L,
+                  c.group_lanes, ber, c.ppm, c.slip_rate[0]);
+        CHECK_EQ_U(res.lane[0].tx_comp_overdue + res.lane[1].tx_comp_overdue, 0);
+        rifl_linksim_result_free(&res);
+    }
+}
+
 TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
@@ -833,4 +875,4 @@ TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
           { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },
           { "bonded_links", t_bonded_links }, { "clock_offsets", t_clock_offsets },
-          { "lane_faults", t_lane_faults })
+          { "lane_faults", t_lane_faults }, { "serial_mixed", t_serial_mixed })
