@@ -35,9 +35,10 @@ static int bytes_per_s(const rifl_linksim_config *c, double *out, double *wall)
     return 0;
 }
 
-/* A bonded link of `lanes` lanes (sharing 112 Gbit/s) against one lane of
- * 112 Gbit/s, both on the default (fastest) path, same BER and bytes. */
-static int bonded(unsigned lanes, double ber, uint64_t bytes, uint64_t seed, bool json)
+/* A bonded link of `lanes` serial lanes (sharing 112 Gbit/s, ends `ppm`
+ * apart, the simulation build's rx_up) against one aligned lane of 112
+ * Gbit/s, both on the default (fastest) path, same BER and bytes. */
+static int bonded(unsigned lanes, double ber, double ppm, uint64_t bytes, uint64_t seed, bool json)
 {
     rifl_linksim_config c;
     rifl_linksim_defaults(&c);
@@ -49,21 +50,25 @@ static int bonded(unsigned lanes, double ber, uint64_t bytes, uint64_t seed, boo
     if (rc)
         return rc;
     c.lanes = lanes;
+    c.serial = true;
+    c.up_log2 = RIFL_ALIGNER_UP_LOG2_SIM;
+    c.ppm = ppm;
     c.lane.link.lane_rate_gbps = 112.0 / lanes;
     c.lane.fid_bits = rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
-                                             c.lane.pipeline_frames);
+                                             c.lane.pipeline_frames + c.lane.rx_hold_frames);
     if (c.lane.fid_bits < 5)
         c.lane.fid_bits = 5;
     if ((rc = bytes_per_s(&c, &many, &t_many)))
         return rc;
     if (json)
-        printf("{\"bonded_lanes\": %u, \"ber\": %g, \"bytes\": %llu, \"single_bytes_per_s\": %.0f, "
-               "\"bonded_bytes_per_s\": %.0f, \"ratio\": %.4f}\n", lanes, ber,
-               (unsigned long long)bytes, one, many, many / one);
+        printf("{\"bonded_lanes\": %u, \"serial\": true, \"ppm\": %g, \"ber\": %g, \"bytes\": %llu, "
+               "\"single_bytes_per_s\": %.0f, \"bonded_bytes_per_s\": %.0f, \"ratio\": %.4f}\n",
+               lanes, ppm, ber, (unsigned long long)bytes, one, many, many / one);
     else
-        printf("\nbonded link of %u lanes against one lane, BER %g, %llu bytes each way:\n"
+        printf("\nbonded link of %u serial lanes, ends %g ppm apart, against one aligned lane, "
+               "BER %g, %llu bytes each way:\n"
                "  one lane   %10.3g payload bytes/s (%.2f s)\n"
-               "  %u lanes    %10.3g payload bytes/s (%.2f s)   ratio %.3f\n", lanes, ber,
+               "  %u lanes    %10.3g payload bytes/s (%.2f s)   ratio %.3f\n", lanes, ppm, ber,
                (unsigned long long)bytes, one, t_one, lanes, many, t_many, many / one);
     return 0;
 }
@@ -75,7 +80,7 @@ static int run(int argc, char **argv)
     uint64_t frames = 100000000, plain_frames = 5000000, seed = 1;
     bool plain = true;
     uint64_t lanes = 4, bonded_bytes = 50000000;
-    double bonded_ber = 1e-7;
+    double bonded_ber = 1e-7, bonded_ppm = 200;
     struct cli_opt opts[] = {
         { "bers", CLI_STRING, &bers, "comma-separated bit error rates, 0 to 0.5 (at most 16)",
           0, 0 },
@@ -87,6 +92,7 @@ static int run(int argc, char **argv)
           "skip it)", 0, 16 },
         { "bonded-ber", CLI_DOUBLE, &bonded_ber, "bit error rate of that comparison", 0, 0.5 },
         { "bonded-bytes", CLI_BYTES, &bonded_bytes, "payload bytes each way in it", 1, 1e12 },
+        { "bonded-ppm", CLI_DOUBLE, &bonded_ppm, "the bonded ends' clock offset, ppm", -200, 200 },
         { "seed", CLI_UINT, &seed, "run seed", 0, 18446744073709551615.0 },
         { "json", CLI_FLAG, &json, "one JSON object per run", 0, 0 },
         CLI_END,
@@ -174,7 +180,7 @@ static int run(int argc, char **argv)
         }
     }
     if (lanes > 1)
-        return bonded((unsigned)lanes, bonded_ber, bonded_bytes, seed, json);
+        return bonded((unsigned)lanes, bonded_ber, bonded_ppm, bonded_bytes, seed, json);
     return 0;
 }
 
