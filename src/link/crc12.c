@@ -27,9 +27,6 @@ uint64_t rifl_crc12_xpow_quotient(unsigned e)
     return q;
 }
 
-static uint16_t pos_table[32][256];   /* b * x^(8d+12) mod G, d = 0..31 */
-static uint16_t chain_table[2][256];  /* b * x^(256+8k) mod G, k = 0, 1 */
-
 static uint16_t mulx_mod(uint16_t r)
 {
     /* r * x mod G, r of degree < 12 */
@@ -39,23 +36,26 @@ static uint16_t mulx_mod(uint16_t r)
     return r;
 }
 
+uint16_t rifl_crc12_xpow(unsigned e)
+{
+    uint16_t r = 1;
+    for (unsigned k = 0; k < e; k++)
+        r = mulx_mod(r);
+    return r;
+}
+
+static uint16_t pos_table[32][256];   /* b * x^(8d+12) mod G, d = 0..31 */
+static uint16_t chain_table[2][256];  /* b * x^(256+8k) mod G, k = 0, 1 */
+
 #ifdef RIFL_CRC_CLMUL
 struct rifl_crc_clmul rifl_crc_clmul_consts;
 
 static void clmul_consts_init(void)
 {
     struct rifl_crc_clmul *c = &rifl_crc_clmul_consts;
-    uint16_t r = 1;
-    for (int k = 0; k < 12; k++)
-        r = mulx_mod(r);
-    for (int j = 0; j < 32; j++) {
-        c->k[j] = r;
-        for (int k = 0; k < 64; k++)
-            r = mulx_mod(r);
-    }
-    r = 1;
-    for (int k = 0; k < 64; k++)
-        r = mulx_mod(r);
+    for (unsigned j = 0; j < 32; j++)
+        c->k[j] = rifl_crc12_xpow(12 + 64 * j);
+    uint16_t r = rifl_crc12_xpow(64);
     c->x64 = r;
     c->fold = _mm_set_epi64x(0, (long long)r);
     for (int j = 0; j < 16; j++)

@@ -224,12 +224,6 @@ static uint64_t scr_wpow(long n)
     return r;
 }
 
-static uint64_t crc_mulx(uint64_t r)
-{
-    r <<= 1;
-    return r & 0x1000u ? r ^ (0x1000u | RIFL_CRC12_POLY) : r;
-}
-
 void rifl_batch_consts_init(void)
 {
     static int done;
@@ -246,14 +240,8 @@ void rifl_batch_consts_init(void)
             k->ck[wi][j] = scr_wpow((j + 1) * L);
         }
     }
-    uint64_t r = 1;
-    for (unsigned b = 0; b < 12; b++)
-        r = crc_mulx(r);
-    for (unsigned j = 0; j < 32; j++) {
-        k->crck[j] = r;
-        for (unsigned b = 0; b < 64; b++)
-            r = crc_mulx(r);
-    }
+    for (unsigned j = 0; j < 32; j++)
+        k->crck[j] = rifl_crc12_xpow(12 + 64 * j);
     /* floor(x^76 / G); its top bit, x^64, falls off */
     k->crc_mu = rifl_crc12_xpow_quotient(76);
     done = 1;

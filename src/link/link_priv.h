@@ -58,6 +58,8 @@ static inline void rifl_store_be64(uint8_t *p, uint64_t v)
  * chain[k][b] = b * x^(256+8k) mod G. */
 /* floor(x^e / G) for the CRC-12 generator G, its bits above x^63 dropped */
 uint64_t rifl_crc12_xpow_quotient(unsigned e);
+/* x^e mod G, the remainder the quotient above leaves */
+uint16_t rifl_crc12_xpow(unsigned e);
 const uint16_t (*rifl_crc12_pos_table(void))[256];
 const uint16_t (*rifl_crc12_chain_table(void))[256];
 
