@@ -1010,6 +1010,9 @@ static void t_tx_ready_predicts(void)
             const uint8_t *f;
             size_t n;
             bool end;
+            uint8_t code, ext[64];
+            while (rifl_lane_read_ext(l, &code, ext, sizeof ext, &n) == RIFL_OK)
+                ; /* extension frames are read too, or their queue fills */
             while (rifl_lane_peek_frame(l, &f, &n, &end) == RIFL_OK) {
                 uint32_t idx;
                 memcpy(&idx, f, 4);
