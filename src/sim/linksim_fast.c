@@ -233,7 +233,8 @@ static void quiet(const struct sim *s, struct dir *d, uint64_t k)
 /* Once no packet will come, the slot after which everything is delivered. */
 static void find_completion(const struct sim *s, const struct dir *d, struct emu *e)
 {
-    if (!s->cfg->bytes || e->comp != UINT64_MAX || !(d->done || s->stopped) || d->pending)
+    if (!(s->cfg->bytes || s->cfg->offer_slots) || e->comp != UINT64_MAX ||
+        !(d->done || s->stopped) || d->pending)
         return;
     uint64_t v = e->u ? e->u - 1 : 0, r = v;
     if (d->recv_cur != d->next_seq) {
