@@ -1120,6 +1120,98 @@ static void t_lane_tags(void)
     CHECK_EQ_I(rifl_lane_create(&c, &a, NULL, 0), RIFL_ERR_CONFIG);
 }
 
+/* frames by reference: two links fed the same packets, one carrying frames
+ * by content throughout, the other by reference from slot 3000 to 9000 (then
+ * by content again, the references still in flight built by content, oldest
+ * first), count the same and deliver the same bytes in every slot; bad
+ * references are refused */
+struct carried {
+    bool by_ref;
+    rifl_lane_ref ref;
+    rifl_lane_frame fr;
+};
+
+static void t_frames_by_reference(void)
+{
+    rifl_lane *c[2] = { make_lane(4), make_lane(4) };
+    rifl_lane *r[2] = { make_lane(4), make_lane(4) };
+    REQUIRE(c[0] && c[1] && r[0] && r[1]);
+    enum { D = 3 };
+    static rifl_lane_frame fc[2][D];
+    static struct carried fr[2][D];
+    uint8_t pkt[300], b1[600], b2[600];
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed * 131 + 7);
+    unsigned stat_diffs = 0, read_diffs = 0, rc_diffs = 0;
+    uint64_t bytes = 0;
+    for (unsigned t = 0; t < 12000; t++) {
+        bool by_ref = t >= 3000 && t < 9000;
+        if (t == 9000)
+            for (int i = 0; i < 2; i++)
+                for (unsigned k = 0; k < D; k++) {
+                    struct carried *e = &fr[i][(t + k) % D];
+                    if (e->by_ref)
+                        CHECK_EQ_I(rifl_lane_ref_frame(r[i], &e->ref, &e->fr), RIFL_OK);
+                    e->by_ref = false;
+                }
+        for (int i = 0; i < 2; i++) {
+            size_t len = 1 + rifl_rng_below(&rng, sizeof pkt);
+            for (size_t k = 0; k < len; k++)
+                pkt[k] = (uint8_t)rifl_rng_next(&rng);
+            rc_diffs += rifl_lane_send(c[i], pkt, len) != rifl_lane_send(r[i], pkt, len);
+        }
+        rifl_lane_frame oc[2];
+        struct carried orr[2];
+        unsigned e = t % D;
+        for (int i = 0; i < 2; i++) {
+            oc[i] = fc[i][e];
+            orr[i] = fr[i][e];
+            CHECK_EQ_I(rifl_lane_tx_frame(c[i], t, &fc[i][e]), RIFL_OK);
+            fr[i][e].by_ref = by_ref;
+            if (by_ref)
+                CHECK_EQ_I(rifl_lane_tx_ref(r[i], t, &fr[i][e].ref), RIFL_OK);
+            else
+                CHECK_EQ_I(rifl_lane_tx_frame(r[i], t, &fr[i][e].fr), RIFL_OK);
+        }
+        for (int i = 0; i < 2; i++) {
+            const struct carried *o = &orr[1 - i];
+            int a = rifl_lane_rx_frame(c[i], t, t >= D ? &oc[1 - i] : NULL, NULL);
+            int b = t < D ? rifl_lane_rx_frame(r[i], t, NULL, NULL)
+                    : o->by_ref ? rifl_lane_rx_ref(r[i], t, &o->ref)
+                                : rifl_lane_rx_frame(r[i], t, &o->fr, NULL);
+            rc_diffs += a != b;
+            size_t n1 = 0, n2 = 0;
+            int e1 = 0, e2 = 0;
+            rifl_lane_read(c[i], b1, sizeof b1, &n1, &e1);
+            rifl_lane_read(r[i], b2, sizeof b2, &n2, &e2);
+            read_diffs += n1 != n2 || e1 != e2 || memcmp(b1, b2, n1) != 0;
+            bytes += n1;
+            stat_diffs += memcmp(rifl_lane_get_stats(c[i]), rifl_lane_get_stats(r[i]),
+                                 sizeof(rifl_lane_stats)) != 0;
+        }
+    }
+    CHECK_EQ_U(stat_diffs, 0);
+    CHECK_EQ_U(read_diffs, 0);
+    CHECK_EQ_U(rc_diffs, 0);
+    CHECK(bytes > 100000);
+    CHECK(rifl_lane_get_stats(r[0])->tx_frames[RIFL_KIND_DATA] > 1000);
+    /* refused: an ID beyond 2^K, a tagged or unknown kind, a data frame
+     * without its record, NULL */
+    rifl_lane_ref bad = { NULL, 0, (uint16_t)(1u << K), 0 };
+    CHECK_EQ_I(rifl_lane_rx_ref(r[0], 20000, &bad), RIFL_ERR_INVALID_ARG);
+    bad = (rifl_lane_ref){ NULL, 0, 1, 2 };
+    CHECK_EQ_I(rifl_lane_rx_ref(r[0], 20000, &bad), RIFL_ERR_INVALID_ARG);
+    bad = (rifl_lane_ref){ NULL, 0, 1, 1 };
+    CHECK_EQ_I(rifl_lane_rx_ref(r[0], 20000, &bad), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_lane_ref_frame(r[0], &bad, &fr[0][0].fr), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_lane_tx_ref(r[0], 20000, NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_lane_rx_ref(NULL, 0, NULL), RIFL_ERR_INVALID_ARG);
+    for (int i = 0; i < 2; i++) {
+        rifl_lane_free(c[i]);
+        rifl_lane_free(r[i]);
+    }
+}
+
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
@@ -1132,6 +1224,7 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "flow_control", t_flow_control },
           { "extension_frames", t_extension_frames },
           { "frames_by_content", t_frames_by_content },
+          { "frames_by_reference", t_frames_by_reference },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals },
           { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold },

@@ -236,6 +236,37 @@ RIFL_API void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane)
 RIFL_API int rifl_lane_rx_frame(rifl_lane *lane, uint64_t now, const rifl_lane_frame *f,
                                 rifl_frame_info *info);
 
+/* ---- frames by reference (for simulators) ------------------------------
+ *
+ * Through a stretch in which the channel flips no bit, a simulator can carry
+ * frames as references: which record (in the sending lane's replay buffer),
+ * key and ID a frame has, and no bytes.  The lanes take the same decisions
+ * and count the same as with frames by content; only the scramblers stand
+ * still.  At the end of the stretch rifl_lane_ref_frame turns the
+ * references still in flight back into frames by content, with scrambler
+ * states that continue from the last frame sent by content, so that
+ * stepping by content carries on in step.  A referenced record stays valid while the
+ * frame is in flight as long as the one-way delay is shorter than 2^K
+ * frames. */
+typedef struct rifl_lane_ref {
+    const uint8_t *rec;   /* data frame: its record (META byte, payload) */
+    uint16_t key;         /* control frame: its key */
+    uint16_t id;          /* frame ID */
+    uint8_t data;         /* 1: data frame, 0: control frame (no lane tags) */
+} rifl_lane_ref;
+
+/* rifl_lane_tx_frame by reference. */
+RIFL_API int rifl_lane_tx_ref(rifl_lane *lane, uint64_t now, rifl_lane_ref *f);
+/* rifl_lane_rx_frame by reference: the frame arrives as sent (f NULL:
+ * nothing received).  RIFL_ERR_INVALID_ARG for a tagged or malformed
+ * reference. */
+RIFL_API int rifl_lane_rx_ref(rifl_lane *lane, uint64_t now, const rifl_lane_ref *f);
+/* A frame sent by reference, by content (for a PHY that carries frames by
+ * content): its scrambler states continue from the sender's, which stands
+ * still while frames go by reference; build the frames still in flight
+ * oldest first. */
+RIFL_API int rifl_lane_ref_frame(rifl_lane *sender, const rifl_lane_ref *ref, rifl_lane_frame *f);
+
 /* ---- accelerator (for simulators) --------------------------------------
  *
  * A simulated link spends most of its time in stretches where nothing
@@ -453,6 +484,8 @@ RIFL_API unsigned rifl_lane_next_id(const rifl_lane *lane);
 /* The frame ID the receiver expects next (a frame verifies when it claims
  * exactly this ID). */
 RIFL_API unsigned rifl_lane_expected_id(const rifl_lane *lane);
+/* Frames the replay buffer holds: 2^K (0 for NULL). */
+RIFL_API unsigned rifl_lane_replay_frames(const rifl_lane *lane);
 RIFL_API rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
 RIFL_API const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
 /* Every counter of rifl_lane_stats, named and explained (rifl/counter.h),

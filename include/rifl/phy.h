@@ -92,11 +92,13 @@ RIFL_API void rifl_phy_free(rifl_phy *phy);
  * error will come; 0 from PHYs that cannot say), putting `slots` error-free
  * frames through without stepping (statistics and error process move on as
  * if rifl_phy_exchange had carried them), and the buffer of the frame in
- * flight that leaves k + 1 slots from now (k < delay), to rewrite it.  The
- * others answer 0, RIFL_ERR_STATE and NULL. */
+ * flight that leaves k + 1 slots from now (k < delay), to rewrite it, and
+ * the form that frame is in now (damaged frames are wire bytes).  The others
+ * answer 0, RIFL_ERR_STATE, NULL and RIFL_PHY_NONE. */
 RIFL_API uint64_t rifl_phy_clear_slots(const rifl_phy *phy);
 RIFL_API int rifl_phy_skip(rifl_phy *phy, uint64_t slots);
 RIFL_API void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form);
+RIFL_API rifl_phy_form rifl_phy_inflight_form(const rifl_phy *phy, unsigned k);
 
 /* ---- implementing a PHY -------------------------------------------------- */
 
@@ -108,6 +110,7 @@ typedef struct rifl_phy_ops {
     uint64_t (*clear_slots)(const rifl_phy *phy);            /* may be NULL */
     int (*skip)(rifl_phy *phy, uint64_t slots);              /* may be NULL */
     void *(*inflight)(rifl_phy *phy, unsigned k, rifl_phy_form form); /* may be NULL */
+    rifl_phy_form (*inflight_form)(const rifl_phy *phy, unsigned k);  /* may be NULL */
     void (*destroy)(rifl_phy *phy);
 } rifl_phy_ops;
 

@@ -123,6 +123,7 @@ const rifl_lane_config *rifl_lane_get_config(const rifl_lane *l) { return &l->cf
 rifl_tx_state rifl_lane_state(const rifl_lane *l) { return l->state; }
 unsigned rifl_lane_expected_id(const rifl_lane *l) { return l->rfid; }
 unsigned rifl_lane_next_id(const rifl_lane *l) { return l->fid; }
+unsigned rifl_lane_replay_frames(const rifl_lane *l) { return l ? l->nfid : 0; }
 const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *l) { return &l->st; }
 
 rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
@@ -451,7 +452,32 @@ int rifl_lane_tx_frame(rifl_lane *l, uint64_t now, rifl_lane_frame *f)
     if (!rifl_lane_tx_slot(l, now))
         return RIFL_ERR_STATE;
     struct tx_choice c = tx_choose(l);
-    rifl_lane_fill_frame(l, &c, f);
+    rifl_lane_fill_frame(l, c, f);
+    return RIFL_OK;
+}
+
+int rifl_lane_tx_ref(rifl_lane *l, uint64_t now, rifl_lane_ref *f)
+{
+    if (!l || !f || l->tagged)
+        return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_tx_slot(l, now))
+        return RIFL_ERR_STATE;
+    struct tx_choice c = tx_choose(l);
+    /* a data frame's record as the replay buffer keeps it under its ID:
+     * there it outlives the frame's time in flight */
+    f->rec = c.rec ? replay_rec(l, c.id) : NULL;
+    f->key = c.key;
+    f->id = c.id;
+    f->data = c.rec != NULL;
+    return RIFL_OK;
+}
+
+int rifl_lane_ref_frame(rifl_lane *l, const rifl_lane_ref *ref, rifl_lane_frame *f)
+{
+    if (!l || !ref || !f || ref->id > l->kmask || ref->data > 1 || (ref->data && !ref->rec))
+        return RIFL_ERR_INVALID_ARG;
+    struct tx_choice c = { ref->data ? ref->rec : NULL, ref->key, ref->id, NULL };
+    rifl_lane_fill_frame(l, c, f);
     return RIFL_OK;
 }
 
@@ -627,6 +653,35 @@ int rifl_lane_rx(rifl_lane *l, uint64_t now, const uint8_t *wire, rifl_frame_inf
     return rx_wire(l, wire, info);
 }
 
+/* A frame received in step: the decoder would return exactly what the
+ * sender put in (data: 1 a data frame, 2 a tagged control frame; rec its
+ * record). */
+static int rx_in_step(rifl_lane *l, uint16_t key, uint16_t id, uint8_t data, const uint8_t *rec)
+{
+    l->st.rx_slots++;
+    rifl_frame_info fi;
+    const uint8_t *payload = NULL;
+    if (data == 1) {
+        payload = rec + 1;
+        fi.syn = RIFL_SYN_DATA;
+        fi.meta = rec[0] & 3u;
+        fi.key = (uint16_t)(fi.meta << 14 | (unsigned)payload[0] << 6 | payload[1] >> 2);
+        fi.format = payload[l->pbytes - 1];
+    } else {
+        fi.syn = RIFL_SYN_CONTROL;
+        fi.meta = key >> 14;
+        fi.key = key;
+        fi.format = 0; /* payload bytes after the key are zero, or a tag */
+        if (data == 2)
+            payload = rec + 1;
+    }
+    fi.id = id;
+    fi.crc = 0;
+    fi.vcode = 0;
+    int drc = rifl_frame_classify(&fi, l->pbytes);
+    return rx_frame(l, &fi, payload, drc);
+}
+
 int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
                        rifl_frame_info *info)
 {
@@ -641,30 +696,19 @@ int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
         rifl_lane_frame_encode(f, l->F, wire);
         return rx_wire(l, wire, info);
     }
-    /* in step: the decoder would return exactly what the sender put in */
-    l->st.rx_slots++;
-    rifl_frame_info fi;
-    const uint8_t *payload = NULL;
-    if (f->data == 1) {
-        payload = f->rec + 1;
-        fi.syn = RIFL_SYN_DATA;
-        fi.meta = f->rec[0] & 3u;
-        fi.key = (uint16_t)(fi.meta << 14 | (unsigned)payload[0] << 6 | payload[1] >> 2);
-        fi.format = payload[l->pbytes - 1];
-    } else {
-        fi.syn = RIFL_SYN_CONTROL;
-        fi.meta = f->key >> 14;
-        fi.key = f->key;
-        fi.format = 0; /* payload bytes after the key are zero, or a tag */
-        if (f->data == 2)
-            payload = f->rec + 1;
-    }
-    fi.id = f->id;
-    fi.crc = 0;
-    fi.vcode = 0;
-    int drc = rifl_frame_classify(&fi, l->pbytes);
     l->descr = f->scr_next;
-    return rx_frame(l, &fi, payload, drc);
+    return rx_in_step(l, f->key, f->id, f->data, f->rec);
+}
+
+int rifl_lane_rx_ref(rifl_lane *l, uint64_t now, const rifl_lane_ref *f)
+{
+    if (!l || (f && (f->id > l->kmask || f->data > 1 || (f->data && !f->rec))))
+        return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_rx_slot(l, now))
+        return RIFL_ERR_STATE;
+    if (!f)
+        return rx_wire(l, NULL, NULL);
+    return rx_in_step(l, f->key, f->id, f->data, f->rec);
 }
 
 /* A frame delivered takes effect: flow-control notices apply, and it is

@@ -139,7 +139,7 @@ int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretc
             unsigned id = (tx->fid - delay + k) & tx->kmask;
             struct tx_choice c = { tx->replay + (size_t)id * tx->txq.stride, 0, (uint16_t)id,
                                    NULL };
-            rifl_lane_fill_frame(tx, &c, &inflight[i][k]);
+            rifl_lane_fill_frame(tx, c, &inflight[i][k]);
         }
         lane[1 - i]->descr = s0;
     }

@@ -143,9 +143,13 @@ struct tx_choice {
 
 /* Frame `c` chosen, not built: give f its content and the scrambler states
  * before and after it, and move the lane's scrambler on. */
-static inline void rifl_lane_fill_frame(rifl_lane *l, const struct tx_choice *c,
-                                        rifl_lane_frame *f)
+static inline __attribute__((always_inline)) void
+rifl_lane_fill_frame(rifl_lane *l, struct tx_choice choice, rifl_lane_frame *f)
 {
+    /* by value: the choice's fields come straight from the registers they
+     * were chosen in (read back from memory, its narrow stores would stall
+     * the wider loads) */
+    const struct tx_choice *c = &choice;
     f->key = c->key;
     f->id = c->id;
     f->data = c->rec ? 1 : c->ctl ? 2 : 0;

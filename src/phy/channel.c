@@ -160,6 +160,14 @@ static void *ch_inflight(rifl_phy *p, unsigned k, rifl_phy_form form)
                                  : (void *)(ch->content + e * ch->cstride);
 }
 
+static rifl_phy_form ch_inflight_form(const rifl_phy *p, unsigned k)
+{
+    const struct channel *ch = as_cchannel(p);
+    if (k >= ch->dl.delay)
+        return RIFL_PHY_NONE;
+    return (rifl_phy_form)ch->dl.form[delay_line_ahead(&ch->dl, k)];
+}
+
 static void ch_destroy(rifl_phy *p)
 {
     struct channel *ch = as_channel(p);
@@ -171,6 +179,7 @@ static void ch_destroy(rifl_phy *p)
 
 static const rifl_phy_ops channel_ops = {
     .name = "channel", .exchange = rifl_phy_channel_exchange, .clear_slots = ch_clear_slots, .skip = ch_skip, .inflight = ch_inflight,
+    .inflight_form = ch_inflight_form,
     .destroy = ch_destroy,
 };
 

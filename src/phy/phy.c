@@ -31,6 +31,11 @@ void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form)
     return phy->ops->inflight ? phy->ops->inflight(phy, k, form) : NULL;
 }
 
+rifl_phy_form rifl_phy_inflight_form(const rifl_phy *phy, unsigned k)
+{
+    return phy->ops->inflight_form ? phy->ops->inflight_form(phy, k) : RIFL_PHY_NONE;
+}
+
 const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent)
 {
     if (sent) {
