@@ -176,6 +176,79 @@ static void t_content_equals_wire(void)
     }
 }
 
+/* stepping by reference (no bytes on the cables through error-free slots)
+ * gives exactly the run of plain stepping by content, for every kind of
+ * user and up to error rates where damaged frames follow each other: every
+ * frame slot between two damaged ones, damaged frames still in flight when
+ * a stretch starts, stretches ending before their first frames arrive */
+static void t_ref_equals_plain(void)
+{
+    struct {
+        double ber;
+        unsigned F;
+        double rx_ready, load;
+        int mode; /* 0 whole packets, 1 parts, 2 users first, 3 ON/OFF flow control,
+                     4 receiver stalls, 5 errors stop at offer_slots */
+        double cable;
+    } cases[] = {
+        { 1e-5, 256, 1.0, 1.0, 0, 10 },  { 3e-5, 256, 1.0, 1.0, 0, 10 },
+        { 2e-6, 512, 0.7, 1.0, 0, 10 },  { 1e-5, 256, 1.0, 1.0, 1, 10 },
+        { 5e-6, 128, 1.0, 0.5, 2, 30 },  { 4e-6, 256, 0.3, 1.0, 3, 10 },
+        { 1e-5, 64, 1.0, 1.0, 4, 10 },   { 1e-4, 256, 1.0, 1.0, 0, 10 },
+        { 2e-5, 1024, 1.0, 0.8, 5, 100 }, { 1e-6, 256, 1.0, 1.0, 0, 0.5 },
+    };
+    uint64_t ref_total = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rifl_linksim_config c = base(test_seed * 71 + i, cases[i].ber, 0);
+        c.max_slots = test_long_run ? 4000000 : 400000;
+        c.max_len = 3000;
+        c.lane.frame_bits = cases[i].F;
+        c.lane.link.cable_m = cases[i].cable;
+        c.lane.fid_bits = rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
+                                                 c.lane.pipeline_frames);
+        c.lane.tx_queue_frames = 4096;
+        c.rx_ready = cases[i].rx_ready;
+        c.load = cases[i].load;
+        switch (cases[i].mode) {
+        case 1: c.offer = RIFL_LINKSIM_PARTS; c.max_len = 20000; break;
+        case 2: c.users_first = true; break;
+        case 3: c.lane.fc_mode = RIFL_LANE_FC_ONOFF; c.lane.rx_buffer_frames = 700; break;
+        case 4: c.rx_stall = 2000; c.rx_period = 9000; break;
+        case 5: c.offer_slots = c.max_slots / 2; break;
+        default: break;
+        }
+        rifl_linksim_result a, b;
+        c.fast = false;
+        if (!run_ok(&c, &a))
+            continue;
+        c.fast = true;
+        if (!run_ok(&c, &b)) {
+            rifl_linksim_result_free(&a);
+            continue;
+        }
+        printf("  ber %.0e F %u mode %d: %llu slots, %llu by reference, %llu fast, "
+               "%llu frames hit, %llu+%llu packets\n", cases[i].ber, cases[i].F, cases[i].mode,
+               (unsigned long long)a.slots, (unsigned long long)b.ref_slots,
+               (unsigned long long)b.fast_slots,
+               (unsigned long long)(a.ch[0].frames_hit + a.ch[1].frames_hit),
+               (unsigned long long)a.val[0].packets_ok, (unsigned long long)a.val[1].packets_ok);
+        same_stats(&a, &b);
+        if (memcmp(&a.lane[0], &b.lane[0], sizeof a.lane[0]) ||
+            memcmp(&a.lane[1], &b.lane[1], sizeof a.lane[1]))
+            print_lane_diff(&a, &b);
+        CHECK(a.lossless && b.lossless);
+        CHECK_EQ_U(a.ref_slots, 0);
+        /* most slots go by reference or fast: only damaged ones and the few
+         * after them are stepped by content */
+        CHECK(b.ref_slots + b.fast_slots > b.slots / 2);
+        CHECK(a.ch[0].frames_hit + a.ch[1].frames_hit > 20);
+        ref_total += b.ref_slots;
+        rifl_linksim_result_free(&a);
+        rifl_linksim_result_free(&b);
+    }
+    CHECK(ref_total > 0);
+}
+
 /* the channel flips bits at the requested rate: the count over N bits is
  * within 5 standard deviations of N x BER */
 static void t_channel_ber(void)
@@ -868,7 +941,7 @@ static void t_serial_mixed(void)
     }
 }
 
-TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain },
+TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },

@@ -438,9 +438,10 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
                c->ppm > 0 ? "faster" : "slower", (unsigned long long)r->comp_requests[0],
                (unsigned long long)r->comp_requests[1], (unsigned long long)r->lane[0].tx_clock_comp,
                (unsigned long long)r->lane[1].tx_clock_comp);
-    printf("run: %.4g frame slots (%.1f%% fast-forwarded) in %.2f s = %.3g simulated "
-           "frames/s both ways\n", (double)r->slots,
-           r->slots ? 100.0 * (double)r->fast_slots / (double)r->slots : 0.0, s->wall,
+    printf("run: %.4g frame slots (%.1f%% fast-forwarded, %.1f%% stepped by reference) in "
+           "%.2f s = %.3g simulated frames/s both ways\n", (double)r->slots,
+           r->slots ? 100.0 * (double)r->fast_slots / (double)r->slots : 0.0,
+           r->slots ? 100.0 * (double)r->ref_slots / (double)r->slots : 0.0, s->wall,
            s->wall > 0 ? 2.0 * L * (double)r->slots / s->wall : 0.0);
     printf("delivered: %llu + %llu packets, %llu + %llu bytes (A->B + B->A)%s\n",
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,
@@ -519,11 +520,12 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
     printf("{\"seed\": %llu, \"ber_ab\": %g, \"ber_ba\": %g, \"frame_bits\": %u, "
            "\"lane_rate_gbps\": %g, \"cable_m\": %g, \"transceiver_ns\": %g, "
            "\"delay_frames\": %u, \"fid_bits\": %u, \"frame_ns\": %.6f, \"slots\": %llu, "
-           "\"fast_slots\": %llu, \"wall_s\": %.3f, \"complete\": %s, ",
+           "\"fast_slots\": %llu, \"ref_slots\": %llu, \"wall_s\": %.3f, \"complete\": %s, ",
            (unsigned long long)c->seed, c->ber[0], c->ber[1], c->lane.frame_bits,
            c->lane.link.lane_rate_gbps, c->lane.link.cable_m, c->lane.link.transceiver_ns,
            r->delay_frames, c->lane.fid_bits, r->frame_ns, (unsigned long long)r->slots,
-           (unsigned long long)r->fast_slots, s->wall, r->complete ? "true" : "false");
+           (unsigned long long)r->fast_slots, (unsigned long long)r->ref_slots, s->wall,
+           r->complete ? "true" : "false");
     printf("\"channel_seed\": [%llu, %llu], \"bit_errors\": [%llu, %llu], "
            "\"frames_hit\": [%llu, %llu], ", (unsigned long long)r->channel_seed[0],
            (unsigned long long)r->channel_seed[1], (unsigned long long)r->ch[0].bit_errors,

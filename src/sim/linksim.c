@@ -331,6 +331,7 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
     s->kmask = s->nfid - 1;
     s->D = s->pair->delay_frames;
     s->txcap = cfg->lane.tx_queue_frames;
+    s->ref_possible = cfg->fast && !cfg->serial && !cfg->encode_all && !cfg->observe;
     s->fast_possible = cfg->fast && !cfg->serial && cfg->rx_ready >= 1.0 &&
                        cfg->offer == RIFL_LINKSIM_WHOLE &&
                        !cfg->users_first && !cfg->read_budget;
@@ -351,10 +352,17 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
 
 /* Wire side of slot t, plus the bookkeeping the fast path and the latency
  * stamps need; the observer's say when there is one (true otherwise). */
+static bool after_wire(struct sim *s, uint64_t t);
+
 static bool wire_side(struct sim *s, uint64_t t)
 {
+    rifl_pair_step(s->pair, s->cfg->observe ? &s->seen : NULL);
+    return after_wire(s, t);
+}
+
+static bool after_wire(struct sim *s, uint64_t t)
+{
     const rifl_linksim_config *c = s->cfg;
-    rifl_pair_step(s->pair, c->observe ? &s->seen : NULL);
     for (int i = 0; i < 2; i++) {
         struct dir *d = &s->d[i];
         const rifl_lane_stats *st = rifl_lane_get_stats(d->tx);
@@ -437,6 +445,35 @@ static bool at_boundary(struct sim *s, struct course *k)
     return c->max_slots && k->t >= c->max_slots;
 }
 
+/* Slots stepped by reference (rifl_pair_ref_step), `room` at most: the
+ * same slots as below, without bytes on the cables.  They end early at a
+ * boundary or where the fast path could take over. */
+static int by_reference(struct sim *s, struct course *k, uint64_t room)
+{
+    const rifl_linksim_config *c = s->cfg;
+    if (rifl_pair_ref_begin(s->pair) != RIFL_OK)
+        return RIFL_ERR_STATE;
+    int rc = RIFL_OK;
+    uint64_t end = room > UINT64_MAX - k->t ? UINT64_MAX : k->t + room;
+    while (k->t < end) {
+        if (c->users_first && (rc = rifl_linksim_user_side(s, k->t)) != RIFL_OK)
+            break;
+        rifl_pair_ref_step(s->pair);
+        k->satisfied = after_wire(s, k->t);
+        k->t++;
+        s->res->ref_slots++;
+        if (!c->users_first && (rc = rifl_linksim_user_side(s, k->t)) != RIFL_OK)
+            break;
+        if (at_boundary(s, k) || (!c->users_first && rifl_linksim_skip_room(s, k->t)))
+            break;
+        if (!(k->t & 0xFFFF))
+            progress(s, k->t);
+    }
+    if (rifl_pair_ref_end(s->pair) != RIFL_OK)
+        return RIFL_ERR_STATE;
+    return rc;
+}
+
 static int run_slots(struct sim *s, struct course *k)
 {
     const rifl_linksim_config *c = s->cfg;
@@ -446,12 +483,15 @@ static int run_slots(struct sim *s, struct course *k)
         rc = rifl_linksim_user_side(s, 0);
     while (rc == RIFL_OK && !at_boundary(s, k)) {
         uint64_t m = c->users_first ? 0 : rifl_linksim_skip_room(s, k->t);
+        uint64_t r = m || !s->ref_possible ? 0 : rifl_pair_ref_room(s->pair);
         if (m) {
             uint64_t did = 0;
             rc = rifl_linksim_skip(s, k->t, m, &did);
             k->t += did;
             s->res->fast_slots += did;
             s->res->skips++;
+        } else if (r >= RIFL_LINKSIM_REF_MIN) {
+            rc = by_reference(s, k, r);
         } else {
             if (c->users_first)
                 rc = rifl_linksim_user_side(s, k->t);

@@ -82,10 +82,15 @@ struct sim {
     size_t maxlen;            /* largest packet */
     bool stopped;             /* offer_slots reached: no new packets */
     bool fast_possible;       /* the run may fast-forward (linksim_fast.c) */
+    bool ref_possible;        /* and step by reference (rifl_pair_ref_step) */
     int64_t load_fx;          /* offered load per slot in credit units; 0: saturate */
     rifl_rng rng;
     rifl_pair_slot seen;      /* the last slot, for the observer */
 };
+
+/* Error-free slots fewer than this are stepped by content: starting and
+ * ending a stretch by reference costs about as much as a few slots. */
+#define RIFL_LINKSIM_REF_MIN 8
 
 /* Offered load below 1: a token bucket of at most one frame, counted in
  * units of 2^-30 frames so that k slots of refill are one exact step. */

@@ -20,6 +20,7 @@ void rifl_pair_free(rifl_pair *p)
     for (int i = 0; i < 2; i++) {
         rifl_lane_free(p->lane[i]);
         rifl_phy_free(p->phy[i]);
+        free(p->ref[i]);
     }
     free(p);
 }
@@ -84,6 +85,11 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
             .encode_ctx = p->lane[i],
         };
         rc = rifl_phy_channel_create(&cc, &p->phy[i], msg, msglen);
+    }
+    for (int i = 0; i < 2 && rc == RIFL_OK && !cfg->serial && !cfg->encode_all; i++) {
+        p->ref[i] = calloc(p->delay_frames ? p->delay_frames : 1, sizeof *p->ref[i]);
+        if (!p->ref[i])
+            rc = RIFL_ERR_NOMEM;
     }
     if (rc != RIFL_OK) {
         rifl_pair_free(p);
@@ -192,6 +198,12 @@ __attribute__((flatten)) void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
                                    seen ? (void *)&seen->sent[i] : NULL, p->sent_bytes);
         n[1 - i] = rifl_phy_channel_exchange(p->phy[i], now, form, &in[1 - i], 1);
     }
+    for (int i = 0; i < 2; i++) {
+        /* whether this slot's frame was damaged (rifl_pair_ref_room) */
+        uint64_t h = rifl_phy_get_stats(p->phy[i])->frames_hit;
+        p->last_hit[i] = h != p->hits_seen[i];
+        p->hits_seen[i] = h;
+    }
     int r0 = receive(p->lane[0], now, &in[0], n[0]);
     int r1 = receive(p->lane[1], now, &in[1], n[1]);
     if (seen) {
@@ -203,4 +215,88 @@ __attribute__((flatten)) void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
         seen->rx[1] = r1;
     }
     p->slot++;
+}
+
+/* ---- stepping by reference ----------------------------------------------- */
+
+uint64_t rifl_pair_ref_room(rifl_pair *p)
+{
+    unsigned D = p->delay_frames;
+    if (!p->ref[0] || p->by_ref || D == 0 || D >= rifl_lane_replay_frames(p->lane[0]) ||
+        p->slot <= D || p->last_hit[0] || p->last_hit[1])
+        return 0;
+    uint64_t a = rifl_phy_clear_slots(p->phy[0]), b = rifl_phy_clear_slots(p->phy[1]);
+    return a < b ? a : b;
+}
+
+int rifl_pair_ref_begin(rifl_pair *p)
+{
+    if (!rifl_pair_ref_room(p))
+        return RIFL_ERR_STATE;
+    for (int i = 0; i < 2; i++)
+        for (unsigned k = 0; k < p->delay_frames; k++) {
+            /* the cable's frames stay where they are until the end */
+            rifl_pair_inflight *e = &p->ref[i][k];
+            rifl_phy_form form = rifl_phy_inflight_form(p->phy[i], k);
+            e->form = (uint8_t)form;
+            e->frame = form == RIFL_PHY_NONE ? NULL : rifl_phy_inflight(p->phy[i], k, form);
+            if (!e->frame)
+                return RIFL_ERR_STATE;
+        }
+    p->ref_pos = 0;
+    p->ref_from = p->slot;
+    p->by_ref = true;
+    return RIFL_OK;
+}
+
+/* Lane `l` receives a frame in flight while stepping by reference. */
+static inline void ref_receive(rifl_lane *l, uint64_t now, const rifl_pair_inflight *e)
+{
+    if (!e->frame)
+        rifl_lane_rx_ref(l, now, &e->ref);
+    else if (e->form == RIFL_PHY_WIRE)
+        rifl_lane_rx(l, now, e->frame, NULL);
+    else
+        rifl_lane_rx_frame(l, now, e->frame, NULL);
+}
+
+__attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
+{
+    uint64_t now = p->slot;
+    rifl_pair_inflight out[2];
+    for (int i = 0; i < 2; i++) {
+        rifl_pair_inflight *e = &p->ref[i][p->ref_pos];
+        out[i] = *e;
+        e->frame = NULL;
+        rifl_lane_tx_ref(p->lane[i], now, &e->ref);
+    }
+    p->ref_pos = p->ref_pos + 1 == p->delay_frames ? 0 : p->ref_pos + 1;
+    ref_receive(p->lane[0], now, &out[1]);
+    ref_receive(p->lane[1], now, &out[0]);
+    p->slot++;
+}
+
+int rifl_pair_ref_end(rifl_pair *p)
+{
+    if (!p->by_ref)
+        return RIFL_ERR_STATE;
+    p->by_ref = false;
+    uint64_t m = p->slot - p->ref_from;
+    unsigned D = p->delay_frames;
+    /* the frames sent before the stretch that are still in flight stay in
+     * the cable as they are; those sent by reference are built by content,
+     * their scrambler states following on from the last frame sent by
+     * content (the sender's scrambler has not moved since) */
+    unsigned first = m < D ? (unsigned)(D - m) : 0;
+    for (int i = 0; i < 2; i++) {
+        if (rifl_phy_skip(p->phy[i], m) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        for (unsigned k = first; k < D; k++) {
+            const rifl_pair_inflight *e = &p->ref[i][(p->ref_pos + k) % D];
+            rifl_lane_frame *f = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
+            if (e->frame || !f || rifl_lane_ref_frame(p->lane[i], &e->ref, f) != RIFL_OK)
+                return RIFL_ERR_STATE;
+        }
+    }
+    return RIFL_OK;
 }

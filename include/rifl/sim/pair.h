@@ -43,7 +43,23 @@ typedef struct rifl_pair {
     bool serial;             /* serial lanes: the PHYs' aligners drive the lanes */
     bool rx_aligned[2], rx_up[2]; /* [i]: what lane i was last told */
     uint64_t startup_slot;   /* slot at which both lanes were first up (0: not yet) */
+    /* stepping by reference (rifl_pair_ref_begin) */
+    struct rifl_pair_inflight *ref[2]; /* [i]: frames in flight from lane i,
+                                          a ring of delay_frames */
+    unsigned ref_pos;        /* the entry of the frames arriving in this slot */
+    bool by_ref;             /* between rifl_pair_ref_begin and _end */
+    uint64_t ref_from;       /* slot at which it began */
+    uint64_t hits_seen[2];   /* frames hit on phy[i] after the last slot */
+    bool last_hit[2];        /* the last slot's frame on phy[i] was hit */
 } rifl_pair;
+
+/* A frame in flight while stepping by reference: sent by reference, or
+ * sent before by content or as damaged wire bytes (still in the cable). */
+typedef struct rifl_pair_inflight {
+    rifl_lane_ref ref;
+    const void *frame;       /* NULL: by reference; else the cable's frame */
+    uint8_t form;            /* of `frame`: a rifl_phy_form */
+} rifl_pair_inflight;
 
 /* What one slot of a pair did, for observers. */
 typedef struct rifl_pair_slot {
@@ -72,6 +88,22 @@ RIFL_API void rifl_pair_free(rifl_pair *p);
  * from the hold once that aligner has locked.
  * `seen` (NULL when nobody looks) gets what happened. */
 RIFL_API void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen);
+
+/* Stepping by reference (rifl_lane_ref in rifl/lane.h): slots in which
+ * neither cable flips a bit go with frames sent as references, no bytes
+ * built or copied, the cables skipped over at the end; the frames already in
+ * flight (damaged ones too) arrive as they are, and the lanes decide and
+ * count exactly as with rifl_pair_step.  rifl_pair_ref_room says how many
+ * slots from now may go by reference (0: none now: the last slot sent a
+ * damaged frame, or the pair carries wire bytes or serial lanes);
+ * rifl_pair_ref_begin starts, rifl_pair_ref_step steps one slot (at most
+ * `room` of them), rifl_pair_ref_end puts the frames sent by reference that
+ * are still in flight back on the cables by content.  rifl_pair_step must
+ * not be called in between. */
+RIFL_API uint64_t rifl_pair_ref_room(rifl_pair *p);
+RIFL_API int rifl_pair_ref_begin(rifl_pair *p);
+RIFL_API void rifl_pair_ref_step(rifl_pair *p);
+RIFL_API int rifl_pair_ref_end(rifl_pair *p);
 
 #ifdef __cplusplus
 }
