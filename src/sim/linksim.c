@@ -464,7 +464,10 @@ static int by_reference(struct sim *s, struct course *k, uint64_t room)
         s->res->ref_slots++;
         if (!c->users_first && (rc = rifl_linksim_user_side(s, k->t)) != RIFL_OK)
             break;
-        if (at_boundary(s, k) || (!c->users_first && rifl_linksim_skip_room(s, k->t)))
+        /* (the fast path first needs D slots in a row of new, unhit frames) */
+        bool may_skip = !c->users_first && s->fast_possible && s->d[0].streak >= s->D &&
+                        s->d[1].streak >= s->D;
+        if (at_boundary(s, k) || (may_skip && rifl_linksim_skip_room(s, k->t)))
             break;
         if (!(k->t & 0xFFFF))
             progress(s, k->t);

@@ -221,7 +221,7 @@ int rifl_linksim_user_side(struct sim *s, uint64_t t)
     }
     for (unsigned i = 0; i < 2; i++) {
         size_t budget = read_budget(s, i, t);
-        if (budget)
+        if (budget && rifl_lane_rx_backlog(s->d[i].rx)) /* (nothing to read: no call) */
             read_side(s, &s->d[i], budget, t);
     }
     return RIFL_OK;
