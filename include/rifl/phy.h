@@ -221,6 +221,84 @@ RIFL_API rifl_phy_serial_rx rifl_phy_serial_rx_state(const rifl_phy *phy, unsign
 RIFL_API const rifl_aligner *rifl_phy_serial_aligner(const rifl_phy *phy);
 RIFL_API const rifl_phy_serial_stats *rifl_phy_serial_get_stats(const rifl_phy *phy);
 
+/* ---- UDP ------------------------------------------------------------------
+ *
+ * A lane over UDP (docs/udp.md): the frames of several slots, as wire bytes,
+ * go in one datagram behind a 20-byte header that carries the sender's link
+ * epoch and the sequence number of its first frame.  Unlike the simulated
+ * PHYs, which carry one direction, a UDP PHY is one end of the link: the
+ * frames it is given go to the peer, and `exchange` returns the frames that
+ * arrived here from the peer (a batch: up to `max`).  Datagrams may be lost,
+ * duplicated, reordered or late; the receiving end takes frames only in
+ * sequence order, so a datagram that comes after a later one, twice, from
+ * another epoch or malformed is dropped and counted.  Where frames went
+ * missing (a gap in the sequence, a full receive queue) the lane is handed
+ * an erasure first, a frame that fails verification, and recovers by replay
+ * as from a damaged frame.  The erasure decodes to frame ID 0xFFF, so lanes
+ * over UDP have at most 11 frame-ID bits. */
+#define RIFL_UDP_HEADER_BYTES 20
+#define RIFL_UDP_MAX_FRAMES 64    /* frames per datagram */
+
+typedef struct rifl_udp_header {
+    unsigned frame_bits;      /* 64 .. 2048 */
+    unsigned count;           /* frames that follow, 1 .. RIFL_UDP_MAX_FRAMES */
+    uint32_t epoch;           /* the sender's link epoch */
+    uint64_t seq;             /* sequence number of the first frame */
+} rifl_udp_header;
+
+/* Write the header of a datagram (RIFL_UDP_HEADER_BYTES). */
+RIFL_API int rifl_udp_header_write(const rifl_udp_header *h, uint8_t *out);
+/* Read and check a datagram of `len` bytes: RIFL_OK with *h filled when the
+ * header is well formed and `len` is exactly the header plus its frames,
+ * RIFL_ERR_FRAME otherwise. */
+RIFL_API int rifl_udp_header_read(const uint8_t *dgram, size_t len, rifl_udp_header *h);
+
+typedef struct rifl_phy_udp_config {
+    unsigned frame_bits;
+    int fd;                     /* a bound UDP socket to use (the PHY closes
+                                   it), or -1 to open one on `local` */
+    const char *local;          /* "ADDRESS:PORT" to bind, numeric (port 0:
+                                   any); with fd -1 */
+    const char *remote;         /* "ADDRESS:PORT" of the peer, numeric */
+    unsigned frames_per_datagram; /* 1 .. RIFL_UDP_MAX_FRAMES (0: 16) */
+    unsigned flush_slots;       /* a part-filled datagram goes at most this
+                                   many slots after its first frame (0:
+                                   frames_per_datagram) */
+    uint32_t epoch;             /* this end's link epoch, not 0 */
+    unsigned rx_frames;         /* receive queue, frames (0: 4096) */
+    double loss;                /* drop each datagram sent with this
+                                   probability (0 .. 1; tests) */
+    double dup;                 /* send each datagram twice with this
+                                   probability (0 .. 1; tests) */
+    uint64_t seed;              /* of the loss and duplication draws */
+} rifl_phy_udp_config;
+
+typedef struct rifl_phy_udp_stats {
+    uint64_t dgrams_sent, dgrams_received;
+    uint64_t tx_lost;           /* datagrams dropped by `loss` */
+    uint64_t tx_duplicated;     /* sent twice by `dup` */
+    uint64_t tx_failed;         /* the socket refused them (full, or an
+                                   error: tx_last_errno) */
+    int tx_last_errno;
+    uint64_t rx_malformed;      /* bad header, size or frame width */
+    uint64_t rx_foreign;        /* another epoch than the peer's */
+    uint64_t rx_late;           /* before what was taken already: duplicate,
+                                   reordered or late */
+    uint64_t rx_missing;        /* frames never received (gaps in sequence) */
+    uint64_t rx_overflow;       /* frames dropped: receive queue full */
+    uint64_t rx_erasures;       /* erasures handed to the lane for them */
+    uint32_t peer_epoch;        /* the peer's epoch (0: nothing from it yet) */
+} rifl_phy_udp_stats;
+
+/* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
+ * refused with RIFL_ERR_CONFIG and a message; a socket that cannot be
+ * opened, bound or connected gives RIFL_ERR_IO and the system's reason. */
+RIFL_API int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *msg,
+                                 size_t msglen);
+RIFL_API const rifl_phy_udp_stats *rifl_phy_udp_get_stats(const rifl_phy *phy);
+/* The port the PHY's socket is bound to (0 on error). */
+RIFL_API unsigned rifl_phy_udp_local_port(const rifl_phy *phy);
+
 #ifdef __cplusplus
 }
 #endif

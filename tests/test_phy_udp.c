@@ -1,0 +1,317 @@
+/* The UDP PHY (rifl/phy.h, "UDP"; docs/udp.md) on loopback, no root: the
+ * datagram header read and written, refused settings, two lanes across two
+ * real sockets with datagrams lost and duplicated delivering every packet
+ * once and in order, and datagrams that come late, twice, from another
+ * epoch or malformed dropped and counted. */
+#include "testlib.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rifl/frame.h"
+#include "rifl/lane.h"
+#include "rifl/phy.h"
+#include "rifl/sim/traffic.h"
+
+#define F 256
+#define FB (F / 8)
+
+static void t_header(void)
+{
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 3 * FB];
+    memset(d, 0xA5, sizeof d);
+    rifl_udp_header h = { F, 3, 0xDEADBEEF, 0x0102030405060708ULL }, g;
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_OK);
+    CHECK(d[0] == 'R' && d[1] == 'F' && d[2] == 1 && d[3] == 8 && d[4] == 0 && d[5] == 3);
+    CHECK(d[8] == 0xDE && d[11] == 0xEF && d[12] == 1 && d[19] == 8);
+    CHECK_EQ_I(rifl_udp_header_read(d, sizeof d, &g), RIFL_OK);
+    CHECK_EQ_U(g.frame_bits, F);
+    CHECK_EQ_U(g.count, 3);
+    CHECK_EQ_U(g.epoch, 0xDEADBEEF);
+    CHECK_EQ_U(g.seq, 0x0102030405060708ULL);
+    /* malformed: short, a byte too many, bad magic, version, width, count,
+     * reserved bits */
+    CHECK_EQ_I(rifl_udp_header_read(d, sizeof d - 1, &g), RIFL_ERR_FRAME);
+    CHECK_EQ_I(rifl_udp_header_read(d, sizeof d + 0 - FB, &g), RIFL_ERR_FRAME);
+    CHECK_EQ_I(rifl_udp_header_read(d, 10, &g), RIFL_ERR_FRAME);
+    size_t fields[] = { 0, 2, 3, 5, 7 };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        uint8_t e[sizeof d];
+        memcpy(e, d, sizeof d);
+        e[fields[i]] ^= 0x40;
+        CHECK_EQ_I(rifl_udp_header_read(e, sizeof e, &g), RIFL_ERR_FRAME);
+    }
+    h.count = 0;
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_ERR_INVALID_ARG);
+    h.count = RIFL_UDP_MAX_FRAMES + 1;
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_ERR_INVALID_ARG);
+    h = (rifl_udp_header){ 100, 1, 1, 0 };
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_ERR_INVALID_ARG);
+}
+
+static void refused(const rifl_phy_udp_config *c, int want, const char *needle)
+{
+    rifl_phy *p = NULL;
+    char msg[512] = "";
+    int rc = rifl_phy_udp_create(c, &p, msg, sizeof msg);
+    CHECK_EQ_I(rc, want);
+    CHECK(p == NULL);
+    CHECK_MSG(strstr(msg, needle) != NULL, "message '%s' lacks '%s'", msg, needle);
+    rifl_phy_free(p);
+}
+
+static void t_bad_config(void)
+{
+    rifl_phy_udp_config c = { .frame_bits = F, .fd = -1, .local = "127.0.0.1:0",
+                              .remote = "127.0.0.1:9", .epoch = 1 };
+    rifl_phy_udp_config b = c;
+    b.epoch = 0;
+    refused(&b, RIFL_ERR_CONFIG, "epoch 0");
+    b = c;
+    b.remote = "localhost";
+    refused(&b, RIFL_ERR_CONFIG, "ADDRESS:PORT");
+    b = c;
+    b.remote = "no.such.host:80";
+    refused(&b, RIFL_ERR_CONFIG, "numeric");
+    b = c;
+    b.local = "127.0.0.1:99999";
+    refused(&b, RIFL_ERR_CONFIG, "port from 0 to 65535");
+    b = c;
+    b.frames_per_datagram = RIFL_UDP_MAX_FRAMES + 1;
+    refused(&b, RIFL_ERR_CONFIG, "frames per datagram");
+    b = c;
+    b.frame_bits = 100;
+    refused(&b, RIFL_ERR_CONFIG, "frame width");
+    b = c;
+    b.loss = 1.5;
+    refused(&b, RIFL_ERR_CONFIG, "probability");
+    b = c;
+    b.local = "192.0.2.1:0"; /* an address this machine does not have */
+    refused(&b, RIFL_ERR_IO, "cannot open");
+    rifl_phy *p = NULL;
+    CHECK_EQ_I(rifl_phy_udp_create(NULL, &p, NULL, 0), RIFL_ERR_INVALID_ARG);
+    CHECK(rifl_phy_udp_get_stats(NULL) == NULL);
+    CHECK_EQ_U(rifl_phy_udp_local_port(NULL), 0);
+}
+
+/* A UDP socket bound to an ephemeral loopback port. */
+static int bound_socket(unsigned *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &n) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* Two ends: end i's PHY sends to end 1-i's socket. */
+struct ends {
+    rifl_phy *phy[2];
+    int spare;          /* a second descriptor of end 0's socket */
+    unsigned port[2];
+};
+
+static bool make_ends(struct ends *e, unsigned fpd, double loss, double twice, uint64_t seed)
+{
+    int fd[2];
+    for (int i = 0; i < 2; i++) {
+        fd[i] = bound_socket(&e->port[i]);
+        if (fd[i] < 0) {
+            printf("  no loopback UDP socket: skipped\n");
+            return false;
+        }
+    }
+    e->spare = dup(fd[0]);
+    for (int i = 0; i < 2; i++) {
+        char remote[64];
+        snprintf(remote, sizeof remote, "127.0.0.1:%u", e->port[1 - i]);
+        rifl_phy_udp_config c = { .frame_bits = F, .fd = fd[i], .remote = remote,
+                                  .frames_per_datagram = fpd, .epoch = 100u + (unsigned)i,
+                                  .loss = loss, .dup = twice, .seed = seed + (unsigned)i };
+        char msg[256] = "";
+        int rc = rifl_phy_udp_create(&c, &e->phy[i], msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "%s", msg);
+        if (rc != RIFL_OK)
+            return false;
+        CHECK_EQ_U(rifl_phy_udp_local_port(e->phy[i]), e->port[i]);
+    }
+    return true;
+}
+
+static void free_ends(struct ends *e)
+{
+    rifl_phy_free(e->phy[0]);
+    rifl_phy_free(e->phy[1]);
+    if (e->spare >= 0)
+        close(e->spare);
+}
+
+static size_t pkt_len(uint64_t seq) { return 1 + (size_t)((seq * 2654435761u) % 900); }
+
+/* Lanes across the two ends for `slots` slots, each sending numbered
+ * packets and checking what it reads: every packet once, in order, intact. */
+static void run_lanes(struct ends *e, unsigned fpd, unsigned slots, uint64_t *got_out,
+                      uint64_t *replays)
+{
+    rifl_lane_config lc = rifl_lane_default_config;
+    lc.frame_bits = F;
+    lc.fid_bits = 8;
+    lc.link.cable_m = 0;
+    lc.link.transceiver_ns = 0;
+    /* the round trip the lane must cover (its replay tail, its replay
+     * buffer): a frame waits up to a datagram's worth of slots at each end,
+     * and the two ends take turns within a slot */
+    lc.pipeline_frames = 2 * fpd + 4;
+    rifl_lane *l[2] = { NULL, NULL };
+    for (int i = 0; i < 2; i++)
+        REQUIRE(rifl_lane_create(&lc, &l[i], NULL, 0) == RIFL_OK);
+    uint64_t sent[2] = { 0, 0 }, got[2] = { 0, 0 }, bad = 0;
+    static uint8_t pkt[1000], want[1000], buf[2][1000];
+    size_t have[2] = { 0, 0 };
+    for (unsigned t = 0; t < slots; t++) {
+        for (int i = 0; i < 2; i++) {
+            size_t n = pkt_len(sent[i]);
+            rifl_packet_fill(7 + (unsigned)i, sent[i], pkt, n);
+            if (rifl_lane_send(l[i], pkt, n) == RIFL_OK)
+                sent[i]++;
+        }
+        for (int i = 0; i < 2; i++) {
+            uint8_t *w = rifl_phy_tx_buffer(e->phy[i], RIFL_PHY_WIRE);
+            REQUIRE(w != NULL);
+            CHECK_EQ_I(rifl_lane_tx(l[i], t, w), RIFL_OK);
+            rifl_phy_frame in[32];
+            unsigned n = rifl_phy_exchange(e->phy[i], t, RIFL_PHY_WIRE, in, 32);
+            if (!n)
+                rifl_lane_rx(l[i], t, NULL, NULL);
+            for (unsigned k = 0; k < n; k++)
+                rifl_lane_rx(l[i], t, in[k].data, NULL);
+            /* read: packets of the other end */
+            for (;;) {
+                size_t len = 0;
+                int eop = 0;
+                if (rifl_lane_read(l[i], buf[i] + have[i], sizeof buf[i] - have[i], &len,
+                                   &eop) != RIFL_OK)
+                    break;
+                have[i] += len;
+                if (!eop)
+                    continue;
+                size_t wl = pkt_len(got[i]);
+                rifl_packet_fill(7 + (unsigned)(1 - i), got[i], want, wl);
+                bad += have[i] != wl || memcmp(buf[i], want, wl) != 0;
+                got[i]++;
+                have[i] = 0;
+            }
+        }
+    }
+    CHECK_EQ_U(bad, 0);
+    *got_out = got[0] + got[1];
+    *replays = rifl_lane_get_stats(l[0])->tx_replay_cycles + rifl_lane_get_stats(l[1])->tx_replay_cycles;
+    for (int i = 0; i < 2; i++) {
+        /* never more than was sent; what is not read yet is in the
+         * sender's queue or on its way */
+        CHECK(got[i] <= sent[1 - i] && got[i] > 0);
+        rifl_lane_free(l[i]);
+    }
+}
+
+static void t_lanes_clean(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 16, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    uint64_t got = 0, replays = 0;
+    run_lanes(&e, 16, 20000, &got, &replays);
+    CHECK(got > 300);
+    for (int i = 0; i < 2; i++) {
+        const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(e.phy[i]);
+        CHECK(s->dgrams_sent > 1000);
+        CHECK_EQ_U(s->rx_late + s->rx_missing + s->rx_malformed + s->rx_foreign, 0);
+        CHECK_EQ_U(s->peer_epoch, 100u + (unsigned)(1 - i));
+    }
+    free_ends(&e);
+}
+
+static void t_lanes_lossy(void)
+{
+    struct ends e = { .spare = -1 };
+    unsigned fpd = 8;
+    if (!make_ends(&e, fpd, 0.005, 0.01, test_seed * 3)) {
+        free_ends(&e);
+        return;
+    }
+    uint64_t got = 0, replays = 0;
+    run_lanes(&e, fpd, test_long_run ? 400000 : 60000, &got, &replays);
+    printf("  %llu packets delivered, %llu replay cycles\n", (unsigned long long)got,
+           (unsigned long long)replays);
+    CHECK(got > 200);
+    CHECK(replays > 5);
+    for (int i = 0; i < 2; i++) {
+        const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(e.phy[i]);
+        CHECK(s->tx_lost > 0 && s->tx_duplicated > 0);
+        CHECK(s->rx_late > 0 && s->rx_missing > 0 && s->rx_erasures > 0);
+    }
+    free_ends(&e);
+}
+
+/* Datagrams from the peer's port that must not be taken. */
+static void t_dropped_datagrams(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    rifl_phy_frame in[64];
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 4 * FB];
+    /* frames 0..3 of epoch 100: taken */
+    rifl_udp_header h = { F, 4, 100, 0 };
+    rifl_udp_header_write(&h, d);
+    for (unsigned k = 0; k < 4; k++)
+        memset(d + RIFL_UDP_HEADER_BYTES + k * FB, (int)k, FB);
+    REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+    /* again (a duplicate), then an older part, another epoch, a bad one */
+    REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+    h.epoch = 555;
+    h.seq = 4;
+    rifl_udp_header_write(&h, d);
+    REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+    REQUIRE(send(e.spare, d, 7, 0) == 7);
+    /* frames 6..9 of epoch 100: 4 and 5 missing */
+    h.epoch = 100;
+    h.seq = 6;
+    rifl_udp_header_write(&h, d);
+    REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+    /* 4 frames, an erasure for the missing 4 and 5, 4 frames */
+    unsigned n = 0;
+    for (unsigned t = 0; t < 20 && n < 9; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 64 - n);
+    CHECK_EQ_U(n, 9);
+    if (n == 9)
+        CHECK(((const uint8_t *)in[n - 1].data)[0] == 3);
+    const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(b);
+    CHECK_EQ_U(s->dgrams_received, 2);
+    CHECK_EQ_U(s->rx_late, 1);
+    CHECK_EQ_U(s->rx_foreign, 1);
+    CHECK_EQ_U(s->rx_malformed, 1);
+    CHECK_EQ_U(s->rx_missing, 2);
+    CHECK_EQ_U(s->rx_erasures, 1);
+    CHECK_EQ_U(s->peer_epoch, 100);
+    free_ends(&e);
+}
+
+TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config },
+          { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
+          { "dropped_datagrams", t_dropped_datagrams })
