@@ -19,6 +19,12 @@
  * frame exactly as sent.  Simulated PHYs carry content, so most frames are
  * never built; PHYs that put frames on a real medium take wire bytes.
  *
+ * The lane needs every frame sent to reach it, whole or damaged, in order:
+ * with a self-synchronising scrambler and a CRC over scrambled bits, the
+ * frame after one that vanished can verify with its first bits wrong.  A
+ * PHY that can lose frames (a datagram PHY) hands the lane a frame that
+ * fails verification in their place (docs/udp.md).
+ *
  * How each PHY maps onto this: docs/architecture.md. */
 #ifndef RIFL_PHY_H
 #define RIFL_PHY_H
