@@ -456,11 +456,14 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
  * idle period's in the host's stream (nothing else is drawn in between, and
  * the destinations left cannot change before the train starts), made now
  * so that the destination's state is in the cache when the train starts. */
-static void draw_next_dst(struct host *x)
+static void draw_next_dst(const rifl_ssim *s, struct host *x, unsigned h)
 {
     if (!x->nactive)
         return;
-    x->next_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+    unsigned k = (unsigned)rifl_rng_below(&x->rng, x->nactive);
+    /* Until a destination is done, active[] lists the others in order, so
+     * entry k is k + (k >= h), found without reading it. */
+    x->next_dst = x->nactive == s->H - 1 ? k + (k >= h) : x->active[k];
     __builtin_prefetch(&x->pair[x->next_dst], 1);
 }
 
@@ -492,7 +495,7 @@ static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
                 x->active[x->nactive++] = (uint16_t)d;
             }
         x->next_start = geometric(&x->rng, &s->off_geo);
-        draw_next_dst(x);
+        draw_next_dst(s, x, h);
     }
 }
 
@@ -576,7 +579,7 @@ static void new_packet(rifl_ssim *s, struct host *x)
     x->cells_left = (uint32_t)((size + 255) / 256);
 }
 
-static void generate(rifl_ssim *s, struct host *x)
+static void generate(rifl_ssim *s, struct host *x, unsigned h)
 {
     if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
         /* closed loop: the source waits for room, its clock stands still */
@@ -624,7 +627,7 @@ static void generate(rifl_ssim *s, struct host *x)
             s->hosts_done++;
     }
     x->next_start = s->t + 1 + geometric(&x->rng, &s->off_geo);
-    draw_next_dst(x);
+    draw_next_dst(s, x, h);
 }
 
 /* The header of the cells from host h to host d: one hop on a single
@@ -847,7 +850,7 @@ static void host_slot(rifl_ssim *s)
                     bclr(x->paused, f.off_queue);
             }
         }
-        generate(s, x);
+        generate(s, x, h);
         send_cell(s, h);
         bl += x->backlog;
         if (x->backlog > s->backlog_max)
