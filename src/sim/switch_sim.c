@@ -125,6 +125,10 @@ struct rifl_ssim {
     bool finished;
     bool identity_q;         /* single switch: first-hop VOQ = destination */
     bool single;             /* single switch: port p leads to host p (wire_single) */
+    /* single switch: the row of the switch's input ring that the cells the
+     * hosts send in this slot go to (entry h for host h) */
+    rifl_cell *in_row;
+    uint8_t *in_vrow;
     uint64_t last_delivery;
 };
 
@@ -658,21 +662,30 @@ static inline unsigned ring_at(const rifl_ssim *s, unsigned delay)
     return at >= s->R ? at - s->R : at;
 }
 
-static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
+static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
 {
     struct pair *pr = &x->pair[d];
-    struct ssw *w = &s->sw[x->up.idx];
-    size_t at = (size_t)ring_at(s, x->up.delay) * w->n + x->up.port;
+    rifl_cell *c;
+    uint8_t *valid;
+    if (s->single) {
+        /* host h on port h, every host the same delay: this slot's row */
+        c = s->in_row + h;
+        valid = s->in_vrow + h;
+    } else {
+        struct ssw *w = &s->sw[x->up.idx];
+        size_t at = (size_t)ring_at(s, x->up.delay) * w->n + x->up.port;
+        c = &w->in_ring[at];
+        valid = &w->in_valid[at];
+    }
     /* filled in place: a cell built aside and copied would be read back
      * before its parts are all written */
-    rifl_cell *c = &w->in_ring[at];
     pair_route(s, h, d, &c->hdr);
     c->bytes = 256;
     c->src = (uint16_t)h;
     c->dst = (uint16_t)d;
     c->seq = pr->next_seq++;
     c->stamp = s->t;
-    w->in_valid[at] = 1;
+    *valid = 1;
 }
 
 /* Destinations in word w of host h's ready set whose first-hop VOQ is not
@@ -832,6 +845,11 @@ static void host_slot(rifl_ssim *s)
     const size_t row = (size_t)s->k * H;
     uint8_t *rv = s->rx_valid + row, *fv = s->fc_valid + row;
     uint64_t bl = 0;
+    if (s->single) {
+        const size_t in = (size_t)ring_at(s, s->host[0].up.delay) * H;
+        s->in_row = s->sw[0].in_ring + in;
+        s->in_vrow = s->sw[0].in_valid + in;
+    }
     for (unsigned h = 0; h < H; h++) {
         struct host *x = &s->host[h];
         if (rv[h]) {
