@@ -362,6 +362,88 @@ static void t_islip_no_starvation(void)
     rifl_islip_free(is);
 }
 
+/* iSLIP as McKeown describes it, on a request matrix, one port at a time:
+ * the matching and the pointers the bit-set scheduler must find. */
+static void islip_plain(unsigned N, unsigned iters, const uint8_t *req, uint16_t *gptr,
+                        uint16_t *aptr, int16_t *match)
+{
+    uint8_t in_free[256], out_free[256];
+    int16_t grant[256];
+    for (unsigned k = 0; k < N; k++) {
+        in_free[k] = out_free[k] = 1;
+        match[k] = -1;
+    }
+    for (unsigned it = 0; it < iters; it++) {
+        for (unsigned o = 0; o < N; o++) {
+            grant[o] = -1;
+            for (unsigned k = 0; out_free[o] && k < N && grant[o] < 0; k++) {
+                unsigned i = (gptr[o] + k) % N;
+                if (in_free[i] && req[i * N + o])
+                    grant[o] = (int16_t)i;
+            }
+        }
+        for (unsigned i = 0; i < N; i++) {
+            for (unsigned k = 0; k < N; k++) {
+                unsigned o = (aptr[i] + k) % N;
+                if (grant[o] == (int16_t)i) {
+                    match[i] = (int16_t)o;
+                    in_free[i] = out_free[o] = 0;
+                    if (it == 0) {
+                        gptr[o] = (uint16_t)((i + 1) % N);
+                        aptr[i] = (uint16_t)((o + 1) % N);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* The scheduler against islip_plain over runs of random requests, on one
+ * to four words of ports (the round-robin search over several words has
+ * its own code), sparse and dense: same matchings, same pointers. */
+static void t_islip_matches_plain(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0x5119);
+    static uint8_t req[256 * 256];
+    static const unsigned sizes[] = { 5, 63, 64, 65, 100, 128, 130, 192, 200, 255, 256 };
+    unsigned bad = 0, ptr_bad = 0, runs = 0;
+    for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const unsigned N = sizes[s];
+        const unsigned iters = 1 + (unsigned)rifl_rng_below(&rng, 4);
+        rifl_islip *is;
+        {
+            int req_rc_ = rifl_islip_create(N, iters, &is);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        uint16_t gptr[256] = { 0 }, aptr[256] = { 0 };
+        int16_t got[256], want[256];
+        for (unsigned r = 0; r < (test_long_run ? 400u : 60u); r++) {
+            /* from a few requests per row to most of them */
+            double p = r % 3 == 0 ? 2.0 / N : rifl_rng_double(&rng);
+            rifl_islip_clear_requests(is);
+            for (unsigned k = 0; k < N * N; k++) {
+                req[k] = rifl_rng_chance(&rng, p);
+                if (req[k])
+                    rifl_islip_request(is, k / N, k % N, true);
+            }
+            rifl_islip_run(is, got, NULL);
+            islip_plain(N, iters, req, gptr, aptr, want);
+            for (unsigned k = 0; k < N; k++) {
+                bad += got[k] != want[k];
+                ptr_bad += rifl_islip_grant_ptr(is, k) != gptr[k] ||
+                           rifl_islip_accept_ptr(is, k) != aptr[k];
+            }
+            runs++;
+        }
+        rifl_islip_free(is);
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK_EQ_U(ptr_bad, 0);
+    CHECK(runs >= 600);
+}
+
 static rifl_cell mkcell(unsigned nports, unsigned in, unsigned out, unsigned src,
                         uint32_t seq)
 {
@@ -647,5 +729,6 @@ TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "islip_pointer_rule", t_islip_pointer_rule },
           { "islip_desync_full_load", t_islip_desync_full_load },
           { "islip_no_starvation", t_islip_no_starvation },
+          { "islip_matches_plain", t_islip_matches_plain },
           { "sizing_rule", t_sizing_rule }, { "drop_counters", t_drop_counters },
           { "overload_islip", t_overload_islip }, { "overload_safc", t_overload_safc })

@@ -94,32 +94,36 @@ void rifl_islip_clear_requests(rifl_islip *s)
 unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o) { return s->gptr[o]; }
 unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i) { return s->aptr[i]; }
 
-/* First set bit of (a & m) at or after `start`, wrapping round the W words,
- * or -1 (bs_next_rr without its divisions). */
+/* First set bit of (a & m) at or after `start`, wrapping round the W words
+ * (2 to 4: at most 256 ports), or -1.  Where the bit lies follows the
+ * traffic, so it is found without a branch on it: the words are taken in
+ * the order of the search, word w0 = start / 64 twice (its bits from
+ * `start` on first, those below last), as bits of a mask of the non-empty
+ * ones, and the first of those picks the word. */
 static inline int rr_first(const uint64_t *a, const uint64_t *m, unsigned W, unsigned start)
 {
-    if (W == 1) {
-        uint64_t v = a[0] & m[0];
-        if (!v)
-            return -1;
-        uint64_t hi = v & (~0ull << start);
-        return __builtin_ctzll(hi ? hi : v);
-    }
-    unsigned w0 = start >> 6, b = start & 63;
-    uint64_t v = a[w0] & m[w0] & (~0ull << b);
-    if (v)
-        return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
-    for (unsigned w = w0 + 1; w < W; w++)
-        if ((v = a[w] & m[w]))
-            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
-    for (unsigned w = 0; w <= w0; w++) {
-        v = a[w] & m[w];
-        if (w == w0)
-            v &= ~(~0ull << b);
-        if (v)
-            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
-    }
-    return -1;
+    /* v[k] and v[k + 4]: word k (0 past the last); v[w0] and v[w0 + 4]
+     * then become the two parts of word w0 */
+    uint64_t v[8];
+    v[0] = v[4] = a[0] & m[0];
+    v[1] = v[5] = a[1] & m[1];
+    v[2] = v[6] = W > 2 ? a[2] & m[2] : 0;
+    v[3] = v[7] = W > 3 ? a[3] & m[3] : 0;
+    unsigned nz = (unsigned)(v[0] != 0) | (unsigned)(v[1] != 0) << 1 |
+                  (unsigned)(v[2] != 0) << 2 | (unsigned)(v[3] != 0) << 3;
+    const unsigned w0 = start >> 6;
+    const uint64_t from = ~0ull << (start & 63);
+    const uint64_t hi = v[w0] & from, lo = v[w0] & ~from;
+    v[w0] = hi;
+    v[w0 + 4] = lo;
+    /* bit k of `order`: the (k+1)-th part looked at is not empty */
+    unsigned order = ((nz | nz << 4) >> w0) & 0x0e;
+    order |= (unsigned)(hi != 0) | (unsigned)(lo != 0) << 4;
+    /* with no bit at all, p points at v[w0 + 5] past the parts: 0 is
+     * left there, but the answer is -1 */
+    const unsigned p = w0 + (unsigned)__builtin_ctz(order | 0x20);
+    const int found = (int)(((p & 3) << 6) + (unsigned)__builtin_ctzll(v[p & 7] | 1ull << 63));
+    return order ? found : -1;
 }
 
 /* Grant: every unmatched output with a request from an unmatched input
