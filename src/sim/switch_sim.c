@@ -704,11 +704,43 @@ static inline uint64_t eligible_word(const rifl_ssim *s, const struct host *x, u
     return el;
 }
 
+/* next_eligible for a single switch of 65 to 256 ports (2 to 4 words):
+ * where the destination lies follows the traffic, so there is no branch on
+ * it.  The words are taken in the order of the search, word w0 = rr / 64
+ * twice (its part from rr on first, its part below rr last), as bits of a
+ * mask of the non-empty ones, and the first of those picks the word. */
+static inline int next_eligible_4(const struct host *x, unsigned HW)
+{
+    /* e[k] and e[k + 4]: eligible destinations of word k (0 past the
+     * last); e[w0] and e[w0 + 4] then become the two parts of word w0 */
+    uint64_t e[8];
+    e[0] = e[4] = x->ready[0] & ~x->paused[0];
+    e[1] = e[5] = x->ready[1] & ~x->paused[1];
+    e[2] = e[6] = HW > 2 ? x->ready[2] & ~x->paused[2] : 0;
+    e[3] = e[7] = HW > 3 ? x->ready[3] & ~x->paused[3] : 0;
+    unsigned nz = (unsigned)(e[0] != 0) | (unsigned)(e[1] != 0) << 1 |
+                  (unsigned)(e[2] != 0) << 2 | (unsigned)(e[3] != 0) << 3;
+    const unsigned w0 = x->rr >> 6;
+    const uint64_t from = ~0ull << (x->rr & 63);
+    const uint64_t hi = e[w0] & from, lo = e[w0] & ~from;
+    e[w0] = hi;
+    e[w0 + 4] = lo;
+    /* bit k of `order`: the (k+1)-th part looked at is not empty */
+    unsigned order = ((nz | nz << 4) >> w0) & 0x0e;
+    order |= (unsigned)(hi != 0) | (unsigned)(lo != 0) << 4;
+    /* with no bit at all, p points past the parts and the answer is -1 */
+    const unsigned p = w0 + (unsigned)__builtin_ctz(order | 0x20);
+    const int found = (int)(((p & 3) << 6) + (unsigned)__builtin_ctzll(e[p & 7] | 1ull << 63));
+    return order ? found : -1;
+}
+
 /* The first eligible destination at or after x->rr, wrapping round the HW
  * words, or -1; each word is looked at when the search reaches it. */
 static inline int next_eligible(const rifl_ssim *s, const struct host *x, unsigned h)
 {
     const unsigned HW = s->HW, w0 = x->rr >> 6, b = x->rr & 63;
+    if (s->identity_q && HW > 1 && HW <= 4)
+        return next_eligible_4(x, HW);
     uint64_t first = eligible_word(s, x, h, w0);
     uint64_t v = first & (~0ull << b);
     if (HW == 1) {
