@@ -458,6 +458,91 @@ static rifl_cell mkcell(unsigned nports, unsigned in, unsigned out, unsigned src
     return c;
 }
 
+/* rifl_switch_input_row against rifl_switch_input port by port, on two
+ * switches given the same cells: unicast cells to every output and, now
+ * and then, a broadcast, a misrouted cell, a bad port, bad hop counts and
+ * more cells than the VOQs take (no flow control).  Same verdicts in the
+ * counters, same VOQs, same cells and flow control out. */
+static void t_input_row_as_input(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0x1a0);
+    static const unsigned sizes[] = { 2, 7, 8, 32, 65, 256 };
+    unsigned diff = 0, cells = 0;
+    for (unsigned z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const unsigned N = sizes[z];
+        rifl_switch_config c = rifl_switch_default_config;
+        c.nports = N;
+        c.iterations = N < 3 ? N : 3;
+        c.voq_cells = 4; /* small, to overflow (flow control is not obeyed) */
+        c.rtt_slots = 2;
+        c.flow_control = z % 2 == 0;
+        rifl_switch *a, *b;
+        char err[200];
+        {
+            int req_rc_ = rifl_switch_create(&c, &a, err, sizeof err);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        {
+            int req_rc_ = rifl_switch_create(&c, &b, err, sizeof err);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        static rifl_cell in[256], oa[256], ob[256];
+        static uint8_t iv[256], va[256], vb[256], fva[256], fvb[256];
+        static rifl_l2_fc fa[256], fb[256];
+        for (uint64_t t = 0; t < 300; t++) {
+            /* busy slots, idle ones, and runs to one output that overflow */
+            double load = t % 50 < 10 ? 0.05 : 0.95;
+            unsigned hot = (unsigned)rifl_rng_below(&rng, N);
+            for (unsigned p = 0; p < N; p++) {
+                iv[p] = (uint8_t)(rifl_rng_chance(&rng, load) ? 1 + rifl_rng_below(&rng, 3) : 0);
+                unsigned o = t % 50 >= 40 && p != hot ? hot : (unsigned)rifl_rng_below(&rng, N);
+                if (o == p)
+                    o = (o + 1) % N;
+                in[p] = mkcell(N, p, o, p, (uint32_t)t);
+                in[p].stamp = t;
+                switch (rifl_rng_below(&rng, 40)) {
+                case 0: in[p].hdr.b[1] = RIFL_L2_BROADCAST; break;
+                case 1: rifl_l2_set_remain_hops(&in[p].hdr, 0); break;
+                case 2: in[p].hdr.b[1] = (uint8_t)(N - 1); break; /* past the last port */
+                case 3: rifl_l2_set_total_hops(&in[p].hdr, 6); break;
+                case 4: rifl_l2_set_remain_hops(&in[p].hdr, 3); break; /* above total */
+                default: break;
+                }
+                if (iv[p]) {
+                    rifl_switch_input(a, p, &in[p], t);
+                    cells++;
+                }
+            }
+            CHECK_EQ_I(rifl_switch_input_row(b, in, iv, t), RIFL_OK);
+            int ma = rifl_switch_step(a, t, oa, va, fa, fva);
+            int mb = rifl_switch_step(b, t, ob, vb, fb, fvb);
+            diff += ma != mb;
+            for (unsigned p = 0; p < N; p++) {
+                diff += va[p] != vb[p] || fva[p] != fvb[p];
+                if (va[p] && vb[p])
+                    diff += memcmp(&oa[p], &ob[p], sizeof oa[p]) != 0;
+                if (fva[p] && fvb[p])
+                    diff += memcmp(&fa[p], &fb[p], sizeof fa[p]) != 0;
+            }
+        }
+        for (unsigned i = 0; i < N; i++)
+            for (unsigned o = 0; o < N; o++)
+                diff += rifl_switch_voq_len(a, i, o) != rifl_switch_voq_len(b, i, o);
+        rifl_switch_stats sa, sb;
+        rifl_switch_get_stats(a, &sa);
+        rifl_switch_get_stats(b, &sb);
+        diff += memcmp(&sa, &sb, sizeof sa) != 0;
+        CHECK(sa.drop_misrouted > 0 && sa.drop_invalid > 0 && sa.broadcasts > 0);
+        CHECK(N == 2 || sa.drop_overflow > 0); /* 2 ports: a VOQ per output */
+        rifl_switch_free(a);
+        rifl_switch_free(b);
+    }
+    CHECK_EQ_U(diff, 0);
+    CHECK(cells > 10000);
+    CHECK_EQ_I(rifl_switch_input_row(NULL, NULL, NULL, 0), RIFL_ERR_INVALID_ARG);
+}
+
 static void t_sizing_rule(void)
 {
     char err[256];
@@ -731,4 +816,5 @@ TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "islip_no_starvation", t_islip_no_starvation },
           { "islip_matches_plain", t_islip_matches_plain },
           { "sizing_rule", t_sizing_rule }, { "drop_counters", t_drop_counters },
+          { "input_row_as_input", t_input_row_as_input },
           { "overload_islip", t_overload_islip }, { "overload_safc", t_overload_safc })

@@ -850,14 +850,14 @@ static void switch_arrivals(rifl_ssim *s, struct ssw *x)
     const unsigned n = x->n;
     const size_t row = (size_t)s->k * n;
     uint8_t *iv = x->in_valid + row, *fv = x->fc_valid + row;
+    /* the cells, then the flow control (neither changes what the other
+     * does) */
+    rifl_switch_input_row(x->sw, x->in_ring + row, iv, s->t);
+    memset(iv, 0, n);
     for (unsigned p = 0; p < n; p++) {
-        if (!(p & 7) && p + 8 <= n && !(flags8(iv, p) | flags8(fv, p))) {
+        if (!(p & 7) && p + 8 <= n && !flags8(fv, p)) {
             p += 7;
             continue;
-        }
-        if (iv[p]) {
-            iv[p] = 0;
-            rifl_switch_input(x->sw, p, &x->in_ring[row + p], s->t);
         }
         if (fv[p]) {
             fv[p] = 0;

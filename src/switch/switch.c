@@ -340,6 +340,49 @@ int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uin
     }
 }
 
+/* rifl_l2_forward's rule for the common case, without a branch per rule:
+ * 1 with *o set when the cell entering input p goes to one output, 0 for
+ * every other case (left to rifl_switch_input). */
+static inline int unicast_to(unsigned n, unsigned p, const rifl_l2_hdr *h, unsigned *o)
+{
+    const unsigned total = h->b[0] >> 4, remain = h->b[0] & 15u, j = h->b[1];
+    *o = j + (j >= p);
+    return (remain != 0) & (total <= RIFL_L2_MAX_HOPS) & (remain <= total) &
+           (j != RIFL_L2_BROADCAST) & (*o < n);
+}
+
+/* Eight bytes of flags from p on. */
+static inline uint64_t flags8(const uint8_t *f, unsigned p)
+{
+    uint64_t v;
+    memcpy(&v, f + p, sizeof v);
+    return v;
+}
+
+int rifl_switch_input_row(rifl_switch *sw, const rifl_cell *cells, const uint8_t *valid,
+                          uint64_t now)
+{
+    if (!sw || !cells || !valid)
+        return RIFL_ERR_INVALID_ARG;
+    const unsigned n = sw->n;
+    for (unsigned p = 0; p < n; p++) {
+        if (!(p & 7) && p + 8 <= n && !flags8(valid, p)) {
+            p += 7; /* eight idle inputs */
+            continue;
+        }
+        if (!valid[p])
+            continue;
+        unsigned o;
+        if (unicast_to(n, p, &cells[p].hdr, &o)) {
+            sw->st.cells_in++;
+            store(sw, p, o, &cells[p], now);
+        } else {
+            rifl_switch_input(sw, p, &cells[p], now);
+        }
+    }
+    return RIFL_OK;
+}
+
 int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
                                unsigned in_port)
 {
