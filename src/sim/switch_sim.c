@@ -460,11 +460,12 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
  * idle period's in the host's stream (nothing else is drawn in between, and
  * the destinations left cannot change before the train starts), made now
  * so that the destination's state is in the cache when the train starts. */
-static void draw_next_dst(const rifl_ssim *s, struct host *x, unsigned h)
+static inline __attribute__((always_inline)) void
+draw_next_dst(const rifl_ssim *s, struct host *x, rifl_rng *rng, unsigned h)
 {
     if (!x->nactive)
         return;
-    unsigned k = (unsigned)rifl_rng_below(&x->rng, x->nactive);
+    unsigned k = (unsigned)rifl_rng_below(rng, x->nactive);
     /* Until a destination is done, active[] lists the others in order, so
      * entry k is k + (k >= h), found without reading it. */
     x->next_dst = x->nactive == s->H - 1 ? k + (k >= h) : x->active[k];
@@ -499,7 +500,7 @@ static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
                 x->active[x->nactive++] = (uint16_t)d;
             }
         x->next_start = geometric(&x->rng, &s->off_geo);
-        draw_next_dst(s, x, h);
+        draw_next_dst(s, x, &x->rng, h);
     }
 }
 
@@ -570,7 +571,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     return RIFL_OK;
 }
 
-static void new_packet(rifl_ssim *s, struct host *x)
+static inline __attribute__((always_inline)) void new_packet(rifl_ssim *s, struct host *x)
 {
     uint64_t size = s->cfg.packet_bytes
                         ? s->cfg.packet_bytes
@@ -630,8 +631,12 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
         if (!x->nactive)
             s->hosts_done++;
     }
-    x->next_start = s->t + 1 + geometric(&x->rng, &s->off_geo);
-    draw_next_dst(s, x, h);
+    /* the next two draws of the host's stream, its state held apart
+     * meanwhile (in registers) */
+    rifl_rng rng = x->rng;
+    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
+    draw_next_dst(s, x, &rng, h);
+    x->rng = rng;
 }
 
 /* The header of the cells from host h to host d: one hop on a single
