@@ -351,12 +351,25 @@ static inline int unicast_to(unsigned n, unsigned p, const rifl_l2_hdr *h, unsig
            (j != RIFL_L2_BROADCAST) & (*o < n);
 }
 
-/* Eight bytes of flags from p on. */
-static inline uint64_t flags8(const uint8_t *f, unsigned p)
+/* The flags f[0..n) (n <= 64) as bits, bit p set when f[p] != 0: whether an
+ * input has a cell follows the traffic, so a loop over the set bits
+ * mispredicts once at its end where a test per input mispredicts at random. */
+static inline uint64_t flag_bits(const uint8_t *f, unsigned n)
 {
-    uint64_t v;
-    memcpy(&v, f + p, sizeof v);
-    return v;
+    uint64_t bits = 0;
+    unsigned p = 0;
+    for (; p + 8 <= n; p += 8) {
+        uint64_t v;
+        memcpy(&v, f + p, sizeof v);
+        v |= v >> 4; /* the low bit of each byte: any bit of the byte */
+        v |= v >> 2;
+        v |= v >> 1;
+        /* the low bits of the 8 bytes gathered in the top byte */
+        bits |= (((v & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56) << p;
+    }
+    for (; p < n; p++)
+        bits |= (uint64_t)(f[p] != 0) << p;
+    return bits;
 }
 
 int rifl_switch_input_row(rifl_switch *sw, const rifl_cell *cells, const uint8_t *valid,
@@ -365,19 +378,17 @@ int rifl_switch_input_row(rifl_switch *sw, const rifl_cell *cells, const uint8_t
     if (!sw || !cells || !valid)
         return RIFL_ERR_INVALID_ARG;
     const unsigned n = sw->n;
-    for (unsigned p = 0; p < n; p++) {
-        if (!(p & 7) && p + 8 <= n && !flags8(valid, p)) {
-            p += 7; /* eight idle inputs */
-            continue;
-        }
-        if (!valid[p])
-            continue;
-        unsigned o;
-        if (unicast_to(n, p, &cells[p].hdr, &o)) {
-            sw->st.cells_in++;
-            store(sw, p, o, &cells[p], now);
-        } else {
-            rifl_switch_input(sw, p, &cells[p], now);
+    for (unsigned base = 0; base < n; base += 64) {
+        uint64_t bits = flag_bits(valid + base, n - base < 64 ? n - base : 64);
+        for (; bits; bits &= bits - 1) {
+            const unsigned p = base + (unsigned)__builtin_ctzll(bits);
+            unsigned o;
+            if (unicast_to(n, p, &cells[p].hdr, &o)) {
+                sw->st.cells_in++;
+                store(sw, p, o, &cells[p], now);
+            } else {
+                rifl_switch_input(sw, p, &cells[p], now);
+            }
         }
     }
     return RIFL_OK;
