@@ -840,6 +840,25 @@ static uint64_t dropped_now(const rifl_ssim *s)
     return d;
 }
 
+/* The flags f[0..n) (n <= 64) as bits, bit h set when f[h] != 0. */
+static inline uint64_t flag_bits(const uint8_t *f, unsigned n)
+{
+    uint64_t bits = 0;
+    unsigned h = 0;
+    for (; h + 8 <= n; h += 8) {
+        uint64_t v;
+        memcpy(&v, f + h, sizeof v);
+        v |= v >> 4; /* the low bit of each byte: any bit of the byte */
+        v |= v >> 2;
+        v |= v >> 1;
+        /* the low bits of the 8 bytes gathered in the top byte */
+        bits |= (((v & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56) << h;
+    }
+    for (; h < n; h++)
+        bits |= (uint64_t)(f[h] != 0) << h;
+    return bits;
+}
+
 /* Eight bytes of flags from p on, for skipping idle ports eight at a time. */
 static inline uint64_t flags8(const uint8_t *f, unsigned p)
 {
@@ -881,20 +900,33 @@ static void host_slot(rifl_ssim *s)
     const unsigned H = s->H;
     const size_t row = (size_t)s->k * H;
     uint8_t *rv = s->rx_valid + row, *fv = s->fc_valid + row;
-    uint64_t bl = 0;
     if (s->single) {
         const size_t in = (size_t)ring_at(s, s->host[0].up.delay) * H;
         s->in_row = s->sw[0].in_ring + in;
         s->in_vrow = s->sw[0].in_valid + in;
     }
-    for (unsigned h = 0; h < H; h++) {
-        struct host *x = &s->host[h];
-        if (rv[h]) {
-            rv[h] = 0;
+    /* Three passes over the hosts: the cells received, the flow control,
+     * then each host generates and sends (what a host receives changes
+     * nothing in what it generates and sends, and the hosts do not touch
+     * each other).  Which hosts receive a cell follows the traffic, so the
+     * first pass goes over them as bits: a test per host mispredicted at
+     * random. */
+    for (unsigned base = 0; base < H; base += 64) {
+        uint64_t bits = flag_bits(rv + base, H - base < 64 ? H - base : 64);
+        for (; bits; bits &= bits - 1) {
+            const unsigned h = base + (unsigned)__builtin_ctzll(bits);
             receive_cell(s, h, &s->rx_ring[row + h]);
+        }
+    }
+    memset(rv, 0, H);
+    for (unsigned h = 0; h < H; h++) {
+        if (!(h & 7) && h + 8 <= H && !flags8(fv, h)) {
+            h += 7;
+            continue;
         }
         if (fv[h]) {
             fv[h] = 0;
+            struct host *x = &s->host[h];
             rifl_l2_fc f;
             if (rifl_l2_fc_decode(s->fc_ring[row + h].b, FC_BYTES, &f) != RIFL_OK) {
                 s->fc_bad++;
@@ -905,6 +937,10 @@ static void host_slot(rifl_ssim *s)
                     bclr(x->paused, f.off_queue);
             }
         }
+    }
+    uint64_t bl = 0;
+    for (unsigned h = 0; h < H; h++) {
+        struct host *x = &s->host[h];
         generate(s, x, h);
         send_cell(s, h);
         bl += x->backlog;
