@@ -183,45 +183,59 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
     return made;
 }
 
-/* islip_run_on for switches of up to 64 ports: one word per row, the
- * unmatched ports and the inputs granted in registers. */
+/* Grant and accept of one iteration on up to 64 ports, the unmatched ports
+ * in registers; the pointers move in the first iteration only.  Returns
+ * the matches made. */
+static inline __attribute__((always_inline)) unsigned
+one_word_iteration(rifl_islip *s, const uint64_t *reqT, uint64_t *free_in, uint64_t *free_out,
+                   int16_t *match, const bool first)
+{
+    const unsigned n = s->n;
+    uint64_t *grants = s->grants;
+    uint16_t *gptr = s->gptr, *aptr = s->aptr;
+    uint64_t granted = 0;
+    for (uint64_t o_bits = *free_out; o_bits; o_bits &= o_bits - 1) {
+        unsigned o = (unsigned)__builtin_ctzll(o_bits);
+        uint64_t r = reqT[o] & *free_in;
+        if (!r)
+            continue;
+        uint64_t hi = r & (~0ull << gptr[o]);
+        unsigned i = (unsigned)__builtin_ctzll(hi ? hi : r);
+        grants[i] |= 1ull << o;
+        granted |= 1ull << i;
+    }
+    /* every input granted accepts one output */
+    uint64_t taken = 0;
+    unsigned made = 0;
+    for (uint64_t g_bits = granted; g_bits; g_bits &= g_bits - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(g_bits);
+        uint64_t g = grants[i], hi = g & (~0ull << aptr[i]);
+        grants[i] = 0;
+        unsigned o = (unsigned)__builtin_ctzll(hi ? hi : g);
+        match[i] = (int16_t)o;
+        taken |= 1ull << o;
+        if (first) {
+            gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
+            aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
+        }
+        made++;
+    }
+    *free_in &= ~granted;
+    *free_out &= ~taken;
+    return made;
+}
+
+/* islip_run_on for switches of up to 64 ports: one word per row. */
 static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t outs,
                                    int16_t *match, unsigned *iter_matches, uint64_t *matched)
 {
-    const unsigned n = s->n;
     uint64_t free_in = s->ones[0], free_out = outs;
-    uint64_t *grants = s->grants;
-    uint16_t *gptr = s->gptr, *aptr = s->aptr;
-    unsigned total = 0;
-    for (unsigned it = 0; it < s->iterations; it++) {
-        uint64_t granted = 0;
-        for (uint64_t o_bits = free_out; o_bits; o_bits &= o_bits - 1) {
-            unsigned o = (unsigned)__builtin_ctzll(o_bits);
-            uint64_t r = reqT[o] & free_in;
-            if (!r)
-                continue;
-            uint64_t hi = r & (~0ull << gptr[o]);
-            unsigned i = (unsigned)__builtin_ctzll(hi ? hi : r);
-            grants[i] |= 1ull << o;
-            granted |= 1ull << i;
-        }
-        if (!granted)
-            break;
-        unsigned made = 0;
-        for (; granted; granted &= granted - 1) {
-            unsigned i = (unsigned)__builtin_ctzll(granted);
-            uint64_t g = grants[i], hi = g & (~0ull << aptr[i]);
-            grants[i] = 0;
-            unsigned o = (unsigned)__builtin_ctzll(hi ? hi : g);
-            match[i] = (int16_t)o;
-            free_in &= ~(1ull << i);
-            free_out &= ~(1ull << o);
-            if (it == 0) {
-                gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
-                aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
-            }
-            made++;
-        }
+    unsigned made = one_word_iteration(s, reqT, &free_in, &free_out, match, true);
+    unsigned total = made;
+    if (iter_matches)
+        iter_matches[0] = made;
+    for (unsigned it = 1; made && it < s->iterations; it++) {
+        made = one_word_iteration(s, reqT, &free_in, &free_out, match, false);
         if (iter_matches)
             iter_matches[it] = made;
         total += made;
