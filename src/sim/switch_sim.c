@@ -125,6 +125,9 @@ struct rifl_ssim {
     bool finished;
     bool identity_q;         /* single switch: first-hop VOQ = destination */
     bool single;             /* single switch: port p leads to host p (wire_single) */
+    /* trains of one packet of one cell (Bernoulli traffic of 256-byte
+     * packets) into per-destination queues: generate's short way */
+    bool one_cell;
     /* single switch: the row of the switch's input ring that the cells the
      * hosts send in this slot go to (entry h for host h) */
     rifl_cell *in_row;
@@ -567,6 +570,8 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
         return rc;
     }
     init_traffic(s, cfg);
+    s->one_cell = cfg->packet_bytes == 256 && cfg->traffic == RIFL_TRAFFIC_BERNOULLI &&
+                  !cfg->host_fifo;
     *out = s;
     return RIFL_OK;
 }
@@ -584,8 +589,49 @@ static inline __attribute__((always_inline)) void new_packet(rifl_ssim *s, struc
     x->cells_left = (uint32_t)((size + 255) / 256);
 }
 
+/* The end of host h's train to d: d leaves the destinations when it has no
+ * bytes left, then the idle period and the next train's destination are
+ * drawn. */
+static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct host *x,
+                                                            unsigned h, unsigned d)
+{
+    x->in_train = false;
+    if (!x->pair[d].remaining) {
+        for (unsigned k = 0; k < x->nactive; k++)
+            if (x->active[k] == d) {
+                x->active[k] = x->active[--x->nactive];
+                break;
+            }
+        if (!x->nactive)
+            s->hosts_done++;
+    }
+    /* the next two draws of the host's stream, its state held apart
+     * meanwhile (in registers) */
+    rifl_rng rng = x->rng;
+    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
+    draw_next_dst(s, x, &rng, h);
+    x->rng = rng;
+}
+
 static void generate(rifl_ssim *s, struct host *x, unsigned h)
 {
+    if (s->one_cell) {
+        /* what follows for trains of one packet of one cell, queued by
+         * destination, at the start of a train */
+        if (!x->nactive || s->t < x->next_start)
+            return;
+        const unsigned d = x->train_dst = x->next_dst;
+        struct pair *pr = &x->pair[d];
+        const uint64_t size = pr->remaining < 256 ? pr->remaining : 256;
+        pr->remaining -= size;
+        s->payload += size;
+        pr->queue++;
+        bset(x->ready, d);
+        x->backlog++;
+        s->generated++;
+        end_train(s, x, h, d);
+        return;
+    }
     if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
         /* closed loop: the source waits for room, its clock stands still */
         if (x->in_train || (x->nactive && s->t >= x->next_start)) {
@@ -621,22 +667,7 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
         new_packet(s, x);
         return;
     }
-    x->in_train = false;
-    if (!x->pair[d].remaining) {
-        for (unsigned k = 0; k < x->nactive; k++)
-            if (x->active[k] == d) {
-                x->active[k] = x->active[--x->nactive];
-                break;
-            }
-        if (!x->nactive)
-            s->hosts_done++;
-    }
-    /* the next two draws of the host's stream, its state held apart
-     * meanwhile (in registers) */
-    rifl_rng rng = x->rng;
-    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
-    draw_next_dst(s, x, &rng, h);
-    x->rng = rng;
+    end_train(s, x, h, d);
 }
 
 /* The header of the cells from host h to host d: one hop on a single
