@@ -589,87 +589,6 @@ static inline __attribute__((always_inline)) void new_packet(rifl_ssim *s, struc
     x->cells_left = (uint32_t)((size + 255) / 256);
 }
 
-/* The end of host h's train to d: d leaves the destinations when it has no
- * bytes left, then the idle period and the next train's destination are
- * drawn. */
-static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct host *x,
-                                                            unsigned h, unsigned d)
-{
-    x->in_train = false;
-    if (!x->pair[d].remaining) {
-        for (unsigned k = 0; k < x->nactive; k++)
-            if (x->active[k] == d) {
-                x->active[k] = x->active[--x->nactive];
-                break;
-            }
-        if (!x->nactive)
-            s->hosts_done++;
-    }
-    /* the next two draws of the host's stream, its state held apart
-     * meanwhile (in registers) */
-    rifl_rng rng = x->rng;
-    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
-    draw_next_dst(s, x, &rng, h);
-    x->rng = rng;
-}
-
-static void generate(rifl_ssim *s, struct host *x, unsigned h)
-{
-    if (s->one_cell) {
-        /* what follows for trains of one packet of one cell, queued by
-         * destination, at the start of a train */
-        if (!x->nactive || s->t < x->next_start)
-            return;
-        const unsigned d = x->train_dst = x->next_dst;
-        struct pair *pr = &x->pair[d];
-        const uint64_t size = pr->remaining < 256 ? pr->remaining : 256;
-        pr->remaining -= size;
-        s->payload += size;
-        pr->queue++;
-        bset(x->ready, d);
-        x->backlog++;
-        s->generated++;
-        end_train(s, x, h, d);
-        return;
-    }
-    if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
-        /* closed loop: the source waits for room, its clock stands still */
-        if (x->in_train || (x->nactive && s->t >= x->next_start)) {
-            s->stalls++;
-            if (!x->in_train)
-                x->next_start = s->t + 1;
-        }
-        return;
-    }
-    if (!x->in_train) {
-        if (!x->nactive || s->t < x->next_start)
-            return;
-        x->train_dst = x->next_dst;
-        x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
-                         ? 1 + geometric(&x->rng, &s->burst_geo)
-                         : 1;
-        x->in_train = true;
-        new_packet(s, x);
-    }
-    unsigned d = x->train_dst;
-    if (s->cfg.host_fifo) {
-        unsigned at = x->fifo_head + x->fifo_len++;
-        x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
-    } else {
-        x->pair[d].queue++;
-        bset(x->ready, d); /* set already unless the queue was empty */
-    }
-    x->backlog++;
-    s->generated++;
-    if (--x->cells_left)
-        return;
-    if (x->pair[d].remaining && --x->pk_left) {
-        new_packet(s, x);
-        return;
-    }
-    end_train(s, x, h, d);
-}
-
 /* The header of the cells from host h to host d: one hop on a single
  * switch (host p on port p), the topology's route otherwise. */
 static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l2_hdr *hdr)
@@ -722,6 +641,94 @@ static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
     c->seq = pr->next_seq++;
     c->stamp = s->t;
     *valid = 1;
+}
+
+/* The end of host h's train to d: d leaves the destinations when it has no
+ * bytes left, then the idle period and the next train's destination are
+ * drawn. */
+static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct host *x,
+                                                            unsigned h, unsigned d)
+{
+    x->in_train = false;
+    if (!x->pair[d].remaining) {
+        for (unsigned k = 0; k < x->nactive; k++)
+            if (x->active[k] == d) {
+                x->active[k] = x->active[--x->nactive];
+                break;
+            }
+        if (!x->nactive)
+            s->hosts_done++;
+    }
+    /* the next two draws of the host's stream, its state held apart
+     * meanwhile (in registers) */
+    rifl_rng rng = x->rng;
+    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
+    draw_next_dst(s, x, &rng, h);
+    x->rng = rng;
+}
+
+static void generate(rifl_ssim *s, struct host *x, unsigned h)
+{
+    if (s->one_cell) {
+        /* what follows for trains of one packet of one cell, queued by
+         * destination, at the start of a train */
+        if (!x->nactive || s->t < x->next_start)
+            return;
+        const unsigned d = x->train_dst = x->next_dst;
+        struct pair *pr = &x->pair[d];
+        const uint64_t size = pr->remaining < 256 ? pr->remaining : 256;
+        pr->remaining -= size;
+        s->payload += size;
+        s->generated++;
+        if (!x->backlog && x->up.kind == PEER_SWITCH && !bget(x->paused, first_hop_q(s, h, d))) {
+            /* send_cell, next in the slot, would find this cell alone and
+             * send it: it goes now, without being queued */
+            inject(s, x, h, d);
+            x->rr = d + 1 == s->H ? 0 : d + 1;
+        } else {
+            pr->queue++;
+            bset(x->ready, d);
+            x->backlog++;
+        }
+        end_train(s, x, h, d);
+        return;
+    }
+    if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
+        /* closed loop: the source waits for room, its clock stands still */
+        if (x->in_train || (x->nactive && s->t >= x->next_start)) {
+            s->stalls++;
+            if (!x->in_train)
+                x->next_start = s->t + 1;
+        }
+        return;
+    }
+    if (!x->in_train) {
+        if (!x->nactive || s->t < x->next_start)
+            return;
+        x->train_dst = x->next_dst;
+        x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
+                         ? 1 + geometric(&x->rng, &s->burst_geo)
+                         : 1;
+        x->in_train = true;
+        new_packet(s, x);
+    }
+    unsigned d = x->train_dst;
+    if (s->cfg.host_fifo) {
+        unsigned at = x->fifo_head + x->fifo_len++;
+        x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
+    } else {
+        x->pair[d].queue++;
+        bset(x->ready, d); /* set already unless the queue was empty */
+    }
+    x->backlog++;
+    s->generated++;
+    if (--x->cells_left)
+        return;
+    if (x->pair[d].remaining && --x->pk_left) {
+        new_packet(s, x);
+        return;
+    }
+    end_train(s, x, h, d);
 }
 
 /* Destinations in word w of host h's ready set whose first-hop VOQ is not
