@@ -17,9 +17,9 @@
  * one flow-control frame (one ON + one OFF) per slot, ONs first.
  *
  * Time is the cell slot `now` (one cell per port and slot), passed to
- * rifl_switch_input and rifl_switch_step; the switch needs a step every slot
- * (it has no timers to wait for).  All memory is allocated by
- * rifl_switch_create. */
+ * rifl_switch_input (or rifl_switch_input_row) and rifl_switch_step; the
+ * switch needs a step every slot (it has no timers to wait for).  All
+ * memory is allocated by rifl_switch_create. */
 #ifndef RIFL_SWITCH_H
 #define RIFL_SWITCH_H
 
