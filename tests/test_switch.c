@@ -362,6 +362,88 @@ static void t_islip_no_starvation(void)
     rifl_islip_free(is);
 }
 
+/* iSLIP as McKeown describes it, on a request matrix, one port at a time:
+ * the matching and the pointers the bit-set scheduler must find. */
+static void islip_plain(unsigned N, unsigned iters, const uint8_t *req, uint16_t *gptr,
+                        uint16_t *aptr, int16_t *match)
+{
+    uint8_t in_free[256], out_free[256];
+    int16_t grant[256];
+    for (unsigned k = 0; k < N; k++) {
+        in_free[k] = out_free[k] = 1;
+        match[k] = -1;
+    }
+    for (unsigned it = 0; it < iters; it++) {
+        for (unsigned o = 0; o < N; o++) {
+            grant[o] = -1;
+            for (unsigned k = 0; out_free[o] && k < N && grant[o] < 0; k++) {
+                unsigned i = (gptr[o] + k) % N;
+                if (in_free[i] && req[i * N + o])
+                    grant[o] = (int16_t)i;
+            }
+        }
+        for (unsigned i = 0; i < N; i++) {
+            for (unsigned k = 0; k < N; k++) {
+                unsigned o = (aptr[i] + k) % N;
+                if (grant[o] == (int16_t)i) {
+                    match[i] = (int16_t)o;
+                    in_free[i] = out_free[o] = 0;
+                    if (it == 0) {
+                        gptr[o] = (uint16_t)((i + 1) % N);
+                        aptr[i] = (uint16_t)((o + 1) % N);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* The scheduler against islip_plain over runs of random requests, on one
+ * to four words of ports (the round-robin search over several words has
+ * its own code), sparse and dense: same matchings, same pointers. */
+static void t_islip_matches_plain(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0x5119);
+    static uint8_t req[256 * 256];
+    static const unsigned sizes[] = { 5, 63, 64, 65, 100, 128, 130, 192, 200, 255, 256 };
+    unsigned bad = 0, ptr_bad = 0, runs = 0;
+    for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const unsigned N = sizes[s];
+        const unsigned iters = 1 + (unsigned)rifl_rng_below(&rng, 4);
+        rifl_islip *is;
+        {
+            int req_rc_ = rifl_islip_create(N, iters, &is);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        uint16_t gptr[256] = { 0 }, aptr[256] = { 0 };
+        int16_t got[256], want[256];
+        for (unsigned r = 0; r < (test_long_run ? 400u : 60u); r++) {
+            /* from a few requests per row to most of them */
+            double p = r % 3 == 0 ? 2.0 / N : rifl_rng_double(&rng);
+            rifl_islip_clear_requests(is);
+            for (unsigned k = 0; k < N * N; k++) {
+                req[k] = rifl_rng_chance(&rng, p);
+                if (req[k])
+                    rifl_islip_request(is, k / N, k % N, true);
+            }
+            rifl_islip_run(is, got, NULL);
+            islip_plain(N, iters, req, gptr, aptr, want);
+            for (unsigned k = 0; k < N; k++) {
+                bad += got[k] != want[k];
+                ptr_bad += rifl_islip_grant_ptr(is, k) != gptr[k] ||
+                           rifl_islip_accept_ptr(is, k) != aptr[k];
+            }
+            runs++;
+        }
+        rifl_islip_free(is);
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK_EQ_U(ptr_bad, 0);
+    CHECK(runs >= 600);
+}
+
 static rifl_cell mkcell(unsigned nports, unsigned in, unsigned out, unsigned src,
                         uint32_t seq)
 {
@@ -374,6 +456,91 @@ static rifl_cell mkcell(unsigned nports, unsigned in, unsigned out, unsigned src
     c.seq = seq;
     c.bytes = 256;
     return c;
+}
+
+/* rifl_switch_input_row against rifl_switch_input port by port, on two
+ * switches given the same cells: unicast cells to every output and, now
+ * and then, a broadcast, a misrouted cell, a bad port, bad hop counts and
+ * more cells than the VOQs take (no flow control).  Same verdicts in the
+ * counters, same VOQs, same cells and flow control out. */
+static void t_input_row_as_input(void)
+{
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed ^ 0x1a0);
+    static const unsigned sizes[] = { 2, 7, 8, 32, 65, 256 };
+    unsigned diff = 0, cells = 0;
+    for (unsigned z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const unsigned N = sizes[z];
+        rifl_switch_config c = rifl_switch_default_config;
+        c.nports = N;
+        c.iterations = N < 3 ? N : 3;
+        c.voq_cells = 4; /* small, to overflow (flow control is not obeyed) */
+        c.rtt_slots = 2;
+        c.flow_control = z % 2 == 0;
+        rifl_switch *a, *b;
+        char err[200];
+        {
+            int req_rc_ = rifl_switch_create(&c, &a, err, sizeof err);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        {
+            int req_rc_ = rifl_switch_create(&c, &b, err, sizeof err);
+            REQUIRE(req_rc_ == RIFL_OK);
+        }
+        static rifl_cell in[256], oa[256], ob[256];
+        static uint8_t iv[256], va[256], vb[256], fva[256], fvb[256];
+        static rifl_l2_fc fa[256], fb[256];
+        for (uint64_t t = 0; t < 300; t++) {
+            /* busy slots, idle ones, and runs to one output that overflow */
+            double load = t % 50 < 10 ? 0.05 : 0.95;
+            unsigned hot = (unsigned)rifl_rng_below(&rng, N);
+            for (unsigned p = 0; p < N; p++) {
+                iv[p] = (uint8_t)(rifl_rng_chance(&rng, load) ? 1 + rifl_rng_below(&rng, 3) : 0);
+                unsigned o = t % 50 >= 40 && p != hot ? hot : (unsigned)rifl_rng_below(&rng, N);
+                if (o == p)
+                    o = (o + 1) % N;
+                in[p] = mkcell(N, p, o, p, (uint32_t)t);
+                in[p].stamp = t;
+                switch (rifl_rng_below(&rng, 40)) {
+                case 0: in[p].hdr.b[1] = RIFL_L2_BROADCAST; break;
+                case 1: rifl_l2_set_remain_hops(&in[p].hdr, 0); break;
+                case 2: in[p].hdr.b[1] = (uint8_t)(N - 1); break; /* past the last port */
+                case 3: rifl_l2_set_total_hops(&in[p].hdr, 6); break;
+                case 4: rifl_l2_set_remain_hops(&in[p].hdr, 3); break; /* above total */
+                default: break;
+                }
+                if (iv[p]) {
+                    rifl_switch_input(a, p, &in[p], t);
+                    cells++;
+                }
+            }
+            CHECK_EQ_I(rifl_switch_input_row(b, in, iv, t), RIFL_OK);
+            int ma = rifl_switch_step(a, t, oa, va, fa, fva);
+            int mb = rifl_switch_step(b, t, ob, vb, fb, fvb);
+            diff += ma != mb;
+            for (unsigned p = 0; p < N; p++) {
+                diff += va[p] != vb[p] || fva[p] != fvb[p];
+                if (va[p] && vb[p])
+                    diff += memcmp(&oa[p], &ob[p], sizeof oa[p]) != 0;
+                if (fva[p] && fvb[p])
+                    diff += memcmp(&fa[p], &fb[p], sizeof fa[p]) != 0;
+            }
+        }
+        for (unsigned i = 0; i < N; i++)
+            for (unsigned o = 0; o < N; o++)
+                diff += rifl_switch_voq_len(a, i, o) != rifl_switch_voq_len(b, i, o);
+        rifl_switch_stats sa, sb;
+        rifl_switch_get_stats(a, &sa);
+        rifl_switch_get_stats(b, &sb);
+        diff += memcmp(&sa, &sb, sizeof sa) != 0;
+        CHECK(sa.drop_misrouted > 0 && sa.drop_invalid > 0 && sa.broadcasts > 0);
+        CHECK(N == 2 || sa.drop_overflow > 0); /* 2 ports: a VOQ per output */
+        rifl_switch_free(a);
+        rifl_switch_free(b);
+    }
+    CHECK_EQ_U(diff, 0);
+    CHECK(cells > 10000);
+    CHECK_EQ_I(rifl_switch_input_row(NULL, NULL, NULL, 0), RIFL_ERR_INVALID_ARG);
 }
 
 static void t_sizing_rule(void)
@@ -647,5 +814,7 @@ TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "islip_pointer_rule", t_islip_pointer_rule },
           { "islip_desync_full_load", t_islip_desync_full_load },
           { "islip_no_starvation", t_islip_no_starvation },
+          { "islip_matches_plain", t_islip_matches_plain },
           { "sizing_rule", t_sizing_rule }, { "drop_counters", t_drop_counters },
+          { "input_row_as_input", t_input_row_as_input },
           { "overload_islip", t_overload_islip }, { "overload_safc", t_overload_safc })

@@ -361,9 +361,10 @@ static int write_plot(const char *png, const struct row *rows, unsigned nrows, c
 /* Rough wall time of a run: each host sends bytes-per-pair to every other
  * host, one cell per slot at most, at the offered load, so the run lasts
  * about (hosts - 1) x cells per pair / load slots; the simulator handles
- * about 1.2e7 port-slots per second (rifl bench switch on the development
- * machine at 90% load: 6e5 slots/s with 32 ports, 5e4 with 256). */
-#define EST_PORT_SLOTS 1.2e7
+ * about 2e7 port-slots per second (rifl bench switch on the development
+ * machine at 90% load: 1.1e6 slots/s with 32 ports, 8.8e4 with 256; a
+ * topology of a few hosts, about 1.6e7). */
+#define EST_PORT_SLOTS 2e7
 
 static double estimate_seconds(const rifl_ssim_config *c, const rifl_topology *topo)
 {

@@ -17,9 +17,9 @@
  * one flow-control frame (one ON + one OFF) per slot, ONs first.
  *
  * Time is the cell slot `now` (one cell per port and slot), passed to
- * rifl_switch_input and rifl_switch_step; the switch needs a step every slot
- * (it has no timers to wait for).  All memory is allocated by
- * rifl_switch_create. */
+ * rifl_switch_input (or rifl_switch_input_row) and rifl_switch_step; the
+ * switch needs a step every slot (it has no timers to wait for).  All
+ * memory is allocated by rifl_switch_create. */
 #ifndef RIFL_SWITCH_H
 #define RIFL_SWITCH_H
 
@@ -98,6 +98,12 @@ typedef enum rifl_switch_verdict {
  * verdict (>= 0) or RIFL_ERR_INVALID_ARG for a bad port. */
 RIFL_API int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell,
                                uint64_t now);
+/* The cells arriving at every input in cell slot `now`: cells[p] arrives at
+ * input p for each p with valid[p] != 0 (nports entries each), as if by
+ * rifl_switch_input in port order.  Returns RIFL_OK, or RIFL_ERR_INVALID_ARG
+ * for a NULL argument. */
+RIFL_API int rifl_switch_input_row(rifl_switch *sw, const rifl_cell *cells,
+                                   const uint8_t *valid, uint64_t now);
 
 /* Cell slot `now` of scheduling and switching.  `out[o]` receives the cell leaving
  * output o (header already updated) and out_valid[o] = 1; fc[i] receives the

@@ -125,6 +125,13 @@ struct rifl_ssim {
     bool finished;
     bool identity_q;         /* single switch: first-hop VOQ = destination */
     bool single;             /* single switch: port p leads to host p (wire_single) */
+    /* trains of one packet of one cell (Bernoulli traffic of 256-byte
+     * packets) into per-destination queues: generate's short way */
+    bool one_cell;
+    /* single switch: the row of the switch's input ring that the cells the
+     * hosts send in this slot go to (entry h for host h) */
+    rifl_cell *in_row;
+    uint8_t *in_vrow;
     uint64_t last_delivery;
 };
 
@@ -456,11 +463,15 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
  * idle period's in the host's stream (nothing else is drawn in between, and
  * the destinations left cannot change before the train starts), made now
  * so that the destination's state is in the cache when the train starts. */
-static void draw_next_dst(struct host *x)
+static inline __attribute__((always_inline)) void
+draw_next_dst(const rifl_ssim *s, struct host *x, rifl_rng *rng, unsigned h)
 {
     if (!x->nactive)
         return;
-    x->next_dst = x->active[rifl_rng_below(&x->rng, x->nactive)];
+    unsigned k = (unsigned)rifl_rng_below(rng, x->nactive);
+    /* Until a destination is done, active[] lists the others in order, so
+     * entry k is k + (k >= h), found without reading it. */
+    x->next_dst = x->nactive == s->H - 1 ? k + (k >= h) : x->active[k];
     __builtin_prefetch(&x->pair[x->next_dst], 1);
 }
 
@@ -492,7 +503,7 @@ static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
                 x->active[x->nactive++] = (uint16_t)d;
             }
         x->next_start = geometric(&x->rng, &s->off_geo);
-        draw_next_dst(x);
+        draw_next_dst(s, x, &x->rng, h);
     }
 }
 
@@ -559,11 +570,13 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
         return rc;
     }
     init_traffic(s, cfg);
+    s->one_cell = cfg->packet_bytes == 256 && cfg->traffic == RIFL_TRAFFIC_BERNOULLI &&
+                  !cfg->host_fifo;
     *out = s;
     return RIFL_OK;
 }
 
-static void new_packet(rifl_ssim *s, struct host *x)
+static inline __attribute__((always_inline)) void new_packet(rifl_ssim *s, struct host *x)
 {
     uint64_t size = s->cfg.packet_bytes
                         ? s->cfg.packet_bytes
@@ -576,8 +589,110 @@ static void new_packet(rifl_ssim *s, struct host *x)
     x->cells_left = (uint32_t)((size + 255) / 256);
 }
 
-static void generate(rifl_ssim *s, struct host *x)
+/* The header of the cells from host h to host d: one hop on a single
+ * switch (host p on port p), the topology's route otherwise. */
+static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l2_hdr *hdr)
 {
+    if (s->identity_q) {
+        /* rifl_l2_hdr_make of the one-hop route to port d (d != h), written
+         * directly: total = remain = 1, dst port 1 = d's relative number */
+        hdr->b[0] = 0x11;
+        hdr->b[1] = (uint8_t)(d < h ? d : d - 1);
+        memset(&hdr->b[2], 0, RIFL_L2_HDR_BYTES - 2);
+    } else {
+        *hdr = s->route[(size_t)h * s->H + d];
+    }
+}
+
+/* The VOQ of the first switch that cells from h to d enter. */
+static inline unsigned first_hop_q(const rifl_ssim *s, unsigned h, unsigned d)
+{
+    return s->identity_q ? d : s->first_q[(size_t)h * s->H + d];
+}
+
+/* The ring entry of the slot `delay` slots from now (delay < R). */
+static inline unsigned ring_at(const rifl_ssim *s, unsigned delay)
+{
+    unsigned at = s->k + delay;
+    return at >= s->R ? at - s->R : at;
+}
+
+static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
+{
+    struct pair *pr = &x->pair[d];
+    rifl_cell *c;
+    uint8_t *valid;
+    if (s->single) {
+        /* host h on port h, every host the same delay: this slot's row */
+        c = s->in_row + h;
+        valid = s->in_vrow + h;
+    } else {
+        struct ssw *w = &s->sw[x->up.idx];
+        size_t at = (size_t)ring_at(s, x->up.delay) * w->n + x->up.port;
+        c = &w->in_ring[at];
+        valid = &w->in_valid[at];
+    }
+    /* filled in place: a cell built aside and copied would be read back
+     * before its parts are all written */
+    pair_route(s, h, d, &c->hdr);
+    c->bytes = 256;
+    c->src = (uint16_t)h;
+    c->dst = (uint16_t)d;
+    c->seq = pr->next_seq++;
+    c->stamp = s->t;
+    *valid = 1;
+}
+
+/* The end of host h's train to d: d leaves the destinations when it has no
+ * bytes left, then the idle period and the next train's destination are
+ * drawn. */
+static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct host *x,
+                                                            unsigned h, unsigned d)
+{
+    x->in_train = false;
+    if (!x->pair[d].remaining) {
+        for (unsigned k = 0; k < x->nactive; k++)
+            if (x->active[k] == d) {
+                x->active[k] = x->active[--x->nactive];
+                break;
+            }
+        if (!x->nactive)
+            s->hosts_done++;
+    }
+    /* the next two draws of the host's stream, its state held apart
+     * meanwhile (in registers) */
+    rifl_rng rng = x->rng;
+    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
+    draw_next_dst(s, x, &rng, h);
+    x->rng = rng;
+}
+
+static void generate(rifl_ssim *s, struct host *x, unsigned h)
+{
+    if (s->one_cell) {
+        /* what follows for trains of one packet of one cell, queued by
+         * destination, at the start of a train */
+        if (!x->nactive || s->t < x->next_start)
+            return;
+        const unsigned d = x->train_dst = x->next_dst;
+        struct pair *pr = &x->pair[d];
+        const uint64_t size = pr->remaining < 256 ? pr->remaining : 256;
+        pr->remaining -= size;
+        s->payload += size;
+        s->generated++;
+        if (!x->backlog && x->up.kind == PEER_SWITCH && !bget(x->paused, first_hop_q(s, h, d))) {
+            /* send_cell, next in the slot, would find this cell alone and
+             * send it: it goes now, without being queued */
+            inject(s, x, h, d);
+            x->rr = d + 1 == s->H ? 0 : d + 1;
+        } else {
+            pr->queue++;
+            bset(x->ready, d);
+            x->backlog++;
+        }
+        end_train(s, x, h, d);
+        return;
+    }
     if (s->cfg.host_fifo && x->fifo_len == s->cfg.host_fifo_cells) {
         /* closed loop: the source waits for room, its clock stands still */
         if (x->in_train || (x->nactive && s->t >= x->next_start)) {
@@ -613,63 +728,7 @@ static void generate(rifl_ssim *s, struct host *x)
         new_packet(s, x);
         return;
     }
-    x->in_train = false;
-    if (!x->pair[d].remaining) {
-        for (unsigned k = 0; k < x->nactive; k++)
-            if (x->active[k] == d) {
-                x->active[k] = x->active[--x->nactive];
-                break;
-            }
-        if (!x->nactive)
-            s->hosts_done++;
-    }
-    x->next_start = s->t + 1 + geometric(&x->rng, &s->off_geo);
-    draw_next_dst(x);
-}
-
-/* The header of the cells from host h to host d: one hop on a single
- * switch (host p on port p), the topology's route otherwise. */
-static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l2_hdr *hdr)
-{
-    if (s->identity_q) {
-        /* rifl_l2_hdr_make of the one-hop route to port d (d != h), written
-         * directly: total = remain = 1, dst port 1 = d's relative number */
-        hdr->b[0] = 0x11;
-        hdr->b[1] = (uint8_t)(d < h ? d : d - 1);
-        memset(&hdr->b[2], 0, RIFL_L2_HDR_BYTES - 2);
-    } else {
-        *hdr = s->route[(size_t)h * s->H + d];
-    }
-}
-
-/* The VOQ of the first switch that cells from h to d enter. */
-static inline unsigned first_hop_q(const rifl_ssim *s, unsigned h, unsigned d)
-{
-    return s->identity_q ? d : s->first_q[(size_t)h * s->H + d];
-}
-
-/* The ring entry of the slot `delay` slots from now (delay < R). */
-static inline unsigned ring_at(const rifl_ssim *s, unsigned delay)
-{
-    unsigned at = s->k + delay;
-    return at >= s->R ? at - s->R : at;
-}
-
-static void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
-{
-    struct pair *pr = &x->pair[d];
-    struct ssw *w = &s->sw[x->up.idx];
-    size_t at = (size_t)ring_at(s, x->up.delay) * w->n + x->up.port;
-    /* filled in place: a cell built aside and copied would be read back
-     * before its parts are all written */
-    rifl_cell *c = &w->in_ring[at];
-    pair_route(s, h, d, &c->hdr);
-    c->bytes = 256;
-    c->src = (uint16_t)h;
-    c->dst = (uint16_t)d;
-    c->seq = pr->next_seq++;
-    c->stamp = s->t;
-    w->in_valid[at] = 1;
+    end_train(s, x, h, d);
 }
 
 /* Destinations in word w of host h's ready set whose first-hop VOQ is not
@@ -688,11 +747,43 @@ static inline uint64_t eligible_word(const rifl_ssim *s, const struct host *x, u
     return el;
 }
 
+/* next_eligible for a single switch of 65 to 256 ports (2 to 4 words):
+ * where the destination lies follows the traffic, so there is no branch on
+ * it.  The words are taken in the order of the search, word w0 = rr / 64
+ * twice (its part from rr on first, its part below rr last), as bits of a
+ * mask of the non-empty ones, and the first of those picks the word. */
+static inline int next_eligible_4(const struct host *x, unsigned HW)
+{
+    /* e[k] and e[k + 4]: eligible destinations of word k (0 past the
+     * last); e[w0] and e[w0 + 4] then become the two parts of word w0 */
+    uint64_t e[8];
+    e[0] = e[4] = x->ready[0] & ~x->paused[0];
+    e[1] = e[5] = x->ready[1] & ~x->paused[1];
+    e[2] = e[6] = HW > 2 ? x->ready[2] & ~x->paused[2] : 0;
+    e[3] = e[7] = HW > 3 ? x->ready[3] & ~x->paused[3] : 0;
+    unsigned nz = (unsigned)(e[0] != 0) | (unsigned)(e[1] != 0) << 1 |
+                  (unsigned)(e[2] != 0) << 2 | (unsigned)(e[3] != 0) << 3;
+    const unsigned w0 = x->rr >> 6;
+    const uint64_t from = ~0ull << (x->rr & 63);
+    const uint64_t hi = e[w0] & from, lo = e[w0] & ~from;
+    e[w0] = hi;
+    e[w0 + 4] = lo;
+    /* bit k of `order`: the (k+1)-th part looked at is not empty */
+    unsigned order = ((nz | nz << 4) >> w0) & 0x0e;
+    order |= (unsigned)(hi != 0) | (unsigned)(lo != 0) << 4;
+    /* with no bit at all, p points past the parts and the answer is -1 */
+    const unsigned p = w0 + (unsigned)__builtin_ctz(order | 0x20);
+    const int found = (int)(((p & 3) << 6) + (unsigned)__builtin_ctzll(e[p & 7] | 1ull << 63));
+    return order ? found : -1;
+}
+
 /* The first eligible destination at or after x->rr, wrapping round the HW
  * words, or -1; each word is looked at when the search reaches it. */
 static inline int next_eligible(const rifl_ssim *s, const struct host *x, unsigned h)
 {
     const unsigned HW = s->HW, w0 = x->rr >> 6, b = x->rr & 63;
+    if (s->identity_q && HW > 1 && HW <= 4)
+        return next_eligible_4(x, HW);
     uint64_t first = eligible_word(s, x, h, w0);
     uint64_t v = first & (~0ull << b);
     if (HW == 1) {
@@ -787,6 +878,25 @@ static uint64_t dropped_now(const rifl_ssim *s)
     return d;
 }
 
+/* The flags f[0..n) (n <= 64) as bits, bit h set when f[h] != 0. */
+static inline uint64_t flag_bits(const uint8_t *f, unsigned n)
+{
+    uint64_t bits = 0;
+    unsigned h = 0;
+    for (; h + 8 <= n; h += 8) {
+        uint64_t v;
+        memcpy(&v, f + h, sizeof v);
+        v |= v >> 4; /* the low bit of each byte: any bit of the byte */
+        v |= v >> 2;
+        v |= v >> 1;
+        /* the low bits of the 8 bytes gathered in the top byte */
+        bits |= (((v & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56) << h;
+    }
+    for (; h < n; h++)
+        bits |= (uint64_t)(f[h] != 0) << h;
+    return bits;
+}
+
 /* Eight bytes of flags from p on, for skipping idle ports eight at a time. */
 static inline uint64_t flags8(const uint8_t *f, unsigned p)
 {
@@ -802,14 +912,14 @@ static void switch_arrivals(rifl_ssim *s, struct ssw *x)
     const unsigned n = x->n;
     const size_t row = (size_t)s->k * n;
     uint8_t *iv = x->in_valid + row, *fv = x->fc_valid + row;
+    /* the cells, then the flow control (neither changes what the other
+     * does) */
+    rifl_switch_input_row(x->sw, x->in_ring + row, iv, s->t);
+    memset(iv, 0, n);
     for (unsigned p = 0; p < n; p++) {
-        if (!(p & 7) && p + 8 <= n && !(flags8(iv, p) | flags8(fv, p))) {
+        if (!(p & 7) && p + 8 <= n && !flags8(fv, p)) {
             p += 7;
             continue;
-        }
-        if (iv[p]) {
-            iv[p] = 0;
-            rifl_switch_input(x->sw, p, &x->in_ring[row + p], s->t);
         }
         if (fv[p]) {
             fv[p] = 0;
@@ -828,15 +938,33 @@ static void host_slot(rifl_ssim *s)
     const unsigned H = s->H;
     const size_t row = (size_t)s->k * H;
     uint8_t *rv = s->rx_valid + row, *fv = s->fc_valid + row;
-    uint64_t bl = 0;
-    for (unsigned h = 0; h < H; h++) {
-        struct host *x = &s->host[h];
-        if (rv[h]) {
-            rv[h] = 0;
+    if (s->single) {
+        const size_t in = (size_t)ring_at(s, s->host[0].up.delay) * H;
+        s->in_row = s->sw[0].in_ring + in;
+        s->in_vrow = s->sw[0].in_valid + in;
+    }
+    /* Three passes over the hosts: the cells received, the flow control,
+     * then each host generates and sends (what a host receives changes
+     * nothing in what it generates and sends, and the hosts do not touch
+     * each other).  Which hosts receive a cell follows the traffic, so the
+     * first pass goes over them as bits: a test per host mispredicted at
+     * random. */
+    for (unsigned base = 0; base < H; base += 64) {
+        uint64_t bits = flag_bits(rv + base, H - base < 64 ? H - base : 64);
+        for (; bits; bits &= bits - 1) {
+            const unsigned h = base + (unsigned)__builtin_ctzll(bits);
             receive_cell(s, h, &s->rx_ring[row + h]);
+        }
+    }
+    memset(rv, 0, H);
+    for (unsigned h = 0; h < H; h++) {
+        if (!(h & 7) && h + 8 <= H && !flags8(fv, h)) {
+            h += 7;
+            continue;
         }
         if (fv[h]) {
             fv[h] = 0;
+            struct host *x = &s->host[h];
             rifl_l2_fc f;
             if (rifl_l2_fc_decode(s->fc_ring[row + h].b, FC_BYTES, &f) != RIFL_OK) {
                 s->fc_bad++;
@@ -847,7 +975,11 @@ static void host_slot(rifl_ssim *s)
                     bclr(x->paused, f.off_queue);
             }
         }
-        generate(s, x);
+    }
+    uint64_t bl = 0;
+    for (unsigned h = 0; h < H; h++) {
+        struct host *x = &s->host[h];
+        generate(s, x, h);
         send_cell(s, h);
         bl += x->backlog;
         if (x->backlog > s->backlog_max)

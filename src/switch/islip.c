@@ -94,32 +94,36 @@ void rifl_islip_clear_requests(rifl_islip *s)
 unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o) { return s->gptr[o]; }
 unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i) { return s->aptr[i]; }
 
-/* First set bit of (a & m) at or after `start`, wrapping round the W words,
- * or -1 (bs_next_rr without its divisions). */
+/* First set bit of (a & m) at or after `start`, wrapping round the W words
+ * (2 to 4: at most 256 ports), or -1.  Where the bit lies follows the
+ * traffic, so it is found without a branch on it: the words are taken in
+ * the order of the search, word w0 = start / 64 twice (its bits from
+ * `start` on first, those below last), as bits of a mask of the non-empty
+ * ones, and the first of those picks the word. */
 static inline int rr_first(const uint64_t *a, const uint64_t *m, unsigned W, unsigned start)
 {
-    if (W == 1) {
-        uint64_t v = a[0] & m[0];
-        if (!v)
-            return -1;
-        uint64_t hi = v & (~0ull << start);
-        return __builtin_ctzll(hi ? hi : v);
-    }
-    unsigned w0 = start >> 6, b = start & 63;
-    uint64_t v = a[w0] & m[w0] & (~0ull << b);
-    if (v)
-        return (int)(w0 * 64 + (unsigned)__builtin_ctzll(v));
-    for (unsigned w = w0 + 1; w < W; w++)
-        if ((v = a[w] & m[w]))
-            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
-    for (unsigned w = 0; w <= w0; w++) {
-        v = a[w] & m[w];
-        if (w == w0)
-            v &= ~(~0ull << b);
-        if (v)
-            return (int)(w * 64 + (unsigned)__builtin_ctzll(v));
-    }
-    return -1;
+    /* v[k] and v[k + 4]: word k (0 past the last); v[w0] and v[w0 + 4]
+     * then become the two parts of word w0 */
+    uint64_t v[8];
+    v[0] = v[4] = a[0] & m[0];
+    v[1] = v[5] = a[1] & m[1];
+    v[2] = v[6] = W > 2 ? a[2] & m[2] : 0;
+    v[3] = v[7] = W > 3 ? a[3] & m[3] : 0;
+    unsigned nz = (unsigned)(v[0] != 0) | (unsigned)(v[1] != 0) << 1 |
+                  (unsigned)(v[2] != 0) << 2 | (unsigned)(v[3] != 0) << 3;
+    const unsigned w0 = start >> 6;
+    const uint64_t from = ~0ull << (start & 63);
+    const uint64_t hi = v[w0] & from, lo = v[w0] & ~from;
+    v[w0] = hi;
+    v[w0 + 4] = lo;
+    /* bit k of `order`: the (k+1)-th part looked at is not empty */
+    unsigned order = ((nz | nz << 4) >> w0) & 0x0e;
+    order |= (unsigned)(hi != 0) | (unsigned)(lo != 0) << 4;
+    /* with no bit at all, p points at v[w0 + 5] past the parts: 0 is
+     * left there, but the answer is -1 */
+    const unsigned p = w0 + (unsigned)__builtin_ctz(order | 0x20);
+    const int found = (int)(((p & 3) << 6) + (unsigned)__builtin_ctzll(v[p & 7] | 1ull << 63));
+    return order ? found : -1;
 }
 
 /* Grant: every unmatched output with a request from an unmatched input
@@ -179,45 +183,59 @@ static unsigned accept_step(rifl_islip *s, unsigned it, int16_t *match)
     return made;
 }
 
-/* islip_run_on for switches of up to 64 ports: one word per row, the
- * unmatched ports and the inputs granted in registers. */
+/* Grant and accept of one iteration on up to 64 ports, the unmatched ports
+ * in registers; the pointers move in the first iteration only.  Returns
+ * the matches made. */
+static inline __attribute__((always_inline)) unsigned
+one_word_iteration(rifl_islip *s, const uint64_t *reqT, uint64_t *free_in, uint64_t *free_out,
+                   int16_t *match, const bool first)
+{
+    const unsigned n = s->n;
+    uint64_t *grants = s->grants;
+    uint16_t *gptr = s->gptr, *aptr = s->aptr;
+    uint64_t granted = 0;
+    for (uint64_t o_bits = *free_out; o_bits; o_bits &= o_bits - 1) {
+        unsigned o = (unsigned)__builtin_ctzll(o_bits);
+        uint64_t r = reqT[o] & *free_in;
+        if (!r)
+            continue;
+        uint64_t hi = r & (~0ull << gptr[o]);
+        unsigned i = (unsigned)__builtin_ctzll(hi ? hi : r);
+        grants[i] |= 1ull << o;
+        granted |= 1ull << i;
+    }
+    /* every input granted accepts one output */
+    uint64_t taken = 0;
+    unsigned made = 0;
+    for (uint64_t g_bits = granted; g_bits; g_bits &= g_bits - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(g_bits);
+        uint64_t g = grants[i], hi = g & (~0ull << aptr[i]);
+        grants[i] = 0;
+        unsigned o = (unsigned)__builtin_ctzll(hi ? hi : g);
+        match[i] = (int16_t)o;
+        taken |= 1ull << o;
+        if (first) {
+            gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
+            aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
+        }
+        made++;
+    }
+    *free_in &= ~granted;
+    *free_out &= ~taken;
+    return made;
+}
+
+/* islip_run_on for switches of up to 64 ports: one word per row. */
 static unsigned islip_run_one_word(rifl_islip *s, const uint64_t *reqT, uint64_t outs,
                                    int16_t *match, unsigned *iter_matches, uint64_t *matched)
 {
-    const unsigned n = s->n;
     uint64_t free_in = s->ones[0], free_out = outs;
-    uint64_t *grants = s->grants;
-    uint16_t *gptr = s->gptr, *aptr = s->aptr;
-    unsigned total = 0;
-    for (unsigned it = 0; it < s->iterations; it++) {
-        uint64_t granted = 0;
-        for (uint64_t o_bits = free_out; o_bits; o_bits &= o_bits - 1) {
-            unsigned o = (unsigned)__builtin_ctzll(o_bits);
-            uint64_t r = reqT[o] & free_in;
-            if (!r)
-                continue;
-            uint64_t hi = r & (~0ull << gptr[o]);
-            unsigned i = (unsigned)__builtin_ctzll(hi ? hi : r);
-            grants[i] |= 1ull << o;
-            granted |= 1ull << i;
-        }
-        if (!granted)
-            break;
-        unsigned made = 0;
-        for (; granted; granted &= granted - 1) {
-            unsigned i = (unsigned)__builtin_ctzll(granted);
-            uint64_t g = grants[i], hi = g & (~0ull << aptr[i]);
-            grants[i] = 0;
-            unsigned o = (unsigned)__builtin_ctzll(hi ? hi : g);
-            match[i] = (int16_t)o;
-            free_in &= ~(1ull << i);
-            free_out &= ~(1ull << o);
-            if (it == 0) {
-                gptr[o] = (uint16_t)(i + 1 == n ? 0 : i + 1);
-                aptr[i] = (uint16_t)(o + 1 == n ? 0 : o + 1);
-            }
-            made++;
-        }
+    unsigned made = one_word_iteration(s, reqT, &free_in, &free_out, match, true);
+    unsigned total = made;
+    if (iter_matches)
+        iter_matches[0] = made;
+    for (unsigned it = 1; made && it < s->iterations; it++) {
+        made = one_word_iteration(s, reqT, &free_in, &free_out, match, false);
         if (iter_matches)
             iter_matches[it] = made;
         total += made;

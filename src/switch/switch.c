@@ -53,6 +53,10 @@ struct rifl_switch {
     uint32_t free_head;   /* entries given back, most recent first */
     uint32_t fresh;       /* entries [fresh, end) never used */
     uint64_t held;
+    /* VOQ lengths at which flow control marks a queue: the length before a
+     * store that makes it pass fc_on, the length after a dequeue that
+     * brings it to fc_off; UINT32_MAX (never) without flow control */
+    uint32_t fc_on_len, fc_off_len;
     uint64_t next_step;   /* cell slots step in order: the least next `now` */
     rifl_islip *islip;
     rifl_fabric *fabric;
@@ -191,6 +195,8 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     unsigned n = sw->n = c.nports;
     sw->words = BS_WORDS(n);
     sw->cap = c.voq_cells;
+    sw->fc_on_len = c.flow_control ? c.fc_on : UINT32_MAX;
+    sw->fc_off_len = c.flow_control ? c.fc_off : UINT32_MAX;
     size_t q = (size_t)n * n, W = (size_t)n * sw->words;
     /* malloc, not calloc: the pool's pages are touched only when used */
     sw->pool = malloc(q * sw->cap * sizeof *sw->pool);
@@ -264,8 +270,9 @@ static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
     }
 }
 
-static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell,
-                 uint64_t now)
+static inline __attribute__((always_inline)) int store(rifl_switch *sw, unsigned in,
+                                                      unsigned o, const rifl_cell *cell,
+                                                      uint64_t now)
 {
     struct voq *v = &sw->voq[(size_t)in * sw->n + o];
     unsigned l = v->len;
@@ -301,7 +308,7 @@ static int store(rifl_switch *sw, unsigned in, unsigned o, const rifl_cell *cell
     bs_set(sw->nonemptyT + (size_t)o * sw->words, in);
     sw->out_nq[o] = (uint16_t)(sw->out_nq[o] + (l == 0));
     bs_set(sw->out_busy, o);
-    if (sw->cfg.flow_control && l + 1 == sw->cfg.fc_on + 1)
+    if (l == sw->fc_on_len)
         fc_mark(sw, in, o, 1);
     return RIFL_SW_STORED;
 }
@@ -331,6 +338,60 @@ int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uin
         sw->st.drop_invalid++;
         return RIFL_SW_DROP_INVALID;
     }
+}
+
+/* rifl_l2_forward's rule for the common case, without a branch per rule:
+ * 1 with *o set when the cell entering input p goes to one output, 0 for
+ * every other case (left to rifl_switch_input). */
+static inline int unicast_to(unsigned n, unsigned p, const rifl_l2_hdr *h, unsigned *o)
+{
+    const unsigned total = h->b[0] >> 4, remain = h->b[0] & 15u, j = h->b[1];
+    *o = j + (j >= p);
+    return (remain != 0) & (total <= RIFL_L2_MAX_HOPS) & (remain <= total) &
+           (j != RIFL_L2_BROADCAST) & (*o < n);
+}
+
+/* The flags f[0..n) (n <= 64) as bits, bit p set when f[p] != 0: whether an
+ * input has a cell follows the traffic, so a loop over the set bits
+ * mispredicts once at its end where a test per input mispredicts at random. */
+static inline uint64_t flag_bits(const uint8_t *f, unsigned n)
+{
+    uint64_t bits = 0;
+    unsigned p = 0;
+    for (; p + 8 <= n; p += 8) {
+        uint64_t v;
+        memcpy(&v, f + p, sizeof v);
+        v |= v >> 4; /* the low bit of each byte: any bit of the byte */
+        v |= v >> 2;
+        v |= v >> 1;
+        /* the low bits of the 8 bytes gathered in the top byte */
+        bits |= (((v & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56) << p;
+    }
+    for (; p < n; p++)
+        bits |= (uint64_t)(f[p] != 0) << p;
+    return bits;
+}
+
+int rifl_switch_input_row(rifl_switch *sw, const rifl_cell *cells, const uint8_t *valid,
+                          uint64_t now)
+{
+    if (!sw || !cells || !valid)
+        return RIFL_ERR_INVALID_ARG;
+    const unsigned n = sw->n;
+    for (unsigned base = 0; base < n; base += 64) {
+        uint64_t bits = flag_bits(valid + base, n - base < 64 ? n - base : 64);
+        for (; bits; bits &= bits - 1) {
+            const unsigned p = base + (unsigned)__builtin_ctzll(bits);
+            unsigned o;
+            if (unicast_to(n, p, &cells[p].hdr, &o)) {
+                sw->st.cells_in++;
+                store(sw, p, o, &cells[p], now);
+            } else {
+                rifl_switch_input(sw, p, &cells[p], now);
+            }
+        }
+    }
+    return RIFL_OK;
 }
 
 int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
@@ -389,13 +450,19 @@ static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
     return bs_get(p, q);
 }
 
-static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
+static inline __attribute__((always_inline)) void dequeue(rifl_switch *sw, unsigned i,
+                                                          unsigned o, rifl_cell *out)
 {
     struct voq *v = &sw->voq[(size_t)i * sw->n + o];
     uint32_t e = voq_head(sw, v);
-    struct voq_entry *x = &sw->pool[e];
+    const struct voq_entry *x = &sw->pool[e];
     *out = x->cell;
-    rifl_l2_hdr_advance(&out->hdr, i, o);
+    /* rifl_l2_hdr_advance(&out->hdr, i, o), from the stored header: every
+     * cell stored passed rifl_l2_forward, so it has a hop left (the low
+     * nibble of byte 0 is not 0), and i != o */
+    out->hdr.b[0] = (uint8_t)(x->cell.hdr.b[0] - 1);
+    memcpy(&out->hdr.b[1], &x->cell.hdr.b[2], RIFL_L2_MAX_HOPS - 1);
+    out->hdr.b[RIFL_L2_MAX_HOPS] = (uint8_t)(i - (i > o));
     /* unlink e (alone in the VOQ, e is the newest and this writes e's own
      * link, which the next line overwrites) */
     sw->link[v->tail] = sw->link[e];
@@ -410,7 +477,7 @@ static void dequeue(rifl_switch *sw, unsigned i, unsigned o, rifl_cell *out)
     unsigned nq = sw->out_nq[o] - (unsigned)emptied;
     sw->out_nq[o] = (uint16_t)nq;
     sw->out_busy[o >> 6] &= ~((uint64_t)(nq == 0) << (o & 63));
-    if (sw->cfg.flow_control && l == sw->cfg.fc_off)
+    if (l == sw->fc_off_len)
         fc_mark(sw, i, o, 0);
 }
 
