@@ -299,7 +299,10 @@ typedef struct rifl_lane_stretch {
     uint64_t data_recv, fill_recv;
     uint64_t rx_packets, rx_bytes;
     /* where data frame x comes from: the packet's bytes and x's frame index
-     * in it (0 = its first frame); 0, or -1 when unknown */
+     * in it (0 = its first frame); 0, or -1 when unknown.  The bytes must
+     * stay valid until the next call: frames are asked for oldest first, and
+     * the other frames of the packet last given are taken from it without a
+     * call */
     int (*data)(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len, size_t *index);
     void *ctx;
 } rifl_lane_stretch;

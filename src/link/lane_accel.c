@@ -36,20 +36,32 @@ bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay)
     return b->rfid == ((a->fid - delay) & a->kmask) && a->rfid == ((b->fid - delay) & b->kmask);
 }
 
+/* The packet the source gave last: data frames first .. first + frames - 1
+ * come from its bytes, so consecutive frames of one packet cost one call. */
+struct source_pkt {
+    uint64_t first, frames;
+    const uint8_t *bytes;
+    size_t len;
+};
+
 /* Record of the frame that carried data frame x (x < 0: a filler). */
-static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, int64_t x, bool end,
-                          uint8_t *rec)
+static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct source_pkt *p,
+                          int64_t x, uint8_t *rec)
 {
     if (x < 0) {
         memcpy(rec, l->meta00 + (size_t)RIFL_FMT_FILLER * l->txq.stride, l->txq.stride);
         return RIFL_OK;
     }
-    const uint8_t *pkt;
-    size_t len, k;
-    if (!s->data || s->data(s->ctx, (uint64_t)x, &pkt, &len, &k) != 0 ||
-        k >= (len + l->pbytes - 1) / l->pbytes)
-        return RIFL_ERR_STATE;
-    rifl_lane_make_record(l, pkt, len, k, end, rec);
+    uint64_t ux = (uint64_t)x;
+    if (!p->bytes || ux < p->first || ux - p->first >= p->frames) {
+        const uint8_t *pkt;
+        size_t len, k;
+        if (!s->data || s->data(s->ctx, ux, &pkt, &len, &k) != 0 || !pkt ||
+            k >= (len + l->pbytes - 1) / l->pbytes)
+            return RIFL_ERR_STATE;
+        *p = (struct source_pkt){ ux - k, (len + l->pbytes - 1) / l->pbytes, pkt, len };
+    }
+    rifl_lane_make_record(l, p->bytes, p->len, (size_t)(ux - p->first), true, rec);
     return RIFL_OK;
 }
 
@@ -67,12 +79,13 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
     st->tx_packets += s->tx_packets;
     st->tx_bytes += s->tx_bytes;
     st->tx_rejected += s->tx_rejected;
+    struct source_pkt src = { 0, 0, NULL, 0 };
     /* the replay buffer entries of the frames sent in the stretch */
     uint64_t n = sent < l->nfid ? sent : l->nfid;
     for (uint64_t k = 0; k < n; k++) {
         unsigned id = (unsigned)(l->fid - n + k) & l->kmask;
         l->replay_z[id] = RIFL_LANE_Z_UNKNOWN;
-        int rc = stretch_record(l, s, s->sent_by_id[id], true,
+        int rc = stretch_record(l, s, &src, s->sent_by_id[id],
                                 l->replay + (size_t)id * l->txq.stride);
         if (rc != RIFL_OK)
             return rc;
@@ -83,7 +96,7 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
     if (s->queue_end - s->queue_first > l->txq.cap)
         return RIFL_ERR_STATE;
     for (uint64_t x = s->queue_first; x < s->queue_end; x++) {
-        int rc = stretch_record(l, s, (int64_t)x, true, ring_tail(&l->txq));
+        int rc = stretch_record(l, s, &src, (int64_t)x, ring_tail(&l->txq));
         if (rc != RIFL_OK)
             return rc;
         ring_push(&l->txq);
