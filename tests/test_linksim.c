@@ -536,6 +536,33 @@ static void t_seeds_given(void)
     rifl_linksim_result_free(&a);
 }
 
+/* Packet bytes are splitmix64's outputs, one word after another, from a
+ * state derived from the stream seed and the packet number: the filler (in
+ * blocks, vectorised where the CPU allows) gives exactly the words of the
+ * plain sequential generator, at every length and buffer alignment, and
+ * writes nothing past the packet. */
+static void t_packet_fill(void)
+{
+    uint8_t want[600], got[600 + 80];
+    const uint64_t seeds[3] = { 1, 0x0123456789abcdefULL, UINT64_MAX };
+    for (unsigned si = 0; si < 3; si++)
+        for (uint64_t seq = 0; seq < 40; seq += 13)
+            for (size_t len = 0; len <= 600; len += len < 80 ? 1 : 37) {
+                uint64_t x = seeds[si] ^ 0x5bd1e995u ^ (seq * 0xd1342543de82ef95ULL);
+                x = rifl_splitmix64(&x);
+                for (size_t i = 0; i < len; i += 8) {
+                    uint64_t v = rifl_splitmix64(&x);
+                    memcpy(want + i, &v, len - i < 8 ? len - i : 8);
+                }
+                for (size_t off = 0; off < 3; off++) {
+                    memset(got, 0xA5, sizeof got);
+                    rifl_packet_fill(seeds[si], seq, got + off, len);
+                    CHECK(memcmp(got + off, want, len) == 0);
+                    CHECK(got[off + len] == 0xA5 && (off == 0 || got[off - 1] == 0xA5));
+                }
+            }
+}
+
 static void t_histogram(void)
 {
     rifl_hist h;
@@ -945,6 +972,7 @@ TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },
+          { "packet_fill", t_packet_fill },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
           { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },
           { "bonded_links", t_bonded_links }, { "clock_offsets", t_clock_offsets },
