@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rifl/capture.h"
+#include "rifl/lane.h"
 #include "rifl/rng.h"
 #include "rifl/sim/linksim.h"
 
@@ -28,6 +30,8 @@ struct opts {
     const char *bit_offset;
     double slip_rate, ppm, ppm_tol;
     uint64_t up_log2, hold;
+    const char *pcap;
+    uint64_t pcap_slots;
 };
 
 static size_t size_list[256];
@@ -808,7 +812,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 44 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 46 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -878,6 +882,9 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               "the reference; 12: its simulation build)", 1, 24 },
             { "hold", CLI_UINT, &o->hold, "serial lanes: frames held until that many more "
               "arrived aligned (0: none)", 0, 4096 },
+            { "pcap", CLI_STRING, &o->pcap, "write the frames that arrive at both ends to this "
+              "pcap file (docs/capture.md; every slot is stepped)", 0, 0 },
+            { "pcap-slots", CLI_UINT, &o->pcap_slots, "capture the first N slots only", 1, 1e12 },
             { "sweep", CLI_STRING, &o->sweep, "runs over values, 'KEY=FROM:TO:STEP KEY2=V1,V2' (STEP "
               "+D or xF), e.g. ber=1e-12:1e-5:x10^0.25", 0, 0 },
             { "csv", CLI_FLAG, &o->csv, "CSV: a header and one line per run", 0, 0 },
@@ -1005,8 +1012,68 @@ static int run_references(const struct opts *o, const struct cli_sweep *sw, stru
 }
 
 /* The points one after the other; returns the worst exit status. */
+/* --pcap: the observer writes what arrives at each end, slot by slot */
+struct capture_run {
+    rifl_capture *cap;
+    unsigned frame_bits;
+    double frame_ns;
+    uint64_t slots;          /* slots to capture */
+    bool failed;
+};
+
+static bool capture_slot(void *ctx, const rifl_linksim_slot *s)
+{
+    struct capture_run *c = ctx;
+    if (c->failed || s->t >= c->slots)
+        return true;
+    uint64_t t_ns = (uint64_t)llround((double)s->t * c->frame_ns);
+    for (int i = 0; i < 2; i++) {
+        const rifl_phy_frame *a = &s->wire->arrived[i];
+        uint8_t buf[RIFL_FRAME_MAX_BYTES];
+        const uint8_t *wire = a->data;
+        if (a->form == RIFL_PHY_NONE)
+            continue;
+        if (a->form == RIFL_PHY_CONTENT) {
+            rifl_lane_frame_encode(a->data, c->frame_bits, buf);
+            wire = buf;
+        }
+        /* what reached lane 1 (B) went A -> B: direction 0 */
+        if (rifl_capture_frame(c->cap, i == 1 ? 0 : 1, s->t, t_ns, wire) != RIFL_OK)
+            c->failed = true;
+    }
+    return true;
+}
+
+static int run_captured(const struct opts *o, struct point *pt)
+{
+    struct capture_run c = { NULL, pt->c.lane.frame_bits,
+                             pt->c.lane.frame_bits / pt->c.lane.link.lane_rate_gbps,
+                             o->pcap_slots, false };
+    char msg[512] = "";
+    if (rifl_capture_open(o->pcap, c.frame_bits, 1, &c.cap, msg, sizeof msg) != RIFL_OK) {
+        fprintf(stderr, "error: --pcap: %s\n", msg);
+        return 2;
+    }
+    pt->c.observe = capture_slot;
+    pt->c.hook_ctx = &c;
+    pt->c.fast = false;
+    pt->rc = simulate(&pt->c, &pt->r, "simulating", o->progress, pt->est.slots, &pt->wall);
+    uint64_t frames = rifl_capture_get_stats(c.cap)->frames;
+    if (rifl_capture_close(c.cap, msg, sizeof msg) != RIFL_OK || c.failed) {
+        fprintf(stderr, "error: --pcap: %s\n", msg[0] ? msg : "writing the capture failed");
+        if (!pt->rc)
+            rifl_linksim_result_free(&pt->r);
+        return 2;
+    }
+    fprintf(stderr, "rifl sim link: %llu frames captured to %s\n", (unsigned long long)frames,
+            o->pcap);
+    return print_point(o, false, pt, 0);
+}
+
 static int run_serial(const struct opts *o, struct point *pts, size_t npoints)
 {
+    if (o->pcap)
+        return run_captured(o, &pts[0]);
     int status = 0;
     for (size_t i = 0; i < npoints; i++) {
         char what[64];
@@ -1099,7 +1166,7 @@ static int run(int argc, char **argv)
         .frame_bits = 256, .fid_bits = 0, .pipeline = 2, .txq = 1024, .rxbuf = 0, .lock = 64,
         .rate = 0, .lanes = 1, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
         .rx_ready = 1, .fast = true, .reference = true, .up_log2 = 20,
-        .hold = RIFL_LANE_RX_HOLD, .ppm_tol = 200,
+        .hold = RIFL_LANE_RX_HOLD, .ppm_tol = 200, .pcap_slots = 100000,
     };
     struct cli_opt opts[LINK_OPTS];
     link_options(&o, opts);
@@ -1117,6 +1184,14 @@ static int run(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     if (o.csv && o.json)
         return cli_fail(opts, "csv,json", "choose one of --csv and --json");
+    if (o.pcap && o.sweep)
+        return cli_fail(opts, "pcap", "a capture is of one run: drop --sweep, or run each point "
+                        "on its own with --pcap");
+    if (o.pcap && (o.lanes > 1 || o.serial))
+        return cli_fail(opts, "pcap", "captures are of one aligned lane per direction: drop "
+                        "--lanes and --serial");
+    if (o.pcap)
+        o.jobs = 1;
     struct cli_sweep sw = { 0 };
     static const char *const fixed[] = { "sweep", "size", "csv", "json", "progress", "jobs",
                                          NULL };
