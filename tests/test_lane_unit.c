@@ -398,6 +398,10 @@ static void t_normal_fillers_then_data(void)
     CHECK_EQ_I(rifl_lane_send(l, big, 64 * 30), RIFL_OK);
     CHECK_EQ_I(rifl_lane_send(l, pkt, 1), RIFL_ERR_AGAIN);
     CHECK_EQ_U(rifl_lane_get_stats(l)->tx_rejected, 1);
+    /* refusals counted in bulk, as a simulator stepping quiet slots does */
+    CHECK_EQ_I(rifl_lane_count_refused(l, 5), RIFL_OK);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_rejected, 6);
+    CHECK_EQ_I(rifl_lane_count_refused(NULL, 1), RIFL_ERR_INVALID_ARG);
     rifl_lane_free(l);
 }
 

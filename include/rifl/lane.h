@@ -316,6 +316,12 @@ typedef struct rifl_lane_stretch {
 RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],
                                rifl_lane_frame *inflight[2]);
 
+/* Count n sends refused for lack of room, as n calls of rifl_lane_send
+ * with a packet that does not fit would (tx_rejected), without making them:
+ * for a simulator that steps slots in bulk and knows its user would have
+ * been refused in each. */
+RIFL_API int rifl_lane_count_refused(rifl_lane *lane, uint64_t n);
+
 /* ---- user interface ------------------------------------------------------ */
 
 /* Queue one whole packet.  RIFL_ERR_AGAIN when the transmit queue lacks room

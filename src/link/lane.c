@@ -900,6 +900,14 @@ int rifl_lane_send(rifl_lane *l, const void *pkt, size_t len)
     return RIFL_OK;
 }
 
+int rifl_lane_count_refused(rifl_lane *l, uint64_t n)
+{
+    if (!l)
+        return RIFL_ERR_INVALID_ARG;
+    l->st.tx_rejected += n;
+    return RIFL_OK;
+}
+
 static unsigned rec_valid(const rifl_lane *l, const uint8_t *rec)
 {
     if (rec[0] == RIFL_META_PARTIAL_EOP) {
