@@ -196,8 +196,9 @@ static void t_ref_equals_plain(void)
         { 5e-6, 128, 1.0, 0.5, 2, 30 },  { 4e-6, 256, 0.3, 1.0, 3, 10 },
         { 1e-5, 64, 1.0, 1.0, 4, 10 },   { 1e-4, 256, 1.0, 1.0, 0, 10 },
         { 2e-5, 1024, 1.0, 0.8, 5, 100 }, { 1e-6, 256, 1.0, 1.0, 0, 0.5 },
+        { 2e-5, 256, 1.0, 1.0, 5, 10 },
     };
-    uint64_t ref_total = 0;
+    uint64_t ref_total = 0, quiet_total = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rifl_linksim_config c = base(test_seed * 71 + i, cases[i].ber, 0);
         c.max_slots = test_long_run ? 4000000 : 400000;
@@ -226,9 +227,10 @@ static void t_ref_equals_plain(void)
             rifl_linksim_result_free(&a);
             continue;
         }
-        printf("  ber %.0e F %u mode %d: %llu slots, %llu by reference, %llu fast, "
+        printf("  ber %.0e F %u mode %d: %llu slots, %llu by reference (%llu quiet), %llu fast, "
                "%llu frames hit, %llu+%llu packets\n", cases[i].ber, cases[i].F, cases[i].mode,
                (unsigned long long)a.slots, (unsigned long long)b.ref_slots,
+               (unsigned long long)b.quiet_slots,
                (unsigned long long)b.fast_slots,
                (unsigned long long)(a.ch[0].frames_hit + a.ch[1].frames_hit),
                (unsigned long long)a.val[0].packets_ok, (unsigned long long)a.val[1].packets_ok);
@@ -243,10 +245,13 @@ static void t_ref_equals_plain(void)
         CHECK(b.ref_slots + b.fast_slots > b.slots / 2);
         CHECK(a.ch[0].frames_hit + a.ch[1].frames_hit > 20);
         ref_total += b.ref_slots;
+        quiet_total += b.quiet_slots;
+        CHECK(b.quiet_slots <= b.ref_slots);
         rifl_linksim_result_free(&a);
         rifl_linksim_result_free(&b);
     }
     CHECK(ref_total > 0);
+    CHECK(quiet_total > 0); /* quiet runs were among them */
 }
 
 /* the channel flips bits at the requested rate: the count over N bits is

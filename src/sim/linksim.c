@@ -445,9 +445,83 @@ static bool at_boundary(struct sim *s, struct course *k)
     return c->max_slots && k->t >= c->max_slots;
 }
 
+/* ---- quiet slots -----------------------------------------------------------
+ *
+ * While the link recovers, most slots change nothing the users or the
+ * bookkeeping see: neither lane sends a new frame (data or filler) and
+ * neither receiving lane has anything to read.  If each sending user would
+ * then be refused in every slot (its pending packet does not fit the queue,
+ * which only a new data frame sent could change) or has nothing more to
+ * give, such slots need the lanes stepped and nothing else: the refusals
+ * are counted in one call, the fast path's streaks are 0 after them, and no
+ * end of the run can fall inside (all_done needs a delivery; the slot limit
+ * and offer_slots cap the run). */
+
+/* The users' side of slots in a quiet run: the same in every slot. */
+static bool users_quiet(struct sim *s)
+{
+    const rifl_linksim_config *c = s->cfg;
+    if (c->users_first || c->offer != RIFL_LINKSIM_WHOLE || s->load_fx || c->rx_ready < 1.0 ||
+        c->read_budget || c->rx_stall)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const struct dir *d = &s->d[i];
+        if (rifl_lane_rx_backlog(d->rx))
+            return false;
+        if (!d->done && !(d->pending &&
+                          (uint64_t)d->pnf * s->pb > rifl_lane_send_space(d->tx)))
+            return false;
+    }
+    return true;
+}
+
+/* New frames sent by both lanes so far: a change means a slot was not quiet. */
+static uint64_t new_frames(const struct sim *s)
+{
+    const rifl_lane_stats *a = rifl_lane_get_stats(s->pair->lane[0]);
+    const rifl_lane_stats *b = rifl_lane_get_stats(s->pair->lane[1]);
+    return a->tx_frames[RIFL_KIND_DATA] + a->tx_frames[RIFL_KIND_FILLER] +
+           b->tx_frames[RIFL_KIND_DATA] + b->tx_frames[RIFL_KIND_FILLER];
+}
+
+/* Step slots by reference from k->t while they are quiet, at most `cap`.
+ * Returns the quiet slots done (their bookkeeping done too); *more is set
+ * when one more slot was stepped that was not quiet: the caller finishes
+ * it. */
+static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *more)
+{
+    uint64_t before = new_frames(s), j = 0;
+    *more = false;
+    while (j < cap) {
+        rifl_pair_ref_step(s->pair);
+        if (new_frames(s) != before || rifl_lane_rx_backlog(s->d[0].rx) ||
+            rifl_lane_rx_backlog(s->d[1].rx)) {
+            *more = true;
+            break;
+        }
+        j++;
+    }
+    if (!j)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        struct dir *d = &s->d[i];
+        if (!d->done)
+            rifl_lane_count_refused(d->tx, j);
+        d->streak = 0;
+    }
+    uint64_t t0 = k->t;
+    k->t += j;
+    k->satisfied = true;
+    s->res->ref_slots += j;
+    s->res->quiet_slots += j;
+    if ((t0 & ~(uint64_t)0xFFFF) != (k->t & ~(uint64_t)0xFFFF))
+        progress(s, k->t);
+    return j;
+}
+
 /* Slots stepped by reference (rifl_pair_ref_step), `room` at most: the
- * same slots as below, without bytes on the cables.  They end early at a
- * boundary or where the fast path could take over. */
+ * same slots as below, without bytes on the cables, quiet ones in runs.
+ * They end early at a boundary or where the fast path could take over. */
 static int by_reference(struct sim *s, struct course *k, uint64_t room)
 {
     const rifl_linksim_config *c = s->cfg;
@@ -456,9 +530,25 @@ static int by_reference(struct sim *s, struct course *k, uint64_t room)
     int rc = RIFL_OK;
     uint64_t end = room > UINT64_MAX - k->t ? UINT64_MAX : k->t + room;
     while (k->t < end) {
+        bool stepped = false;
+        if (users_quiet(s)) {
+            /* no boundary inside: offer_slots and the slot limit cap it */
+            uint64_t cap = end - k->t;
+            if (c->max_slots && c->max_slots - k->t < cap)
+                cap = c->max_slots - k->t;
+            if (c->offer_slots && k->t < c->offer_slots && c->offer_slots - k->t < cap)
+                cap = c->offer_slots - k->t;
+            quiet_run(s, k, cap, &stepped);
+            if (!stepped) {
+                if (at_boundary(s, k))
+                    break;
+                continue;
+            }
+        }
         if (c->users_first && (rc = rifl_linksim_user_side(s, k->t)) != RIFL_OK)
             break;
-        rifl_pair_ref_step(s->pair);
+        if (!stepped)
+            rifl_pair_ref_step(s->pair);
         k->satisfied = after_wire(s, k->t);
         k->t++;
         s->res->ref_slots++;

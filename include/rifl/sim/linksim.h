@@ -146,6 +146,8 @@ typedef struct rifl_linksim_result {
     uint64_t fast_slots, skips;  /* of which fast-forwarded, in how many runs */
     uint64_t ref_slots;          /* and of the others, stepped by reference
                                     (rifl_pair_ref_step) */
+    uint64_t quiet_slots;        /* of which in quiet runs: the lanes stepped,
+                                    the users' side in one step */
     uint64_t offered_packets[2], offered_bytes[2]; /* per direction: packets
                                     the lane took whole, and their bytes */
     uint64_t held_bytes[2];      /* bytes of a packet the sending user still
