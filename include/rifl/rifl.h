@@ -19,6 +19,7 @@
 
 /* the PHY boundary */
 #include "rifl/phy.h"
+#include "rifl/udplink.h"
 
 /* credit-based flow control */
 #include "rifl/credit.h"
