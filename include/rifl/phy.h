@@ -306,6 +306,9 @@ typedef struct rifl_phy_udp_stats {
     uint64_t probe_answers_dropped; /* answers dropped: too many not taken */
     uint64_t peer_probe_value;  /* the value of the peer's latest probe or
                                    answer (rifl_phy_udp_set_probe_value) */
+    uint64_t announcements;     /* sequence announcements sent */
+    uint64_t rx_announcements;  /* and received (frames they showed missing
+                                   are counted in rx_missing) */
 } rifl_phy_udp_stats;
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
@@ -333,6 +336,12 @@ RIFL_API int rifl_phy_udp_fd(const rifl_phy *phy);
  * on the round trip that way. */
 RIFL_API int rifl_phy_udp_probe(rifl_phy *phy, uint64_t token);
 RIFL_API int rifl_phy_udp_set_probe_value(rifl_phy *phy, uint64_t value);
+/* Send the part-filled datagram, then a sequence announcement: a probe
+ * datagram telling the peer the sequence number of this end's next frame,
+ * so that frames of lost datagrams show as missing (an erasure) although
+ * no datagram follows them.  A driver that stops sending (its window shut)
+ * announces now and then. */
+RIFL_API int rifl_phy_udp_announce(rifl_phy *phy);
 RIFL_API bool rifl_phy_udp_probe_answer(rifl_phy *phy, uint64_t *token);
 
 #ifdef __cplusplus

@@ -89,13 +89,15 @@ typedef struct rifl_udplink_stats {
     uint64_t keepalive_slots;  /* of them, while idle: on the keepalive
                                   timer, or for frames from the peer */
     uint64_t idle_periods;     /* times the link went idle */
-    uint64_t window_stalls;    /* steps in which the window held this end
-                                  back (the peer is behind) */
+    uint64_t window_stalls;    /* times the window shut: this end waited
+                                  for the peer's frames (while shut it
+                                  announces its sequence number once per
+                                  keepalive interval) */
     uint64_t schedule_resets;  /* times this end fell more than 1 ms behind
                                   the lane rate and gave the lost slots up */
     uint64_t probe_samples;    /* round trips measured */
     uint64_t rtt_min_ns, rtt_median_ns, rtt_max_ns; /* of them */
-    uint64_t rtt_local_ns;     /* this end's estimate (the 90th percentile) */
+    uint64_t rtt_local_ns;     /* this end's estimate: twice the shortest */
     uint64_t rtt_peer_ns;      /* the peer's */
 } rifl_udplink_stats;
 

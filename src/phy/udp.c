@@ -85,6 +85,7 @@ int rifl_udp_header_read(const uint8_t *d, size_t len, rifl_udp_header *h)
 #define PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 8)
 #define PROBE_ASK 1
 #define PROBE_ANSWER 2
+#define PROBE_SEQ 3   /* the token is the sender's next sequence number */
 
 struct udp {
     rifl_phy phy;
@@ -191,9 +192,22 @@ static int send_probe(struct udp *u, unsigned kind, uint64_t token)
 static bool take_probe(struct udp *u, const uint8_t *d, size_t len)
 {
     if (len != PROBE_BYTES || d[0] != 'R' || d[1] != 'F' || d[2] != UDP_VERSION ||
-        d[4] != 0 || d[5] != 0 || d[7] != 0 || (d[6] != PROBE_ASK && d[6] != PROBE_ANSWER))
+        d[4] != 0 || d[5] != 0 || d[7] != 0 || d[6] < PROBE_ASK || d[6] > PROBE_SEQ)
         return false;
     uint64_t token = get_be(d + 12, 8);
+    if (d[6] == PROBE_SEQ) {
+        /* the peer has sent frames up to `token`: those not here went
+         * missing, as a gap before a datagram would show */
+        uint32_t epoch = (uint32_t)get_be(d + 8, 4);
+        u->st.rx_announcements++;
+        if (u->st.peer_epoch && epoch == u->st.peer_epoch && token > u->rx_next) {
+            u->st.rx_missing += token - u->rx_next;
+            u->erase = true;
+            u->rx_next = token;
+            u->st.rx_next = token;
+        }
+        return true;
+    }
     u->st.peer_probe_value = get_be(d + RIFL_UDP_HEADER_BYTES, 8);
     if (d[6] == PROBE_ASK) {
         u->st.probes_answered++;
@@ -555,6 +569,17 @@ int rifl_phy_udp_set_probe_value(rifl_phy *p, uint64_t value)
         return RIFL_ERR_INVALID_ARG;
     as_udp(p)->probe_value = value;
     return RIFL_OK;
+}
+
+int rifl_phy_udp_announce(rifl_phy *p)
+{
+    if (!p || p->ops != &udp_ops)
+        return RIFL_ERR_INVALID_ARG;
+    struct udp *u = as_udp(p);
+    send_dgram(u);
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    u->st.announcements++;
+    return send_probe(u, PROBE_SEQ, u->tx_seq);
 }
 
 bool rifl_phy_udp_probe_answer(rifl_phy *p, uint64_t *token)

@@ -35,6 +35,8 @@ struct rifl_udplink {
     uint64_t base_slot, base_ns;  /* slot base_slot + k is due at base_ns + k x slot_ns */
     uint64_t last_busy;           /* the last slot with activity */
     uint64_t next_keepalive_ns;
+    uint64_t next_announce_ns;    /* while the window is shut */
+    bool shut;                    /* the window was shut at the last step */
     uint64_t activity;            /* the lane counters that mean activity, summed */
     rifl_phy_frame *in;
     unsigned in_max;
@@ -235,8 +237,14 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         l->st.rtt_min_ns = sorted[0];
         l->st.rtt_median_ns = sorted[l->nsamples / 2];
         l->st.rtt_max_ns = sorted[l->nsamples - 1];
-        /* the 90th percentile, at least 1 ns (0 means "none yet" to the peer) */
-        uint64_t r = sorted[(l->nsamples * 9) / 10];
+        /* twice the shortest, at least 1 ns (0 means "none yet" to the
+         * peer).  The shortest is the path's own round trip; the longer
+         * ones are mostly the scheduler's.  A round trip longer than the
+         * estimate costs speed (the window shuts), never data, while an
+         * estimate a busy machine stretched would make K, and so every
+         * replay cycle, longer for the life of the link: on a lossy path
+         * replay cycles longer than the time between losses never end */
+        uint64_t r = 2 * sorted[0];
         l->st.rtt_local_ns = r ? r : 1;
         rifl_phy_udp_set_probe_value(l->phy, l->st.rtt_local_ns);
         l->published = true;
@@ -269,17 +277,18 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
 
 /* ---- slots ------------------------------------------------------------------ */
 
-/* The lane counters whose change means the link carries something: data
- * and upper-layer frames sent or delivered, flow control, retransmission
- * keys, frames failing verification. */
+/* The lane counters whose change means the link carries something: every
+ * frame sent or received but a filler (the one frame an idle lane sends),
+ * that is data and upper-layer frames, flow control, control frames (a
+ * replay's, the IDLE slots after an error, start-up's PAUSE), replayed
+ * frames, and frames failing verification. */
 static uint64_t activity(const rifl_lane *lane)
 {
     const rifl_lane_stats *s = rifl_lane_get_stats(lane);
     return s->tx_frames[RIFL_KIND_DATA] + s->tx_frames[RIFL_KIND_EXT] + s->tx_replayed +
-           s->rx_delivered[RIFL_KIND_DATA] + s->rx_delivered[RIFL_KIND_EXT] +
-           s->fc_on_sent + s->fc_off_sent + s->fc_on_received + s->fc_off_received +
-           s->rx_keys[RIFL_KEYIDX_RETRANSMIT] + s->rx_keys[RIFL_KEYIDX_PAUSE] +
-           s->rx_verify_fail;
+           s->tx_idle + s->tx_pause + s->tx_retransmit + s->fc_on_sent + s->fc_off_sent +
+           s->rx_delivered[RIFL_KIND_DATA] + s->rx_delivered[RIFL_KIND_EXT] + s->rx_skipped +
+           s->rx_control + s->fc_on_received + s->fc_off_received + s->rx_verify_fail;
 }
 
 /* Whether the lane has something to do besides sending fillers. */
@@ -316,6 +325,24 @@ static bool window_open(rifl_udplink *l)
     return l->slot < rifl_phy_udp_get_stats(l->phy)->rx_next + l->sz.window;
 }
 
+/* The window is shut: this end waits for the peer's frames.  Everything
+ * it sent goes out (the part-filled datagram), and once per keepalive
+ * interval a sequence announcement tells the peer how far it got: were
+ * its last datagrams lost, and the peer waiting for them in turn, neither
+ * end would send again. */
+static void window_shut(rifl_udplink *l, uint64_t now_ns)
+{
+    if (!l->shut) {
+        l->shut = true;
+        rifl_phy_udp_flush(l->phy);
+        l->next_announce_ns = now_ns + l->cfg.keepalive_ns;
+        l->st.window_stalls++;
+    } else if (now_ns >= l->next_announce_ns) {
+        rifl_phy_udp_announce(l->phy);
+        l->next_announce_ns = now_ns + l->cfg.keepalive_ns;
+    }
+}
+
 static uint64_t slot_time(const rifl_udplink *l, uint64_t slot)
 {
     return l->base_ns + (uint64_t)((double)(slot - l->base_slot) * l->sz.slot_ns);
@@ -335,7 +362,12 @@ static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
     rifl_phy_udp_poll(l->phy);
     bool arrived = rifl_phy_udp_get_stats(l->phy)->rx_next != before;
     bool due = now_ns >= l->next_keepalive_ns;
-    if ((arrived || due) && window_open(l)) {
+    bool open = window_open(l);
+    if (!open && (arrived || due))
+        window_shut(l, now_ns);
+    if (open)
+        l->shut = false;
+    if ((arrived || due) && open) {
         /* a slot for the frames that came (not flushed: it goes with the
          * next keepalive, so that keepalives never answer each other), or
          * the keepalive, flushed */
@@ -378,12 +410,13 @@ static void active_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
                 break;
             }
         }
+        l->shut = false;
         run_slot(l);
     }
     if (stalled) {
-        l->st.window_stalls++;
+        window_shut(l, now_ns);
         /* wait for the peer's frames (the socket wakes the caller) */
-        *wake_ns = now_ns + l->cfg.keepalive_ns;
+        *wake_ns = l->next_announce_ns;
         /* nothing moves while the window is shut: what was due is given
          * up, not made up for in a burst afterwards */
         l->base_slot = l->slot;
@@ -470,13 +503,13 @@ static const rifl_counter udplink_counters[] = {
     C(slots, "slots run"),
     C(keepalive_slots, "slots run while idle: keepalives, or for frames from the peer"),
     C(idle_periods, "times the link went idle"),
-    C(window_stalls, "steps in which the window held this end back (the peer is behind)"),
+    C(window_stalls, "times the window shut: this end waited for the peer's frames"),
     C(schedule_resets, "times this end fell more than 1 ms behind the lane rate"),
     C(probe_samples, "round trips measured at start-up"),
     C(rtt_min_ns, "shortest round trip measured, ns"),
     C(rtt_median_ns, "median round trip measured, ns"),
     C(rtt_max_ns, "longest round trip measured, ns"),
-    C(rtt_local_ns, "this end's round-trip estimate (90th percentile), ns"),
+    C(rtt_local_ns, "this end's round-trip estimate (twice the shortest), ns"),
     C(rtt_peer_ns, "the peer's round-trip estimate, ns"),
 };
 #undef C
