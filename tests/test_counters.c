@@ -65,6 +65,9 @@ static void t_tables(void)
     c = rifl_switch_counters(&n);
     check_table("switch", c, n, sizeof(rifl_switch_stats));
     check_values(c, n, sizeof(rifl_switch_stats));
+    c = rifl_udplink_counters(&n);
+    check_table("udplink", c, n, sizeof(rifl_udplink_stats));
+    check_values(c, n, sizeof(rifl_udplink_stats));
     CHECK(rifl_lane_counters(NULL) != NULL);
 }
 

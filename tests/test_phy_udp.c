@@ -312,6 +312,73 @@ static void t_dropped_datagrams(void)
     free_ends(&e);
 }
 
+/* Probes answered with their token and the answerer's value; poll and
+ * flush without a slot; bits flipped at the bit error rate, counted. */
+static void t_probes_ber(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 16, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *a = e.phy[0], *b = e.phy[1];
+    CHECK(rifl_phy_udp_fd(a) >= 0);
+    CHECK_EQ_I(rifl_phy_udp_fd(NULL), -1);
+    CHECK_EQ_I(rifl_phy_udp_set_probe_value(b, 4242), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_udp_probe(a, 77), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_udp_probe(a, 78), RIFL_OK);
+    uint64_t tok = 0;
+    CHECK(!rifl_phy_udp_probe_answer(a, &tok));
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK); /* b answers */
+    CHECK_EQ_I(rifl_phy_udp_poll(a), RIFL_OK); /* a takes the answers */
+    CHECK(rifl_phy_udp_probe_answer(a, &tok) && tok == 77);
+    CHECK(rifl_phy_udp_probe_answer(a, &tok) && tok == 78);
+    CHECK(!rifl_phy_udp_probe_answer(a, &tok));
+    const rifl_phy_udp_stats *sa = rifl_phy_udp_get_stats(a), *sb = rifl_phy_udp_get_stats(b);
+    CHECK_EQ_U(sa->probes_sent, 2);
+    CHECK_EQ_U(sb->probes_answered, 2);
+    CHECK_EQ_U(sa->probe_answers, 2);
+    CHECK_EQ_U(sa->peer_probe_value, 4242);
+    CHECK_EQ_U(sb->peer_probe_value, 0);
+    CHECK_EQ_U(sb->rx_malformed + sa->rx_malformed, 0);
+    /* a frame sent and flushed at once arrives by poll alone */
+    uint8_t *w = rifl_phy_tx_buffer(a, RIFL_PHY_WIRE);
+    memset(w, 0x5A, FB);
+    rifl_phy_frame in[4];
+    CHECK_EQ_U(rifl_phy_exchange(a, 0, RIFL_PHY_WIRE, in, 4), 0);
+    CHECK_EQ_U(sa->dgrams_sent, 0);
+    CHECK_EQ_I(rifl_phy_udp_flush(a), RIFL_OK);
+    CHECK_EQ_U(sa->dgrams_sent, 1);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, 1);
+    CHECK_EQ_U(rifl_phy_exchange(b, 0, RIFL_PHY_NONE, in, 4), 1);
+    CHECK(((const uint8_t *)in[0].data)[FB - 1] == 0x5A);
+    CHECK_EQ_I(rifl_phy_udp_poll(NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_phy_udp_flush(NULL), RIFL_ERR_INVALID_ARG);
+    free_ends(&e);
+    /* bit errors: 1e-3 over 2000 frames of 256 bits, about 512 flips */
+    rifl_phy_udp_config c = { .frame_bits = F, .fd = -1, .local = "127.0.0.1:0",
+                              .remote = "127.0.0.1:9", .epoch = 1, .ber = 1e-3,
+                              .seed = test_seed };
+    rifl_phy *p = NULL;
+    char msg[256] = "";
+    REQUIRE(rifl_phy_udp_create(&c, &p, msg, sizeof msg) == RIFL_OK);
+    uint64_t flipped = 0;
+    for (unsigned t = 0; t < 2000; t++) {
+        w = rifl_phy_tx_buffer(p, RIFL_PHY_WIRE);
+        memset(w, 0, FB);
+        rifl_phy_exchange(p, t, RIFL_PHY_WIRE, in, 0);
+        /* the frame is flipped in the datagram buffer before it goes */
+    }
+    const rifl_phy_stats *ps = rifl_phy_get_stats(p);
+    flipped = ps->bit_errors;
+    CHECK(flipped > 350 && flipped < 700);
+    CHECK(ps->frames_hit > 0 && ps->frames_hit <= flipped);
+    rifl_phy_free(p);
+    c.ber = 0.6;
+    refused(&c, RIFL_ERR_CONFIG, "bit error rate");
+}
+
 TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
-          { "dropped_datagrams", t_dropped_datagrams })
+          { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber })

@@ -276,7 +276,10 @@ typedef struct rifl_phy_udp_config {
                                    probability (0 .. 1; tests) */
     double dup;                 /* send each datagram twice with this
                                    probability (0 .. 1; tests) */
-    uint64_t seed;              /* of the loss and duplication draws */
+    uint64_t seed;              /* of the loss, duplication and bit error
+                                   draws */
+    double ber;                 /* flip each bit of the frames sent with this
+                                   probability (0 .. 0.5; tests) */
 } rifl_phy_udp_config;
 
 typedef struct rifl_phy_udp_stats {
@@ -294,6 +297,18 @@ typedef struct rifl_phy_udp_stats {
     uint64_t rx_overflow;       /* frames dropped: receive queue full */
     uint64_t rx_erasures;       /* erasures handed to the lane for them */
     uint32_t peer_epoch;        /* the peer's epoch (0: nothing from it yet) */
+    uint64_t rx_next;           /* sequence number of the next frame expected
+                                   from the peer: the peer's frames taken or
+                                   counted missing so far */
+    uint64_t probes_sent;       /* probe datagrams sent (rifl_phy_udp_probe) */
+    uint64_t probes_answered;   /* the peer's probes answered */
+    uint64_t probe_answers;     /* answers to our probes kept for the driver */
+    uint64_t probe_answers_dropped; /* answers dropped: too many not taken */
+    uint64_t peer_probe_value;  /* the value of the peer's latest probe or
+                                   answer (rifl_phy_udp_set_probe_value) */
+    uint64_t announcements;     /* sequence announcements sent */
+    uint64_t rx_announcements;  /* and received (frames they showed missing
+                                   are counted in rx_missing) */
 } rifl_phy_udp_stats;
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
@@ -304,6 +319,30 @@ RIFL_API int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out,
 RIFL_API const rifl_phy_udp_stats *rifl_phy_udp_get_stats(const rifl_phy *phy);
 /* The port the PHY's socket is bound to (0 on error). */
 RIFL_API unsigned rifl_phy_udp_local_port(const rifl_phy *phy);
+/* For the driver that paces the PHY in real time (rifl/udplink.h): read the
+ * datagrams waiting now without a slot (their frames join the receive
+ * queue, probes are answered); send the part-filled datagram now; the
+ * socket, to wait for datagrams with poll(). */
+RIFL_API int rifl_phy_udp_poll(rifl_phy *phy);
+RIFL_API int rifl_phy_udp_flush(rifl_phy *phy);
+RIFL_API int rifl_phy_udp_fd(const rifl_phy *phy);
+/* Round-trip probes (docs/udp.md, "Probes"): send a probe carrying
+ * `token`; the peer's PHY answers it with the same token whenever it
+ * receives (exchange or poll).  rifl_phy_udp_probe_answer takes the token
+ * of the oldest answer received, false when there is none.  RIFL_ERR_IO
+ * when the socket refused the probe (counted in tx_failed).  Probes and
+ * answers also carry a value this end publishes (set_probe_value; 0 at
+ * first), which the peer sees in peer_probe_value: the two drivers agree
+ * on the round trip that way. */
+RIFL_API int rifl_phy_udp_probe(rifl_phy *phy, uint64_t token);
+RIFL_API int rifl_phy_udp_set_probe_value(rifl_phy *phy, uint64_t value);
+/* Send the part-filled datagram, then a sequence announcement: a probe
+ * datagram telling the peer the sequence number of this end's next frame,
+ * so that frames of lost datagrams show as missing (an erasure) although
+ * no datagram follows them.  A driver that stops sending (its window shut)
+ * announces now and then. */
+RIFL_API int rifl_phy_udp_announce(rifl_phy *phy);
+RIFL_API bool rifl_phy_udp_probe_answer(rifl_phy *phy, uint64_t *token);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@
 /* the PHY boundary */
 #include "rifl/phy.h"
 #include "rifl/capture.h"
+#include "rifl/udplink.h"
 
 /* credit-based flow control */
 #include "rifl/credit.h"

@@ -77,6 +77,15 @@ int rifl_udp_header_read(const uint8_t *d, size_t len, rifl_udp_header *h)
 /* ---- the PHY ---------------------------------------------------------------- */
 
 #define RX_BATCH 16 /* datagrams read per receive call */
+#define PROBE_RING 64 /* probe answers kept until the driver takes them */
+
+/* A probe datagram: the 20-byte header with no frames, byte 6 saying
+ * which kind, the token (the seq field) echoed by the peer, then 8 bytes:
+ * a value the sender's driver publishes (its round-trip estimate). */
+#define PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 8)
+#define PROBE_ASK 1
+#define PROBE_ANSWER 2
+#define PROBE_SEQ 3   /* the token is the sender's next sequence number */
 
 struct udp {
     rifl_phy phy;
@@ -98,6 +107,10 @@ struct udp {
     uint8_t *handed;              /* frames handed out by the last exchange */
     uint8_t erasure[RIFL_FRAME_MAX_BYTES]; /* a frame that fails verification */
     bool erase;                   /* frames went missing: an erasure goes first */
+    uint64_t gap;                 /* bits sent until the next bit error (ber) */
+    uint64_t answers[PROBE_RING]; /* tokens of probe answers not taken yet */
+    uint64_t probe_value;         /* the value our probes and answers carry */
+    unsigned ans_head, ans_count;
     rifl_phy_udp_stats st;
 };
 
@@ -132,6 +145,82 @@ static void send_dgram(struct udp *u)
     }
 }
 
+/* Flip the bits of a frame sent that the bit error rate hits: `gap` counts
+ * the bits still clear before the next error. */
+static void flip_bits(struct udp *u, uint8_t *frame)
+{
+    uint64_t bits = 8u * (uint64_t)u->fb, hits = 0;
+    while (u->gap < bits) {
+        frame[u->gap >> 3] ^= (uint8_t)(0x80u >> (u->gap & 7));
+        hits++;
+        uint64_t g = rifl_rng_geometric(&u->rng, u->cfg.ber);
+        u->gap = g >= UINT64_MAX - bits ? UINT64_MAX : u->gap + 1 + g;
+    }
+    if (u->gap != UINT64_MAX)
+        u->gap -= bits;
+    if (hits) {
+        u->phy.st.bit_errors += hits;
+        u->phy.st.frames_hit++;
+    }
+}
+
+/* Send a probe datagram of `kind` with `token`. */
+static int send_probe(struct udp *u, unsigned kind, uint64_t token)
+{
+    uint8_t d[PROBE_BYTES];
+    memset(d, 0, sizeof d);
+    d[0] = 'R';
+    d[1] = 'F';
+    d[2] = UDP_VERSION;
+    d[3] = (uint8_t)__builtin_ctz(u->cfg.frame_bits);
+    d[6] = (uint8_t)kind;
+    put_be(d + 8, u->cfg.epoch, 4);
+    put_be(d + 12, token, 8);
+    put_be(d + RIFL_UDP_HEADER_BYTES, u->probe_value, 8);
+    if (send(u->fd, d, sizeof d, MSG_DONTWAIT) != (ssize_t)sizeof d) {
+        u->st.tx_failed++;
+        u->st.tx_last_errno = errno;
+        return RIFL_ERR_IO;
+    }
+    return RIFL_OK;
+}
+
+/* A probe datagram (a header with no frames, kind in byte 6, and a value):
+ * a question is answered at once with its token, an answer's token is kept
+ * for the driver, and the value of either is the peer's latest.  False
+ * when the datagram is not a probe. */
+static bool take_probe(struct udp *u, const uint8_t *d, size_t len)
+{
+    if (len != PROBE_BYTES || d[0] != 'R' || d[1] != 'F' || d[2] != UDP_VERSION ||
+        d[4] != 0 || d[5] != 0 || d[7] != 0 || d[6] < PROBE_ASK || d[6] > PROBE_SEQ)
+        return false;
+    uint64_t token = get_be(d + 12, 8);
+    if (d[6] == PROBE_SEQ) {
+        /* the peer has sent frames up to `token`: those not here went
+         * missing, as a gap before a datagram would show */
+        uint32_t epoch = (uint32_t)get_be(d + 8, 4);
+        u->st.rx_announcements++;
+        if (u->st.peer_epoch && epoch == u->st.peer_epoch && token > u->rx_next) {
+            u->st.rx_missing += token - u->rx_next;
+            u->erase = true;
+            u->rx_next = token;
+            u->st.rx_next = token;
+        }
+        return true;
+    }
+    u->st.peer_probe_value = get_be(d + RIFL_UDP_HEADER_BYTES, 8);
+    if (d[6] == PROBE_ASK) {
+        u->st.probes_answered++;
+        send_probe(u, PROBE_ANSWER, token);
+    } else if (u->ans_count == PROBE_RING) {
+        u->st.probe_answers_dropped++;
+    } else {
+        u->st.probe_answers++;
+        u->answers[(u->ans_head + u->ans_count++) % PROBE_RING] = token;
+    }
+    return true;
+}
+
 /* A frame onto the receive queue; false when it is full. */
 static bool enqueue(struct udp *u, const uint8_t *frame)
 {
@@ -153,6 +242,8 @@ static bool enqueue(struct udp *u, const uint8_t *frame)
 static void take_dgram(struct udp *u, const uint8_t *d, size_t len)
 {
     rifl_udp_header h;
+    if (take_probe(u, d, len))
+        return;
     if (rifl_udp_header_read(d, len, &h) != RIFL_OK || h.frame_bits != u->cfg.frame_bits) {
         u->st.rx_malformed++;
         return;
@@ -186,6 +277,7 @@ static void take_dgram(struct udp *u, const uint8_t *d, size_t len)
         }
     }
     u->rx_next = h.seq + h.count;
+    u->st.rx_next = u->rx_next;
 }
 
 static void receive(struct udp *u)
@@ -216,6 +308,8 @@ static unsigned udp_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl
     struct udp *u = as_udp(p);
     if (form == RIFL_PHY_WIRE) {
         /* the frame was written into the datagram in place (tx[WIRE]) */
+        if (u->cfg.ber > 0)
+            flip_bits(u, p->tx[RIFL_PHY_WIRE]);
         if (!u->out_count)
             u->out_first = now;
         u->out_count++;
@@ -371,6 +465,10 @@ int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *ms
                  "probability from 0 to 1", c.loss, c.dup);
         return RIFL_ERR_CONFIG;
     }
+    if (!(c.ber >= 0 && c.ber <= 0.5)) {
+        rifl_msg(msg, msglen, "bit error rate %g is out of range; use 0 to 0.5", c.ber);
+        return RIFL_ERR_CONFIG;
+    }
     struct udp *u = calloc(1, sizeof *u);
     if (!u) {
         if (c.fd >= 0)
@@ -386,6 +484,7 @@ int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *ms
     u->dgram_bytes = RIFL_UDP_HEADER_BYTES + (size_t)RIFL_UDP_MAX_FRAMES * u->fb;
     u->q_cap = c.rx_frames;
     rifl_rng_seed(&u->rng, c.seed);
+    u->gap = rifl_rng_geometric(&u->rng, c.ber);
     int rc = RIFL_OK;
     u->out = calloc(1, u->dgram_bytes);
     u->q = calloc(u->q_cap, u->fb);
@@ -430,4 +529,68 @@ unsigned rifl_phy_udp_local_port(const rifl_phy *p)
     if (a.ss_family == AF_INET6)
         return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
     return 0;
+}
+
+int rifl_phy_udp_poll(rifl_phy *p)
+{
+    if (!p || p->ops != &udp_ops)
+        return RIFL_ERR_INVALID_ARG;
+    receive(as_udp(p));
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_flush(rifl_phy *p)
+{
+    if (!p || p->ops != &udp_ops)
+        return RIFL_ERR_INVALID_ARG;
+    struct udp *u = as_udp(p);
+    send_dgram(u);
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_fd(const rifl_phy *p)
+{
+    return p && p->ops == &udp_ops ? as_cudp(p)->fd : -1;
+}
+
+int rifl_phy_udp_probe(rifl_phy *p, uint64_t token)
+{
+    if (!p || p->ops != &udp_ops)
+        return RIFL_ERR_INVALID_ARG;
+    struct udp *u = as_udp(p);
+    u->st.probes_sent++;
+    return send_probe(u, PROBE_ASK, token);
+}
+
+int rifl_phy_udp_set_probe_value(rifl_phy *p, uint64_t value)
+{
+    if (!p || p->ops != &udp_ops)
+        return RIFL_ERR_INVALID_ARG;
+    as_udp(p)->probe_value = value;
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_announce(rifl_phy *p)
+{
+    if (!p || p->ops != &udp_ops)
+        return RIFL_ERR_INVALID_ARG;
+    struct udp *u = as_udp(p);
+    send_dgram(u);
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    u->st.announcements++;
+    return send_probe(u, PROBE_SEQ, u->tx_seq);
+}
+
+bool rifl_phy_udp_probe_answer(rifl_phy *p, uint64_t *token)
+{
+    if (!p || p->ops != &udp_ops || !token)
+        return false;
+    struct udp *u = as_udp(p);
+    if (!u->ans_count)
+        return false;
+    *token = u->answers[u->ans_head];
+    u->ans_head = (u->ans_head + 1) % PROBE_RING;
+    u->ans_count--;
+    return true;
 }

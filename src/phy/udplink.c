@@ -1,0 +1,517 @@
+/* One lane over a UDP PHY in real time (rifl/udplink.h; docs/udp.md, "The
+ * driver"): round-trip probes and K from them, slots paced at the lane rate
+ * and held within a window of the peer's, and the idle rule.  Time comes in
+ * as `now_ns`; only rifl_udplink_service reads the clock and waits. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rifl/udplink.h"
+
+#define MAX_SAMPLES 256
+#define LAG_NS 1000000u       /* behind the schedule by more: give it up */
+#define SHORT_WAIT_NS 50000u  /* waits shorter than this are not slept */
+
+struct rifl_udplink {
+    rifl_udplink_config cfg;
+    rifl_phy *phy;
+    rifl_lane *lane;
+    rifl_udplink_sizing sz;
+    rifl_udplink_stats st;
+    bool running, idle;
+    /* probing */
+    bool probe_started, published;
+    uint64_t probe_start_ns, probe_next_ns;
+    uint64_t samples[MAX_SAMPLES];
+    unsigned nsamples;
+    /* slots */
+    uint64_t slot;                /* the next slot to run */
+    uint64_t base_slot, base_ns;  /* slot base_slot + k is due at base_ns + k x slot_ns */
+    uint64_t last_busy;           /* the last slot with activity */
+    uint64_t next_keepalive_ns;
+    uint64_t next_announce_ns;    /* while the window is shut */
+    bool shut;                    /* the window was shut at the last step */
+    uint64_t activity;            /* the lane counters that mean activity, summed */
+    rifl_phy_frame *in;
+    unsigned in_max;
+};
+
+void rifl_udplink_defaults(rifl_udplink_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->lane = rifl_lane_default_config;
+    cfg->lane.fid_bits = 0;
+    cfg->lane.tx_queue_frames = 4096;
+    cfg->udp.frame_bits = 2048;
+    cfg->udp.fd = -1;
+    cfg->udp.frames_per_datagram = 16;
+    cfg->udp.epoch = 1;
+    cfg->rate_gbps = 1.0;
+}
+
+static unsigned fpd_of(const rifl_udplink_config *c)
+{
+    return c->udp.frames_per_datagram ? c->udp.frames_per_datagram : 16;
+}
+
+static unsigned flush_of(const rifl_udplink_config *c)
+{
+    return c->udp.flush_slots ? c->udp.flush_slots : fpd_of(c);
+}
+
+int rifl_udplink_size(const rifl_udplink_config *cfg, uint64_t rtt_ns, rifl_udplink_sizing *out,
+                      char *msg, size_t msglen)
+{
+    if (!cfg || !out)
+        return rifl_null_arg(msg, msglen, "rifl_udplink_size", cfg ? "out" : "cfg");
+    if (!(cfg->rate_gbps > 0) || !(cfg->rate_gbps <= 1e4)) {
+        rifl_msg(msg, msglen, "lane rate %g Gbit/s is out of range; give a rate above 0 and at "
+                 "most 10000 Gbit/s", cfg->rate_gbps);
+        return RIFL_ERR_INVALID_ARG;
+    }
+    unsigned F = cfg->udp.frame_bits, fpd = fpd_of(cfg), flush = flush_of(cfg);
+    if (rifl_frame_width_check(F) != RIFL_OK) {
+        rifl_msg(msg, msglen, "frame width %u is not supported; use 64, 128, 256, 512, 1024 "
+                 "or 2048", F);
+        return RIFL_ERR_CONFIG;
+    }
+    rifl_udplink_sizing s;
+    memset(&s, 0, sizeof s);
+    s.slot_ns = F / cfg->rate_gbps;
+    s.rtt_ns = rtt_ns;
+    double rs = ceil((double)rtt_ns / s.slot_ns);
+    /* the largest round trip 11 ID bits cover: 2 x window + 2 x fpd + 8
+     * <= 2^11 - 32, window = rtt + 2 x flush + 16 */
+    double budget = (2048.0 - 32 - 8 - 2.0 * fpd) / 2 - 2.0 * flush - 16;
+    if (rs > budget) {
+        if (budget < 1)
+            rifl_msg(msg, msglen, "%u frames per datagram, sent after at most %u slots, take "
+                     "more of the %u-slot reach of 11 frame-ID bits than a round trip leaves; "
+                     "use fewer frames per datagram", fpd, flush, 2048 - 32);
+        else
+            rifl_msg(msg, msglen, "a round trip of %.1f us is %.0f slots of %u bits at %g "
+                     "Gbit/s, more than the %.0f that 11 frame-ID bits (the most over UDP) "
+                     "cover with %u frames per datagram; lower the lane rate to %.3g Gbit/s or "
+                     "less, use fewer frames per datagram, or a path with a shorter round trip",
+                     rtt_ns / 1e3, rs, F, cfg->rate_gbps, budget, fpd,
+                     floor(budget * F / (double)rtt_ns * 1000) / 1000);
+        return RIFL_ERR_CONFIG;
+    }
+    s.rtt_slots = (unsigned)rs;
+    s.window = s.rtt_slots + 2 * flush + 16;
+    s.hold_slots = s.window;
+    s.pipeline_frames = 2 * s.window + 2 * fpd + 8;
+    rifl_link_params link = { cfg->rate_gbps, 0, 5.0, 0 };
+    s.fid_bits = rifl_lane_min_fid_bits(&link, F, s.pipeline_frames);
+    if (cfg->lane.fid_bits) {
+        if (cfg->lane.fid_bits < s.fid_bits || cfg->lane.fid_bits > 11) {
+            rifl_msg(msg, msglen, "%u frame-ID bits do not fit this link: its round trip of "
+                     "%u slots needs %u to 11 over UDP; give fid_bits 0 to size it from the "
+                     "round trip", cfg->lane.fid_bits, s.pipeline_frames, s.fid_bits);
+            return RIFL_ERR_CONFIG;
+        }
+        s.fid_bits = cfg->lane.fid_bits;
+    }
+    *out = s;
+    return RIFL_OK;
+}
+
+int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char *msg,
+                        size_t msglen)
+{
+    if (!cfg || !out)
+        return rifl_null_arg(msg, msglen, "rifl_udplink_create", cfg ? "out" : "cfg");
+    *out = NULL;
+    rifl_udplink_sizing s;
+    int rc = rifl_udplink_size(cfg, cfg->rtt_ns, &s, msg, msglen);
+    if (rc == RIFL_ERR_CONFIG && cfg->rtt_ns == 0)
+        rc = RIFL_OK; /* the frame width was checked: that is all without a round trip */
+    if (rc == RIFL_OK && cfg->probes > MAX_SAMPLES) {
+        rifl_msg(msg, msglen, "%u probes are too many; use at most %u", cfg->probes,
+                 MAX_SAMPLES);
+        rc = RIFL_ERR_CONFIG;
+    }
+    if (rc != RIFL_OK) {
+        if (cfg->udp.fd >= 0)
+            close(cfg->udp.fd); /* given to the link, which would have closed it */
+        return rc == RIFL_ERR_INVALID_ARG ? RIFL_ERR_CONFIG : rc;
+    }
+    rifl_udplink *l = calloc(1, sizeof *l);
+    if (!l)
+        return RIFL_ERR_NOMEM;
+    l->cfg = *cfg;
+    rifl_udplink_config *c = &l->cfg;
+    if (!c->probes)
+        c->probes = 16;
+    if (!c->probe_interval_ns)
+        c->probe_interval_ns = 200000;
+    if (!c->probe_timeout_ns)
+        c->probe_timeout_ns = 5000000000ull;
+    if (!c->keepalive_ns)
+        c->keepalive_ns = 1000000;
+    if (!c->batch_slots)
+        c->batch_slots = 64;
+    c->udp.rx_frames = c->udp.rx_frames ? c->udp.rx_frames : 4096;
+    rc = rifl_phy_udp_create(&c->udp, &l->phy, msg, msglen);
+    if (rc == RIFL_OK) {
+        l->in_max = c->udp.rx_frames;
+        l->in = calloc(l->in_max, sizeof *l->in);
+        if (!l->in)
+            rc = RIFL_ERR_NOMEM;
+    }
+    if (rc != RIFL_OK) {
+        rifl_udplink_free(l);
+        return rc;
+    }
+    *out = l;
+    return RIFL_OK;
+}
+
+void rifl_udplink_free(rifl_udplink *l)
+{
+    if (!l)
+        return;
+    rifl_lane_free(l->lane);
+    rifl_phy_free(l->phy);
+    free(l->in);
+    free(l);
+}
+
+/* ---- start-up: the round trip ------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The round trip is known: size the link and make the lane. */
+static int start(rifl_udplink *l, uint64_t rtt_ns, uint64_t now_ns, char *msg, size_t msglen)
+{
+    int rc = rifl_udplink_size(&l->cfg, rtt_ns, &l->sz, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    rifl_lane_config lc = l->cfg.lane;
+    lc.frame_bits = l->cfg.udp.frame_bits;
+    lc.fid_bits = l->sz.fid_bits;
+    lc.link.lane_rate_gbps = l->cfg.rate_gbps;
+    lc.link.cable_m = 0;
+    lc.link.transceiver_ns = 0;
+    lc.pipeline_frames = l->sz.pipeline_frames;
+    rc = rifl_lane_create(&lc, &l->lane, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    l->running = true;
+    l->base_slot = 0;
+    l->base_ns = now_ns;
+    return RIFL_OK;
+}
+
+static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char *msg,
+                      size_t msglen)
+{
+    if (l->cfg.rtt_ns)
+        return start(l, l->cfg.rtt_ns, now_ns, msg, msglen);
+    if (!l->probe_started) {
+        l->probe_started = true;
+        l->probe_start_ns = l->probe_next_ns = now_ns;
+    }
+    rifl_phy_udp_poll(l->phy);
+    uint64_t token;
+    while (rifl_phy_udp_probe_answer(l->phy, &token))
+        if (token <= now_ns && l->nsamples < MAX_SAMPLES)
+            l->samples[l->nsamples++] = now_ns - token;
+    if (!l->published && l->nsamples >= l->cfg.probes) {
+        uint64_t sorted[MAX_SAMPLES];
+        memcpy(sorted, l->samples, l->nsamples * sizeof sorted[0]);
+        qsort(sorted, l->nsamples, sizeof sorted[0], cmp_u64);
+        l->st.probe_samples = l->nsamples;
+        l->st.rtt_min_ns = sorted[0];
+        l->st.rtt_median_ns = sorted[l->nsamples / 2];
+        l->st.rtt_max_ns = sorted[l->nsamples - 1];
+        /* twice the shortest, at least 1 ns (0 means "none yet" to the
+         * peer).  The shortest is the path's own round trip; the longer
+         * ones are mostly the scheduler's.  A round trip longer than the
+         * estimate costs speed (the window shuts), never data, while an
+         * estimate a busy machine stretched would make K, and so every
+         * replay cycle, longer for the life of the link: on a lossy path
+         * replay cycles longer than the time between losses never end */
+        uint64_t r = 2 * sorted[0];
+        l->st.rtt_local_ns = r ? r : 1;
+        rifl_phy_udp_set_probe_value(l->phy, l->st.rtt_local_ns);
+        l->published = true;
+    }
+    uint64_t peer = rifl_phy_udp_get_stats(l->phy)->peer_probe_value;
+    if (l->published && peer) {
+        l->st.rtt_peer_ns = peer;
+        /* one more probe, so that the peer hears our value even if it
+         * missed the answers that carried it */
+        rifl_phy_udp_probe(l->phy, now_ns);
+        uint64_t rtt = peer > l->st.rtt_local_ns ? peer : l->st.rtt_local_ns;
+        return start(l, rtt, now_ns, msg, msglen);
+    }
+    if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns) {
+        rifl_msg(msg, msglen, "the peer %s did not answer: %u of %u round trips measured and "
+                 "%s in %.1f s; start the other end, and check its address and that UDP "
+                 "reaches it", l->cfg.udp.remote ? l->cfg.udp.remote : "(socket given)",
+                 l->nsamples, l->cfg.probes,
+                 peer ? "its estimate received" : "no estimate from it",
+                 l->cfg.probe_timeout_ns / 1e9);
+        return RIFL_ERR_IO;
+    }
+    if (now_ns >= l->probe_next_ns) {
+        rifl_phy_udp_probe(l->phy, now_ns);
+        l->probe_next_ns = now_ns + l->cfg.probe_interval_ns;
+    }
+    *wake_ns = l->probe_next_ns;
+    return RIFL_OK;
+}
+
+/* ---- slots ------------------------------------------------------------------ */
+
+/* The lane counters whose change means the link carries something: every
+ * frame sent or received but a filler (the one frame an idle lane sends),
+ * that is data and upper-layer frames, flow control, control frames (a
+ * replay's, the IDLE slots after an error, start-up's PAUSE), replayed
+ * frames, and frames failing verification. */
+static uint64_t activity(const rifl_lane *lane)
+{
+    const rifl_lane_stats *s = rifl_lane_get_stats(lane);
+    return s->tx_frames[RIFL_KIND_DATA] + s->tx_frames[RIFL_KIND_EXT] + s->tx_replayed +
+           s->tx_idle + s->tx_pause + s->tx_retransmit + s->fc_on_sent + s->fc_off_sent +
+           s->rx_delivered[RIFL_KIND_DATA] + s->rx_delivered[RIFL_KIND_EXT] + s->rx_skipped +
+           s->rx_control + s->fc_on_received + s->fc_off_received + s->rx_verify_fail;
+}
+
+/* Whether the lane has something to do besides sending fillers. */
+static bool busy(rifl_udplink *l)
+{
+    rifl_lane_flags f = rifl_lane_get_flags(l->lane);
+    uint64_t a = activity(l->lane);
+    bool changed = a != l->activity;
+    l->activity = a;
+    return changed || rifl_lane_state(l->lane) != RIFL_TX_NORMAL ||
+           rifl_lane_tx_backlog(l->lane) > 0 || f.replay_active || f.frame_error ||
+           f.peer_pause || f.peer_retransmit || f.peer_fc_on || f.local_fc_on;
+}
+
+static void run_slot(rifl_udplink *l)
+{
+    uint8_t *w = rifl_phy_tx_buffer(l->phy, RIFL_PHY_WIRE);
+    rifl_lane_tx(l->lane, l->slot, w);
+    unsigned n = rifl_phy_exchange(l->phy, l->slot, RIFL_PHY_WIRE, l->in, l->in_max);
+    if (!n)
+        rifl_lane_rx(l->lane, l->slot, NULL, NULL);
+    for (unsigned k = 0; k < n; k++)
+        rifl_lane_rx(l->lane, l->slot, l->in[k].data, NULL);
+    if (busy(l))
+        l->last_busy = l->slot;
+    l->slot++;
+    l->st.slots++;
+}
+
+/* Whether the window lets this end run its next slot: no more than
+ * `window` slots beyond the last frame of the peer's taken. */
+static bool window_open(rifl_udplink *l)
+{
+    return l->slot < rifl_phy_udp_get_stats(l->phy)->rx_next + l->sz.window;
+}
+
+/* The window is shut: this end waits for the peer's frames.  Everything
+ * it sent goes out (the part-filled datagram), and once per keepalive
+ * interval a sequence announcement tells the peer how far it got: were
+ * its last datagrams lost, and the peer waiting for them in turn, neither
+ * end would send again. */
+static void window_shut(rifl_udplink *l, uint64_t now_ns)
+{
+    if (!l->shut) {
+        l->shut = true;
+        rifl_phy_udp_flush(l->phy);
+        l->next_announce_ns = now_ns + l->cfg.keepalive_ns;
+        l->st.window_stalls++;
+    } else if (now_ns >= l->next_announce_ns) {
+        rifl_phy_udp_announce(l->phy);
+        l->next_announce_ns = now_ns + l->cfg.keepalive_ns;
+    }
+}
+
+static uint64_t slot_time(const rifl_udplink *l, uint64_t slot)
+{
+    return l->base_ns + (uint64_t)((double)(slot - l->base_slot) * l->sz.slot_ns);
+}
+
+static void go_active(rifl_udplink *l, uint64_t now_ns)
+{
+    l->idle = false;
+    l->base_slot = l->slot;
+    l->base_ns = now_ns;
+    l->last_busy = l->slot;
+}
+
+static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
+{
+    uint64_t before = rifl_phy_udp_get_stats(l->phy)->rx_next;
+    rifl_phy_udp_poll(l->phy);
+    bool arrived = rifl_phy_udp_get_stats(l->phy)->rx_next != before;
+    bool due = now_ns >= l->next_keepalive_ns;
+    bool open = window_open(l);
+    if (!open && (arrived || due))
+        window_shut(l, now_ns);
+    if (open)
+        l->shut = false;
+    if ((arrived || due) && open) {
+        /* a slot for the frames that came (not flushed: it goes with the
+         * next keepalive, so that keepalives never answer each other), or
+         * the keepalive, flushed */
+        run_slot(l);
+        l->st.keepalive_slots++;
+        if (due) {
+            rifl_phy_udp_flush(l->phy);
+            l->next_keepalive_ns = now_ns + l->cfg.keepalive_ns;
+        }
+    } else if (due) {
+        l->next_keepalive_ns = now_ns + l->cfg.keepalive_ns;
+    }
+    /* a slot with activity (its last_busy is the slot just run), or data
+     * to send: back to the lane rate */
+    if (l->last_busy + 1 == l->slot || rifl_lane_tx_backlog(l->lane) > 0) {
+        go_active(l, now_ns);
+        *wake_ns = now_ns;
+        return;
+    }
+    *wake_ns = l->next_keepalive_ns;
+}
+
+static void active_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
+{
+    double ahead = now_ns > l->base_ns ? (double)(now_ns - l->base_ns) / l->sz.slot_ns : 0;
+    uint64_t due = l->base_slot + (uint64_t)ahead + 1; /* slots [slot, due) are due */
+    uint64_t lag = (uint64_t)(LAG_NS / l->sz.slot_ns) + l->cfg.batch_slots;
+    if (due > l->slot + lag) {
+        l->st.schedule_resets++;
+        l->base_slot = l->slot;
+        l->base_ns = now_ns;
+        due = l->slot + 1;
+    }
+    bool stalled = false;
+    for (unsigned n = 0; l->slot < due && n < l->cfg.batch_slots; n++) {
+        if (!window_open(l)) {
+            rifl_phy_udp_poll(l->phy);
+            if (!window_open(l)) {
+                stalled = true;
+                break;
+            }
+        }
+        l->shut = false;
+        run_slot(l);
+    }
+    if (stalled) {
+        window_shut(l, now_ns);
+        /* wait for the peer's frames (the socket wakes the caller) */
+        *wake_ns = l->next_announce_ns;
+        /* nothing moves while the window is shut: what was due is given
+         * up, not made up for in a burst afterwards */
+        l->base_slot = l->slot;
+        l->base_ns = now_ns;
+        return;
+    }
+    if (busy(l))
+        l->last_busy = l->slot ? l->slot - 1 : 0;
+    if (l->slot >= l->last_busy + 1 + l->sz.hold_slots) {
+        /* the idle rule: a round trip of slots after the last activity,
+         * then keepalives */
+        rifl_phy_udp_flush(l->phy);
+        l->idle = true;
+        l->st.idle_periods++;
+        l->next_keepalive_ns = now_ns + l->cfg.keepalive_ns;
+        *wake_ns = l->next_keepalive_ns;
+        return;
+    }
+    *wake_ns = l->slot < due ? now_ns : slot_time(l, l->slot);
+}
+
+int rifl_udplink_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char *msg,
+                      size_t msglen)
+{
+    if (!l || !wake_ns)
+        return rifl_null_arg(msg, msglen, "rifl_udplink_step", l ? "wake_ns" : "link");
+    *wake_ns = now_ns;
+    if (!l->running)
+        return probe_step(l, now_ns, wake_ns, msg, msglen);
+    if (l->idle)
+        idle_step(l, now_ns, wake_ns);
+    else
+        active_step(l, now_ns, wake_ns);
+    return RIFL_OK;
+}
+
+uint64_t rifl_udplink_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rifl_udplink_service(rifl_udplink *l, uint64_t max_wait_ns, char *msg, size_t msglen)
+{
+    if (!l)
+        return rifl_null_arg(msg, msglen, "rifl_udplink_service", "link");
+    uint64_t now = rifl_udplink_clock_ns(), wake = now;
+    int rc = rifl_udplink_step(l, now, &wake, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    uint64_t wait = wake > now ? wake - now : 0;
+    if (wait > max_wait_ns)
+        wait = max_wait_ns;
+    if (wait < SHORT_WAIT_NS)
+        return RIFL_OK;
+    struct pollfd p = { .fd = rifl_phy_udp_fd(l->phy), .events = POLLIN };
+    struct timespec ts = { (time_t)(wait / 1000000000u), (long)(wait % 1000000000u) };
+    if (ppoll(&p, 1, &ts, NULL) < 0 && errno != EINTR) {
+        rifl_msg(msg, msglen, "waiting for datagrams failed: %s", strerror(errno));
+        return RIFL_ERR_IO;
+    }
+    return RIFL_OK;
+}
+
+bool rifl_udplink_running(const rifl_udplink *l) { return l && l->running; }
+bool rifl_udplink_idle(const rifl_udplink *l) { return l && l->running && l->idle; }
+rifl_lane *rifl_udplink_lane(rifl_udplink *l) { return l ? l->lane : NULL; }
+rifl_phy *rifl_udplink_phy(rifl_udplink *l) { return l ? l->phy : NULL; }
+int rifl_udplink_fd(const rifl_udplink *l) { return l ? rifl_phy_udp_fd(l->phy) : -1; }
+
+const rifl_udplink_sizing *rifl_udplink_get_sizing(const rifl_udplink *l)
+{
+    return l && l->running ? &l->sz : NULL;
+}
+
+const rifl_udplink_stats *rifl_udplink_get_stats(const rifl_udplink *l)
+{
+    return l ? &l->st : NULL;
+}
+
+#define C(f, m) RIFL_COUNTER(rifl_udplink_stats, f, m)
+static const rifl_counter udplink_counters[] = {
+    C(slots, "slots run"),
+    C(keepalive_slots, "slots run while idle: keepalives, or for frames from the peer"),
+    C(idle_periods, "times the link went idle"),
+    C(window_stalls, "times the window shut: this end waited for the peer's frames"),
+    C(schedule_resets, "times this end fell more than 1 ms behind the lane rate"),
+    C(probe_samples, "round trips measured at start-up"),
+    C(rtt_min_ns, "shortest round trip measured, ns"),
+    C(rtt_median_ns, "median round trip measured, ns"),
+    C(rtt_max_ns, "longest round trip measured, ns"),
+    C(rtt_local_ns, "this end's round-trip estimate (twice the shortest), ns"),
+    C(rtt_peer_ns, "the peer's round-trip estimate, ns"),
+};
+#undef C
+
+RIFL_COUNTER_TABLE(rifl_udplink_counters, udplink_counters, rifl_udplink_stats)

@@ -1,0 +1,393 @@
+/* The real-time driver of a lane over UDP (rifl/udplink.h; docs/udp.md,
+ * "The driver"), run on two loopback sockets with a made-up clock, so that
+ * nothing here depends on how fast the machine is: K from the round trip
+ * and its refusal, probes agreeing on one round trip at both ends, every
+ * packet delivered through lost datagrams, a stalled peer stalling this end
+ * (the window), and the idle rule (after the last data the datagram rate
+ * falls to the keepalive rate, and data sent later still goes through). */
+#include "testlib.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rifl/lane.h"
+#include "rifl/sim/traffic.h"
+#include "rifl/udplink.h"
+
+static void t_sizing(void)
+{
+    rifl_udplink_config c;
+    rifl_udplink_defaults(&c);
+    rifl_udplink_sizing s;
+    char msg[512] = "";
+    /* 50 us at 1 Gbit/s with 2048-bit frames: 25 slots; window 25 + 2 x 16
+     * + 16 = 73; the lane's round trip 2 x 73 + 2 x 16 + 8 = 186; K =
+     * ceil(log2(32 + 186)) = 8 */
+    CHECK_EQ_I(rifl_udplink_size(&c, 50000, &s, msg, sizeof msg), RIFL_OK);
+    CHECK_EQ_U(s.rtt_slots, 25);
+    CHECK_EQ_U(s.window, 73);
+    CHECK_EQ_U(s.hold_slots, 73);
+    CHECK_EQ_U(s.pipeline_frames, 186);
+    CHECK_EQ_U(s.fid_bits, 8);
+    /* K grows with the round trip, up to 11 */
+    unsigned last = 0;
+    for (uint64_t rtt = 1000; rtt < 2000000; rtt *= 2) {
+        if (rifl_udplink_size(&c, rtt, &s, NULL, 0) != RIFL_OK)
+            break;
+        CHECK(s.fid_bits >= last && s.fid_bits <= 11);
+        CHECK((1u << s.fid_bits) >= 32 + s.pipeline_frames);
+        last = s.fid_bits;
+    }
+    CHECK_EQ_U(last, 11);
+    /* 10 ms at 1 Gbit/s is refused, naming the rate that fits, which fits */
+    CHECK_EQ_I(rifl_udplink_size(&c, 10000000, &s, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "lower the lane rate to") && strstr(msg, "11 frame-ID bits"), "%s", msg);
+    const char *r = strstr(msg, "rate to ");
+    double fit = r ? atof(r + 8) : 0;
+    CHECK(fit > 0 && fit < 1);
+    c.rate_gbps = fit;
+    CHECK_EQ_I(rifl_udplink_size(&c, 10000000, &s, msg, sizeof msg), RIFL_OK);
+    CHECK_EQ_U(s.fid_bits, 11);
+    /* datagrams too big for any round trip */
+    rifl_udplink_defaults(&c);
+    c.udp.frames_per_datagram = 64;
+    c.udp.flush_slots = 1000;
+    CHECK_EQ_I(rifl_udplink_size(&c, 1000, &s, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "fewer frames per datagram") != NULL, "%s", msg);
+    /* a K given that is too small, or too large for UDP */
+    rifl_udplink_defaults(&c);
+    c.lane.fid_bits = 7;
+    CHECK_EQ_I(rifl_udplink_size(&c, 50000, &s, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "fid_bits 0") != NULL, "%s", msg);
+    c.lane.fid_bits = 12;
+    CHECK_EQ_I(rifl_udplink_size(&c, 50000, &s, msg, sizeof msg), RIFL_ERR_CONFIG);
+    c.lane.fid_bits = 10;
+    CHECK_EQ_I(rifl_udplink_size(&c, 50000, &s, msg, sizeof msg), RIFL_OK);
+    CHECK_EQ_U(s.fid_bits, 10);
+    c.rate_gbps = 0;
+    CHECK_EQ_I(rifl_udplink_size(&c, 50000, &s, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_udplink_size(NULL, 50000, &s, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+}
+
+/* A UDP socket bound to an ephemeral loopback port. */
+static int bound_socket(unsigned *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &n) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* Two ends on loopback, and a made-up clock. */
+struct pair {
+    rifl_udplink *l[2];
+    uint64_t now;
+    /* the packets each end sent and the other checked */
+    uint64_t sent[2], got[2], bad;
+    uint8_t buf[2][2000];
+    size_t have[2];
+};
+
+static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
+{
+    memset(p, 0, sizeof *p);
+    p->now = 1000000000ull;
+    int fd[2];
+    unsigned port[2];
+    for (int i = 0; i < 2; i++)
+        if ((fd[i] = bound_socket(&port[i])) < 0) {
+            printf("  no loopback UDP socket: skipped\n");
+            if (i)
+                close(fd[0]);
+            return false;
+        }
+    for (int i = 0; i < 2; i++) {
+        char remote[64];
+        snprintf(remote, sizeof remote, "127.0.0.1:%u", port[1 - i]);
+        rifl_udplink_config c;
+        rifl_udplink_defaults(&c);
+        c.udp.fd = fd[i];
+        c.udp.remote = remote;
+        c.udp.epoch = 10u + (unsigned)i;
+        c.udp.loss = loss;
+        c.udp.seed = test_seed * 2 + (unsigned)i;
+        c.rate_gbps = rate;
+        c.rtt_ns = rtt_ns;
+        char msg[512] = "";
+        int rc = rifl_udplink_create(&c, &p->l[i], msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "%s", msg);
+        if (rc != RIFL_OK)
+            return false;
+    }
+    return true;
+}
+
+static void free_pair(struct pair *p)
+{
+    rifl_udplink_free(p->l[0]);
+    rifl_udplink_free(p->l[1]);
+}
+
+static size_t pkt_len(uint64_t seq) { return 1 + (size_t)((seq * 2654435761u) % 1500); }
+
+/* Read and check what arrived at end i. */
+static void drain(struct pair *p, int i)
+{
+    rifl_lane *lane = rifl_udplink_lane(p->l[i]);
+    if (!lane)
+        return;
+    for (;;) {
+        size_t len = 0;
+        int eop = 0;
+        if (rifl_lane_read(lane, p->buf[i] + p->have[i], sizeof p->buf[i] - p->have[i], &len,
+                           &eop) != RIFL_OK)
+            return;
+        p->have[i] += len;
+        if (!eop)
+            continue;
+        uint8_t want[2000];
+        size_t wl = pkt_len(p->got[i]);
+        rifl_packet_fill(40 + (unsigned)(1 - i), p->got[i], want, wl);
+        p->bad += p->have[i] != wl || memcmp(p->buf[i], want, wl) != 0;
+        p->got[i]++;
+        p->have[i] = 0;
+    }
+}
+
+/* Step both ends (those in `which`, a bit each) every dt ns for `steps`
+ * steps; while `offer` is set, each keeps its lane's queue fed with
+ * numbered packets, up to `limit` each. */
+static int pump(struct pair *p, unsigned which, uint64_t dt, uint64_t steps, uint64_t limit)
+{
+    for (uint64_t k = 0; k < steps; k++) {
+        p->now += dt;
+        for (int i = 0; i < 2; i++) {
+            if (!(which >> i & 1))
+                continue;
+            uint64_t wake;
+            char msg[512] = "";
+            int rc = rifl_udplink_step(p->l[i], p->now, &wake, msg, sizeof msg);
+            if (rc != RIFL_OK) {
+                printf("  end %d: %s\n", i, msg);
+                return rc;
+            }
+            rifl_lane *lane = rifl_udplink_lane(p->l[i]);
+            while (lane && p->sent[i] < limit) {
+                uint8_t pkt[2000];
+                size_t n = pkt_len(p->sent[i]);
+                rifl_packet_fill(40 + (unsigned)i, p->sent[i], pkt, n);
+                if (rifl_lane_send(lane, pkt, n) != RIFL_OK)
+                    break;
+                p->sent[i]++;
+            }
+            drain(p, i);
+        }
+    }
+    return RIFL_OK;
+}
+
+static uint64_t dgrams(struct pair *p, int i)
+{
+    return rifl_phy_udp_get_stats(rifl_udplink_phy(p->l[i]))->dgrams_sent;
+}
+
+/* Probes at both ends: one round trip agreed, one K, the lane made. */
+static void t_probe_agree(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    /* 10 us steps: each end answers the other's probes when it steps */
+    CHECK_EQ_I(pump(&p, 3, 10000, 2000, 0), RIFL_OK);
+    for (int i = 0; i < 2; i++) {
+        CHECK(rifl_udplink_running(p.l[i]));
+        const rifl_udplink_stats *s = rifl_udplink_get_stats(p.l[i]);
+        CHECK(s->probe_samples >= 16);
+        CHECK(s->rtt_min_ns <= s->rtt_median_ns && s->rtt_median_ns <= s->rtt_max_ns);
+        CHECK(s->rtt_local_ns > 0 && s->rtt_peer_ns > 0);
+    }
+    const rifl_udplink_sizing *a = rifl_udplink_get_sizing(p.l[0]);
+    const rifl_udplink_sizing *b = rifl_udplink_get_sizing(p.l[1]);
+    REQUIRE(a && b);
+    CHECK_EQ_U(a->rtt_ns, b->rtt_ns);
+    CHECK_EQ_U(a->fid_bits, b->fid_bits);
+    CHECK_EQ_U(rifl_lane_replay_frames(rifl_udplink_lane(p.l[0])), 1u << a->fid_bits);
+    free_pair(&p);
+}
+
+/* No peer: the probes time out with a message that says what to do. */
+static void t_probe_timeout(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    int rc = RIFL_OK;
+    for (unsigned k = 0; k < 1000 && rc == RIFL_OK; k++) {
+        uint64_t wake;
+        char msg[512] = "";
+        p.now += 10000000; /* 10 ms */
+        rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
+        if (rc != RIFL_OK)
+            CHECK_MSG(strstr(msg, "did not answer") && strstr(msg, "start the other end"), "%s",
+                      msg);
+    }
+    CHECK_EQ_I(rc, RIFL_ERR_IO);
+    CHECK(!rifl_udplink_running(p.l[0]));
+    free_pair(&p);
+}
+
+/* A round trip no K covers: refused when the link is made (given) or when
+ * the probes end (measured). */
+static void t_refused(void)
+{
+    rifl_udplink_config c;
+    rifl_udplink_defaults(&c);
+    c.udp.local = "127.0.0.1:0";
+    c.udp.remote = "127.0.0.1:9";
+    c.rtt_ns = 100000000; /* 100 ms */
+    rifl_udplink *l = NULL;
+    char msg[512] = "";
+    CHECK_EQ_I(rifl_udplink_create(&c, &l, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(l == NULL);
+    CHECK_MSG(strstr(msg, "lower the lane rate") != NULL, "%s", msg);
+    c.rtt_ns = 0;
+    c.probes = 1000;
+    CHECK_EQ_I(rifl_udplink_create(&c, &l, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "probes") != NULL, "%s", msg);
+    CHECK_EQ_I(rifl_udplink_create(NULL, &l, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+    /* measured: 10 us steps make a round trip of some 10 us or more, which
+     * at 10 Tbit/s with 2048-bit frames is far beyond 11 ID bits */
+    struct pair p;
+    if (!make_pair(&p, 0, 10000.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    int rc = RIFL_OK;
+    for (unsigned k = 0; k < 3000 && rc == RIFL_OK; k++) {
+        p.now += 10000;
+        for (int i = 0; i < 2 && rc == RIFL_OK; i++) {
+            uint64_t wake;
+            rc = rifl_udplink_step(p.l[i], p.now, &wake, msg, sizeof msg);
+        }
+    }
+    CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "round trip") && strstr(msg, "lower the lane rate"), "%s", msg);
+    free_pair(&p);
+}
+
+/* Packets both ways through 1% datagram loss: every one once, in order,
+ * intact, with replays. */
+static void t_lossless(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0.01, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    uint64_t n = test_long_run ? 20000 : 1500;
+    /* 1 us steps: about one slot of 2.048 us in two */
+    CHECK_EQ_I(pump(&p, 3, 1000, test_long_run ? 8000000 : 1000000, n), RIFL_OK);
+    CHECK_EQ_U(p.bad, 0);
+    CHECK_EQ_U(p.got[0], n);
+    CHECK_EQ_U(p.got[1], n);
+    uint64_t replays = 0;
+    for (int i = 0; i < 2; i++) {
+        replays += rifl_lane_get_stats(rifl_udplink_lane(p.l[i]))->tx_replay_cycles;
+        CHECK(rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[i]))->tx_lost > 0);
+    }
+    printf("  %llu replay cycles\n", (unsigned long long)replays);
+    CHECK(replays > 0);
+    free_pair(&p);
+}
+
+/* A peer that stops stepping: this end runs at most a window ahead of the
+ * peer's last frame it got, then stops, and sends nothing more. */
+static void t_window(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 20000)) {
+        free_pair(&p);
+        return;
+    }
+    CHECK_EQ_I(pump(&p, 3, 1000, 20000, 0), RIFL_OK);
+    /* end 1 stalled for 100 ms while end 0 has data to send */
+    CHECK_EQ_I(pump(&p, 1, 1000, 100000, UINT64_MAX), RIFL_OK);
+    const rifl_udplink_stats *s = rifl_udplink_get_stats(p.l[0]);
+    uint64_t heard = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]))->rx_next;
+    unsigned w = rifl_udplink_get_sizing(p.l[0])->window;
+    CHECK(s->slots <= heard + w);
+    CHECK(s->window_stalls > 0);
+    uint64_t d = dgrams(&p, 0);
+    CHECK_EQ_I(pump(&p, 1, 1000, 100000, UINT64_MAX), RIFL_OK);
+    CHECK(dgrams(&p, 0) <= d + 1);
+    /* the peer comes back: both run on, and what end 0 sent arrives */
+    uint64_t before = s->slots;
+    CHECK_EQ_I(pump(&p, 3, 1000, 20000, p.sent[0]), RIFL_OK);
+    CHECK(s->slots > before + 1000);
+    CHECK(p.got[1] > 100);
+    CHECK_EQ_U(p.bad, 0);
+    free_pair(&p);
+}
+
+/* The idle rule: after the last data the link goes idle and the datagram
+ * rate falls to the keepalive rate (1 ms: at most about 1 datagram per
+ * keepalive and end, against ~30 per ms at the lane rate); data sent later
+ * wakes it and arrives. */
+static void t_idle(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    CHECK_EQ_I(pump(&p, 3, 1000, 200000, 200), RIFL_OK); /* 200 ms */
+    CHECK_EQ_U(p.got[0], 200);
+    CHECK_EQ_U(p.got[1], 200);
+    for (int i = 0; i < 2; i++)
+        CHECK(rifl_udplink_idle(p.l[i]));
+    /* a second of idle, in 50 us steps */
+    uint64_t d0[2] = { dgrams(&p, 0), dgrams(&p, 1) };
+    uint64_t k0 = rifl_udplink_get_stats(p.l[0])->keepalive_slots;
+    CHECK_EQ_I(pump(&p, 3, 50000, 20000, 200), RIFL_OK);
+    uint64_t both = 0;
+    for (int i = 0; i < 2; i++) {
+        uint64_t d = dgrams(&p, i) - d0[i];
+        printf("  end %d: %llu datagrams in 1 s idle\n", i, (unsigned long long)d);
+        /* at most a keepalive per ms, and one per 16 slots run for the
+         * peer's datagrams (fewer at the end that is ahead: the window
+         * holds its keepalives back until the other's come) */
+        CHECK(d <= 1300);
+        both += d;
+        CHECK(rifl_udplink_idle(p.l[i]));
+        CHECK_EQ_U(rifl_udplink_get_stats(p.l[i])->idle_periods, 1);
+    }
+    /* the link stays alive: keepalives go */
+    CHECK(both >= 1000);
+    CHECK(rifl_udplink_get_stats(p.l[0])->keepalive_slots - k0 >= 100);
+    /* data again: it wakes the link and arrives */
+    CHECK_EQ_I(pump(&p, 3, 1000, 200000, 400), RIFL_OK);
+    CHECK_EQ_U(p.got[0], 400);
+    CHECK_EQ_U(p.got[1], 400);
+    CHECK_EQ_U(p.bad, 0);
+    CHECK_EQ_U(rifl_udplink_get_stats(p.l[1])->idle_periods, 2);
+    free_pair(&p);
+}
+
+TEST_MAIN({ "sizing", t_sizing }, { "probe_agree", t_probe_agree },
+          { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
+          { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle })
