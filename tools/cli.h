@@ -181,6 +181,19 @@ void cli_progress_done(bool force);
  * "1e+09 years", "forever". */
 void cli_format_duration(char *buf, size_t n, double seconds);
 
+/* State files of running links (cli_linkstate.c).  cli_link_state_dir:
+ * --state-dir, or /run/rifl for root, $XDG_RUNTIME_DIR/rifl, /tmp/rifl-UID;
+ * created when missing (0, or 2 after a message).  A link name is 1 to 15
+ * letters, digits, '-', '_' or '.', not starting with '.'.  The state is
+ * written whole (beside, then renamed); cli_link_state_pid reads its pid,
+ * cli_link_alive says whether that process runs. */
+int cli_link_state_dir(const char *given, char *out, size_t n);
+int cli_link_name_ok(const char *name);
+void cli_link_state_path(const char *dir, const char *name, char *out, size_t n);
+int cli_link_state_write(const char *path, const char *json);
+long cli_link_state_pid(const char *json);
+int cli_link_alive(long pid);
+
 /* Wall clock in seconds (monotonic) for reporting run times. */
 double cli_now(void);
 

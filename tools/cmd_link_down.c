@@ -1,0 +1,68 @@
+/* `rifl link down`: stop a link `rifl link up` runs (SIGTERM to the process
+ * in its state file), and wait until it has stopped. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int run(int argc, char **argv)
+{
+    const char *name = "rifl", *state_dir = NULL;
+    uint64_t wait_s = 10;
+    struct cli_opt opts[] = {
+        { "name", CLI_STRING, &name, "the link to stop", 0, 0 },
+        { "state-dir", CLI_STRING, &state_dir, "where rifl link up keeps its state files", 0, 0 },
+        { "wait-s", CLI_UINT, &wait_s, "seconds to wait for it to stop", 1, 3600 },
+        CLI_END,
+    };
+    int rc = cli_parse(argc, argv, opts, "[--name NAME]",
+                       "Stops the link rifl link up runs under --name (default 'rifl'): its TAP\n"
+                       "device goes with it.", NULL, 0, NULL);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    if (!cli_link_name_ok(name))
+        return cli_fail(opts, "name", "'%s' cannot name a link: use 1 to 15 letters, digits, "
+                        "'-', '_' or '.'", name);
+    char dir[2048], path[4096], text[4096] = "";
+    if (cli_link_state_dir(state_dir, dir, sizeof dir))
+        return 2;
+    cli_link_state_path(dir, name, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "error: no link named '%s' is up (no %s)\n", name, path);
+        return 1;
+    }
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    long pid = cli_link_state_pid(text);
+    if (!cli_link_alive(pid)) {
+        unlink(path);
+        fprintf(stderr, "rifl link down: %s was not running; its stale state is removed\n", name);
+        return 0;
+    }
+    if (kill((pid_t)pid, SIGTERM) != 0) {
+        fprintf(stderr, "error: cannot stop process %ld: %s\n", pid, strerror(errno));
+        return 2;
+    }
+    for (uint64_t i = 0; i < wait_s * 100; i++) {
+        if (access(path, F_OK) != 0 && !cli_link_alive(pid)) {
+            fprintf(stderr, "rifl link down: %s stopped\n", name);
+            return 0;
+        }
+        struct timespec ts = { 0, 10000000 };
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "error: %s (process %ld) did not stop within %llu s\n", name, pid,
+            (unsigned long long)wait_s);
+    return 2;
+}
+
+const struct rifl_command rifl_cmd_link_down = {
+    "link down", "stop a link rifl link up runs", run
+};
