@@ -411,6 +411,7 @@ static int bound_socket(unsigned *port)
 static char ip_path[64];
 static char veth[2][IFNAMSIZ];
 static volatile sig_atomic_t veth_made;
+static volatile pid_t ends_pid[2] = { -1, -1 }; /* stopped with the bench */
 
 /* Run `ip` with the arguments `args` (NULL-terminated), no shell; its exit
  * status, 127 when it could not be run.  Only async-signal-safe calls: a
@@ -461,6 +462,11 @@ static void veth_delete(void)
 
 static void on_signal(int sig)
 {
+    for (int i = 0; i < 2; i++)
+        if (ends_pid[i] > 0) {
+            kill(ends_pid[i], SIGTERM);
+            waitpid(ends_pid[i], NULL, 0);
+        }
     veth_delete();
     signal(sig, SIG_DFL);
     raise(sig);
@@ -665,13 +671,14 @@ static int run(int argc, char **argv)
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "--phy udp|eth [options]",
-                       "Runs both ends of a RIFL lane as two processes: over UDP on loopback\n"
-                       "(--phy udp, no root), or over raw Ethernet (EtherType 0x88B5) across a\n"
-                       "veth pair it makes with unique names and deletes at the end (--phy\n"
-                       "eth, root and the ip command).  Slots are paced in real time at --rate-gbps, K sized from the\n"
-                       "round trip probed at start-up.  Each end sends --bytes of seeded random\n"
-                       "packets, and the receiver checks every byte; then A sends --requests\n"
-                       "requests of --request-bytes, B answers each, and A times them.\n"
+                       "Runs both ends of a RIFL lane as two processes: over UDP on\n"
+                       "loopback (--phy udp, no root), or over raw Ethernet (EtherType 0x88B5)\n"
+                       "across a veth pair made for the run and deleted at its end\n"
+                       "(--phy eth, root and the ip command).  Slots are paced in real time at\n"
+                       "--rate-gbps, K sized from the round trip probed at start-up.  Each end\n"
+                       "sends --bytes of seeded random packets, and the receiver checks every\n"
+                       "byte; then A sends --requests requests of --request-bytes, B answers\n"
+                       "each, and A times them.\n"
                        "Exits 0 when the link was lossless, 1 when it was not, 2 on an error.",
                        NULL, 0, NULL);
     if (rc)
@@ -745,6 +752,7 @@ static int run(int argc, char **argv)
                 close(w[1 - i].fd);
             _exit(child(i, &w[i], &o, &sd, pipes[i][1]));
         }
+        ends_pid[i] = pid[i];
         close(pipes[i][1]);
     }
     for (int i = 0; i < 2; i++)
@@ -757,8 +765,10 @@ static int run(int argc, char **argv)
         close(pipes[i][0]);
     }
     int wst[2] = { 0, 0 };
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         waitpid(pid[i], &wst[i], 0);
+        ends_pid[i] = -1;
+    }
     double wall = cli_now() - t0;
     veth_delete();
     for (int i = 0; i < 2; i++) {
