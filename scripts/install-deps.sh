@@ -18,7 +18,8 @@ have_cmd gnuplot || want gnuplot-nox "PNG figures, checked by the CLI tests"
 have_cmd pkg-config || want pkg-config "users' compiler flags, checked by install_check"
 have_cmd python3 || want python3 "JSON checks in the CLI tests"
 have_cmd tshark || want tshark "reads captures with the rifl dissector in the capture test"
-have_cmd ip || want iproute2 "network namespaces, veth pairs and TAP devices in the link tests"
+have_cmd ip || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] ||
+  want iproute2 "ip makes the veth pairs, network namespaces and TAP addresses of the link tests"
 # libFuzzer and the ASan/UBSan runtimes: ask clang to link a fuzzer
 if have_cmd clang; then
   probe=$(mktemp -d)

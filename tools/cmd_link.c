@@ -1,16 +1,19 @@
-/* `rifl link bench --phy udp`: both ends of a lane over UDP as two
- * processes on loopback, driven in real time (rifl/udplink.h).  Seeded
+/* `rifl link bench --phy udp|eth`: both ends of a lane as two processes,
+ * over UDP on loopback or over raw Ethernet across a veth pair made for the
+ * run (root), driven in real time (rifl/udplink.h).  Seeded
  * random packets each way (or one way), every byte checked at the
  * receiver, then request/response exchanges timed at the client
  * (docs/udp.md, "rifl link bench"). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,6 +74,15 @@ static int cmp_u64(const void *a, const void *b)
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
+
+/* Where an end runs: a UDP socket and the peer's port, or an interface
+ * and the peer's MAC address. */
+struct where {
+    int fd;
+    unsigned peer_port;
+    const char *ifname;
+    char peer_mac[32];
+};
 
 /* One end: i = 0 is the client of the request phase, 1 the server. */
 struct end {
@@ -312,8 +324,8 @@ static int run_end(struct end *e)
     return 0;
 }
 
-/* A child process: end i on socket fd, its result down `out`. */
-static int child(int i, int fd, unsigned peer_port, const struct bench_opts *o,
+/* A child process: end i at `w`, its result down `out`. */
+static int child(int i, const struct where *w, const struct bench_opts *o,
                  const struct seeds *sd, int out)
 {
     struct end_result *r = calloc(1, sizeof *r);
@@ -336,12 +348,17 @@ static int child(int i, int fd, unsigned peer_port, const struct bench_opts *o,
         snprintf(r->msg, sizeof r->msg, "no memory for %" PRIu64 " latencies", o->requests);
     }
     char remote[64];
-    snprintf(remote, sizeof remote, "127.0.0.1:%u", peer_port);
+    snprintf(remote, sizeof remote, "127.0.0.1:%u", w->peer_port);
     rifl_udplink_config c;
     rifl_udplink_defaults(&c);
     c.udp.frame_bits = (unsigned)o->frame_bits;
-    c.udp.fd = fd;
-    c.udp.remote = remote;
+    if (w->ifname) {
+        c.eth_ifname = w->ifname;
+        c.eth_peer_mac = w->peer_mac;
+    } else {
+        c.udp.fd = w->fd;
+        c.udp.remote = remote;
+    }
     c.udp.frames_per_datagram = (unsigned)o->fpd;
     c.udp.epoch = sd->epoch[i];
     c.udp.loss = o->loss;
@@ -363,11 +380,11 @@ static int child(int i, int fd, unsigned peer_port, const struct bench_opts *o,
         r->phy = *rifl_phy_get_stats(rifl_udplink_phy(e.link));
     }
     int st = r->status;
-    ssize_t w = write(out, r, sizeof *r);
+    ssize_t wrote = write(out, r, sizeof *r);
     rifl_udplink_free(e.link);
     free(e.lat);
     free(r);
-    return w == (ssize_t)sizeof *r ? st : 2;
+    return wrote == (ssize_t)sizeof *r ? st : 2;
 }
 
 /* A UDP socket bound to an ephemeral loopback port. */
@@ -387,6 +404,130 @@ static int bound_socket(unsigned *port)
     }
     *port = ntohs(a.sin_port);
     return fd;
+}
+
+/* ---- the veth pair of --phy eth ------------------------------------------ */
+
+static char ip_path[64];
+static char veth[2][IFNAMSIZ];
+static volatile sig_atomic_t veth_made;
+static volatile pid_t ends_pid[2] = { -1, -1 }; /* stopped with the bench */
+
+/* Run `ip` with the arguments `args` (NULL-terminated), no shell; its exit
+ * status, 127 when it could not be run.  Only async-signal-safe calls: a
+ * signal handler deletes the pair with it. */
+static int run_ip(char *const *args, bool quiet)
+{
+    char *argv[12];
+    size_t n = 0;
+    argv[0] = ip_path;
+    while (args[n] && n < 10) {
+        argv[n + 1] = args[n];
+        n++;
+    }
+    argv[n + 1] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 127;
+    if (pid == 0) {
+        if (quiet) {
+            int null = open("/dev/null", O_WRONLY);
+            if (null >= 0)
+                dup2(null, 2);
+        }
+        execve(ip_path, argv, environ);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 128;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void veth_delete(void)
+{
+    if (!veth_made)
+        return;
+    veth_made = 0; /* deleting one end deletes the pair */
+    char *del[] = { "link", "del", veth[0], NULL };
+    if (run_ip(del, false) != 0) {
+        static const char m[] = "error: could not delete the veth pair; delete it with "
+                                "'ip link del ";
+        (void)!write(2, m, sizeof m - 1);
+        (void)!write(2, veth[0], strlen(veth[0]));
+        (void)!write(2, "'\n", 2);
+    }
+}
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < 2; i++)
+        if (ends_pid[i] > 0) {
+            kill(ends_pid[i], SIGTERM);
+            waitpid(ends_pid[i], NULL, 0);
+        }
+    veth_delete();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Make a veth pair of unique names, both ends up with an MTU of 9000, and
+ * read their MAC addresses; 2 with what is missing said. */
+static int veth_make(struct where w[2])
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "error: --phy eth needs root: it makes a veth pair and opens raw "
+                "Ethernet (AF_PACKET) sockets; run it as root, or use --phy udp\n");
+        return 2;
+    }
+    const char *paths[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0] && !ip_path[0]; i++)
+        if (access(paths[i], X_OK) == 0)
+            snprintf(ip_path, sizeof ip_path, "%s", paths[i]);
+    if (!ip_path[0]) {
+        fprintf(stderr, "error: --phy eth needs the 'ip' command to make a veth pair (Debian "
+                "package iproute2: apt-get install iproute2)\n");
+        return 2;
+    }
+    snprintf(veth[0], sizeof veth[0], "rfb%ua", (unsigned)getpid());
+    snprintf(veth[1], sizeof veth[1], "rfb%ub", (unsigned)getpid());
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    atexit(veth_delete);
+    char *add[] = { "link", "add", veth[0], "type", "veth", "peer", "name", veth[1], NULL };
+    int st = run_ip(add, true);
+    if (st != 0) {
+        fprintf(stderr, "error: cannot make a veth pair (%s link add %s type veth peer name %s "
+                "exited with %d): this kernel has no veth support, or this process no "
+                "CAP_NET_ADMIN\n", ip_path, veth[0], veth[1], st);
+        return 2;
+    }
+    veth_made = 1;
+    for (int i = 0; i < 2; i++) {
+        char *up[] = { "link", "set", "dev", veth[i], "mtu", "9000", "up", NULL };
+        if (run_ip(up, false) != 0) {
+            fprintf(stderr, "error: cannot bring %s up with an MTU of 9000\n", veth[i]);
+            return 2;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        uint8_t m[6];
+        char msg[256];
+        if (rifl_eth_interface(veth[1 - i], m, NULL, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: %s\n", msg);
+            return 2;
+        }
+        w[i].fd = -1;
+        w[i].ifname = veth[i];
+        snprintf(w[i].peer_mac, sizeof w[i].peer_mac, "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
+                 m[1], m[2], m[3], m[4], m[5]);
+    }
+    return 0;
 }
 
 static bool read_all(int fd, void *buf, size_t n)
@@ -413,8 +554,8 @@ static void print_json(const struct bench_opts *o, const struct seeds *sd,
 {
     const struct end_result *a = &r[0], *b = &r[1];
     /* direction d is sent by end d and received by end 1-d */
-    printf("{\"phy\": \"udp\", \"seed\": %" PRIu64 ", \"seeds\": {\"phy\": [%" PRIu64 ", %" PRIu64
-           "], \"traffic\": [%" PRIu64 ", %" PRIu64 "]}, ", o->seed, sd->phy[0], sd->phy[1],
+    printf("{\"phy\": \"%s\", \"seed\": %" PRIu64 ", \"seeds\": {\"phy\": [%" PRIu64 ", %" PRIu64
+           "], \"traffic\": [%" PRIu64 ", %" PRIu64 "]}, ", o->phy, o->seed, sd->phy[0], sd->phy[1],
            sd->traffic[0], sd->traffic[1]);
     printf("\"frame_bits\": %" PRIu64 ", \"frames_per_datagram\": %" PRIu64
            ", \"rate_gbps\": %g, \"loss\": %g, \"ber\": %g, \"fid_bits\": %u, \"rtt_us\": %.1f, "
@@ -467,8 +608,12 @@ static void print_text(const struct bench_opts *o, const struct end_result *r, b
                        double wall)
 {
     const struct end_result *a = &r[0], *b = &r[1];
-    printf("rifl link bench: UDP on loopback, two processes; %" PRIu64 "-bit frames, %" PRIu64
-           " per datagram, lane rate %g Gbit/s, K=%u (round trip %.1f us = %u slots), loss %g"
+    if (!strcmp(o->phy, "eth"))
+        printf("rifl link bench: raw Ethernet over a veth pair (%s, %s; MTU 9000), two "
+               "processes; ", veth[0], veth[1]);
+    else
+        printf("rifl link bench: UDP on loopback, two processes; ");
+    printf("%" PRIu64 "-bit frames, %" PRIu64 " per datagram, lane rate %g Gbit/s, K=%u (round trip %.1f us = %u slots), loss %g"
            ", seed %" PRIu64 "\n", o->frame_bits, o->fpd, o->rate, a->sz.fid_bits,
            a->sz.rtt_ns / 1e3, a->sz.rtt_slots, o->loss, o->seed);
     for (int d = 0; d < 2; d++) {
@@ -497,7 +642,8 @@ static int run(int argc, char **argv)
                             .request_bytes = 1024, .seed = 1, .frame_bits = 2048, .fpd = 16,
                             .timeout = 120, .keepalive_us = 1000 };
     struct cli_opt opts[] = {
-        { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp (the only one so far)", 0, 0 },
+        { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp (on loopback) or eth (raw "
+          "Ethernet over a veth pair made for the run; root)", 0, 0 },
         { "bytes", CLI_BYTES, &o.bytes, "bytes of random packets each way (1 to 9000 bytes "
           "each)", 0, 1e13 },
         { "one-way", CLI_FLAG, &o.one_way, "send --bytes from A to B only", 0, 0 },
@@ -524,20 +670,25 @@ static int run(int argc, char **argv)
         { "json", CLI_FLAG, &o.json, "print the result as one JSON object", 0, 0 },
         CLI_END,
     };
-    int rc = cli_parse(argc, argv, opts, "--phy udp [options]",
-                       "Runs both ends of a RIFL lane over UDP as two processes on loopback\n"
-                       "(no root), slots paced in real time at --rate-gbps, K sized from the\n"
-                       "round trip probed at start-up.  Each end sends --bytes of seeded random\n"
-                       "packets, and the receiver checks every byte; then A sends --requests\n"
-                       "requests of --request-bytes, B answers each, and A times them.\n"
+    int rc = cli_parse(argc, argv, opts, "--phy udp|eth [options]",
+                       "Runs both ends of a RIFL lane as two processes: over UDP on\n"
+                       "loopback (--phy udp, no root), or over raw Ethernet (EtherType 0x88B5)\n"
+                       "across a veth pair made for the run and deleted at its end\n"
+                       "(--phy eth, root and the ip command).  Slots are paced in real time at\n"
+                       "--rate-gbps, K sized from the round trip probed at start-up.  Each end\n"
+                       "sends --bytes of seeded random packets, and the receiver checks every\n"
+                       "byte; then A sends --requests requests of --request-bytes, B answers\n"
+                       "each, and A times them.\n"
                        "Exits 0 when the link was lossless, 1 when it was not, 2 on an error.",
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
     if (!o.phy)
-        return cli_fail(opts, "phy", "no PHY given; use --phy udp (UDP on loopback)");
-    if (strcmp(o.phy, "udp"))
-        return cli_fail(opts, "phy", "PHY '%s' is not supported; use --phy udp", o.phy);
+        return cli_fail(opts, "phy", "no PHY given; use --phy udp (UDP on loopback) or --phy "
+                        "eth (raw Ethernet over a veth pair; root)");
+    if (strcmp(o.phy, "udp") && strcmp(o.phy, "eth"))
+        return cli_fail(opts, "phy", "PHY '%s' is not supported; use --phy udp or --phy eth",
+                        o.phy);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
     if (!o.bytes && !o.requests)
@@ -556,16 +707,27 @@ static int run(int argc, char **argv)
     char msg[512];
     if (rifl_udplink_size(&c, 1, &sz, msg, sizeof msg) != RIFL_OK)
         return cli_fail(opts, "frames-per-datagram", "%s", msg);
-    int fd[2];
-    unsigned port[2];
-    for (int i = 0; i < 2; i++)
-        if ((fd[i] = bound_socket(&port[i])) < 0) {
-            fprintf(stderr, "error: cannot open a UDP socket on 127.0.0.1: %s\n",
-                    strerror(errno));
-            if (i)
-                close(fd[0]);
+    struct where w[2];
+    memset(w, 0, sizeof w);
+    w[0].fd = w[1].fd = -1;
+    if (!strcmp(o.phy, "eth")) {
+        if (veth_make(w)) {
+            veth_delete();
             return 2;
         }
+    } else {
+        unsigned port[2];
+        for (int i = 0; i < 2; i++)
+            if ((w[i].fd = bound_socket(&port[i])) < 0) {
+                fprintf(stderr, "error: cannot open a UDP socket on 127.0.0.1: %s\n",
+                        strerror(errno));
+                if (i)
+                    close(w[0].fd);
+                return 2;
+            }
+        w[0].peer_port = port[1];
+        w[1].peer_port = port[0];
+    }
     fflush(stdout);
     fflush(stderr);
     double t0 = cli_now();
@@ -574,19 +736,28 @@ static int run(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         if (pipe(pipes[i]) != 0 || (pid[i] = fork()) < 0) {
             fprintf(stderr, "error: cannot start the ends: %s\n", strerror(errno));
-            if (i && pid[0] > 0)
+            if (i && pid[0] > 0) {
                 kill(pid[0], SIGTERM);
+                waitpid(pid[0], NULL, 0);
+            }
+            veth_delete();
             return 2;
         }
         if (pid[i] == 0) {
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGHUP, SIG_DFL);
             close(pipes[i][0]);
-            close(fd[1 - i]);
-            _exit(child(i, fd[i], port[1 - i], &o, &sd, pipes[i][1]));
+            if (w[1 - i].fd >= 0)
+                close(w[1 - i].fd);
+            _exit(child(i, &w[i], &o, &sd, pipes[i][1]));
         }
+        ends_pid[i] = pid[i];
         close(pipes[i][1]);
     }
-    close(fd[0]);
-    close(fd[1]);
+    for (int i = 0; i < 2; i++)
+        if (w[i].fd >= 0)
+            close(w[i].fd);
     struct end_result r[2];
     bool got[2];
     for (int i = 0; i < 2; i++) {
@@ -594,9 +765,12 @@ static int run(int argc, char **argv)
         close(pipes[i][0]);
     }
     int wst[2] = { 0, 0 };
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         waitpid(pid[i], &wst[i], 0);
+        ends_pid[i] = -1;
+    }
     double wall = cli_now() - t0;
+    veth_delete();
     for (int i = 0; i < 2; i++) {
         if (!got[i]) {
             fprintf(stderr, "error: end %c ended without a result (%s %d)\n", 'A' + i,
@@ -625,6 +799,6 @@ static int run(int argc, char **argv)
 }
 
 const struct rifl_command rifl_cmd_link = {
-    "link bench", "a lane over UDP between two processes on loopback: goodput, lossless "
-    "check, request latency", run
+    "link bench", "a lane between two processes, over UDP on loopback or raw Ethernet over "
+    "a veth pair: goodput, lossless check, request latency", run
 };

@@ -309,6 +309,13 @@ typedef struct rifl_phy_udp_stats {
     uint64_t announcements;     /* sequence announcements sent */
     uint64_t rx_announcements;  /* and received (frames they showed missing
                                    are counted in rx_missing) */
+    /* raw Ethernet only (0 over UDP, where the connected socket filters) */
+    uint64_t rx_not_peer;       /* frames dropped: not from the peer's MAC
+                                   address, or not addressed to this end */
+    uint64_t rx_own;            /* this end's own outgoing frames, dropped
+                                   (kernels without PACKET_IGNORE_OUTGOING) */
+    uint64_t rx_padded;         /* datagrams shorter than Ethernet's 46-byte
+                                   minimum payload that came padded: taken */
 } rifl_phy_udp_stats;
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
@@ -316,6 +323,9 @@ typedef struct rifl_phy_udp_stats {
  * opened, bound or connected gives RIFL_ERR_IO and the system's reason. */
 RIFL_API int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *msg,
                                  size_t msglen);
+/* The datagram counters of a UDP or raw-Ethernet PHY (NULL for others).
+ * The calls below, rifl_phy_udp_poll to rifl_phy_udp_probe_answer, work on
+ * both kinds too. */
 RIFL_API const rifl_phy_udp_stats *rifl_phy_udp_get_stats(const rifl_phy *phy);
 /* The port the PHY's socket is bound to (0 on error). */
 RIFL_API unsigned rifl_phy_udp_local_port(const rifl_phy *phy);
@@ -343,6 +353,59 @@ RIFL_API int rifl_phy_udp_set_probe_value(rifl_phy *phy, uint64_t value);
  * announces now and then. */
 RIFL_API int rifl_phy_udp_announce(rifl_phy *phy);
 RIFL_API bool rifl_phy_udp_probe_answer(rifl_phy *phy, uint64_t *token);
+
+/* ---- Raw Ethernet ---------------------------------------------------------
+ *
+ * The same datagrams straight in Ethernet frames (docs/udp.md, "Raw
+ * Ethernet"): an AF_PACKET socket on one interface, EtherType 0x88B5 (IEEE
+ * local experimental), each datagram the payload of one Ethernet frame to
+ * the peer's MAC address, zero-padded to Ethernet's 46-byte minimum.  The
+ * receiving end takes only frames from the peer's MAC address to its own
+ * (the others are counted in rx_not_peer), and accepts padding: a payload
+ * longer than its header says, but no longer than 46 bytes.  Everything
+ * else is as over UDP: the header, the sequence and epoch rules, erasures,
+ * probes, the injected faults and the counters (rifl_phy_udp_get_stats and
+ * the other rifl_phy_udp_* calls).  Opening the socket needs root or
+ * CAP_NET_RAW. */
+#define RIFL_ETH_TYPE 0x88B5
+#define RIFL_ETH_MIN_PAYLOAD 46   /* bytes: shorter datagrams are padded */
+
+typedef struct rifl_phy_eth_config {
+    unsigned frame_bits;
+    const char *ifname;         /* the interface, e.g. "eth1" */
+    const char *peer_mac;       /* the peer's MAC address, six hex bytes:
+                                   "02:00:00:00:00:01" (or with '-') */
+    unsigned frames_per_datagram; /* 1 .. RIFL_UDP_MAX_FRAMES (0: 16); a
+                                   datagram (20 + this x F/8 bytes) must fit
+                                   the interface's MTU */
+    unsigned flush_slots;       /* as rifl_phy_udp_config */
+    uint32_t epoch;             /* this end's link epoch, not 0 */
+    unsigned rx_frames;         /* receive queue, frames (0: 4096) */
+    double loss, dup;           /* as rifl_phy_udp_config (tests) */
+    uint64_t seed;
+    double ber;
+} rifl_phy_eth_config;
+
+/* A MAC address as six hex bytes separated by ':' or '-' (the same
+ * throughout), two digits each: RIFL_OK, or RIFL_ERR_PARSE for anything
+ * else. */
+RIFL_API int rifl_eth_mac_parse(const char *text, uint8_t mac[6]);
+/* An interface's MAC address and MTU (either pointer may be NULL):
+ * RIFL_ERR_CONFIG with a message for a name that is not valid or an
+ * interface this machine does not have. */
+RIFL_API int rifl_eth_interface(const char *ifname, uint8_t mac[6], unsigned *mtu, char *msg,
+                                size_t msglen);
+/* Make the PHY: a bad interface name, an unknown interface, a MAC address
+ * that is not six hex bytes or not a unicast one, a datagram larger than
+ * the interface's MTU (the message says how many frames per datagram
+ * fit), an epoch of 0 or an out-of-range setting give RIFL_ERR_CONFIG; a
+ * socket that cannot be opened (not root, no CAP_NET_RAW) or bound gives
+ * RIFL_ERR_IO; each with a message saying what to do. */
+RIFL_API int rifl_phy_eth_create(const rifl_phy_eth_config *cfg, rifl_phy **out, char *msg,
+                                 size_t msglen);
+/* This end's MAC address, read from the interface (RIFL_ERR_INVALID_ARG
+ * when `phy` is not a raw-Ethernet PHY). */
+RIFL_API int rifl_phy_eth_local_mac(const rifl_phy *phy, uint8_t mac[6]);
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,11 @@ typedef struct rifl_udplink_config {
                                   then (0: 5 s) */
     uint64_t keepalive_ns;     /* one slot per this while idle (0: 1 ms) */
     unsigned batch_slots;      /* most slots run per step (0: 64) */
+    const char *eth_ifname;    /* set: run over raw Ethernet on this
+                                  interface (rifl_phy_eth_create) instead of
+                                  UDP; udp's frame width, datagram, epoch and
+                                  fault settings apply, its fd must be -1 */
+    const char *eth_peer_mac;  /* with eth_ifname: the peer's MAC address */
 } rifl_udplink_config;
 
 /* Defaults for the fields that have them: the reference lane with its
@@ -105,7 +110,7 @@ typedef struct rifl_udplink rifl_udplink;
 
 /* Make the PHY (the socket) and check the settings; the lane is made when
  * the round trip is known.  RIFL_ERR_CONFIG / RIFL_ERR_IO with a message as
- * rifl_phy_udp_create. */
+ * rifl_phy_udp_create (rifl_phy_eth_create with eth_ifname). */
 RIFL_API int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char *msg,
                                  size_t msglen);
 RIFL_API void rifl_udplink_free(rifl_udplink *link);

@@ -1,4 +1,4 @@
-/* One lane over a UDP PHY in real time (rifl/udplink.h; docs/udp.md, "The
+/* One lane over a UDP or raw-Ethernet PHY in real time (rifl/udplink.h; docs/udp.md, "The
  * driver"): round-trip probes and K from them, slots paced at the lane rate
  * and held within a window of the peer's, and the idle rule.  Time comes in
  * as `now_ns`; only rifl_udplink_service reads the clock and waits. */
@@ -160,7 +160,18 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
     if (!c->batch_slots)
         c->batch_slots = 64;
     c->udp.rx_frames = c->udp.rx_frames ? c->udp.rx_frames : 4096;
-    rc = rifl_phy_udp_create(&c->udp, &l->phy, msg, msglen);
+    if (c->eth_ifname) {
+        const rifl_phy_udp_config *u = &c->udp;
+        rifl_phy_eth_config e = { .frame_bits = u->frame_bits, .ifname = c->eth_ifname,
+                                  .peer_mac = c->eth_peer_mac,
+                                  .frames_per_datagram = u->frames_per_datagram,
+                                  .flush_slots = u->flush_slots, .epoch = u->epoch,
+                                  .rx_frames = u->rx_frames, .loss = u->loss, .dup = u->dup,
+                                  .seed = u->seed, .ber = u->ber };
+        rc = rifl_phy_eth_create(&e, &l->phy, msg, msglen);
+    } else {
+        rc = rifl_phy_udp_create(&c->udp, &l->phy, msg, msglen);
+    }
     if (rc == RIFL_OK) {
         l->in_max = c->udp.rx_frames;
         l->in = calloc(l->in_max, sizeof *l->in);

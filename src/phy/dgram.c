@@ -1,0 +1,482 @@
+/* The datagram logic of the UDP and raw-Ethernet PHYs (rifl/phy.h, "UDP"
+ * and "Raw Ethernet"; docs/udp.md): frames as wire bytes, several slots'
+ * frames to a datagram behind a header with the sender's link epoch and the
+ * sequence number of the first frame.  The receiving side takes frames in
+ * sequence order only.  The sockets are in udp.c and eth.c. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dgram.h"
+
+/* ---- the header ------------------------------------------------------------
+ *
+ *   0  2  magic "RF"           8  4  epoch (big-endian)
+ *   2  1  version (1)         12  8  sequence number of the first frame
+ *   3  1  log2 of frame bits          (big-endian)
+ *   4  2  frames that follow
+ *   6  2  zero
+ */
+#define UDP_VERSION 1
+
+static void put_be(uint8_t *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+static uint64_t get_be(const uint8_t *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+int rifl_udp_header_write(const rifl_udp_header *h, uint8_t *out)
+{
+    if (!h || !out || rifl_frame_width_check(h->frame_bits) != RIFL_OK || h->count == 0 ||
+        h->count > RIFL_UDP_MAX_FRAMES)
+        return RIFL_ERR_INVALID_ARG;
+    out[0] = 'R';
+    out[1] = 'F';
+    out[2] = UDP_VERSION;
+    out[3] = (uint8_t)__builtin_ctz(h->frame_bits);
+    put_be(out + 4, h->count, 2);
+    put_be(out + 6, 0, 2);
+    put_be(out + 8, h->epoch, 4);
+    put_be(out + 12, h->seq, 8);
+    return RIFL_OK;
+}
+
+int rifl_udp_header_read(const uint8_t *d, size_t len, rifl_udp_header *h)
+{
+    if (!d || !h || len < RIFL_UDP_HEADER_BYTES || d[0] != 'R' || d[1] != 'F' ||
+        d[2] != UDP_VERSION || d[3] < 6 || d[3] > 11 || get_be(d + 6, 2) != 0)
+        return RIFL_ERR_FRAME;
+    unsigned F = 1u << d[3], n = (unsigned)get_be(d + 4, 2);
+    if (n == 0 || n > RIFL_UDP_MAX_FRAMES || len != RIFL_UDP_HEADER_BYTES + (size_t)n * (F / 8))
+        return RIFL_ERR_FRAME;
+    h->frame_bits = F;
+    h->count = n;
+    h->epoch = (uint32_t)get_be(d + 8, 4);
+    h->seq = get_be(d + 12, 8);
+    return RIFL_OK;
+}
+
+/* ---- the PHY ---------------------------------------------------------------- */
+
+#define PROBE_ASK 1
+#define PROBE_ANSWER 2
+#define PROBE_SEQ 3   /* the token is the sender's next sequence number */
+
+static void send_dgram(struct dgram *u)
+{
+    if (!u->out_count)
+        return;
+    rifl_udp_header h = { u->cfg.frame_bits, u->out_count, u->cfg.epoch,
+                          u->tx_seq - u->out_count };
+    rifl_udp_header_write(&h, u->out);
+    size_t len = RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb;
+    u->out_count = 0;
+    if (u->cfg.loss > 0 && rifl_rng_double(&u->rng) < u->cfg.loss) {
+        u->st.tx_lost++;
+        return;
+    }
+    unsigned copies = 1;
+    if (u->cfg.dup > 0 && rifl_rng_double(&u->rng) < u->cfg.dup) {
+        copies = 2;
+        u->st.tx_duplicated++;
+    }
+    for (unsigned c = 0; c < copies; c++) {
+        if (u->io->send(u, u->out, len)) {
+            u->st.dgrams_sent++;
+        } else {
+            u->st.tx_failed++;
+            u->st.tx_last_errno = errno;
+        }
+    }
+}
+
+/* Flip the bits of a frame sent that the bit error rate hits: `gap` counts
+ * the bits still clear before the next error. */
+static void flip_bits(struct dgram *u, uint8_t *frame)
+{
+    uint64_t bits = 8u * (uint64_t)u->fb, hits = 0;
+    while (u->gap < bits) {
+        frame[u->gap >> 3] ^= (uint8_t)(0x80u >> (u->gap & 7));
+        hits++;
+        uint64_t g = rifl_rng_geometric(&u->rng, u->cfg.ber);
+        u->gap = g >= UINT64_MAX - bits ? UINT64_MAX : u->gap + 1 + g;
+    }
+    if (u->gap != UINT64_MAX)
+        u->gap -= bits;
+    if (hits) {
+        u->phy.st.bit_errors += hits;
+        u->phy.st.frames_hit++;
+    }
+}
+
+/* Send a probe datagram of `kind` with `token`. */
+static int send_probe(struct dgram *u, unsigned kind, uint64_t token)
+{
+    uint8_t d[DGRAM_PROBE_BYTES];
+    memset(d, 0, sizeof d);
+    d[0] = 'R';
+    d[1] = 'F';
+    d[2] = UDP_VERSION;
+    d[3] = (uint8_t)__builtin_ctz(u->cfg.frame_bits);
+    d[6] = (uint8_t)kind;
+    put_be(d + 8, u->cfg.epoch, 4);
+    put_be(d + 12, token, 8);
+    put_be(d + RIFL_UDP_HEADER_BYTES, u->probe_value, 8);
+    if (!u->io->send(u, d, sizeof d)) {
+        u->st.tx_failed++;
+        u->st.tx_last_errno = errno;
+        return RIFL_ERR_IO;
+    }
+    return RIFL_OK;
+}
+
+/* A probe datagram (a header with no frames, kind in byte 6, and a value):
+ * a question is answered at once with its token, an answer's token is kept
+ * for the driver, and the value of either is the peer's latest.  False
+ * when the datagram is not a probe. */
+static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
+{
+    if (len != DGRAM_PROBE_BYTES || d[0] != 'R' || d[1] != 'F' || d[2] != UDP_VERSION ||
+        d[4] != 0 || d[5] != 0 || d[7] != 0 || d[6] < PROBE_ASK || d[6] > PROBE_SEQ)
+        return false;
+    uint64_t token = get_be(d + 12, 8);
+    if (d[6] == PROBE_SEQ) {
+        /* the peer has sent frames up to `token`: those not here went
+         * missing, as a gap before a datagram would show */
+        uint32_t epoch = (uint32_t)get_be(d + 8, 4);
+        u->st.rx_announcements++;
+        if (u->st.peer_epoch && epoch == u->st.peer_epoch && token > u->rx_next) {
+            u->st.rx_missing += token - u->rx_next;
+            u->erase = true;
+            u->rx_next = token;
+            u->st.rx_next = token;
+        }
+        return true;
+    }
+    u->st.peer_probe_value = get_be(d + RIFL_UDP_HEADER_BYTES, 8);
+    if (d[6] == PROBE_ASK) {
+        u->st.probes_answered++;
+        send_probe(u, PROBE_ANSWER, token);
+    } else if (u->ans_count == DGRAM_PROBE_RING) {
+        u->st.probe_answers_dropped++;
+    } else {
+        u->st.probe_answers++;
+        u->answers[(u->ans_head + u->ans_count++) % DGRAM_PROBE_RING] = token;
+    }
+    return true;
+}
+
+/* A frame onto the receive queue; false when it is full. */
+static bool enqueue(struct dgram *u, const uint8_t *frame)
+{
+    if (u->q_count == u->q_cap)
+        return false;
+    unsigned e = (u->q_head + u->q_count) % u->q_cap;
+    memcpy(u->q + (size_t)e * u->fb, frame, u->fb);
+    u->q_count++;
+    return true;
+}
+
+/* Frames of one datagram into the receive queue, in sequence order only.
+ * Where frames went missing (a gap in the sequence, or a full queue) the
+ * lane must not take the next frame as the one after the last it got: the
+ * scrambler is self-synchronising and the CRC covers scrambled bits, so a
+ * frame after a missing control frame would verify with its first bits
+ * descrambled wrongly.  An erasure (a frame that fails verification) goes
+ * in first, which puts the lane into replay as a damaged frame would. */
+static void take_dgram(struct dgram *u, const uint8_t *d, size_t len)
+{
+    rifl_udp_header h;
+    if (take_probe(u, d, len))
+        return;
+    if (rifl_udp_header_read(d, len, &h) != RIFL_OK || h.frame_bits != u->cfg.frame_bits) {
+        u->st.rx_malformed++;
+        return;
+    }
+    if (!u->st.peer_epoch)
+        u->st.peer_epoch = h.epoch;
+    if (h.epoch != u->st.peer_epoch) {
+        u->st.rx_foreign++;
+        return;
+    }
+    if (h.seq + h.count <= u->rx_next) {
+        u->st.rx_late++;
+        return;
+    }
+    unsigned skip = 0;
+    if (h.seq < u->rx_next) { /* overlaps what was taken: the rest only */
+        skip = (unsigned)(u->rx_next - h.seq);
+    } else if (h.seq > u->rx_next) {
+        u->st.rx_missing += h.seq - u->rx_next;
+        u->erase = true;
+    }
+    u->st.dgrams_received++;
+    for (unsigned k = skip; k < h.count; k++) {
+        if (u->erase && enqueue(u, u->erasure)) {
+            u->erase = false;
+            u->st.rx_erasures++;
+        }
+        if (u->erase || !enqueue(u, d + RIFL_UDP_HEADER_BYTES + (size_t)k * u->fb)) {
+            u->st.rx_overflow++;
+            u->erase = true;
+        }
+    }
+    u->rx_next = h.seq + h.count;
+    u->st.rx_next = u->rx_next;
+}
+
+static void receive(struct dgram *u)
+{
+    for (;;) {
+        size_t lens[DGRAM_RX_BATCH];
+        /* one byte more than the largest datagram: one too long shows */
+        unsigned n = u->io->recv(u, u->in, u->dgram_bytes + 1, lens, DGRAM_RX_BATCH);
+        for (unsigned i = 0; i < n; i++)
+            if (lens[i] != DGRAM_SKIP)
+                take_dgram(u, u->in[i], lens[i]);
+        if (n < DGRAM_RX_BATCH)
+            return;
+    }
+}
+
+unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_frame *out,
+                        unsigned max)
+{
+    struct dgram *u = (struct dgram *)p;
+    if (form == RIFL_PHY_WIRE) {
+        /* the frame was written into the datagram in place (tx[WIRE]) */
+        if (u->cfg.ber > 0)
+            flip_bits(u, p->tx[RIFL_PHY_WIRE]);
+        if (!u->out_count)
+            u->out_first = now;
+        u->out_count++;
+        u->tx_seq++;
+        p->st.frames++;
+        p->st.bits += 8u * u->fb;
+    }
+    if (u->out_count == u->cfg.frames_per_datagram ||
+        (u->out_count && now >= u->out_first + u->cfg.flush_slots - 1))
+        send_dgram(u);
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb;
+    receive(u);
+    /* frames handed out stay valid until the next call: copied out of the
+     * ring, which the next receive may refill */
+    unsigned n = u->q_count < max ? u->q_count : max;
+    for (unsigned k = 0; k < n; k++) {
+        memcpy(u->handed + (size_t)k * u->fb, u->q + (size_t)u->q_head * u->fb, u->fb);
+        u->q_head = u->q_head + 1 == u->q_cap ? 0 : u->q_head + 1;
+        out[k].form = RIFL_PHY_WIRE;
+        out[k].data = u->handed + (size_t)k * u->fb;
+    }
+    u->q_count -= n;
+    p->st.delivered += n;
+    return n;
+}
+
+uint64_t dgram_next_due(const rifl_phy *p, uint64_t now)
+{
+    const struct dgram *u = (const struct dgram *)p;
+    (void)now;
+    return u->out_count ? u->out_first + u->cfg.flush_slots - 1 : UINT64_MAX;
+}
+
+void dgram_destroy(rifl_phy *p)
+{
+    struct dgram *u = (struct dgram *)p;
+    if (u->fd >= 0)
+        close(u->fd);
+    free(u->out);
+    for (unsigned i = 0; i < DGRAM_RX_BATCH; i++)
+        free(u->in[i]);
+    free(u->q);
+    free(u->handed);
+    free(u);
+}
+
+struct dgram *dgram_of(rifl_phy *p)
+{
+    return p && p->ops->exchange == dgram_exchange ? (struct dgram *)p : NULL;
+}
+
+const struct dgram *dgram_cof(const rifl_phy *p)
+{
+    return p && p->ops->exchange == dgram_exchange ? (const struct dgram *)p : NULL;
+}
+
+size_t dgram_claimed_bytes(const uint8_t *d, size_t len)
+{
+    if (!d || len < 8 || d[0] != 'R' || d[1] != 'F' || d[3] < 6 || d[3] > 11)
+        return 0;
+    unsigned n = (unsigned)get_be(d + 4, 2);
+    return n ? RIFL_UDP_HEADER_BYTES + (size_t)n * ((1u << d[3]) / 8) : DGRAM_PROBE_BYTES;
+}
+
+int dgram_check(rifl_phy_udp_config *cfg, char *msg, size_t msglen)
+{
+    rifl_phy_udp_config c = *cfg;
+    if (!c.frames_per_datagram)
+        c.frames_per_datagram = 16;
+    if (!c.flush_slots)
+        c.flush_slots = c.frames_per_datagram;
+    if (!c.rx_frames)
+        c.rx_frames = 4096;
+    if (rifl_frame_width_check(c.frame_bits) != RIFL_OK) {
+        rifl_msg(msg, msglen, "frame width %u is not supported; use 64, 128, 256, 512, 1024 "
+                 "or 2048", c.frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c.frames_per_datagram > RIFL_UDP_MAX_FRAMES) {
+        rifl_msg(msg, msglen, "%u frames per datagram is too many; use 1 to %u",
+                 c.frames_per_datagram, RIFL_UDP_MAX_FRAMES);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c.flush_slots > (1u << 24) || c.rx_frames > (1u << 24)) {
+        rifl_msg(msg, msglen, "flush after %u slots or a receive queue of %u frames is too "
+                 "large; use at most 16777216", c.flush_slots, c.rx_frames);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c.epoch == 0) {
+        rifl_msg(msg, msglen, "link epoch 0 is reserved; give each start of an end a new "
+                 "non-zero epoch (e.g. from the clock)");
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c.loss >= 0 && c.loss <= 1) || !(c.dup >= 0 && c.dup <= 1)) {
+        rifl_msg(msg, msglen, "datagram loss %g or duplication %g is out of range; use a "
+                 "probability from 0 to 1", c.loss, c.dup);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c.ber >= 0 && c.ber <= 0.5)) {
+        rifl_msg(msg, msglen, "bit error rate %g is out of range; use 0 to 0.5", c.ber);
+        return RIFL_ERR_CONFIG;
+    }
+    *cfg = c;
+    return RIFL_OK;
+}
+
+int dgram_create(const rifl_phy_udp_config *cfg, const rifl_phy_ops *ops, const dgram_io *io,
+                 size_t size, struct dgram **out, char *msg, size_t msglen)
+{
+    *out = NULL;
+    rifl_phy_udp_config c = *cfg;
+    int rc = dgram_check(&c, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
+    struct dgram *u = calloc(1, size < sizeof *u ? sizeof *u : size);
+    if (!u)
+        return RIFL_ERR_NOMEM;
+    u->fd = -1;
+    u->io = io;
+    u->phy.ops = ops;
+    u->phy.forms = 1u << RIFL_PHY_WIRE;
+    u->phy.frame_bytes = c.frame_bits / 8;
+    u->cfg = c;
+    u->fb = c.frame_bits / 8;
+    u->dgram_bytes = RIFL_UDP_HEADER_BYTES + (size_t)RIFL_UDP_MAX_FRAMES * u->fb;
+    u->q_cap = c.rx_frames;
+    rifl_rng_seed(&u->rng, c.seed);
+    u->gap = rifl_rng_geometric(&u->rng, c.ber);
+    u->out = calloc(1, u->dgram_bytes);
+    u->q = calloc(u->q_cap, u->fb);
+    u->handed = calloc(u->q_cap, u->fb);
+    for (unsigned i = 0; i < DGRAM_RX_BATCH; i++)
+        if (!(u->in[i] = malloc(u->dgram_bytes + 1)))
+            rc = RIFL_ERR_NOMEM;
+    if (!u->out || !u->q || !u->handed)
+        rc = RIFL_ERR_NOMEM;
+    if (rc != RIFL_OK) {
+        dgram_destroy(&u->phy);
+        return rc;
+    }
+    u->phy.tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    /* the erasure: a data frame whose verification code gives frame ID
+     * 0xFFF whatever the receiver's descrambler holds (the CRC covers the
+     * scrambled bits), an ID no lane of fewer than 12 ID bits expects */
+    uint8_t zero[RIFL_PAYLOAD_MAX_BYTES] = { 0 };
+    uint64_t scr = 0;
+    rifl_frame_encode(u->erasure, c.frame_bits, RIFL_SYN_DATA, 0, zero, 0xFFF, &scr);
+    *out = u;
+    return RIFL_OK;
+}
+
+/* ---- the calls of both PHYs (rifl_phy_udp_*) ------------------------------ */
+
+const rifl_phy_udp_stats *rifl_phy_udp_get_stats(const rifl_phy *p)
+{
+    return dgram_cof(p) ? &dgram_cof(p)->st : NULL;
+}
+
+
+int rifl_phy_udp_poll(rifl_phy *p)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    receive(u);
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_flush(rifl_phy *p)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    send_dgram(u);
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_fd(const rifl_phy *p)
+{
+    return dgram_cof(p) ? dgram_cof(p)->fd : -1;
+}
+
+int rifl_phy_udp_probe(rifl_phy *p, uint64_t token)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    u->st.probes_sent++;
+    return send_probe(u, PROBE_ASK, token);
+}
+
+int rifl_phy_udp_set_probe_value(rifl_phy *p, uint64_t value)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    u->probe_value = value;
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_announce(rifl_phy *p)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    send_dgram(u);
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    u->st.announcements++;
+    return send_probe(u, PROBE_SEQ, u->tx_seq);
+}
+
+bool rifl_phy_udp_probe_answer(rifl_phy *p, uint64_t *token)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u || !token || !u->ans_count)
+        return false;
+    *token = u->answers[u->ans_head];
+    u->ans_head = (u->ans_head + 1) % DGRAM_PROBE_RING;
+    u->ans_count--;
+    return true;
+}

@@ -1,0 +1,85 @@
+/* The datagram logic the UDP and raw-Ethernet PHYs share (docs/udp.md): the
+ * header, frames gathered into datagrams, the sequence and epoch rules,
+ * erasures, probes, the injected loss, duplication and bit errors, and the
+ * counters.  Only the socket differs: each PHY gives the core a way to send
+ * one datagram and to read a batch of them. */
+#ifndef RIFL_PHY_DGRAM_H
+#define RIFL_PHY_DGRAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rifl/frame.h"
+#include "rifl/phy.h"
+#include "rifl/rng.h"
+
+#define DGRAM_RX_BATCH 16   /* datagrams read per receive call */
+#define DGRAM_PROBE_RING 64 /* probe answers kept until the driver takes them */
+/* a probe datagram: the header with no frames, then an 8-byte value */
+#define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 8)
+/* a length the socket gives for a datagram it dropped and counted itself */
+#define DGRAM_SKIP ((size_t)-1)
+
+struct dgram;
+
+typedef struct dgram_io {
+    /* Send one datagram; false with errno set when the socket refused it. */
+    bool (*send)(struct dgram *d, const uint8_t *buf, size_t len);
+    /* Read up to `n` datagrams waiting now into bufs[i] (at most `cap`
+     * bytes each), their lengths into lens[i] (DGRAM_SKIP for one the
+     * socket dropped and counted); the number read, 0 for none. */
+    unsigned (*recv)(struct dgram *d, uint8_t *const *bufs, size_t cap, size_t *lens,
+                     unsigned n);
+} dgram_io;
+
+struct dgram {
+    rifl_phy phy;
+    rifl_phy_udp_config cfg;      /* the common settings (fd, local and
+                                     remote are the UDP PHY's) */
+    const dgram_io *io;
+    int fd;
+    unsigned fb;                  /* F/8 */
+    size_t dgram_bytes;           /* largest datagram */
+    /* sending */
+    uint8_t *out;                 /* the datagram being filled */
+    unsigned out_count;
+    uint64_t out_first;           /* slot of its first frame */
+    uint64_t tx_seq;              /* sequence number of the next frame */
+    rifl_rng rng;
+    /* receiving */
+    uint8_t *in[DGRAM_RX_BATCH];
+    uint64_t rx_next;             /* sequence number of the next frame to take */
+    uint8_t *q;                   /* queue of frames received, a ring */
+    unsigned q_cap, q_head, q_count;
+    uint8_t *handed;              /* frames handed out by the last exchange */
+    uint8_t erasure[RIFL_FRAME_MAX_BYTES]; /* a frame that fails verification */
+    bool erase;                   /* frames went missing: an erasure goes first */
+    uint64_t gap;                 /* bits sent until the next bit error (ber) */
+    uint64_t answers[DGRAM_PROBE_RING]; /* tokens of probe answers not taken yet */
+    uint64_t probe_value;         /* the value our probes and answers carry */
+    unsigned ans_head, ans_count;
+    rifl_phy_udp_stats st;
+};
+
+/* Check the common settings of `c` (defaults filled in) and make a PHY of
+ * `size` bytes (at least sizeof(struct dgram), the rest zeroed for the
+ * socket's own state) with fd -1: RIFL_ERR_CONFIG with a message for a
+ * refused setting, RIFL_ERR_NOMEM.  `ops` must use dgram_exchange,
+ * dgram_next_due and dgram_destroy. */
+int dgram_create(const rifl_phy_udp_config *c, const rifl_phy_ops *ops, const dgram_io *io,
+                 size_t size, struct dgram **out, char *msg, size_t msglen);
+/* The common settings checked and with their defaults, without a PHY. */
+int dgram_check(rifl_phy_udp_config *c, char *msg, size_t msglen);
+unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_frame *out,
+                        unsigned max);
+uint64_t dgram_next_due(const rifl_phy *p, uint64_t now);
+void dgram_destroy(rifl_phy *p);
+/* The core of a UDP or raw-Ethernet PHY, NULL for any other PHY. */
+struct dgram *dgram_of(rifl_phy *p);
+const struct dgram *dgram_cof(const rifl_phy *p);
+/* The length the header of a received datagram claims (DGRAM_PROBE_BYTES
+ * for a probe), 0 when it has no readable header. */
+size_t dgram_claimed_bytes(const uint8_t *d, size_t len);
+
+#endif
