@@ -2,7 +2,8 @@
 # `rifl link up --tap`: two ends in two network namespaces joined by a veth
 # pair, each with a TAP device, 1% of datagrams dropped each way; TCP runs
 # across the RIFL link (request/response, every byte checked), the counters
-# show the replays, and `rifl link down` removes the TAP devices.
+# show the replays, and `rifl link down` removes the TAP devices.  Over UDP,
+# then over raw Ethernet on the same veth pair.
 # Needs root, ip (iproute2), /dev/net/tun and python3; says what is missing
 # and reports itself skipped (exit 77) without them.
 # $1: rifl binary, $2: golden vectors dir, $3: source dir.
@@ -111,9 +112,67 @@ ip -n "$A" link show rtap0 >/dev/null 2>&1 && bad "TAP device left behind after 
 "$RIFL" link down --name t --state-dir "$TMP/a" 2>"$TMP/d.err" && bad "down of a stopped link succeeded"
 grep -q "no link named 't' is up" "$TMP/d.err" || bad "down message: $(cat "$TMP/d.err")"
 
+# the same over raw Ethernet on the veth pair (5 frames of 256 bytes fit its MTU)
+MAC_A=$(ip -n "$A" link show rtva$$ | awk '/link\/ether/ {print $2}')
+MAC_B=$(ip -n "$B" link show rtvb$$ | awk '/link\/ether/ {print $2}')
+ip netns exec "$A" "$RIFL" link up --phy eth --interface rtva$$ --peer-mac "$MAC_B" \
+    --frames-per-datagram 5 --tap rtap1 --name e --state-dir "$TMP/a" --loss 0.01 --quiet 2>"$TMP/ea.err" &
+PIDS="$PIDS $!"
+ip netns exec "$B" "$RIFL" link up --phy eth --interface rtvb$$ --peer-mac "$MAC_A" \
+    --frames-per-datagram 5 --tap rtap1 --name e --state-dir "$TMP/b" --loss 0.01 --quiet 2>"$TMP/eb.err" &
+PIDS="$PIDS $!"
+up=0
+for i in $(seq 1 200); do
+    grep -q "is up" "$TMP/ea.err" && grep -q "is up" "$TMP/eb.err" && { up=1; break; }
+    sleep 0.1
+done
+if [ $up = 1 ]; then
+    ip -n "$A" addr add 10.233.0.1/24 dev rtap1 && ip -n "$B" addr add 10.233.0.2/24 dev rtap1
+    ip netns exec "$B" python3 -c '
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.233.0.2", 7101)); s.listen(1); s.settimeout(30)
+c, _ = s.accept(); c.settimeout(30)
+while True:
+    d = c.recv(65536)
+    if not d: break
+    c.sendall(d)
+' &
+    PIDS="$PIDS $!"
+    sleep 0.3
+    ip netns exec "$A" timeout 60 python3 - <<'PY' || bad "TCP across the raw-Ethernet RIFL link failed"
+import socket, sys, time
+for attempt in range(50):
+    try:
+        s = socket.create_connection(("10.233.0.2", 7101), timeout=30); break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("cannot connect across the link")
+for i in range(100):
+    msg = bytes((i + k) & 255 for k in range(1024))
+    s.sendall(msg)
+    got = b""
+    while len(got) < len(msg):
+        part = s.recv(len(msg) - len(got))
+        if not part: sys.exit("connection closed")
+        got += part
+    if got != msg: sys.exit("request %d came back changed" % i)
+print("raw Ethernet: 100 requests of 1 KB echoed unchanged")
+PY
+    sleep 1.2
+    "$RIFL" link status --name e --state-dir "$TMP/a" --json | grep -q '"phy": "eth"' || bad "eth status"
+    "$RIFL" link down --name e --state-dir "$TMP/a" || bad "down eth a"
+    "$RIFL" link down --name e --state-dir "$TMP/b" || bad "down eth b"
+else
+    bad "the raw-Ethernet link did not come up: $(cat "$TMP/ea.err" "$TMP/eb.err")"
+fi
+
 # bad uses are refused with a reason
 "$RIFL" link up --phy udp --local 127.0.0.1:1 2>"$TMP/e1" && bad "no --remote accepted"
 grep -q "both ends' addresses" "$TMP/e1" || bad "missing address message: $(cat "$TMP/e1")"
+"$RIFL" link up --phy eth --interface lo 2>"$TMP/e4" && bad "eth without a peer MAC accepted"
+grep -q "needs --interface IF" "$TMP/e4" || bad "eth message: $(cat "$TMP/e4")"
 "$RIFL" link up --phy eth0 --local 127.0.0.1:1 --remote 127.0.0.1:2 2>"$TMP/e2" && bad "bad phy accepted"
 grep -q "not supported" "$TMP/e2" || bad "bad phy message"
 "$RIFL" link up --phy udp --local 127.0.0.1:1 --remote 127.0.0.1:2 --name "a b" 2>"$TMP/e3" && bad "bad name accepted"

@@ -26,7 +26,7 @@
 #define MAX_FRAME 65536 /* largest packet taken from or given to the TAP device */
 
 struct up_opts {
-    const char *phy, *local, *remote, *name, *tap, *state_dir;
+    const char *phy, *local, *remote, *name, *tap, *state_dir, *ifname, *peer_mac;
     double rate, loss, ber;
     uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s;
     bool quiet;
@@ -142,7 +142,7 @@ static void write_state(struct up *u, uint64_t now)
     bool run = rifl_udplink_running(u->link);
     char j[4096];
     snprintf(j, sizeof j,
-             "{\"name\": \"%s\", \"pid\": %ld, \"phy\": \"udp\", \"local\": \"%s\", \"remote\": "
+             "{\"name\": \"%s\", \"pid\": %ld, \"phy\": \"%s\", \"local\": \"%s\", \"remote\": "
              "\"%s\", \"tap\": \"%s\", \"state\": \"%s\", \"uptime_s\": %.1f, \"rtt_us\": %.1f, "
              "\"fid_bits\": %u, \"rate_gbps\": %g, \"tx_gbps\": %.4f, \"rx_gbps\": %.4f, "
              "\"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64 ", \"rx_packets\": %" PRIu64
@@ -154,7 +154,7 @@ static void write_state(struct up *u, uint64_t now)
              ", \"slots\": %" PRIu64 ", \"keepalive_slots\": %" PRIu64 ", \"tap_in\": %" PRIu64
              ", \"tap_out\": %" PRIu64 ", \"tap_write_failed\": %" PRIu64
              ", \"rx_too_big\": %" PRIu64 ", \"peer_restarted\": %s}\n",
-             o->name, (long)getpid(), o->local, o->remote, o->tap ? o->tap : "",
+             o->name, (long)getpid(), o->phy, o->local, o->remote, o->tap ? o->tap : "",
              state_word(u), (double)(now - u->t_start) / 1e9,
              run ? (double)sz->rtt_ns / 1e3 : 0.0, run ? sz->fid_bits : 0, o->rate, u->tx_gbps,
              u->rx_gbps, LANE(u, tx_packets), LANE(u, tx_bytes), LANE(u, rx_packets),
@@ -315,10 +315,14 @@ static int run(int argc, char **argv)
     struct up_opts o = { .rate = 1.0, .frame_bits = 2048, .fpd = 16, .seed = 1,
                          .keepalive_us = 1000, .mtu = 1500, .connect_s = 30 };
     struct cli_opt opts[] = {
-        { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp", 0, 0 },
-        { "local", CLI_STRING, &o.local, "ADDRESS:PORT to bind, numeric (e.g. 10.0.0.1:7000)",
+        { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp, or eth (raw Ethernet, root)",
           0, 0 },
-        { "remote", CLI_STRING, &o.remote, "ADDRESS:PORT of the peer, numeric", 0, 0 },
+        { "local", CLI_STRING, &o.local, "udp: ADDRESS:PORT to bind, numeric (e.g. "
+          "10.0.0.1:7000)", 0, 0 },
+        { "remote", CLI_STRING, &o.remote, "udp: ADDRESS:PORT of the peer, numeric", 0, 0 },
+        { "interface", CLI_STRING, &o.ifname, "eth: the network interface to the peer", 0, 0 },
+        { "peer-mac", CLI_STRING, &o.peer_mac, "eth: the peer's MAC address, e.g. "
+          "02:00:00:00:00:02", 0, 0 },
         { "name", CLI_STRING, &o.name, "the link's name for status and down (default: the TAP "
           "device's, or 'rifl')", 0, 0 },
         { "tap", CLI_STRING, &o.tap, "create this TAP device and carry its Ethernet frames over "
@@ -348,8 +352,9 @@ static int run(int argc, char **argv)
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "--phy udp --local ADDR:PORT --remote ADDR:PORT "
-                       "[--tap NAME] [options]",
-                       "Brings up one end of a RIFL lane over UDP to a peer that runs the same\n"
+                       "[--tap NAME] [options]  |  --phy eth --interface IF --peer-mac MAC ...",
+                       "Brings up one end of a RIFL lane over UDP (or raw Ethernet, EtherType\n"
+                       "0x88B5, with --phy eth) to a peer that runs the same\n"
                        "command, and runs it until stopped (Ctrl-C, SIGTERM or rifl link down).\n"
                        "The round trip is probed at start-up and K sized from it; slots are paced\n"
                        "at --rate-gbps; an idle link sends keepalives only.  With --tap the\n"
@@ -359,12 +364,24 @@ static int run(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : 2;
     if (!o.phy)
-        return cli_fail(opts, "phy", "no PHY given; use --phy udp");
-    if (strcmp(o.phy, "udp"))
-        return cli_fail(opts, "phy", "PHY '%s' is not supported; use --phy udp", o.phy);
-    if (!o.local || !o.remote)
+        return cli_fail(opts, "phy", "no PHY given; use --phy udp or --phy eth");
+    bool eth = !strcmp(o.phy, "eth");
+    if (!eth && strcmp(o.phy, "udp"))
+        return cli_fail(opts, "phy", "PHY '%s' is not supported; use --phy udp or --phy eth",
+                        o.phy);
+    if (!eth && (!o.local || !o.remote))
         return cli_fail(opts, "local,remote", "both ends' addresses are needed: --local "
                         "ADDR:PORT (this end) and --remote ADDR:PORT (the peer)");
+    if (eth && (!o.ifname || !o.peer_mac))
+        return cli_fail(opts, "interface,peer-mac", "raw Ethernet needs --interface IF (this "
+                        "end's interface to the peer) and --peer-mac MAC (the peer's address)");
+    if (eth && (o.local || o.remote))
+        return cli_fail(opts, "local,remote", "--local and --remote are UDP addresses; over raw "
+                        "Ethernet give --interface and --peer-mac only");
+    if (eth) {
+        o.local = o.ifname;
+        o.remote = o.peer_mac;
+    }
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
     if (!o.name)
@@ -404,8 +421,13 @@ static int run(int argc, char **argv)
     rifl_udplink_defaults(&c);
     c.udp.frame_bits = (unsigned)o.frame_bits;
     c.udp.frames_per_datagram = (unsigned)o.fpd;
-    c.udp.local = o.local;
-    c.udp.remote = o.remote;
+    if (eth) {
+        c.eth_ifname = o.ifname;
+        c.eth_peer_mac = o.peer_mac;
+    } else {
+        c.udp.local = o.local;
+        c.udp.remote = o.remote;
+    }
     c.udp.fd = -1;
     /* a new epoch at every start, so the peer never takes this start's
      * datagrams for an earlier one's */
@@ -448,6 +470,6 @@ out:
 }
 
 const struct rifl_command rifl_cmd_link_up = {
-    "link up", "one end of a RIFL lane over UDP to a peer, optionally with a TAP device, until "
-    "stopped", run
+    "link up", "one end of a RIFL lane over UDP or raw Ethernet to a peer, optionally with a "
+    "TAP device, until stopped", run
 };
