@@ -34,6 +34,46 @@ ip -n "$A" addr add 10.231.0.1/24 dev rtva$$ && ip -n "$B" addr add 10.231.0.2/2
 for n in "$A" "$B"; do ip -n "$n" link set lo up; done
 ip -n "$A" link set rtva$$ up && ip -n "$B" link set rtvb$$ up || exit 1
 
+# echo_pair ADDR PORT N: a TCP echo server on ADDR:PORT in B, and a client in
+# A that sends N requests of 1 KB and checks each answer
+echo_pair() {
+    ip netns exec "$B" python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1); s.settimeout(30)
+c, _ = s.accept(); c.settimeout(30)
+while True:
+    d = c.recv(65536)
+    if not d: break
+    c.sendall(d)
+' "$1" "$2" &
+    PIDS="$PIDS $!"
+    sleep 0.3
+    ip netns exec "$A" timeout 60 python3 - "$1" "$2" "$3" <<'PY'
+import random, socket, sys, time
+addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for attempt in range(50):
+    try:
+        s = socket.create_connection((addr, port), timeout=30); break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("cannot connect across the link")
+rng = random.Random(port)
+for i in range(n):
+    msg = bytes(rng.getrandbits(8) for _ in range(1024))
+    s.sendall(msg)
+    got = b""
+    while len(got) < len(msg):
+        part = s.recv(len(msg) - len(got))
+        if not part: sys.exit("connection closed")
+        got += part
+    if got != msg: sys.exit("request %d came back changed" % i)
+s.close()
+print("%d requests of 1 KB echoed unchanged across %s" % (n, addr))
+PY
+}
+
 mkdir -p "$TMP/a" "$TMP/b"
 ip netns exec "$A" "$RIFL" link up --phy udp --local 10.231.0.1:7000 --remote 10.231.0.2:7000 \
     --tap rtap0 --name t --state-dir "$TMP/a" --loss 0.01 --seed 1 --quiet 2>"$TMP/a.err" &
@@ -54,40 +94,7 @@ ip -n "$A" addr add 10.232.0.1/24 dev rtap0 && ip -n "$B" addr add 10.232.0.2/24
     { bad "no TAP devices: $(cat "$TMP/a.err" "$TMP/b.err")"; exit 1; }
 
 # a TCP echo server in B, a client in A: 300 requests of 1 KB, each checked
-ip netns exec "$B" python3 -c '
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.232.0.2", 7100)); s.listen(1); s.settimeout(30)
-c, _ = s.accept(); c.settimeout(30)
-while True:
-    d = c.recv(65536)
-    if not d: break
-    c.sendall(d)
-' &
-PIDS="$PIDS $!"
-sleep 0.3
-ip netns exec "$A" timeout 60 python3 - <<'PY' || bad "TCP across the RIFL link failed"
-import random, socket, sys, time
-for attempt in range(50):
-    try:
-        s = socket.create_connection(("10.232.0.2", 7100), timeout=30); break
-    except OSError:
-        time.sleep(0.1)
-else:
-    sys.exit("cannot connect across the link")
-rng = random.Random(5)
-for i in range(300):
-    msg = bytes(rng.getrandbits(8) for _ in range(1024))
-    s.sendall(msg)
-    got = b""
-    while len(got) < len(msg):
-        part = s.recv(len(msg) - len(got))
-        if not part: sys.exit("connection closed")
-        got += part
-    if got != msg: sys.exit("request %d came back changed" % i)
-s.close()
-print("300 requests of 1 KB echoed unchanged")
-PY
+echo_pair 10.232.0.2 7100 300 || bad "TCP across the RIFL link failed"
 
 sleep 1.2 # the state files are written every 0.5 s
 "$RIFL" link status --name t --state-dir "$TMP/a" --json >"$TMP/a.json" || bad "status a"
@@ -128,38 +135,7 @@ for i in $(seq 1 200); do
 done
 if [ $up = 1 ]; then
     ip -n "$A" addr add 10.233.0.1/24 dev rtap1 && ip -n "$B" addr add 10.233.0.2/24 dev rtap1
-    ip netns exec "$B" python3 -c '
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.233.0.2", 7101)); s.listen(1); s.settimeout(30)
-c, _ = s.accept(); c.settimeout(30)
-while True:
-    d = c.recv(65536)
-    if not d: break
-    c.sendall(d)
-' &
-    PIDS="$PIDS $!"
-    sleep 0.3
-    ip netns exec "$A" timeout 60 python3 - <<'PY' || bad "TCP across the raw-Ethernet RIFL link failed"
-import socket, sys, time
-for attempt in range(50):
-    try:
-        s = socket.create_connection(("10.233.0.2", 7101), timeout=30); break
-    except OSError:
-        time.sleep(0.1)
-else:
-    sys.exit("cannot connect across the link")
-for i in range(100):
-    msg = bytes((i + k) & 255 for k in range(1024))
-    s.sendall(msg)
-    got = b""
-    while len(got) < len(msg):
-        part = s.recv(len(msg) - len(got))
-        if not part: sys.exit("connection closed")
-        got += part
-    if got != msg: sys.exit("request %d came back changed" % i)
-print("raw Ethernet: 100 requests of 1 KB echoed unchanged")
-PY
+    echo_pair 10.233.0.2 7101 100 || bad "TCP across the raw-Ethernet RIFL link failed"
     sleep 1.2
     "$RIFL" link status --name e --state-dir "$TMP/a" --json | grep -q '"phy": "eth"' || bad "eth status"
     "$RIFL" link down --name e --state-dir "$TMP/a" || bad "down eth a"

@@ -4,6 +4,7 @@
  * once and in order, and datagrams that come late, twice, from another
  * epoch or malformed dropped and counted. */
 #include "testlib.h"
+#include "test_sockets.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -95,25 +96,6 @@ static void t_bad_config(void)
     CHECK_EQ_U(rifl_phy_udp_local_port(NULL), 0);
 }
 
-/* A UDP socket bound to an ephemeral loopback port. */
-static int bound_socket(unsigned *port)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t n = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &n) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    *port = ntohs(a.sin_port);
-    return fd;
-}
-
 /* Two ends: end i's PHY sends to end 1-i's socket. */
 struct ends {
     rifl_phy *phy[2];
@@ -125,7 +107,7 @@ static bool make_ends(struct ends *e, unsigned fpd, double loss, double twice, u
 {
     int fd[2];
     for (int i = 0; i < 2; i++) {
-        fd[i] = bound_socket(&e->port[i]);
+        fd[i] = test_bound_socket(&e->port[i]);
         if (fd[i] < 0) {
             printf("  no loopback UDP socket: skipped\n");
             return false;

@@ -6,6 +6,7 @@
  * (the window), and the idle rule (after the last data the datagram rate
  * falls to the keepalive rate, and data sent later still goes through). */
 #include "testlib.h"
+#include "test_sockets.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -70,25 +71,6 @@ static void t_sizing(void)
     CHECK_EQ_I(rifl_udplink_size(NULL, 50000, &s, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
 }
 
-/* A UDP socket bound to an ephemeral loopback port. */
-static int bound_socket(unsigned *port)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t n = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &n) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    *port = ntohs(a.sin_port);
-    return fd;
-}
-
 /* Two ends on loopback, and a made-up clock. */
 struct pair {
     rifl_udplink *l[2];
@@ -106,7 +88,7 @@ static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
     int fd[2];
     unsigned port[2];
     for (int i = 0; i < 2; i++)
-        if ((fd[i] = bound_socket(&port[i])) < 0) {
+        if ((fd[i] = test_bound_socket(&port[i])) < 0) {
             printf("  no loopback UDP socket: skipped\n");
             if (i)
                 close(fd[0]);
