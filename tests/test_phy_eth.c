@@ -9,6 +9,7 @@
  * root or `ip` the program says what is missing and exits 77 (skipped). */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "phy_lanes.h"
 
 #include <errno.h>
 #include <linux/if_packet.h>
@@ -245,81 +246,19 @@ static bool make_ends(rifl_phy *phy[2], unsigned F, unsigned fpd, double loss, d
     return true;
 }
 
-static size_t pkt_len(uint64_t seq) { return 1 + (size_t)((seq * 2654435761u) % 900); }
-
 static void sleep_us(long us)
 {
     struct timespec ts = { 0, us * 1000 };
     nanosleep(&ts, NULL);
 }
 
-/* Lanes across the two ends for `slots` slots, each sending numbered
- * packets and checking each packet it reads: once, in order, intact. */
-static void run_lanes(rifl_phy *phy[2], unsigned F, unsigned fpd, unsigned slots,
-                      uint64_t *got_out, uint64_t *replays)
-{
-    rifl_lane_config lc = rifl_lane_default_config;
-    lc.frame_bits = F;
-    lc.fid_bits = 8;
-    lc.link.cable_m = 0;
-    lc.link.transceiver_ns = 0;
-    lc.pipeline_frames = 2 * fpd + 4;
-    rifl_lane *l[2] = { NULL, NULL };
-    for (int i = 0; i < 2; i++)
-        REQUIRE(rifl_lane_create(&lc, &l[i], NULL, 0) == RIFL_OK);
-    uint64_t sent[2] = { 0, 0 }, got[2] = { 0, 0 }, bad = 0;
-    static uint8_t pkt[1000], want[1000], buf[2][1000];
-    size_t have[2] = { 0, 0 };
-    for (unsigned t = 0; t < slots; t++) {
-        for (int i = 0; i < 2; i++) {
-            size_t n = pkt_len(sent[i]);
-            rifl_packet_fill(7 + (unsigned)i, sent[i], pkt, n);
-            if (rifl_lane_send(l[i], pkt, n) == RIFL_OK)
-                sent[i]++;
-        }
-        for (int i = 0; i < 2; i++) {
-            uint8_t *w = rifl_phy_tx_buffer(phy[i], RIFL_PHY_WIRE);
-            REQUIRE(w != NULL);
-            CHECK_EQ_I(rifl_lane_tx(l[i], t, w), RIFL_OK);
-            rifl_phy_frame in[64];
-            unsigned n = rifl_phy_exchange(phy[i], t, RIFL_PHY_WIRE, in, 64);
-            if (!n)
-                rifl_lane_rx(l[i], t, NULL, NULL);
-            for (unsigned k = 0; k < n; k++)
-                rifl_lane_rx(l[i], t, in[k].data, NULL);
-            for (;;) {
-                size_t len = 0;
-                int eop = 0;
-                if (rifl_lane_read(l[i], buf[i] + have[i], sizeof buf[i] - have[i], &len,
-                                   &eop) != RIFL_OK)
-                    break;
-                have[i] += len;
-                if (!eop)
-                    continue;
-                size_t wl = pkt_len(got[i]);
-                rifl_packet_fill(7 + (unsigned)(1 - i), got[i], want, wl);
-                bad += have[i] != wl || memcmp(buf[i], want, wl) != 0;
-                got[i]++;
-                have[i] = 0;
-            }
-        }
-    }
-    CHECK_EQ_U(bad, 0);
-    *got_out = got[0] + got[1];
-    *replays = rifl_lane_get_stats(l[0])->tx_replay_cycles +
-               rifl_lane_get_stats(l[1])->tx_replay_cycles;
-    for (int i = 0; i < 2; i++) {
-        CHECK(got[i] <= sent[1 - i] && got[i] > 0);
-        rifl_lane_free(l[i]);
-    }
-}
 
 static void t_lanes_clean(void)
 {
     rifl_phy *phy[2];
     if (make_ends(phy, 256, 16, 0, 0, test_seed)) {
         uint64_t got = 0, replays = 0;
-        run_lanes(phy, 256, 16, 20000, &got, &replays);
+        test_run_lanes(phy, 256, 16, 20000, &got, &replays);
         CHECK(got > 300);
         for (int i = 0; i < 2; i++) {
             const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(phy[i]);
@@ -338,7 +277,7 @@ static void t_lanes_lossy(void)
     unsigned fpd = 4; /* 20 + 4 x 256 bytes: within a 1500-byte MTU */
     if (make_ends(phy, 2048, fpd, 0.005, 0.01, test_seed * 3)) {
         uint64_t got = 0, replays = 0;
-        run_lanes(phy, 2048, fpd, 60000, &got, &replays);
+        test_run_lanes(phy, 2048, fpd, 60000, &got, &replays);
         printf("  %llu packets delivered, %llu replay cycles\n", (unsigned long long)got,
                (unsigned long long)replays);
         CHECK(got > 200);

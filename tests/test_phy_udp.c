@@ -4,7 +4,7 @@
  * once and in order, and datagrams that come late, twice, from another
  * epoch or malformed dropped and counted. */
 #include "testlib.h"
-#include "test_sockets.h"
+#include "phy_lanes.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -138,73 +138,6 @@ static void free_ends(struct ends *e)
         close(e->spare);
 }
 
-static size_t pkt_len(uint64_t seq) { return 1 + (size_t)((seq * 2654435761u) % 900); }
-
-/* Lanes across the two ends for `slots` slots, each sending numbered
- * packets and checking what it reads: every packet once, in order, intact. */
-static void run_lanes(struct ends *e, unsigned fpd, unsigned slots, uint64_t *got_out,
-                      uint64_t *replays)
-{
-    rifl_lane_config lc = rifl_lane_default_config;
-    lc.frame_bits = F;
-    lc.fid_bits = 8;
-    lc.link.cable_m = 0;
-    lc.link.transceiver_ns = 0;
-    /* the round trip the lane must cover (its replay tail, its replay
-     * buffer): a frame waits up to a datagram's worth of slots at each end,
-     * and the two ends take turns within a slot */
-    lc.pipeline_frames = 2 * fpd + 4;
-    rifl_lane *l[2] = { NULL, NULL };
-    for (int i = 0; i < 2; i++)
-        REQUIRE(rifl_lane_create(&lc, &l[i], NULL, 0) == RIFL_OK);
-    uint64_t sent[2] = { 0, 0 }, got[2] = { 0, 0 }, bad = 0;
-    static uint8_t pkt[1000], want[1000], buf[2][1000];
-    size_t have[2] = { 0, 0 };
-    for (unsigned t = 0; t < slots; t++) {
-        for (int i = 0; i < 2; i++) {
-            size_t n = pkt_len(sent[i]);
-            rifl_packet_fill(7 + (unsigned)i, sent[i], pkt, n);
-            if (rifl_lane_send(l[i], pkt, n) == RIFL_OK)
-                sent[i]++;
-        }
-        for (int i = 0; i < 2; i++) {
-            uint8_t *w = rifl_phy_tx_buffer(e->phy[i], RIFL_PHY_WIRE);
-            REQUIRE(w != NULL);
-            CHECK_EQ_I(rifl_lane_tx(l[i], t, w), RIFL_OK);
-            rifl_phy_frame in[32];
-            unsigned n = rifl_phy_exchange(e->phy[i], t, RIFL_PHY_WIRE, in, 32);
-            if (!n)
-                rifl_lane_rx(l[i], t, NULL, NULL);
-            for (unsigned k = 0; k < n; k++)
-                rifl_lane_rx(l[i], t, in[k].data, NULL);
-            /* read: packets of the other end */
-            for (;;) {
-                size_t len = 0;
-                int eop = 0;
-                if (rifl_lane_read(l[i], buf[i] + have[i], sizeof buf[i] - have[i], &len,
-                                   &eop) != RIFL_OK)
-                    break;
-                have[i] += len;
-                if (!eop)
-                    continue;
-                size_t wl = pkt_len(got[i]);
-                rifl_packet_fill(7 + (unsigned)(1 - i), got[i], want, wl);
-                bad += have[i] != wl || memcmp(buf[i], want, wl) != 0;
-                got[i]++;
-                have[i] = 0;
-            }
-        }
-    }
-    CHECK_EQ_U(bad, 0);
-    *got_out = got[0] + got[1];
-    *replays = rifl_lane_get_stats(l[0])->tx_replay_cycles + rifl_lane_get_stats(l[1])->tx_replay_cycles;
-    for (int i = 0; i < 2; i++) {
-        /* never more than was sent; what is not read yet is in the
-         * sender's queue or on its way */
-        CHECK(got[i] <= sent[1 - i] && got[i] > 0);
-        rifl_lane_free(l[i]);
-    }
-}
 
 static void t_lanes_clean(void)
 {
@@ -214,7 +147,7 @@ static void t_lanes_clean(void)
         return;
     }
     uint64_t got = 0, replays = 0;
-    run_lanes(&e, 16, 20000, &got, &replays);
+    test_run_lanes(e.phy, F, 16, 20000, &got, &replays);
     CHECK(got > 300);
     for (int i = 0; i < 2; i++) {
         const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(e.phy[i]);
@@ -234,7 +167,7 @@ static void t_lanes_lossy(void)
         return;
     }
     uint64_t got = 0, replays = 0;
-    run_lanes(&e, fpd, test_long_run ? 400000 : 60000, &got, &replays);
+    test_run_lanes(e.phy, F, fpd, test_long_run ? 400000 : 60000, &got, &replays);
     printf("  %llu packets delivered, %llu replay cycles\n", (unsigned long long)got,
            (unsigned long long)replays);
     CHECK(got > 200);

@@ -6,7 +6,7 @@
  * (the window), and the idle rule (after the last data the datagram rate
  * falls to the keepalive rate, and data sent later still goes through). */
 #include "testlib.h"
-#include "test_sockets.h"
+#include "phy_lanes.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
