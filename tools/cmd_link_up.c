@@ -265,7 +265,8 @@ static int run_link(struct up *u)
                         o->tap ? ", TAP device " : "", o->tap ? o->tap : "");
                 announced = true;
             }
-            busy = drain_lane(u) | feed_lane(u);
+            bool drained = drain_lane(u), fed = feed_lane(u); /* both, always */
+            busy = drained || fed;
             const rifl_phy_udp_stats *us = rifl_phy_udp_get_stats(rifl_udplink_phy(u->link));
             if (us->rx_foreign && !u->peer_changed) {
                 u->peer_changed = true;
