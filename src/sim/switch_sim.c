@@ -231,6 +231,13 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
                  c->topo ? RIFL_L2_MAX_PORTS : c->nports);
         return RIFL_ERR_CONFIG;
     }
+    if (c->watch && (c->topo || c->watch_host >= c->nports)) {
+        rifl_msg(err, errlen, c->topo ? "watching a host's link needs the single-switch mode "
+                                        "(no topology)"
+                                      : "watched host %u: the switch has hosts 0 to %u",
+                 c->watch_host, c->nports - 1);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->latency < 2 || c->latency > 100000) {
         rifl_msg(err, errlen, "latency = %u: use 2 to 100000 cell times", c->latency);
         return RIFL_ERR_CONFIG;
@@ -1053,14 +1060,36 @@ static void switch_step_single(rifl_ssim *s, struct ssw *x)
     }
 }
 
+/* The watched host's link in this slot (single switch): the host's cell
+ * sits in this slot's input row, the switch's cell and flow-control frame
+ * in the row of the slot they arrive in. */
+static void watch_slot(rifl_ssim *s)
+{
+    unsigned h = s->cfg.watch_host;
+    size_t row = (size_t)ring_at(s, 1 + s->sw[0].peer[0].delay) * s->H;
+    rifl_ssim_watch w = { .t = s->t, .up_valid = s->in_vrow[h] != 0,
+                          .down_valid = s->rx_valid[row + h] != 0,
+                          .fc_valid = s->fc_valid[row + h] != 0 };
+    if (w.up_valid)
+        w.up = s->in_row[h];
+    if (w.down_valid)
+        w.down = s->rx_ring[row + h];
+    if (w.fc_valid && rifl_l2_fc_decode(s->fc_ring[row + h].b, FC_BYTES, &w.fc) != RIFL_OK)
+        w.fc_valid = false;
+    if (w.up_valid || w.down_valid || w.fc_valid)
+        s->cfg.watch(s->cfg.watch_ctx, &w);
+}
+
 static void slot(rifl_ssim *s)
 {
     for (unsigned w = 0; w < s->S; w++)
         switch_arrivals(s, &s->sw[w]);
     host_slot(s);
-    if (s->single)
+    if (s->single) {
         switch_step_single(s, &s->sw[0]);
-    else
+        if (s->cfg.watch)
+            watch_slot(s);
+    } else
         for (unsigned w = 0; w < s->S; w++)
             switch_step(s, &s->sw[w]);
     s->t++;

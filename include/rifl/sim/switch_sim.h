@@ -45,6 +45,8 @@ typedef enum rifl_traffic {
     RIFL_TRAFFIC_BURSTY = 1
 } rifl_traffic;
 
+struct rifl_ssim_watch;
+
 typedef struct rifl_ssim_config {
     unsigned nports;          /* single-switch mode: hosts = ports */
     rifl_sched scheduler;
@@ -67,7 +69,24 @@ typedef struct rifl_ssim_config {
     bool host_fifo;           /* hosts send in generation order (see below) */
     unsigned host_fifo_cells; /* FIFO mode: cells a host buffers before its
                                  traffic source stalls */
+    /* Watching one host's link (single switch only; NULL: none): `watch` is
+     * called in every slot in which host `watch_host` sends a cell or the
+     * switch sends it a cell or a flow-control frame, with what left each
+     * end in that slot (for packet captures, docs/capture.md). */
+    void (*watch)(void *ctx, const struct rifl_ssim_watch *w);
+    void *watch_ctx;
+    unsigned watch_host;
 } rifl_ssim_config;
+
+/* What crossed the watched host's link in slot `t`, as it left its end. */
+typedef struct rifl_ssim_watch {
+    uint64_t t;
+    bool up_valid;            /* the host sent `up` to the switch */
+    bool down_valid;          /* the switch sent `down` to the host */
+    bool fc_valid;            /* the switch sent the host `fc` */
+    rifl_cell up, down;
+    rifl_l2_fc fc;
+} rifl_ssim_watch;
 
 RIFL_API extern const rifl_ssim_config rifl_ssim_default_config;
 
