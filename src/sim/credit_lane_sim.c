@@ -315,7 +315,13 @@ int rifl_clane_run(const rifl_clane_config *c, rifl_clane_result *res, char *msg
         s.quiet = s.slot >= c->slots;
         generate(&s);
         sender(&s);
-        rifl_pair_step(s.pair, NULL);
+        if (c->observe) {
+            rifl_pair_slot seen;
+            rifl_pair_step(s.pair, &seen);
+            c->observe(c->observe_ctx, &seen);
+        } else {
+            rifl_pair_step(s.pair, NULL);
+        }
         receiver(&s);
         s.slot++;
         if (s.quiet) {

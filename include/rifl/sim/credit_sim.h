@@ -123,6 +123,8 @@ extern "C" {
  * lane: VL byte per packet, FCPs in extension frames), against the lanes'
  * own ON/OFF flow control. */
 
+struct rifl_pair_slot;
+
 typedef struct rifl_clane_config {
     bool credit;               /* true: FC_NONE lanes + credits; false: the
                                   lanes' own ON/OFF flow control */
@@ -140,6 +142,10 @@ typedef struct rifl_clane_config {
     uint64_t hol_start, hol_end; /* slots */
     uint32_t fcp_period;       /* symbol times */
     uint64_t seed;
+    /* called after every frame slot with what the lanes sent and received
+     * (NULL: nobody looks), e.g. for a packet capture */
+    void (*observe)(void *ctx, const struct rifl_pair_slot *seen);
+    void *observe_ctx;
 } rifl_clane_config;
 
 RIFL_API void rifl_clane_default_config(rifl_clane_config *cfg);
