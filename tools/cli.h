@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rifl/phy.h"
+
 struct rifl_command {
     const char *name;    /* "decode", "sim link", "bench codec" */
     const char *summary; /* one line for `rifl --help` */
@@ -220,5 +222,30 @@ struct cli_jobs {
 /* Runs the points on `jobs` threads; returns the worst exit status, or -1
  * when out of memory. */
 int cli_jobs_run(const struct cli_jobs *j, unsigned jobs);
+
+/* ---- packet captures of simulated lanes (cli_pcap.c) ---------------------- */
+
+/* Writes the frames that arrived at the two lanes of a pair in one slot
+ * (arrived[1] went A -> B: direction 0), building wire bytes from frames
+ * carried by content; RIFL_ERR_IO when a write failed. */
+struct rifl_capture;
+int cli_pcap_arrivals(struct rifl_capture *cap, const rifl_phy_frame arrived[2],
+                      unsigned frame_bits, uint64_t seq, uint64_t t_ns);
+
+/* ---- rifl sim switch --pcap (cli_swcap.c) ------------------------------- */
+
+/* The frames of one host's link of the switch simulator, carried by a pair
+ * of lanes run beside it: open it, give cli_swcap_watch to the simulator as
+ * its watch hook (rifl_ssim_config.watch), close it after the run. */
+struct cli_swcap;
+struct rifl_ssim_watch;
+int cli_swcap_open(struct cli_swcap **out, const char *path, double cell_ns, unsigned latency,
+                   unsigned host, uint64_t slots, char *msg, size_t msglen);
+void cli_swcap_watch(void *ctx, const struct rifl_ssim_watch *w);
+/* Runs the lanes to the end of the capture (or of the run, `run_slots`
+ * cell times, if that comes first) and until all they were given has
+ * arrived; writes the file; prints what was captured. */
+int cli_swcap_close(struct cli_swcap *c, uint64_t run_slots, const char *path, char *msg,
+                    size_t msglen);
 
 #endif

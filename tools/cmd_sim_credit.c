@@ -9,14 +9,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rifl/capture.h"
 #include "rifl/sim/credit_sim.h"
+#include "rifl/sim/pair.h"
 
 struct opts {
-    const char *mode, *experiment, *loads, *drains, *high, *low, *rtts, *csv;
+    const char *mode, *experiment, *loads, *drains, *high, *low, *rtts, *csv, *pcap;
     FILE *csv_file;       /* --csv, opened once the settings are accepted */
     unsigned vls_run;     /* VLs of the runs: --vls, or what the experiment uses */
     uint64_t vls, duration, rtt, jitter, buffer, chunk, min_len, max_len;
-    uint64_t fcp_period, fcp_min_gap, overhead, high_limit, seed;
+    uint64_t fcp_period, fcp_min_gap, overhead, high_limit, seed, pcap_slots;
     double load, drain, stall_on, stall_off, data_corrupt, fcp_loss, fcp_corrupt;
     double on_frac, off_frac, hol_start, hol_end, target, ber, cable_m;
     int64_t hol_vl;
@@ -477,13 +479,57 @@ static int lanes_ok(void *ctx)
     return rifl_clane_check(&c, msg, sizeof msg) == RIFL_OK ? 0 : -1;
 }
 
+/* --pcap in the lane modes: the frames that arrive at both lanes */
+struct lane_capture {
+    rifl_capture *cap;
+    unsigned frame_bits;
+    double frame_ns;
+    uint64_t slot, slots;
+    bool failed;
+};
+
+static void capture_lanes(void *ctx, const rifl_pair_slot *seen)
+{
+    struct lane_capture *c = ctx;
+    if (!c->failed && c->slot < c->slots &&
+        cli_pcap_arrivals(c->cap, seen->arrived, c->frame_bits, c->slot,
+                          (uint64_t)llround((double)c->slot * c->frame_ns)) != RIFL_OK)
+        c->failed = true;
+    c->slot++;
+}
+
 static int run_lanes(const struct opts *o)
 {
     rifl_clane_config c;
     build_lanes(o, &c);
     rifl_clane_result r;
     char msg[256] = "";
+    struct lane_capture lc = { NULL, c.lane.frame_bits,
+                               c.lane.frame_bits / c.lane.link.lane_rate_gbps, 0, o->pcap_slots,
+                               false };
+    if (o->pcap) {
+        if (rifl_clane_check(&c, msg, sizeof msg) != RIFL_OK)
+            return cli_blame(g_opts, lanes_ok, (void *)o, msg);
+        if (rifl_capture_open(o->pcap, c.lane.frame_bits, 1, &lc.cap, msg, sizeof msg) !=
+            RIFL_OK) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(g_opts, "pcap"), msg);
+            return 2;
+        }
+        c.observe = capture_lanes;
+        c.observe_ctx = &lc;
+    }
     int rc = rifl_clane_run(&c, &r, msg, sizeof msg);
+    if (lc.cap) {
+        char cmsg[256] = "";
+        uint64_t frames = rifl_capture_get_stats(lc.cap)->frames;
+        if (rifl_capture_close(lc.cap, cmsg, sizeof cmsg) != RIFL_OK || lc.failed) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(g_opts, "pcap"),
+                    cmsg[0] ? cmsg : "writing the capture failed");
+            return 2;
+        }
+        fprintf(stderr, "rifl sim credit: %llu frames captured to %s\n",
+                (unsigned long long)frames, o->pcap);
+    }
     if (rc == RIFL_ERR_CONFIG)
         return cli_blame(g_opts, lanes_ok, (void *)o, msg);
     if (rc != RIFL_OK) {
@@ -769,6 +815,11 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *opts, struct 
         return rc == 1 ? 0 : rc;
     if (check_options(opts, o))
         return 2;
+    if (o->pcap && (!lane_mode(o) || o->experiment))
+        return cli_fail(opts, "pcap", "captures are of the lane modes' single run: use --mode "
+                        "lane-credit or lane-onoff without --experiment");
+    if (!o->pcap && cli_is_set(opts, "pcap-slots"))
+        return cli_fail(opts, "pcap-slots", "it chooses what --pcap captures: add --pcap FILE");
     if (lane_mode(o))
         return run_lanes(o);
     rifl_csim_config c;
@@ -799,7 +850,7 @@ static int run(int argc, char **argv)
         .min_len = 64, .max_len = 2048, .fcp_period = 4096, .high_limit = 255, .seed = 1,
         .load = 1.0, .drain = 1.0, .on_frac = 2.0 / 3.0, .off_frac = 1.0 / 3.0,
         .hol_vl = -1, .hol_start = 0.25, .hol_end = 0.75, .target = 0.98,
-        .cable_m = 10,
+        .cable_m = 10, .pcap_slots = 100000,
     };
     const struct cli_opt opts[] = {
         { "mode", CLI_STRING, &o.mode, "credit (per-VL credits, FCPs) or onoff (one shared"
@@ -862,6 +913,10 @@ static int run(int argc, char **argv)
         { "csv", CLI_STRING, &o.csv, "experiments: also write the data for gnuplot to this "
           "file", 0, 0 },
         { "json", CLI_FLAG, &o.json, "print the result of a run as one JSON object", 0, 0 },
+        { "pcap", CLI_STRING, &o.pcap, "lane modes: write the frames that arrive at both lanes "
+          "to this pcap file (docs/capture.md)", 0, 0 },
+        { "pcap-slots", CLI_UINT, &o.pcap_slots, "--pcap: capture the first N frame slots", 1,
+          1e12 },
         CLI_END
     };
     g_opts = opts;

@@ -1029,20 +1029,8 @@ static bool capture_slot(void *ctx, const rifl_linksim_slot *s)
     if (c->failed || s->t >= c->slots)
         return true;
     uint64_t t_ns = (uint64_t)llround((double)s->t * c->frame_ns);
-    for (int i = 0; i < 2; i++) {
-        const rifl_phy_frame *a = &s->wire->arrived[i];
-        uint8_t buf[RIFL_FRAME_MAX_BYTES];
-        const uint8_t *wire = a->data;
-        if (a->form == RIFL_PHY_NONE)
-            continue;
-        if (a->form == RIFL_PHY_CONTENT) {
-            rifl_lane_frame_encode(a->data, c->frame_bits, buf);
-            wire = buf;
-        }
-        /* what reached lane 1 (B) went A -> B: direction 0 */
-        if (rifl_capture_frame(c->cap, i == 1 ? 0 : 1, s->t, t_ns, wire) != RIFL_OK)
-            c->failed = true;
-    }
+    if (cli_pcap_arrivals(c->cap, s->wire->arrived, c->frame_bits, s->t, t_ns) != RIFL_OK)
+        c->failed = true;
     return true;
 }
 

@@ -16,8 +16,10 @@ static const struct cli_opt *g_table; /* the option table, for messages */
 struct opts {
     uint64_t ports, iterations, packet_bytes, var_min, var_max, bytes_per_pair, latency;
     uint64_t voq_cells, fc_on, fc_off, seed, max_slots, host_fifo_cells, jobs;
+    uint64_t pcap_host, pcap_slots;
     double load, burst_bytes, cell_ns;
     const char *scheduler, *traffic, *topology, *sweep, *plot, *plot_y, *host_queue, *plot_title;
+    const char *pcap;
     bool csv, json, no_fabric_check, progress;
 };
 
@@ -446,6 +448,7 @@ static int run(int argc, char **argv)
         .seed = 1, .max_slots = 0, .load = 0.9, .burst_bytes = 1024, .cell_ns = 20,
         .scheduler = "islip", .traffic = "bernoulli", .topology = NULL, .sweep = NULL,
         .plot = NULL, .plot_y = "utilization", .host_queue = "per-dest", .host_fifo_cells = 16,
+        .pcap_slots = 10000,
     };
     const struct cli_opt table[] = {
         { "ports", CLI_UINT, &o.ports, "switch ports = hosts (single-switch mode)", 2, 256 },
@@ -485,6 +488,10 @@ static int run(int argc, char **argv)
         { "plot-y", CLI_STRING, &o.plot_y, "plotted value: utilization, mean or a latency "
           "percentile p1, p50, p75, p90, p95, p99, p100", 0, 0 },
         { "plot-title", CLI_STRING, &o.plot_title, "title of the plot", 0, 0 },
+        { "pcap", CLI_STRING, &o.pcap, "write the frames of one host's link to this pcap file, "
+          "as RIFL lanes would carry its cells and flow-control frames (docs/capture.md)", 0, 0 },
+        { "pcap-host", CLI_UINT, &o.pcap_host, "--pcap: the host whose link is captured", 0, 255 },
+        { "pcap-slots", CLI_UINT, &o.pcap_slots, "--pcap: capture the first N cell times", 1, 1e9 },
         { "csv", CLI_FLAG, &o.csv, "CSV rows instead of the summary", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON instead of the summary", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0, 0 },
@@ -740,6 +747,16 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         return cli_fail(table, "plot", "--plot needs --sweep (e.g. --sweep load=0.1:1:0.1)");
     if (check_plot_y(o->plot_y))
         return 2;
+    if (o->pcap && (o->sweep || o->topology))
+        return cli_fail(table, "pcap", o->sweep ? "a capture is of one run: drop --sweep"
+                                                : "captures need the single-switch mode: drop "
+                                                  "--topology");
+    if (o->pcap && o->pcap_host >= o->ports)
+        return cli_fail(table, "pcap-host", "host %llu: the switch has hosts 0 to %llu",
+                        (unsigned long long)o->pcap_host, (unsigned long long)o->ports - 1);
+    if (!o->pcap && (cli_is_set(table, "pcap-host") || cli_is_set(table, "pcap-slots")))
+        return cli_fail(table, "pcap-host,pcap-slots", "these choose what --pcap captures: "
+                        "add --pcap FILE");
     if (o->plot && check_plot(o->plot))
         return 2;
     struct cli_sweep sw = { 0 };
@@ -764,8 +781,27 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
     uint64_t seed = o->seed;
     unsigned jobs = cli_job_count(o->jobs, total);
     int status = check_points(table, o, &sw, xk, topo, rows, total, jobs);
+    struct cli_swcap *cap = NULL;
+    if (!status && o->pcap) {
+        char msg[256];
+        if (cli_swcap_open(&cap, o->pcap, o->cell_ns, (unsigned)o->latency,
+                           (unsigned)o->pcap_host, o->pcap_slots, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(table, "pcap"), msg);
+            status = 2;
+        }
+        rows[0].cfg.watch = cli_swcap_watch;
+        rows[0].cfg.watch_ctx = cap;
+        rows[0].cfg.watch_host = (unsigned)o->pcap_host;
+    }
     if (!status)
         status = run_points(o, rows, total, sw.nkeys, seed, jobs);
+    if (cap) {
+        char msg[256];
+        if (cli_swcap_close(cap, rows[0].r.slots, o->pcap, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(table, "pcap"), msg);
+            status = 2;
+        }
+    }
     if (status != 2 && o->plot)
         status = write_plot(o->plot, rows, (unsigned)total,
                             xk >= 0 ? sw.key[xk].opt->name : "run", o->plot_y, o->plot_title)
