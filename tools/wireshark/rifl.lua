@@ -37,12 +37,27 @@ local pf = {
     id = ProtoField.uint16("rifl.id", "Frame ID (CRC-12 XOR VCODE)"),
     verify = ProtoField.bool("rifl.verify", "Frame ID fits K bits"),
     descrambled = ProtoField.bool("rifl.descrambled", "Descrambled (frame before captured)"),
+    -- Layer 2 (docs/layer2.md): a cell's header, per-VOQ flow control, credits
+    l2_total = ProtoField.uint8("rifl.l2.total_hops", "Total hops"),
+    l2_remain = ProtoField.uint8("rifl.l2.remain_hops", "Remaining hops"),
+    l2_ports = ProtoField.string("rifl.l2.ports", "Destination ports 1-5"),
+    voq_on = ProtoField.int16("rifl.voq.on", "Flow control ON (stop) for queue (-1: none)"),
+    voq_off = ProtoField.int16("rifl.voq.off", "Flow control OFF (go on) for queue (-1: none)"),
+    fcp_op = ProtoField.uint8("rifl.fcp.op", "FCP Op", base.DEC, { [0] = "normal", [1] = "init" }),
+    fcp_fctbs = ProtoField.uint16("rifl.fcp.fctbs", "FCTBS (blocks sent)"),
+    fcp_vl = ProtoField.uint8("rifl.fcp.vl", "Virtual lane"),
+    fcp_fccl = ProtoField.uint16("rifl.fcp.fccl", "FCCL (credit limit)"),
+    fcp_crc_ok = ProtoField.bool("rifl.fcp.lpcrc_ok", "LPCRC checks"),
 }
 rifl.fields = { pf.version, pf.frame_bits, pf.count, pf.epoch, pf.seq, pf.frame, pf.syn, pf.kind,
                 pf.meta, pf.key, pf.valid, pf.format, pf.vcode, pf.id, pf.verify,
-                pf.descrambled }
+                pf.descrambled, pf.l2_total, pf.l2_remain, pf.l2_ports, pf.voq_on, pf.voq_off,
+                pf.fcp_op, pf.fcp_fctbs, pf.fcp_vl, pf.fcp_fccl, pf.fcp_crc_ok }
 
 rifl.prefs.fid_bits = Pref.uint("Frame ID bits (K)", 8, "ID width of the lanes captured")
+rifl.prefs.cells = Pref.bool("Packets are Layer 2 cells", false,
+                             "Show the Layer 2 header at the start of every packet " ..
+                             "(captures of rifl sim switch)")
 
 local band, bxor, lshift, rshift = bit32.band, bit32.bxor, bit32.lshift, bit32.rshift
 local HEADER = 20
@@ -59,13 +74,14 @@ end
 local function new_state()
     local ring = {}
     for i = 0, 32 do ring[i] = 0 end
-    return { ring = ring, pos = 0, have = 0, next_seq = nil }
+    return { ring = ring, pos = 0, have = 0, next_seq = nil, pkt_start = true }
 end
 
 local function copy_state(s)
     local ring = {}
     for i = 0, 32 do ring[i] = s.ring[i] end
-    return { ring = ring, pos = s.pos, have = s.have, next_seq = s.next_seq }
+    return { ring = ring, pos = s.pos, have = s.have, next_seq = s.next_seq,
+             pkt_start = s.pkt_start }
 end
 
 -- the frame's bits, bits[1] first sent
@@ -128,7 +144,65 @@ local function kind_of(syn, d, P)
     if fmt == 0 then return "filler", 0 end
     if fmt == 1 then return "fc_on", 0 end
     if fmt == 2 then return "fc_off", 0 end
+    if fmt == 3 then return "voq_fc", 0 end
+    if fmt == 4 then return "fcp", 0 end
     return "ext", 0
+end
+
+-- payload byte k (0 first) of a descrambled frame
+local function pbyte(d, k)
+    return field(d, 3 + 8 * k, 8)
+end
+
+-- the LPCRC of an FCP: CRC-16 0x100B from 0xFFFF over its first 4 bytes
+local function lpcrc(b)
+    local crc = 0xFFFF
+    for i = 1, 4 do
+        crc = bxor(crc, lshift(b[i], 8))
+        for _ = 1, 8 do
+            if band(crc, 0x8000) ~= 0 then
+                crc = band(bxor(lshift(crc, 1), 0x100B), 0xFFFF)
+            else
+                crc = band(lshift(crc, 1), 0xFFFF)
+            end
+        end
+    end
+    return crc
+end
+
+-- Layer 2 and flow-control contents of a data frame
+local function add_upper(ft, range, kind, d, meta, st)
+    if kind == "data" then
+        if rifl.prefs.cells and st.pkt_start then
+            local h = pbyte(d, 0)
+            local ports = {}
+            for k = 1, 5 do ports[k] = tostring(pbyte(d, k)) end
+            ft:add(pf.l2_total, range, rshift(h, 4))
+            ft:add(pf.l2_remain, range, band(h, 15))
+            ft:add(pf.l2_ports, range, table.concat(ports, ","))
+        end
+        st.pkt_start = meta == 2 or meta == 3
+        return nil
+    elseif kind == "voq_fc" then
+        local flags, on, off = pbyte(d, 0), pbyte(d, 1), pbyte(d, 2)
+        on = band(flags, 0x80) ~= 0 and on or -1
+        off = band(flags, 0x40) ~= 0 and off or -1
+        ft:add(pf.voq_on, range, on)
+        ft:add(pf.voq_off, range, off)
+        return string.format("VOQ ON %d OFF %d", on, off)
+    elseif kind == "fcp" then
+        local b = {}
+        for i = 1, 6 do b[i] = pbyte(d, i - 1) end
+        local w = ((b[1] * 256 + b[2]) * 256 + b[3]) * 256 + b[4]
+        local vl = band(rshift(b[3], 4), 15)
+        ft:add(pf.fcp_op, range, rshift(b[1], 4))
+        ft:add(pf.fcp_fctbs, range, band(rshift(w, 16), 0xFFF))
+        ft:add(pf.fcp_vl, range, vl)
+        ft:add(pf.fcp_fccl, range, band(w, 0xFFF))
+        ft:add(pf.fcp_crc_ok, range, lpcrc(b) == b[5] * 256 + b[6])
+        return string.format("FCP VL %d", vl)
+    end
+    return nil
 end
 
 function rifl.dissector(tvb, pinfo, tree)
@@ -184,10 +258,12 @@ function rifl.dissector(tvb, pinfo, tree)
             local name = ({ [1] = "IDLE", [16] = "PAUSE", [4096] = "RETRANSMIT" })[k]
             summary[#summary + 1] = name or string.format("key 0x%04x", k)
         elseif syn == 1 then
-            ft:add(pf.meta, tvb(off, 1), field(d, 1, 2))
+            local meta = field(d, 1, 2)
+            ft:add(pf.meta, tvb(off, 1), meta)
             ft:add(pf.valid, tvb(off, fb), valid)
             ft:add(pf.format, tvb(off + fb - 3, 2), field(d, 3 + 8 * (P - 1), 8))
-            summary[#summary + 1] = kind
+            local what = full and add_upper(ft, tvb(off, fb), kind, d, meta, st)
+            summary[#summary + 1] = what or kind
         else
             summary[#summary + 1] = "invalid SYN"
         end
