@@ -16,8 +16,11 @@
 
 #define DGRAM_RX_BATCH 16   /* datagrams read per receive call */
 #define DGRAM_PROBE_RING 64 /* probe answers kept until the driver takes them */
-/* a probe datagram: the header with no frames, then an 8-byte value */
-#define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 8)
+/* a probe datagram: the header with no frames, then an 8-byte value, the
+ * epoch the sender knows for the peer and the sender's epoch before its
+ * last rejoin (4 bytes each) */
+#define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 16)
+#define DGRAM_RETIRED 8     /* epochs the peer left, remembered */
 /* a length the socket gives for a datagram it dropped and counted itself */
 #define DGRAM_SKIP ((size_t)-1)
 
@@ -59,6 +62,12 @@ struct dgram {
     uint64_t answers[DGRAM_PROBE_RING]; /* tokens of probe answers not taken yet */
     uint64_t probe_value;         /* the value our probes and answers carry */
     unsigned ans_head, ans_count;
+    /* epochs (docs/udp.md, "Epochs and restarts") */
+    uint32_t retired[DGRAM_RETIRED]; /* the peer's epochs it left, a ring */
+    unsigned n_retired;
+    uint32_t new_prev;            /* the epoch before peer_epoch_new, as its
+                                     probe said (0: not said) */
+    uint32_t prev_epoch;          /* this end's epoch before its last rejoin */
     rifl_phy_udp_stats st;
 };
 
