@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/capture.h"
 #include "rifl/counter.h"
 #include "rifl/error.h"
 #include "rifl/lane.h"
@@ -122,6 +123,9 @@ typedef struct rifl_udplink_stats {
                                   dropped */
     uint64_t peer_epochs_adopted; /* new epochs of the peer taken while
                                   probing (no lane to drop) */
+    uint64_t captured_frames;  /* frames written to the capture */
+    uint64_t capture_skipped;  /* frames not written: past the capture's
+                                  limit, or its file failed */
 } rifl_udplink_stats;
 
 typedef struct rifl_udplink rifl_udplink;
@@ -148,6 +152,16 @@ RIFL_API int rifl_udplink_service(rifl_udplink *link, uint64_t max_wait_ns, char
                                   size_t msglen);
 /* CLOCK_MONOTONIC in nanoseconds. */
 RIFL_API uint64_t rifl_udplink_clock_ns(void);
+
+/* Capture every frame this end's lane sends (direction 0: source MAC
+ * 02:52:46:00:00:0a, this end) and every frame handed to it from the peer
+ * (direction 1, source ...0b), erasures included, up to `max_frames` in
+ * all (0: no limit), in `cap`, which stays the caller's to close
+ * (docs/capture.md, "A real link").  Each direction's records are numbered
+ * from 0 in the order of the slots, again from 0 after a joint reset, and
+ * carry its sender's epoch; time stamps count from the first frame
+ * captured.  NULL stops capturing. */
+RIFL_API void rifl_udplink_set_capture(rifl_udplink *link, rifl_capture *cap, uint64_t max_frames);
 
 /* Whether the round trip is known and the lane runs. */
 RIFL_API bool rifl_udplink_running(const rifl_udplink *link);

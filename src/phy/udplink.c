@@ -44,6 +44,10 @@ struct rifl_udplink {
     unsigned in_max;
     uint32_t own[OWN_EPOCHS];     /* this end's epochs so far, a ring */
     unsigned n_own;
+    /* capture */
+    rifl_capture *cap;
+    uint64_t cap_max, cap_t0, now_ns;
+    uint64_t cap_seq[2];          /* frames sent, and handed to the lane */
 };
 
 void rifl_udplink_defaults(rifl_udplink_config *cfg)
@@ -324,15 +328,38 @@ static bool busy(rifl_udplink *l)
            f.peer_pause || f.peer_retransmit || f.peer_fc_on || f.local_fc_on;
 }
 
+/* One frame into the capture: direction 0 sent, 1 received. */
+static void capture(rifl_udplink *l, unsigned dir, const uint8_t *wire)
+{
+    uint64_t seq = l->cap_seq[dir]++;
+    if (l->cap_max && l->st.captured_frames >= l->cap_max) {
+        l->st.capture_skipped++;
+        return;
+    }
+    if (!l->st.captured_frames && !l->st.capture_skipped)
+        l->cap_t0 = l->now_ns;
+    const rifl_phy_udp_stats *u = rifl_phy_udp_get_stats(l->phy);
+    if (rifl_capture_frame_epoch(l->cap, dir, dir ? u->peer_epoch : u->epoch, seq,
+                                 l->now_ns - l->cap_t0, wire) == RIFL_OK)
+        l->st.captured_frames++;
+    else
+        l->st.capture_skipped++;
+}
+
 static void run_slot(rifl_udplink *l)
 {
     uint8_t *w = rifl_phy_tx_buffer(l->phy, RIFL_PHY_WIRE);
     rifl_lane_tx(l->lane, l->slot, w);
     unsigned n = rifl_phy_exchange(l->phy, l->slot, RIFL_PHY_WIRE, l->in, l->in_max);
+    if (l->cap) /* as sent: after the bit errors injected, still in the datagram */
+        capture(l, 0, w);
     if (!n)
         rifl_lane_rx(l->lane, l->slot, NULL, NULL);
-    for (unsigned k = 0; k < n; k++)
+    for (unsigned k = 0; k < n; k++) {
+        if (l->cap)
+            capture(l, 1, l->in[k].data);
         rifl_lane_rx(l->lane, l->slot, l->in[k].data, NULL);
+    }
     if (busy(l))
         l->last_busy = l->slot;
     l->slot++;
@@ -518,6 +545,7 @@ static void rejoin(rifl_udplink *l)
     l->last_busy = 0;
     l->shut = false;
     l->activity = 0;
+    l->cap_seq[0] = l->cap_seq[1] = 0;
 }
 
 int rifl_udplink_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char *msg,
@@ -526,6 +554,7 @@ int rifl_udplink_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
     if (!l || !wake_ns)
         return rifl_null_arg(msg, msglen, "rifl_udplink_step", l ? "wake_ns" : "link");
     *wake_ns = now_ns;
+    l->now_ns = now_ns;
     if (peer_new(l))
         rejoin(l);
     int rc = RIFL_OK;
@@ -571,6 +600,14 @@ int rifl_udplink_service(rifl_udplink *l, uint64_t max_wait_ns, char *msg, size_
     return RIFL_OK;
 }
 
+void rifl_udplink_set_capture(rifl_udplink *l, rifl_capture *cap, uint64_t max_frames)
+{
+    if (!l)
+        return;
+    l->cap = cap;
+    l->cap_max = max_frames;
+}
+
 bool rifl_udplink_running(const rifl_udplink *l) { return l && l->running; }
 bool rifl_udplink_idle(const rifl_udplink *l) { return l && l->running && l->idle; }
 rifl_lane *rifl_udplink_lane(rifl_udplink *l) { return l ? l->lane : NULL; }
@@ -605,6 +642,8 @@ static const rifl_counter udplink_counters[] = {
     C(reset_tx_frames, "frames queued to send that the resets dropped"),
     C(reset_rx_frames, "frames received and not read that the resets dropped"),
     C(peer_epochs_adopted, "new epochs of the peer adopted while probing (no lane to drop)"),
+    C(captured_frames, "frames written to the capture"),
+    C(capture_skipped, "frames not captured: past the capture's limit, or its file failed"),
 };
 #undef C
 
