@@ -26,9 +26,9 @@
 #define MAX_FRAME 65536 /* largest packet taken from or given to the TAP device */
 
 struct up_opts {
-    const char *phy, *local, *remote, *name, *tap, *state_dir, *ifname, *peer_mac;
+    const char *phy, *local, *remote, *name, *tap, *state_dir, *ifname, *peer_mac, *pcap;
     double rate, loss, ber;
-    uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s;
+    uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s, pcap_frames;
     bool quiet;
 };
 
@@ -154,7 +154,8 @@ static void write_state(struct up *u, uint64_t now)
              ", \"tap_out\": %" PRIu64 ", \"tap_write_failed\": %" PRIu64
              ", \"rx_too_big\": %" PRIu64 ", \"epoch\": %" PRIu32 ", \"peer_epoch\": %" PRIu32
              ", \"resets\": %" PRIu64 ", \"reset_tx_frames\": %" PRIu64
-             ", \"reset_rx_frames\": %" PRIu64 ", \"datagrams_stale\": %" PRIu64 "}\n",
+             ", \"reset_rx_frames\": %" PRIu64 ", \"datagrams_stale\": %" PRIu64
+             ", \"captured_frames\": %" PRIu64 "}\n",
              o->name, (long)getpid(), o->phy, o->local, o->remote, o->tap ? o->tap : "",
              state_word(u), (double)(now - u->t_start) / 1e9,
              run ? (double)sz->rtt_ns / 1e3 : 0.0, run ? sz->fid_bits : 0, o->rate, u->tx_gbps,
@@ -164,7 +165,7 @@ static void write_state(struct up *u, uint64_t now)
              us->rx_missing, us->rx_late, us->rx_foreign, us->tx_failed, ls->slots,
              ls->keepalive_slots, u->n.tap_in, u->n.tap_out, u->n.tap_write_failed,
              u->n.rx_too_big, us->epoch, us->peer_epoch, ls->resets, ls->reset_tx_frames,
-             ls->reset_rx_frames, us->rx_stale);
+             ls->reset_rx_frames, us->rx_stale, ls->captured_frames);
     if (cli_link_state_write(u->state_path, j) != 0 && !o->quiet)
         fprintf(stderr, "warning: cannot write the state file %s: %s\n", u->state_path,
                 strerror(errno));
@@ -326,7 +327,8 @@ static int run_link(struct up *u)
 static int run(int argc, char **argv)
 {
     struct up_opts o = { .rate = 1.0, .frame_bits = 2048, .fpd = 16, .seed = 1,
-                         .keepalive_us = 1000, .mtu = 1500, .connect_s = 30 };
+                         .keepalive_us = 1000, .mtu = 1500, .connect_s = 30,
+                         .pcap_frames = 100000 };
     struct cli_opt opts[] = {
         { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp, or eth (raw Ethernet, root)",
           0, 0 },
@@ -362,6 +364,9 @@ static int run(int argc, char **argv)
         { "state-dir", CLI_STRING, &o.state_dir, "where the state file goes (default /run/rifl "
           "for root)", 0, 0 },
         { "quiet", CLI_FLAG, &o.quiet, "no live counters on the terminal", 0, 0 },
+        { "pcap", CLI_STRING, &o.pcap, "write every frame this end sends and receives to this "
+          "pcap file (docs/capture.md)", 0, 0 },
+        { "pcap-frames", CLI_UINT, &o.pcap_frames, "capture the first N frames only", 1, 1e12 },
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "--phy udp --local ADDR:PORT --remote ADDR:PORT "
@@ -458,6 +463,15 @@ static int run(int argc, char **argv)
         return 2;
     }
     int status = 2;
+    rifl_capture *cap = NULL;
+    if (o.pcap) {
+        if (rifl_capture_open(o.pcap, c.udp.frame_bits, c.udp.epoch, &cap, msg, sizeof msg) !=
+            RIFL_OK) {
+            fprintf(stderr, "error: --pcap: %s\n", msg);
+            goto out;
+        }
+        rifl_udplink_set_capture(u->link, cap, o.pcap_frames);
+    }
     if (o.tap && (u->tap = open_tap(o.tap, (unsigned)o.mtu)) < 0)
         goto out;
     struct sigaction sa;
@@ -474,6 +488,18 @@ static int run(int argc, char **argv)
                 " received, %" PRIu64 " replays\n", o.name, LANE(u, tx_packets),
                 LANE(u, rx_packets), LANE(u, tx_replay_cycles));
 out:
+    if (cap) {
+        const rifl_udplink_stats *ls = rifl_udplink_get_stats(u->link);
+        rifl_udplink_set_capture(u->link, NULL, 0);
+        if (rifl_capture_close(cap, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: --pcap: %s\n", msg);
+            status = 2;
+        } else {
+            fprintf(stderr, "rifl link up: %s: %" PRIu64 " frames captured in %s (%" PRIu64
+                    " more not captured)\n", o.name, ls->captured_frames, o.pcap,
+                    ls->capture_skipped);
+        }
+    }
     unlink(u->state_path);
     if (u->tap >= 0)
         close(u->tap);
