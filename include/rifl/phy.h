@@ -325,6 +325,8 @@ typedef struct rifl_phy_udp_stats {
                                    (kernels without PACKET_IGNORE_OUTGOING) */
     uint64_t rx_padded;         /* datagrams shorter than Ethernet's 46-byte
                                    minimum payload that came padded: taken */
+    uint64_t rx_buffer_bytes;   /* the socket's receive buffer, as the
+                                   kernel granted it (4 MB asked) */
 } rifl_phy_udp_stats;
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are

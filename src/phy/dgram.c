@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "dgram.h"
@@ -359,6 +360,20 @@ struct dgram *dgram_of(rifl_phy *p)
 const struct dgram *dgram_cof(const rifl_phy *p)
 {
     return p && p->ops->exchange == dgram_exchange ? (const struct dgram *)p : NULL;
+}
+
+void dgram_socket_buffers(struct dgram *u)
+{
+    /* the default (some 200 KB) holds about 25 datagrams of 16 frames of
+     * 2048 bits, as the kernel counts them: an end descheduled for a
+     * millisecond at 10 Gbit/s overflows it, and every datagram dropped
+     * costs a replay cycle */
+    int want = (int)DGRAM_SOCKET_BUFFER, got = 0;
+    socklen_t n = sizeof got;
+    (void)setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+    (void)setsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+    if (getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &got, &n) == 0 && got > 0)
+        u->st.rx_buffer_bytes = (uint64_t)got;
 }
 
 size_t dgram_claimed_bytes(const uint8_t *d, size_t len)

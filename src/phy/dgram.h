@@ -87,6 +87,11 @@ void dgram_destroy(rifl_phy *p);
 /* The core of a UDP or raw-Ethernet PHY, NULL for any other PHY. */
 struct dgram *dgram_of(rifl_phy *p);
 const struct dgram *dgram_cof(const rifl_phy *p);
+/* Ask for socket buffers of DGRAM_SOCKET_BUFFER bytes each way (the
+ * kernel caps them at net.core.rmem_max / wmem_max); the receive buffer's
+ * size granted goes in st.rx_buffer_bytes. */
+#define DGRAM_SOCKET_BUFFER (4u << 20)
+void dgram_socket_buffers(struct dgram *d);
 /* The length the header of a received datagram claims (DGRAM_PROBE_BYTES
  * for a probe), 0 when it has no readable header. */
 size_t dgram_claimed_bytes(const uint8_t *d, size_t len);
