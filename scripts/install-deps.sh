@@ -20,6 +20,9 @@ have_cmd python3 || want python3 "JSON checks in the CLI tests"
 have_cmd tshark || want tshark "reads captures with the rifl dissector in the capture test"
 have_cmd ip || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] ||
   want iproute2 "ip makes the veth pairs, network namespaces and TAP addresses of the link tests"
+have_cmd iperf3 || want iperf3 "bulk TCP goodput in scripts/exp-iperf3.sh"
+have_cmd ethtool || [ -x /usr/sbin/ethtool ] || [ -x /sbin/ethtool ] ||
+  want ethtool "offload settings reported by scripts/exp-iperf3.sh"
 # libFuzzer and the ASan/UBSan runtimes: ask clang to link a fuzzer
 if have_cmd clang; then
   probe=$(mktemp -d)

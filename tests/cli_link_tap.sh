@@ -78,9 +78,13 @@ mkdir -p "$TMP/a" "$TMP/b"
 ip netns exec "$A" "$RIFL" link up --phy udp --local 10.231.0.1:7000 --remote 10.231.0.2:7000 \
     --tap rtap0 --name t --state-dir "$TMP/a" --loss 0.01 --seed 1 --quiet 2>"$TMP/a.err" &
 PIDS="$!"
-ip netns exec "$B" "$RIFL" link up --phy udp --local 10.231.0.2:7000 --remote 10.231.0.1:7000 \
-    --tap rtap0 --name t --state-dir "$TMP/b" --loss 0.01 --seed 2 --quiet 2>"$TMP/b.err" &
-PIDS="$PIDS $!"
+start_b() {
+    ip netns exec "$B" "$RIFL" link up --phy udp --local 10.231.0.2:7000 --remote 10.231.0.1:7000 \
+        --tap rtap0 --name t --state-dir "$TMP/b" --loss 0.01 --seed 2 --quiet 2>>"$TMP/b.err" &
+    PID_B=$!
+    PIDS="$PIDS $PID_B"
+}
+start_b
 up=0
 for i in $(seq 1 200); do
     if "$RIFL" link status --name t --state-dir "$TMP/a" --json 2>/dev/null | grep -q '"state": "up' &&
@@ -110,6 +114,30 @@ assert a["replays"] + b["replays"] > 0, (a["replays"], b["replays"])
 print("replays", a["replays"], b["replays"], "dropped", a["datagrams_dropped"], b["datagrams_dropped"])
 PY
 "$RIFL" link status --state-dir "$TMP/a" | grep -q "^t: up" || bad "human status"
+
+# B crashes (SIGKILL) and starts again: A resets jointly with it on new
+# epochs, and TCP runs across the link again (a new TAP device in B: its
+# address again, and A forgets the old device's MAC address)
+kill -KILL "$PID_B"
+exec 3>&2 2>/dev/null; wait "$PID_B"; exec 2>&3 3>&- # (no "Killed" line)
+start_b
+back=0
+for i in $(seq 1 200); do
+    if "$RIFL" link status --name t --state-dir "$TMP/a" --json 2>/dev/null |
+           grep -q '"state": "up.*"resets": 1,' &&
+       "$RIFL" link status --name t --state-dir "$TMP/b" --json 2>/dev/null | grep -q '"state": "up'; then
+        back=1; break
+    fi
+    sleep 0.1
+done
+if [ $back = 1 ]; then
+    ip -n "$B" addr add 10.232.0.2/24 dev rtap0 || bad "no TAP device after the restart"
+    ip -n "$A" neigh flush dev rtap0
+    echo_pair 10.232.0.2 7102 100 || bad "TCP across the RIFL link after B restarted failed"
+    grep -q "the peer restarted" "$TMP/a.err" || bad "A's restart message: $(cat "$TMP/a.err")"
+else
+    bad "the link did not come back after B restarted: $(cat "$TMP/a.err" "$TMP/b.err")"
+fi
 
 "$RIFL" link down --name t --state-dir "$TMP/a" || bad "down a"
 "$RIFL" link down --name t --state-dir "$TMP/b" || bad "down b"

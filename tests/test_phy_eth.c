@@ -389,7 +389,7 @@ static void t_dropped_padded(void)
     CHECK_EQ_U(sb->rx_malformed, 3);
     CHECK_EQ_U(sb->rx_not_peer, 1);
     CHECK_EQ_U(sb->rx_missing + sb->rx_late + sb->rx_foreign, 0);
-    /* a probe (28 bytes, sent padded to 46) answered across the pair; a's
+    /* a probe (36 bytes, sent padded to 46) answered across the pair; a's
      * own frames never come back to it */
     CHECK_EQ_I(rifl_phy_udp_probe(a, 5), RIFL_OK);
     CHECK(wait_count(b, &sb->probes_answered, 0));

@@ -154,6 +154,9 @@ static void t_lanes_clean(void)
         CHECK(s->dgrams_sent > 1000);
         CHECK_EQ_U(s->rx_late + s->rx_missing + s->rx_malformed + s->rx_foreign, 0);
         CHECK_EQ_U(s->peer_epoch, 100u + (unsigned)(1 - i));
+        /* a larger receive buffer than the default was asked for: the
+         * kernel grants at least its default (212992 bytes on Linux) */
+        CHECK(s->rx_buffer_bytes >= 212992);
     }
     free_ends(&e);
 }

@@ -79,12 +79,16 @@ struct pair {
     uint64_t sent[2], got[2], bad;
     uint8_t buf[2][2000];
     size_t have[2];
+    unsigned stream[2];   /* the packet stream each end sends */
+    uint64_t resets[2];   /* the ends' resets the test has seen */
 };
 
 static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
 {
     memset(p, 0, sizeof *p);
     p->now = 1000000000ull;
+    p->stream[0] = 40;
+    p->stream[1] = 41;
     int fd[2];
     unsigned port[2];
     for (int i = 0; i < 2; i++)
@@ -140,7 +144,7 @@ static void drain(struct pair *p, int i)
             continue;
         uint8_t want[2000];
         size_t wl = pkt_len(p->got[i]);
-        rifl_packet_fill(40 + (unsigned)(1 - i), p->got[i], want, wl);
+        rifl_packet_fill(p->stream[1 - i], p->got[i], want, wl);
         p->bad += p->have[i] != wl || memcmp(p->buf[i], want, wl) != 0;
         p->got[i]++;
         p->have[i] = 0;
@@ -164,11 +168,20 @@ static int pump(struct pair *p, unsigned which, uint64_t dt, uint64_t steps, uin
                 printf("  end %d: %s\n", i, msg);
                 return rc;
             }
+            uint64_t resets = rifl_udplink_get_stats(p->l[i])->resets;
+            if (resets != p->resets[i]) {
+                /* a joint reset: the lane is new, what it sends a new
+                 * stream, what it reads from the peer's new lane starts
+                 * over */
+                p->resets[i] = resets;
+                p->stream[i] += 10;
+                p->sent[i] = p->got[i] = p->have[i] = 0;
+            }
             rifl_lane *lane = rifl_udplink_lane(p->l[i]);
             while (lane && p->sent[i] < limit) {
                 uint8_t pkt[2000];
                 size_t n = pkt_len(p->sent[i]);
-                rifl_packet_fill(40 + (unsigned)i, p->sent[i], pkt, n);
+                rifl_packet_fill(p->stream[i], p->sent[i], pkt, n);
                 if (rifl_lane_send(lane, pkt, n) != RIFL_OK)
                     break;
                 p->sent[i]++;
@@ -370,6 +383,104 @@ static void t_idle(void)
     free_pair(&p);
 }
 
+/* A datagram of frames of `epoch` sent on `fd` (connected to the other end). */
+static void send_epoch(int fd, uint32_t epoch)
+{
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 256];
+    memset(d, 0, sizeof d);
+    rifl_udp_header h = { 2048, 1, epoch, 5 };
+    REQUIRE(rifl_udp_header_write(&h, d) == RIFL_OK);
+    REQUIRE(send(fd, d, sizeof d, 0) == (ssize_t)sizeof d);
+}
+
+/* A peer restart mid-stream: end 1 is destroyed while both send, and a new
+ * end 1 (a new epoch) made on the same port.  End 0 sees the new epoch,
+ * drops its lane (counting what it held), takes a new epoch and probes
+ * again with the new end: the link comes back, and from then on each end
+ * reads only the other's new stream, from its first packet, in order
+ * (an old packet, a duplicate or a gap would not match).  Datagrams of the
+ * epochs left behind are dropped and counted, and cause no reset. */
+static void t_restart(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    /* 100 ms of packets both ways, the queues kept full */
+    CHECK_EQ_I(pump(&p, 3, 1000, 100000, UINT64_MAX), RIFL_OK);
+    CHECK(p.got[0] > 100 && p.got[1] > 100);
+    CHECK_EQ_U(p.bad, 0);
+    unsigned port1 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[1]));
+    unsigned port0 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[0]));
+    REQUIRE(port0 && port1);
+    uint32_t old0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]))->epoch;
+    CHECK_EQ_U(old0, 10);
+    /* end 1 goes; end 0 runs on alone for 20 ms (its window shuts) */
+    rifl_udplink_free(p.l[1]);
+    p.l[1] = NULL;
+    CHECK_EQ_I(pump(&p, 1, 1000, 20000, UINT64_MAX), RIFL_OK);
+    CHECK(rifl_udplink_running(p.l[0]));
+    CHECK_EQ_U(rifl_udplink_get_stats(p.l[0])->resets, 0);
+    /* a new end 1 on the same port, epoch 12 */
+    char local[64], remote[64];
+    snprintf(local, sizeof local, "127.0.0.1:%u", port1);
+    snprintf(remote, sizeof remote, "127.0.0.1:%u", port0);
+    rifl_udplink_config c;
+    rifl_udplink_defaults(&c);
+    c.udp.local = local;
+    c.udp.remote = remote;
+    c.udp.epoch = 12;
+    c.udp.seed = test_seed * 2 + 7;
+    char msg[512] = "";
+    int rc = rifl_udplink_create(&c, &p.l[1], msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    if (rc != RIFL_OK) {
+        rifl_udplink_free(p.l[0]);
+        return;
+    }
+    p.stream[1] = 43;
+    p.sent[1] = p.got[1] = p.have[1] = 0;
+    /* 300 ms: the joint reset, then 300 packets each way */
+    CHECK_EQ_I(pump(&p, 3, 1000, 300000, 300), RIFL_OK);
+    for (int i = 0; i < 2; i++)
+        CHECK(rifl_udplink_running(p.l[i]));
+    CHECK_EQ_U(p.got[0], 300);
+    CHECK_EQ_U(p.got[1], 300);
+    CHECK_EQ_U(p.bad, 0);
+    const rifl_udplink_stats *s0 = rifl_udplink_get_stats(p.l[0]);
+    const rifl_udplink_stats *s1 = rifl_udplink_get_stats(p.l[1]);
+    const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+    const rifl_phy_udp_stats *u1 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[1]));
+    printf("  end 0: resets %llu, frames dropped %llu queued + %llu unread, new epoch %u; "
+           "end 1: peer epochs adopted %llu, stale datagrams %llu\n",
+           (unsigned long long)s0->resets, (unsigned long long)s0->reset_tx_frames,
+           (unsigned long long)s0->reset_rx_frames, (unsigned)u0->epoch,
+           (unsigned long long)s1->peer_epochs_adopted, (unsigned long long)u1->rx_stale);
+    CHECK_EQ_U(s0->resets, 1);
+    CHECK_EQ_U(s1->resets, 0);
+    CHECK(s0->reset_tx_frames > 0); /* its queue was full */
+    CHECK(u0->epoch != old0 && u0->epoch != 0);
+    CHECK_EQ_U(u0->peer_epoch, 12);
+    CHECK_EQ_U(u1->peer_epoch, u0->epoch);
+    CHECK_EQ_U(u0->peer_epoch_new + u1->peer_epoch_new, 0);
+    CHECK(u0->rx_foreign > 0);     /* the new end's first probes */
+    /* datagrams of the epochs left behind: dropped and counted, no reset */
+    uint64_t st0 = u0->rx_stale, st1 = u1->rx_stale;
+    send_epoch(rifl_udplink_fd(p.l[1]), 11);
+    send_epoch(rifl_udplink_fd(p.l[0]), old0);
+    CHECK_EQ_I(pump(&p, 3, 1000, 50000, 400), RIFL_OK);
+    CHECK_EQ_U(u0->rx_stale, st0 + 1);
+    CHECK_EQ_U(u1->rx_stale, st1 + 1);
+    CHECK_EQ_U(s0->resets, 1);
+    CHECK_EQ_U(s1->resets, 0);
+    CHECK_EQ_U(p.got[0], 400);
+    CHECK_EQ_U(p.got[1], 400);
+    CHECK_EQ_U(p.bad, 0);
+    free_pair(&p);
+}
+
 TEST_MAIN({ "sizing", t_sizing }, { "probe_agree", t_probe_agree },
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
-          { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle })
+          { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
+          { "restart", t_restart })

@@ -29,9 +29,10 @@
 #define FIN_ACK 0xF2  /* the server's answer to it */
 
 struct bench_opts {
-    const char *phy;
+    const char *phy, *pcap;
     double loss, ber, rate;
     uint64_t bytes, requests, request_bytes, seed, frame_bits, fpd, timeout, keepalive_us;
+    uint64_t pcap_frames;
     bool one_way, json;
 };
 
@@ -368,8 +369,27 @@ static int child(int i, const struct where *w, const struct bench_opts *o,
     c.keepalive_ns = o->keepalive_us * 1000;
     if (!r->status && rifl_udplink_create(&c, &e.link, r->msg, sizeof r->msg) != RIFL_OK)
         r->status = 2;
+    /* --pcap: end A captures what it sends and what it receives */
+    rifl_capture *cap = NULL;
+    char cmsg[300] = "";
+    if (!r->status && i == 0 && o->pcap) {
+        if (rifl_capture_open(o->pcap, c.udp.frame_bits, c.udp.epoch, &cap, cmsg, sizeof cmsg) !=
+            RIFL_OK) {
+            r->status = 2;
+            snprintf(r->msg, sizeof r->msg, "--pcap: %s", cmsg);
+        } else {
+            rifl_udplink_set_capture(e.link, cap, o->pcap_frames);
+        }
+    }
     if (!r->status)
         run_end(&e);
+    if (cap) {
+        rifl_udplink_set_capture(e.link, NULL, 0);
+        if (rifl_capture_close(cap, cmsg, sizeof cmsg) != RIFL_OK && !r->status) {
+            r->status = 2;
+            snprintf(r->msg, sizeof r->msg, "--pcap: %s", cmsg);
+        }
+    }
     if (e.link) {
         if (rifl_udplink_get_sizing(e.link))
             r->sz = *rifl_udplink_get_sizing(e.link);
@@ -593,14 +613,31 @@ static void print_json(const struct bench_opts *o, const struct seeds *sd,
                a->rpc_us[3], a->rpc_us[4], a->rpc_us[5]);
     else
         printf("\"rpc_us\": null, ");
+    if (o->pcap)
+        printf("\"pcap\": \"%s\", ", o->pcap);
+    else
+        printf("\"pcap\": null, ");
     printf("\"ends\": [");
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
+        const rifl_lane_stats *L = &r[i].lane;
         printf("%s{\"slots\": %" PRIu64 ", \"keepalive_slots\": %" PRIu64 ", \"idle_periods\": %"
                PRIu64 ", \"window_stalls\": %" PRIu64 ", \"schedule_resets\": %" PRIu64
-               ", \"datagrams_sent\": %" PRIu64 ", \"datagrams_received\": %" PRIu64 "}",
+               ", \"datagrams_sent\": %" PRIu64 ", \"datagrams_received\": %" PRIu64,
                i ? ", " : "", r[i].link.slots, r[i].link.keepalive_slots, r[i].link.idle_periods,
                r[i].link.window_stalls, r[i].link.schedule_resets, r[i].udp.dgrams_sent,
                r[i].udp.dgrams_received);
+        printf(", \"epoch\": %" PRIu32 ", \"frames_received\": %" PRIu64 ", \"tx_frames\": "
+               "{\"data\": %" PRIu64 ", \"filler\": %" PRIu64 ", \"fc_on\": %" PRIu64
+               ", \"fc_off\": %" PRIu64 ", \"ext\": %" PRIu64 "}, \"tx_replayed\": %" PRIu64
+               ", \"tx_idle\": %" PRIu64 ", \"tx_pause\": %" PRIu64 ", \"tx_retransmit\": %"
+               PRIu64 ", \"rx_delivered_data\": %" PRIu64 ", \"captured_frames\": %" PRIu64
+               ", \"capture_skipped\": %" PRIu64 "}",
+               r[i].udp.epoch, r[i].phy.delivered, L->tx_frames[RIFL_KIND_DATA],
+               L->tx_frames[RIFL_KIND_FILLER], L->tx_frames[RIFL_KIND_FC_ON],
+               L->tx_frames[RIFL_KIND_FC_OFF], L->tx_frames[RIFL_KIND_EXT], L->tx_replayed,
+               L->tx_idle, L->tx_pause, L->tx_retransmit, L->rx_delivered[RIFL_KIND_DATA],
+               r[i].link.captured_frames, r[i].link.capture_skipped);
+    }
     printf("], \"wall_s\": %.2f}\n", wall);
 }
 
@@ -631,6 +668,9 @@ static void print_text(const struct bench_opts *o, const struct end_result *r, b
     if (o->requests)
         printf("  %" PRIu64 " requests of %" PRIu64 " bytes: p50 %.1f us, p99 %.1f us, p999 %.1f "
                "us\n", a->rpc_done, o->request_bytes, a->rpc_us[0], a->rpc_us[1], a->rpc_us[2]);
+    if (o->pcap)
+        printf("  capture: %" PRIu64 " frames sent and received at end A in %s (%" PRIu64
+               " more not captured)\n", a->link.captured_frames, o->pcap, a->link.capture_skipped);
     printf("lossless: %s\n", lossless ? "yes (every byte arrived once, in order, unchanged)"
                                       : "NO (bytes were lost, duplicated, reordered or corrupted)");
     printf("ran %.2f s\n", wall);
@@ -640,7 +680,7 @@ static int run(int argc, char **argv)
 {
     struct bench_opts o = { .phy = NULL, .rate = 1.0, .bytes = 50000000, .requests = 10000,
                             .request_bytes = 1024, .seed = 1, .frame_bits = 2048, .fpd = 16,
-                            .timeout = 120, .keepalive_us = 1000 };
+                            .timeout = 120, .keepalive_us = 1000, .pcap_frames = 100000 };
     struct cli_opt opts[] = {
         { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp (on loopback) or eth (raw "
           "Ethernet over a veth pair made for the run; root)", 0, 0 },
@@ -668,6 +708,9 @@ static int run(int argc, char **argv)
         { "timeout", CLI_UINT, &o.timeout, "seconds each end may run before it gives up", 1,
           86400 },
         { "json", CLI_FLAG, &o.json, "print the result as one JSON object", 0, 0 },
+        { "pcap", CLI_STRING, &o.pcap, "write the frames end A sends and receives to this pcap "
+          "file (docs/capture.md)", 0, 0 },
+        { "pcap-frames", CLI_UINT, &o.pcap_frames, "capture the first N frames only", 1, 1e12 },
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "--phy udp|eth [options]",

@@ -58,6 +58,9 @@ static void show(const char *j, bool json, bool alive)
            "missing %.0f, late %.0f, foreign %.0f\n", field(j, "replays"),
            field(j, "replayed_frames"), field(j, "verify_failures"), field(j, "datagrams_dropped"),
            field(j, "frames_missing"), field(j, "datagrams_late"), field(j, "datagrams_foreign"));
+    printf("  joint resets %.0f (peer restarts; %.0f frames to send and %.0f unread dropped), "
+           "stale datagrams %.0f\n", field(j, "resets"), field(j, "reset_tx_frames"),
+           field(j, "reset_rx_frames"), field(j, "datagrams_stale"));
 }
 
 static char *read_state(const char *path)

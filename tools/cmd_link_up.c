@@ -26,9 +26,9 @@
 #define MAX_FRAME 65536 /* largest packet taken from or given to the TAP device */
 
 struct up_opts {
-    const char *phy, *local, *remote, *name, *tap, *state_dir, *ifname, *peer_mac;
+    const char *phy, *local, *remote, *name, *tap, *state_dir, *ifname, *peer_mac, *pcap;
     double rate, loss, ber;
-    uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s;
+    uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s, pcap_frames;
     bool quiet;
 };
 
@@ -100,8 +100,7 @@ struct up {
     /* for the rates shown */
     uint64_t last_t, last_tx, last_rx;
     double tx_gbps, rx_gbps;
-    uint32_t peer_epoch;
-    bool peer_changed;
+    uint64_t resets;          /* the driver's joint resets seen */
 };
 
 /* The lane's counters (all zero before it runs). */
@@ -153,7 +152,11 @@ static void write_state(struct up *u, uint64_t now)
              ", \"datagrams_foreign\": %" PRIu64 ", \"send_failures\": %" PRIu64
              ", \"slots\": %" PRIu64 ", \"keepalive_slots\": %" PRIu64 ", \"tap_in\": %" PRIu64
              ", \"tap_out\": %" PRIu64 ", \"tap_write_failed\": %" PRIu64
-             ", \"rx_too_big\": %" PRIu64 ", \"peer_restarted\": %s}\n",
+             ", \"rx_too_big\": %" PRIu64 ", \"epoch\": %" PRIu32 ", \"peer_epoch\": %" PRIu32
+             ", \"resets\": %" PRIu64 ", \"reset_tx_frames\": %" PRIu64
+             ", \"reset_rx_frames\": %" PRIu64 ", \"datagrams_stale\": %" PRIu64
+             ", \"captured_frames\": %" PRIu64 ", \"window_stalls\": %" PRIu64
+             ", \"schedule_resets\": %" PRIu64 ", \"idle_periods\": %" PRIu64 "}\n",
              o->name, (long)getpid(), o->phy, o->local, o->remote, o->tap ? o->tap : "",
              state_word(u), (double)(now - u->t_start) / 1e9,
              run ? (double)sz->rtt_ns / 1e3 : 0.0, run ? sz->fid_bits : 0, o->rate, u->tx_gbps,
@@ -162,7 +165,9 @@ static void write_state(struct up *u, uint64_t now)
              LANE(u, rx_verify_fail), us->dgrams_sent, us->dgrams_received, us->tx_lost,
              us->rx_missing, us->rx_late, us->rx_foreign, us->tx_failed, ls->slots,
              ls->keepalive_slots, u->n.tap_in, u->n.tap_out, u->n.tap_write_failed,
-             u->n.rx_too_big, u->peer_changed ? "true" : "false");
+             u->n.rx_too_big, us->epoch, us->peer_epoch, ls->resets, ls->reset_tx_frames,
+             ls->reset_rx_frames, us->rx_stale, ls->captured_frames, ls->window_stalls,
+             ls->schedule_resets, ls->idle_periods);
     if (cli_link_state_write(u->state_path, j) != 0 && !o->quiet)
         fprintf(stderr, "warning: cannot write the state file %s: %s\n", u->state_path,
                 strerror(errno));
@@ -174,10 +179,11 @@ static void live_line(const struct up *u)
     const rifl_udplink_sizing *sz = rifl_udplink_get_sizing(u->link);
     bool run = rifl_udplink_running(u->link);
     fprintf(stderr, "\r%s %s: rtt %.0f us K=%u | tx %.3f rx %.3f Gbit/s | replays %" PRIu64
-            " verify-fail %" PRIu64 " dropped %" PRIu64 " late %" PRIu64 "   ",
+            " verify-fail %" PRIu64 " dropped %" PRIu64 " late %" PRIu64 " resets %" PRIu64 "   ",
             u->o->name, state_word(u), run ? (double)sz->rtt_ns / 1e3 : 0.0,
             run ? sz->fid_bits : 0, u->tx_gbps, u->rx_gbps, LANE(u, tx_replay_cycles),
-            LANE(u, rx_verify_fail), us->tx_lost + us->rx_missing, us->rx_late);
+            LANE(u, rx_verify_fail), us->tx_lost + us->rx_missing, us->rx_late,
+            rifl_udplink_get_stats(u->link)->resets);
 }
 
 /* Packets the lane delivered: to the TAP device, or counted. */
@@ -267,13 +273,22 @@ static int run_link(struct up *u)
             }
             bool drained = drain_lane(u), fed = feed_lane(u); /* both, always */
             busy = drained || fed;
-            const rifl_phy_udp_stats *us = rifl_phy_udp_get_stats(rifl_udplink_phy(u->link));
-            if (us->rx_foreign && !u->peer_changed) {
-                u->peer_changed = true;
-                fprintf(stderr, "%swarning: datagrams of another link epoch arrive: the peer "
-                        "restarted; restart this end too (rifl link down, then up)\n",
-                        tty ? "\n" : "");
-            }
+        }
+        const rifl_udplink_stats *ls = rifl_udplink_get_stats(u->link);
+        if (ls->resets != u->resets) {
+            /* the peer restarted: the driver dropped the lane and probes
+             * again with it (a joint reset on new epochs); a packet read
+             * in part is of the old lane */
+            u->resets = ls->resets;
+            u->rlen = 0;
+            u->rskip = false;
+            announced = false;
+            fprintf(stderr, "%srifl link up: %s: the peer restarted (new epoch %08" PRIx32 "): "
+                    "joint reset, %" PRIu64 " frames queued to send and %" PRIu64 " received "
+                    "and unread dropped so far; probing the round trip again\n",
+                    tty ? "\n" : "", o->name,
+                    rifl_phy_udp_get_stats(rifl_udplink_phy(u->link))->peer_epoch,
+                    ls->reset_tx_frames, ls->reset_rx_frames);
         }
         if (now >= next_state) {
             update_rates(u, now);
@@ -314,7 +329,8 @@ static int run_link(struct up *u)
 static int run(int argc, char **argv)
 {
     struct up_opts o = { .rate = 1.0, .frame_bits = 2048, .fpd = 16, .seed = 1,
-                         .keepalive_us = 1000, .mtu = 1500, .connect_s = 30 };
+                         .keepalive_us = 1000, .mtu = 1500, .connect_s = 30,
+                         .pcap_frames = 100000 };
     struct cli_opt opts[] = {
         { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp, or eth (raw Ethernet, root)",
           0, 0 },
@@ -350,6 +366,9 @@ static int run(int argc, char **argv)
         { "state-dir", CLI_STRING, &o.state_dir, "where the state file goes (default /run/rifl "
           "for root)", 0, 0 },
         { "quiet", CLI_FLAG, &o.quiet, "no live counters on the terminal", 0, 0 },
+        { "pcap", CLI_STRING, &o.pcap, "write every frame this end sends and receives to this "
+          "pcap file (docs/capture.md)", 0, 0 },
+        { "pcap-frames", CLI_UINT, &o.pcap_frames, "capture the first N frames only", 1, 1e12 },
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "--phy udp --local ADDR:PORT --remote ADDR:PORT "
@@ -446,6 +465,15 @@ static int run(int argc, char **argv)
         return 2;
     }
     int status = 2;
+    rifl_capture *cap = NULL;
+    if (o.pcap) {
+        if (rifl_capture_open(o.pcap, c.udp.frame_bits, c.udp.epoch, &cap, msg, sizeof msg) !=
+            RIFL_OK) {
+            fprintf(stderr, "error: --pcap: %s\n", msg);
+            goto out;
+        }
+        rifl_udplink_set_capture(u->link, cap, o.pcap_frames);
+    }
     if (o.tap && (u->tap = open_tap(o.tap, (unsigned)o.mtu)) < 0)
         goto out;
     struct sigaction sa;
@@ -462,6 +490,18 @@ static int run(int argc, char **argv)
                 " received, %" PRIu64 " replays\n", o.name, LANE(u, tx_packets),
                 LANE(u, rx_packets), LANE(u, tx_replay_cycles));
 out:
+    if (cap) {
+        const rifl_udplink_stats *ls = rifl_udplink_get_stats(u->link);
+        rifl_udplink_set_capture(u->link, NULL, 0);
+        if (rifl_capture_close(cap, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: --pcap: %s\n", msg);
+            status = 2;
+        } else {
+            fprintf(stderr, "rifl link up: %s: %" PRIu64 " frames captured in %s (%" PRIu64
+                    " more not captured)\n", o.name, ls->captured_frames, o.pcap,
+                    ls->capture_skipped);
+        }
+    }
     unlink(u->state_path);
     if (u->tap >= 0)
         close(u->tap);

@@ -38,6 +38,10 @@ RIFL_API int rifl_capture_open(const char *path, unsigned frame_bits, uint32_t e
  * `seq`, at `t_ns` nanoseconds from the start of the capture. */
 RIFL_API int rifl_capture_frame(rifl_capture *c, unsigned dir, uint64_t seq, uint64_t t_ns,
                                 const uint8_t *wire);
+/* The same with the record's epoch given (not 0): a real link's two
+ * directions carry their senders' epochs, which change at a joint reset. */
+RIFL_API int rifl_capture_frame_epoch(rifl_capture *c, unsigned dir, uint32_t epoch, uint64_t seq,
+                                      uint64_t t_ns, const uint8_t *wire);
 RIFL_API const rifl_capture_stats *rifl_capture_get_stats(const rifl_capture *c);
 /* Flush and close; RIFL_ERR_IO (reason in msg) when any write failed.  NULL
  * is accepted. */

@@ -290,13 +290,22 @@ typedef struct rifl_phy_udp_stats {
                                    error: tx_last_errno) */
     int tx_last_errno;
     uint64_t rx_malformed;      /* bad header, size or frame width */
-    uint64_t rx_foreign;        /* another epoch than the peer's */
+    uint64_t rx_foreign;        /* another epoch than the peer's, not one it
+                                   left: a restart of the peer
+                                   (peer_epoch_new) */
+    uint64_t rx_stale;          /* of an epoch the peer left (retired at
+                                   rifl_phy_udp_rejoin): old, dropped */
     uint64_t rx_late;           /* before what was taken already: duplicate,
                                    reordered or late */
     uint64_t rx_missing;        /* frames never received (gaps in sequence) */
     uint64_t rx_overflow;       /* frames dropped: receive queue full */
     uint64_t rx_erasures;       /* erasures handed to the lane for them */
     uint32_t peer_epoch;        /* the peer's epoch (0: nothing from it yet) */
+    uint32_t peer_epoch_new;    /* a new epoch of the peer's, seen and not
+                                   adopted yet (0: none): the peer restarted */
+    uint32_t epoch;             /* this end's epoch (config's, until a rejoin
+                                   gives a new one) */
+    uint64_t rejoins;           /* rifl_phy_udp_rejoin calls */
     uint64_t rx_next;           /* sequence number of the next frame expected
                                    from the peer: the peer's frames taken or
                                    counted missing so far */
@@ -316,6 +325,8 @@ typedef struct rifl_phy_udp_stats {
                                    (kernels without PACKET_IGNORE_OUTGOING) */
     uint64_t rx_padded;         /* datagrams shorter than Ethernet's 46-byte
                                    minimum payload that came padded: taken */
+    uint64_t rx_buffer_bytes;   /* the socket's receive buffer, as the
+                                   kernel granted it (4 MB asked) */
 } rifl_phy_udp_stats;
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
@@ -343,7 +354,9 @@ RIFL_API int rifl_phy_udp_fd(const rifl_phy *phy);
  * when the socket refused the probe (counted in tx_failed).  Probes and
  * answers also carry a value this end publishes (set_probe_value; 0 at
  * first), which the peer sees in peer_probe_value: the two drivers agree
- * on the round trip that way. */
+ * on the round trip that way.  A probe names the epoch its sender knows
+ * for the peer; its value is taken only when that is this end's epoch, so
+ * a value a driver sees was published for this start of this end. */
 RIFL_API int rifl_phy_udp_probe(rifl_phy *phy, uint64_t token);
 RIFL_API int rifl_phy_udp_set_probe_value(rifl_phy *phy, uint64_t value);
 /* Send the part-filled datagram, then a sequence announcement: a probe
@@ -353,6 +366,17 @@ RIFL_API int rifl_phy_udp_set_probe_value(rifl_phy *phy, uint64_t value);
  * announces now and then. */
 RIFL_API int rifl_phy_udp_announce(rifl_phy *phy);
 RIFL_API bool rifl_phy_udp_probe_answer(rifl_phy *phy, uint64_t *token);
+/* Start over with the peer's new epoch (docs/udp.md, "Epochs and
+ * restarts"), after a datagram of an epoch the peer never had showed it
+ * restarted (peer_epoch_new): the peer's old epoch, and the one its probe
+ * said it had before, are retired (their datagrams are dropped from now
+ * on, counted in rx_stale), the new one is adopted, and this end takes
+ * `epoch` as its own (0: keeps its own; the old one goes in its probes as
+ * the one before).  Sequence numbers start from 0 both ways, and the
+ * frames received and not handed out, the part-filled datagram, the probe
+ * answers not taken, the value published and the peer's are dropped.
+ * RIFL_ERR_INVALID_ARG for another kind of PHY. */
+RIFL_API int rifl_phy_udp_rejoin(rifl_phy *phy, uint32_t epoch);
 
 /* ---- Raw Ethernet ---------------------------------------------------------
  *

@@ -18,7 +18,14 @@
  *    the lane rate for `hold_slots` slots (about one round trip, so a lost
  *    tail is found), then sends one slot per keepalive interval, sleeping
  *    in poll() in between, and wakes at once for data to send or frames
- *    from the peer.
+ *    from the peer;
+ *  - resets jointly when the peer restarts (a datagram of an epoch the
+ *    peer never had): this end drops its lane, takes a new epoch, and both
+ *    probe and start new lanes together; datagrams of the old epochs are
+ *    dropped.  The lane is then NULL until the link runs again, and what
+ *    the old lane held is lost (counted in `resets`, `reset_tx_frames`,
+ *    `reset_rx_frames`): a user reading a packet in parts starts over when
+ *    `resets` changes.
  *
  * The user sends and reads through the lane (rifl_udplink_lane) with
  * rifl_lane_send and rifl_lane_read, as with any lane. */
@@ -31,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rifl/capture.h"
 #include "rifl/counter.h"
 #include "rifl/error.h"
 #include "rifl/lane.h"
@@ -49,7 +57,9 @@ typedef struct rifl_udplink_config {
                                   trip */
     double rate_gbps;          /* lane rate: one slot every F / rate ns */
     uint64_t rtt_ns;           /* 0: probe the round trip at start-up;
-                                  otherwise size for this one, no probes */
+                                  otherwise size for this one (the probes
+                                  then only carry it to the peer, so that
+                                  both ends start together) */
     unsigned probes;           /* answers to collect (0: 16) */
     uint64_t probe_interval_ns;/* between probes (0: 200 us) */
     uint64_t probe_timeout_ns; /* give up when the peer has not agreed by
@@ -104,6 +114,18 @@ typedef struct rifl_udplink_stats {
     uint64_t rtt_min_ns, rtt_median_ns, rtt_max_ns; /* of them */
     uint64_t rtt_local_ns;     /* this end's estimate: twice the shortest */
     uint64_t rtt_peer_ns;      /* the peer's */
+    uint64_t resets;           /* joint resets (docs/udp.md, "Epochs and
+                                  restarts"): the peer restarted while the
+                                  lane ran; this end dropped its lane, took
+                                  a new epoch and probed again */
+    uint64_t reset_tx_frames;  /* frames queued to send that resets dropped */
+    uint64_t reset_rx_frames;  /* frames received and not read that resets
+                                  dropped */
+    uint64_t peer_epochs_adopted; /* new epochs of the peer taken while
+                                  probing (no lane to drop) */
+    uint64_t captured_frames;  /* frames written to the capture */
+    uint64_t capture_skipped;  /* frames not written: past the capture's
+                                  limit, or its file failed */
 } rifl_udplink_stats;
 
 typedef struct rifl_udplink rifl_udplink;
@@ -130,6 +152,16 @@ RIFL_API int rifl_udplink_service(rifl_udplink *link, uint64_t max_wait_ns, char
                                   size_t msglen);
 /* CLOCK_MONOTONIC in nanoseconds. */
 RIFL_API uint64_t rifl_udplink_clock_ns(void);
+
+/* Capture every frame this end's lane sends (direction 0: source MAC
+ * 02:52:46:00:00:0a, this end) and every frame handed to it from the peer
+ * (direction 1, source ...0b), erasures included, up to `max_frames` in
+ * all (0: no limit), in `cap`, which stays the caller's to close
+ * (docs/capture.md, "A real link").  Each direction's records are numbered
+ * from 0 in the order of the slots, again from 0 after a joint reset, and
+ * carry its sender's epoch; time stamps count from the first frame
+ * captured.  NULL stops capturing. */
+RIFL_API void rifl_udplink_set_capture(rifl_udplink *link, rifl_capture *cap, uint64_t max_frames);
 
 /* Whether the round trip is known and the lane runs. */
 RIFL_API bool rifl_udplink_running(const rifl_udplink *link);

@@ -80,7 +80,13 @@ int rifl_capture_open(const char *path, unsigned frame_bits, uint32_t epoch, rif
 int rifl_capture_frame(rifl_capture *c, unsigned dir, uint64_t seq, uint64_t t_ns,
                        const uint8_t *wire)
 {
-    if (!c || dir > 1 || !wire)
+    return c ? rifl_capture_frame_epoch(c, dir, c->epoch, seq, t_ns, wire) : RIFL_ERR_INVALID_ARG;
+}
+
+int rifl_capture_frame_epoch(rifl_capture *c, unsigned dir, uint32_t epoch, uint64_t seq,
+                             uint64_t t_ns, const uint8_t *wire)
+{
+    if (!c || dir > 1 || !wire || !epoch)
         return RIFL_ERR_INVALID_ARG;
     size_t payload = RIFL_UDP_HEADER_BYTES + c->fb;
     size_t pad = payload < ETH_MIN_PAYLOAD ? ETH_MIN_PAYLOAD - payload : 0;
@@ -96,7 +102,7 @@ int rifl_capture_frame(rifl_capture *c, unsigned dir, uint64_t seq, uint64_t t_n
     memcpy(e + 6, mac[dir], 6);
     e[12] = RIFL_ETHERTYPE >> 8;
     e[13] = RIFL_ETHERTYPE & 0xFF;
-    rifl_udp_header h = { c->frame_bits, 1, c->epoch, seq };
+    rifl_udp_header h = { c->frame_bits, 1, epoch, seq };
     if (rifl_udp_header_write(&h, e + ETH_HEADER) != RIFL_OK)
         return RIFL_ERR_INVALID_ARG;
     memcpy(e + ETH_HEADER + RIFL_UDP_HEADER_BYTES, wire, c->fb);

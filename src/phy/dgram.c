@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "dgram.h"
@@ -133,6 +134,8 @@ static int send_probe(struct dgram *u, unsigned kind, uint64_t token)
     put_be(d + 8, u->cfg.epoch, 4);
     put_be(d + 12, token, 8);
     put_be(d + RIFL_UDP_HEADER_BYTES, u->probe_value, 8);
+    put_be(d + RIFL_UDP_HEADER_BYTES + 8, u->st.peer_epoch, 4);
+    put_be(d + RIFL_UDP_HEADER_BYTES + 12, u->prev_epoch, 4);
     if (!u->io->send(u, d, sizeof d)) {
         u->st.tx_failed++;
         u->st.tx_last_errno = errno;
@@ -141,22 +144,70 @@ static int send_probe(struct dgram *u, unsigned kind, uint64_t token)
     return RIFL_OK;
 }
 
-/* A probe datagram (a header with no frames, kind in byte 6, and a value):
+static bool retired(const struct dgram *u, uint32_t epoch)
+{
+    unsigned n = u->n_retired < DGRAM_RETIRED ? u->n_retired : DGRAM_RETIRED;
+    for (unsigned i = 0; i < n; i++)
+        if (u->retired[i] == epoch)
+            return true;
+    return false;
+}
+
+static void retire(struct dgram *u, uint32_t epoch)
+{
+    if (epoch && !retired(u, epoch))
+        u->retired[u->n_retired++ % DGRAM_RETIRED] = epoch;
+}
+
+/* Whether a datagram of the peer's `epoch` is taken: the first one fixes
+ * the peer's epoch; one of an epoch the peer left (the one a rejoin
+ * retired, or the one a probe says the peer had before) is old
+ * (rx_stale); one of an epoch it never had shows it restarted
+ * (rx_foreign): noted in peer_epoch_new, with the epoch it had before
+ * (`prev`, from a probe; 0 from a datagram of frames), for the driver's
+ * rifl_phy_udp_rejoin. */
+static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev)
+{
+    if (retired(u, epoch)) {
+        u->st.rx_stale++;
+        return false;
+    }
+    if (!u->st.peer_epoch)
+        u->st.peer_epoch = epoch;
+    if (epoch == u->st.peer_epoch) {
+        /* what the peer had before is old, whether or not it came here */
+        if (prev && prev != epoch)
+            retire(u, prev);
+        return true;
+    }
+    u->st.rx_foreign++;
+    if (epoch != u->st.peer_epoch_new || prev)
+        u->new_prev = prev;
+    u->st.peer_epoch_new = epoch;
+    return false;
+}
+
+/* A probe datagram (a header with no frames, kind in byte 6, a value, the
+ * epoch the sender knows for this end, and the sender's epoch before):
  * a question is answered at once with its token, an answer's token is kept
- * for the driver, and the value of either is the peer's latest.  False
- * when the datagram is not a probe. */
+ * for the driver, and the value of either is the peer's latest when the
+ * probe names this end's epoch.  Probes of another epoch than the peer's
+ * are dropped as datagrams of frames are.  False when the datagram is not
+ * a probe. */
 static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
 {
     if (len != DGRAM_PROBE_BYTES || d[0] != 'R' || d[1] != 'F' || d[2] != UDP_VERSION ||
         d[4] != 0 || d[5] != 0 || d[7] != 0 || d[6] < PROBE_ASK || d[6] > PROBE_SEQ)
         return false;
     uint64_t token = get_be(d + 12, 8);
+    uint32_t epoch = (uint32_t)get_be(d + 8, 4);
+    if (!epoch_taken(u, epoch, (uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 12, 4)))
+        return true;
     if (d[6] == PROBE_SEQ) {
         /* the peer has sent frames up to `token`: those not here went
          * missing, as a gap before a datagram would show */
-        uint32_t epoch = (uint32_t)get_be(d + 8, 4);
         u->st.rx_announcements++;
-        if (u->st.peer_epoch && epoch == u->st.peer_epoch && token > u->rx_next) {
+        if (token > u->rx_next) {
             u->st.rx_missing += token - u->rx_next;
             u->erase = true;
             u->rx_next = token;
@@ -164,7 +215,8 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
         }
         return true;
     }
-    u->st.peer_probe_value = get_be(d + RIFL_UDP_HEADER_BYTES, 8);
+    if ((uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 8, 4) == u->cfg.epoch)
+        u->st.peer_probe_value = get_be(d + RIFL_UDP_HEADER_BYTES, 8);
     if (d[6] == PROBE_ASK) {
         u->st.probes_answered++;
         send_probe(u, PROBE_ANSWER, token);
@@ -204,12 +256,8 @@ static void take_dgram(struct dgram *u, const uint8_t *d, size_t len)
         u->st.rx_malformed++;
         return;
     }
-    if (!u->st.peer_epoch)
-        u->st.peer_epoch = h.epoch;
-    if (h.epoch != u->st.peer_epoch) {
-        u->st.rx_foreign++;
+    if (!epoch_taken(u, h.epoch, 0))
         return;
-    }
     if (h.seq + h.count <= u->rx_next) {
         u->st.rx_late++;
         return;
@@ -314,6 +362,20 @@ const struct dgram *dgram_cof(const rifl_phy *p)
     return p && p->ops->exchange == dgram_exchange ? (const struct dgram *)p : NULL;
 }
 
+void dgram_socket_buffers(struct dgram *u)
+{
+    /* the default (some 200 KB) holds about 25 datagrams of 16 frames of
+     * 2048 bits, as the kernel counts them: an end descheduled for a
+     * millisecond at 10 Gbit/s overflows it, and every datagram dropped
+     * costs a replay cycle */
+    int want = (int)DGRAM_SOCKET_BUFFER, got = 0;
+    socklen_t n = sizeof got;
+    (void)setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+    (void)setsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+    if (getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &got, &n) == 0 && got > 0)
+        u->st.rx_buffer_bytes = (uint64_t)got;
+}
+
 size_t dgram_claimed_bytes(const uint8_t *d, size_t len)
 {
     if (!d || len < 8 || d[0] != 'R' || d[1] != 'F' || d[3] < 6 || d[3] > 11)
@@ -381,6 +443,7 @@ int dgram_create(const rifl_phy_udp_config *cfg, const rifl_phy_ops *ops, const 
     u->phy.forms = 1u << RIFL_PHY_WIRE;
     u->phy.frame_bytes = c.frame_bits / 8;
     u->cfg = c;
+    u->st.epoch = c.epoch;
     u->fb = c.frame_bits / 8;
     u->dgram_bytes = RIFL_UDP_HEADER_BYTES + (size_t)RIFL_UDP_MAX_FRAMES * u->fb;
     u->q_cap = c.rx_frames;
@@ -479,4 +542,37 @@ bool rifl_phy_udp_probe_answer(rifl_phy *p, uint64_t *token)
     u->ans_head = (u->ans_head + 1) % DGRAM_PROBE_RING;
     u->ans_count--;
     return true;
+}
+
+int rifl_phy_udp_rejoin(rifl_phy *p, uint32_t epoch)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    if (u->st.peer_epoch_new) {
+        retire(u, u->st.peer_epoch);
+        if (u->new_prev != u->st.peer_epoch_new)
+            retire(u, u->new_prev);
+        u->st.peer_epoch = u->st.peer_epoch_new;
+    }
+    u->st.peer_epoch_new = 0;
+    u->new_prev = 0;
+    if (epoch && epoch != u->cfg.epoch) {
+        u->prev_epoch = u->cfg.epoch;
+        u->cfg.epoch = epoch;
+        u->st.epoch = epoch;
+    }
+    /* sequence numbers from 0 both ways; nothing of before goes on */
+    u->out_count = 0;
+    u->tx_seq = 0;
+    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    u->rx_next = 0;
+    u->st.rx_next = 0;
+    u->q_head = u->q_count = 0;
+    u->erase = false;
+    u->ans_head = u->ans_count = 0;
+    u->probe_value = 0;
+    u->st.peer_probe_value = 0;
+    u->st.rejoins++;
+    return RIFL_OK;
 }

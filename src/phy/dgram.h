@@ -16,8 +16,11 @@
 
 #define DGRAM_RX_BATCH 16   /* datagrams read per receive call */
 #define DGRAM_PROBE_RING 64 /* probe answers kept until the driver takes them */
-/* a probe datagram: the header with no frames, then an 8-byte value */
-#define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 8)
+/* a probe datagram: the header with no frames, then an 8-byte value, the
+ * epoch the sender knows for the peer and the sender's epoch before its
+ * last rejoin (4 bytes each) */
+#define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 16)
+#define DGRAM_RETIRED 8     /* epochs the peer left, remembered */
 /* a length the socket gives for a datagram it dropped and counted itself */
 #define DGRAM_SKIP ((size_t)-1)
 
@@ -59,6 +62,12 @@ struct dgram {
     uint64_t answers[DGRAM_PROBE_RING]; /* tokens of probe answers not taken yet */
     uint64_t probe_value;         /* the value our probes and answers carry */
     unsigned ans_head, ans_count;
+    /* epochs (docs/udp.md, "Epochs and restarts") */
+    uint32_t retired[DGRAM_RETIRED]; /* the peer's epochs it left, a ring */
+    unsigned n_retired;
+    uint32_t new_prev;            /* the epoch before peer_epoch_new, as its
+                                     probe said (0: not said) */
+    uint32_t prev_epoch;          /* this end's epoch before its last rejoin */
     rifl_phy_udp_stats st;
 };
 
@@ -78,6 +87,11 @@ void dgram_destroy(rifl_phy *p);
 /* The core of a UDP or raw-Ethernet PHY, NULL for any other PHY. */
 struct dgram *dgram_of(rifl_phy *p);
 const struct dgram *dgram_cof(const rifl_phy *p);
+/* Ask for socket buffers of DGRAM_SOCKET_BUFFER bytes each way (the
+ * kernel caps them at net.core.rmem_max / wmem_max); the receive buffer's
+ * size granted goes in st.rx_buffer_bytes. */
+#define DGRAM_SOCKET_BUFFER (4u << 20)
+void dgram_socket_buffers(struct dgram *d);
 /* The length the header of a received datagram claims (DGRAM_PROBE_BYTES
  * for a probe), 0 when it has no readable header. */
 size_t dgram_claimed_bytes(const uint8_t *d, size_t len);

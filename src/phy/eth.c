@@ -269,6 +269,7 @@ int rifl_phy_eth_create(const rifl_phy_eth_config *cfg, rifl_phy **out, char *ms
      * mark them PACKET_OUTGOING, dropped and counted in rx_own) */
     int one = 1;
     (void)setsockopt(u->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+    dgram_socket_buffers(u);
     struct sockaddr_ll a;
     memset(&a, 0, sizeof a);
     a.sll_family = AF_PACKET;

@@ -107,6 +107,8 @@ static int open_socket(struct dgram *u, const rifl_phy_udp_config *c, char *msg,
         rifl_msg(msg, msglen, "cannot reach the peer %s: %s", c->remote, strerror(errno));
         rc = RIFL_ERR_IO;
     }
+    if (rc == RIFL_OK)
+        dgram_socket_buffers(u);
     if (rc == RIFL_OK && fcntl(u->fd, F_SETFL, fcntl(u->fd, F_GETFL) | O_NONBLOCK) != 0) {
         rifl_msg(msg, msglen, "cannot make the UDP socket non-blocking: %s", strerror(errno));
         rc = RIFL_ERR_IO;

@@ -12,11 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rifl/rng.h"
 #include "rifl/udplink.h"
 
 #define MAX_SAMPLES 256
 #define LAG_NS 1000000u       /* behind the schedule by more: give it up */
 #define SHORT_WAIT_NS 50000u  /* waits shorter than this are not slept */
+#define OWN_EPOCHS 8          /* this end's epochs remembered: a new one differs */
 
 struct rifl_udplink {
     rifl_udplink_config cfg;
@@ -40,6 +42,12 @@ struct rifl_udplink {
     uint64_t activity;            /* the lane counters that mean activity, summed */
     rifl_phy_frame *in;
     unsigned in_max;
+    uint32_t own[OWN_EPOCHS];     /* this end's epochs so far, a ring */
+    unsigned n_own;
+    /* capture */
+    rifl_capture *cap;
+    uint64_t cap_max, cap_t0, now_ns;
+    uint64_t cap_seq[2];          /* frames sent, and handed to the lane */
 };
 
 void rifl_udplink_defaults(rifl_udplink_config *cfg)
@@ -182,6 +190,7 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
         rifl_udplink_free(l);
         return rc;
     }
+    l->own[l->n_own++] = c->udp.epoch;
     *out = l;
     return RIFL_OK;
 }
@@ -229,8 +238,6 @@ static int start(rifl_udplink *l, uint64_t rtt_ns, uint64_t now_ns, char *msg, s
 static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char *msg,
                       size_t msglen)
 {
-    if (l->cfg.rtt_ns)
-        return start(l, l->cfg.rtt_ns, now_ns, msg, msglen);
     if (!l->probe_started) {
         l->probe_started = true;
         l->probe_start_ns = l->probe_next_ns = now_ns;
@@ -238,8 +245,15 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
     rifl_phy_udp_poll(l->phy);
     uint64_t token;
     while (rifl_phy_udp_probe_answer(l->phy, &token))
-        if (token <= now_ns && l->nsamples < MAX_SAMPLES)
+        if (token <= now_ns && l->nsamples < MAX_SAMPLES && !l->cfg.rtt_ns)
             l->samples[l->nsamples++] = now_ns - token;
+    if (!l->published && l->cfg.rtt_ns) {
+        /* a round trip given: nothing to measure, but the probes still
+         * carry it, so that both ends start together (the handshake) */
+        l->st.rtt_local_ns = l->cfg.rtt_ns;
+        rifl_phy_udp_set_probe_value(l->phy, l->cfg.rtt_ns);
+        l->published = true;
+    }
     if (!l->published && l->nsamples >= l->cfg.probes) {
         uint64_t sorted[MAX_SAMPLES];
         memcpy(sorted, l->samples, l->nsamples * sizeof sorted[0]);
@@ -314,19 +328,48 @@ static bool busy(rifl_udplink *l)
            f.peer_pause || f.peer_retransmit || f.peer_fc_on || f.local_fc_on;
 }
 
+/* One frame into the capture: direction 0 sent, 1 received. */
+static void capture(rifl_udplink *l, unsigned dir, const uint8_t *wire)
+{
+    uint64_t seq = l->cap_seq[dir]++;
+    if (l->cap_max && l->st.captured_frames >= l->cap_max) {
+        l->st.capture_skipped++;
+        return;
+    }
+    if (!l->st.captured_frames && !l->st.capture_skipped)
+        l->cap_t0 = l->now_ns;
+    const rifl_phy_udp_stats *u = rifl_phy_udp_get_stats(l->phy);
+    if (rifl_capture_frame_epoch(l->cap, dir, dir ? u->peer_epoch : u->epoch, seq,
+                                 l->now_ns - l->cap_t0, wire) == RIFL_OK)
+        l->st.captured_frames++;
+    else
+        l->st.capture_skipped++;
+}
+
 static void run_slot(rifl_udplink *l)
 {
     uint8_t *w = rifl_phy_tx_buffer(l->phy, RIFL_PHY_WIRE);
     rifl_lane_tx(l->lane, l->slot, w);
     unsigned n = rifl_phy_exchange(l->phy, l->slot, RIFL_PHY_WIRE, l->in, l->in_max);
+    if (l->cap) /* as sent: after the bit errors injected, still in the datagram */
+        capture(l, 0, w);
     if (!n)
         rifl_lane_rx(l->lane, l->slot, NULL, NULL);
-    for (unsigned k = 0; k < n; k++)
+    for (unsigned k = 0; k < n; k++) {
+        if (l->cap)
+            capture(l, 1, l->in[k].data);
         rifl_lane_rx(l->lane, l->slot, l->in[k].data, NULL);
+    }
     if (busy(l))
         l->last_busy = l->slot;
     l->slot++;
     l->st.slots++;
+}
+
+/* Whether a datagram showed a new epoch of the peer's. */
+static bool peer_new(const rifl_udplink *l)
+{
+    return rifl_phy_udp_get_stats(l->phy)->peer_epoch_new != 0;
 }
 
 /* Whether the window lets this end run its next slot: no more than
@@ -413,7 +456,7 @@ static void active_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
         due = l->slot + 1;
     }
     bool stalled = false;
-    for (unsigned n = 0; l->slot < due && n < l->cfg.batch_slots; n++) {
+    for (unsigned n = 0; l->slot < due && n < l->cfg.batch_slots && !peer_new(l); n++) {
         if (!window_open(l)) {
             rifl_phy_udp_poll(l->phy);
             if (!window_open(l)) {
@@ -449,19 +492,83 @@ static void active_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
     *wake_ns = l->slot < due ? now_ns : slot_time(l, l->slot);
 }
 
+/* ---- a restart of the peer: the joint reset -------------------------------- */
+
+/* This end's next epoch: drawn by splitmix64 from the current one and the
+ * number of resets, not 0 and none this end had before. */
+static uint32_t next_epoch(rifl_udplink *l)
+{
+    uint32_t cur = rifl_phy_udp_get_stats(l->phy)->epoch;
+    uint64_t x = (uint64_t)cur << 32 ^ l->st.resets;
+    for (;;) {
+        uint32_t e = (uint32_t)rifl_splitmix64(&x) | 1u;
+        bool used = false;
+        for (unsigned i = 0; i < l->n_own && i < OWN_EPOCHS; i++)
+            used |= l->own[i] == e;
+        if (!used) {
+            l->own[l->n_own++ % OWN_EPOCHS] = e;
+            return e;
+        }
+    }
+}
+
+/* The peer restarted (a datagram of an epoch it never had came).  Its old
+ * lane is gone, so this end's must go too, never one side alone (a lane
+ * that survives its peer's reset keeps its frame IDs and replay buffer,
+ * and the streams are misread or duplicated: rifl-multilane.md 4.4).  A
+ * running end drops its lane (the frames queued to send, and those
+ * received and not read, are counted), takes a new epoch, so that the
+ * peer can tell its new datagrams from the old ones still in flight, and
+ * probes again; both ends then start new lanes together, exactly as at
+ * first.  An end still probing only adopts the peer's new epoch and probes
+ * again: it has no lane, and sent no frames, in its own epoch. */
+static void rejoin(rifl_udplink *l)
+{
+    uint32_t epoch = 0;
+    if (l->running) {
+        l->st.resets++;
+        l->st.reset_tx_frames += rifl_lane_tx_backlog(l->lane);
+        l->st.reset_rx_frames += rifl_lane_rx_backlog(l->lane);
+        rifl_lane_free(l->lane);
+        l->lane = NULL;
+        l->running = false;
+        l->idle = false;
+        epoch = next_epoch(l);
+    } else {
+        l->st.peer_epochs_adopted++;
+    }
+    rifl_phy_udp_rejoin(l->phy, epoch);
+    l->probe_started = false;
+    l->published = false;
+    l->nsamples = 0;
+    l->slot = 0;
+    l->last_busy = 0;
+    l->shut = false;
+    l->activity = 0;
+    l->cap_seq[0] = l->cap_seq[1] = 0;
+}
+
 int rifl_udplink_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char *msg,
                       size_t msglen)
 {
     if (!l || !wake_ns)
         return rifl_null_arg(msg, msglen, "rifl_udplink_step", l ? "wake_ns" : "link");
     *wake_ns = now_ns;
+    l->now_ns = now_ns;
+    if (peer_new(l))
+        rejoin(l);
+    int rc = RIFL_OK;
     if (!l->running)
-        return probe_step(l, now_ns, wake_ns, msg, msglen);
-    if (l->idle)
+        rc = probe_step(l, now_ns, wake_ns, msg, msglen);
+    else if (l->idle)
         idle_step(l, now_ns, wake_ns);
     else
         active_step(l, now_ns, wake_ns);
-    return RIFL_OK;
+    if (rc == RIFL_OK && peer_new(l)) {
+        rejoin(l);
+        *wake_ns = now_ns;
+    }
+    return rc;
 }
 
 uint64_t rifl_udplink_clock_ns(void)
@@ -493,6 +600,14 @@ int rifl_udplink_service(rifl_udplink *l, uint64_t max_wait_ns, char *msg, size_
     return RIFL_OK;
 }
 
+void rifl_udplink_set_capture(rifl_udplink *l, rifl_capture *cap, uint64_t max_frames)
+{
+    if (!l)
+        return;
+    l->cap = cap;
+    l->cap_max = max_frames;
+}
+
 bool rifl_udplink_running(const rifl_udplink *l) { return l && l->running; }
 bool rifl_udplink_idle(const rifl_udplink *l) { return l && l->running && l->idle; }
 rifl_lane *rifl_udplink_lane(rifl_udplink *l) { return l ? l->lane : NULL; }
@@ -522,6 +637,13 @@ static const rifl_counter udplink_counters[] = {
     C(rtt_max_ns, "longest round trip measured, ns"),
     C(rtt_local_ns, "this end's round-trip estimate (twice the shortest), ns"),
     C(rtt_peer_ns, "the peer's round-trip estimate, ns"),
+    C(resets, "joint resets: the peer restarted while the lane ran, so this end dropped its "
+      "lane, took a new epoch and probed again"),
+    C(reset_tx_frames, "frames queued to send that the resets dropped"),
+    C(reset_rx_frames, "frames received and not read that the resets dropped"),
+    C(peer_epochs_adopted, "new epochs of the peer adopted while probing (no lane to drop)"),
+    C(captured_frames, "frames written to the capture"),
+    C(capture_skipped, "frames not captured: past the capture's limit, or its file failed"),
 };
 #undef C
 

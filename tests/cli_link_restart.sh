@@ -1,0 +1,87 @@
+#!/bin/bash
+# `rifl link up` across a restart of one end: two ends on loopback UDP (no
+# root, no TAP device).  End B is killed (SIGKILL, as in a crash) and
+# started again on the same port: A sees B's new epoch, drops its lane and
+# takes a new epoch itself, both probe again and the link comes back up on
+# the new epochs (a joint reset, never one-sided).  The state files say so.
+# $1: rifl binary, $2: golden vectors dir, $3: source dir.
+set -u
+RIFL=$1
+TMP=$(mktemp -d)
+PIDS=""
+cleanup() {
+    for p in $PIDS; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is missing (scripts/install-deps.sh installs it)"; exit 1; }
+# two free UDP ports of 127.0.0.1
+read -r PA PB < <(python3 -c '
+import socket
+s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))')
+mkdir -p "$TMP/a" "$TMP/b"
+start() { # start END LOCAL REMOTE
+    "$RIFL" link up --phy udp --local 127.0.0.1:"$2" --remote 127.0.0.1:"$3" --name r \
+        --state-dir "$TMP/$1" --quiet --connect-s 20 2>>"$TMP/$1.err" &
+}
+state() { "$RIFL" link status --name r --state-dir "$TMP/$1" --json 2>/dev/null; }
+start a "$PA" "$PB"; PID_A=$!
+start b "$PB" "$PA"; PID_B=$!
+PIDS="$PID_A $PID_B"
+up=0
+for i in $(seq 1 100); do
+    state a | grep -q '"state": "up' && state b | grep -q '"state": "up' && { up=1; break; }
+    sleep 0.1
+done
+[ $up = 1 ] || { bad "the link did not come up: $(cat "$TMP/a.err" "$TMP/b.err")"; exit 1; }
+sleep 0.6 # a state file written after both were up
+state a >"$TMP/a1.json" && state b >"$TMP/b1.json" || bad "status before the restart"
+
+# B dies and starts again: a new process, a new epoch
+kill -KILL "$PID_B"
+exec 3>&2 2>/dev/null; wait "$PID_B"; exec 2>&3 3>&- # (no "Killed" line)
+sleep 0.3
+start b "$PB" "$PA"; PID_B=$!
+PIDS="$PID_A $PID_B"
+back=0
+for i in $(seq 1 150); do
+    state a >"$TMP/a2.json" && state b >"$TMP/b2.json" &&
+    python3 - "$TMP/a2.json" "$TMP/b2.json" <<'PY' && { back=1; break; }
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(0 if a["resets"] == 1 and a["state"].startswith("up") and b["state"].startswith("up")
+         and a["peer_epoch"] == b["epoch"] and b["peer_epoch"] == a["epoch"] else 1)
+PY
+    sleep 0.2
+done
+[ $back = 1 ] || bad "the link did not come back after B restarted: $(cat "$TMP/a2.json" "$TMP/b2.json" "$TMP/a.err" "$TMP/b.err")"
+python3 - "$TMP/a1.json" "$TMP/b1.json" "$TMP/a2.json" "$TMP/b2.json" <<'PY' || bad "epochs and counters"
+import json, sys
+a1, b1, a2, b2 = (json.load(open(p)) for p in sys.argv[1:5])
+ok = True
+def want(cond, what):
+    global ok
+    if not cond:
+        print(what); ok = False
+want(a1["peer_epoch"] == b1["epoch"] and b1["peer_epoch"] == a1["epoch"], "epochs before")
+want(a1["resets"] == 0 and b1["resets"] == 0, "no reset before")
+want(b2["epoch"] != b1["epoch"], "the restarted end has a new epoch")
+want(a2["epoch"] != a1["epoch"], "the surviving end took a new epoch (joint reset)")
+want(a2["resets"] == 1 and b2["resets"] == 0, "resets %d %d" % (a2["resets"], b2["resets"]))
+want(a2["datagrams_foreign"] > 0, "the new epoch was seen")
+print("epochs A %08x -> %08x, B %08x -> %08x; A resets %d, stale datagrams at A %d, at B %d" %
+      (a1["epoch"], a2["epoch"], b1["epoch"], b2["epoch"], a2["resets"],
+       a2["datagrams_stale"], b2["datagrams_stale"]))
+sys.exit(0 if ok else 1)
+PY
+grep -q "the peer restarted (new epoch" "$TMP/a.err" || bad "A's message: $(cat "$TMP/a.err")"
+[ "$(grep -c "is up" "$TMP/a.err")" -eq 2 ] || bad "A came up twice: $(cat "$TMP/a.err")"
+"$RIFL" link status --name r --state-dir "$TMP/a" | grep -q "joint resets 1" || bad "human status"
+"$RIFL" link down --name r --state-dir "$TMP/a" || bad "down a"
+"$RIFL" link down --name r --state-dir "$TMP/b" || bad "down b"
+exit $fail
