@@ -32,4 +32,7 @@
 /* a port: lane, flow control, virtual lanes, Layer 2 endpoint */
 #include "rifl/port.h"
 
+/* RDMA: the engine's wire formats */
+#include "rifl/rdma_wire.h"
+
 #endif
