@@ -1,6 +1,7 @@
 /* rifl: the RDMA engine's wire formats (docs/rdma.md): packet header and
  * footer, their check codes, the NOTIFY and READ_REQ payloads, the send
- * descriptor and the global-address word.  Fields are read and written
+ * descriptor and the global-address word; and the rules that lay data out in
+ * them: blocks, packets, source reads, bundles, notification records.  Fields are read and written
  * through these accessors, never by casting a struct over a buffer: every
  * field is MSB first (bit 127 of a 16-byte word is the top bit of byte 0),
  * every multi-byte value big-endian. */
@@ -201,6 +202,102 @@ RIFL_API int rifl_rdma_desc_pack(const rifl_rdma_desc *d, uint64_t words[4]);
 /* RIFL_ERR_FRAME when reserved bits are set or the length is outside
  * 1-16384 (the fields are read all the same). */
 RIFL_API int rifl_rdma_desc_unpack(const uint64_t words[4], rifl_rdma_desc *d);
+
+/* ---- cutting transfers, blocks and source reads (docs/rdma.md) ----------------- */
+
+#define RIFL_RDMA_CELL_PAYLOAD 224      /* cell_mode: a packet's payload at most */
+#define RIFL_RDMA_CELL_BLOCK_MAX 12288  /* cell_mode: a block's bytes at most */
+#define RIFL_RDMA_BLOCK_PACKETS 64      /* a block's packets at most */
+
+/* The next block of a transfer with `left` bytes still to go to `dst_va`:
+ * up to the next multiple of 16 KB of the destination address, and in
+ * cell_mode at most 12 KB.  0 when left is 0. */
+RIFL_API uint32_t rifl_rdma_block_len(uint64_t dst_va, uint64_t left, bool cell_mode);
+
+/* One packet of a block. */
+typedef struct rifl_rdma_seg {
+    uint64_t dst_va;
+    unsigned len;
+    unsigned pkt_index;
+    bool first, last;
+} rifl_rdma_seg;
+
+/* The packets of a block of `len` bytes to `dst_va`, in order: cut at every
+ * multiple of 256 of the destination address (pkt_index = dst_va[13:8]), or
+ * in cell_mode at 224 bytes and at every 4 KB destination page (pkt_index
+ * counting from 0).  Returns how many (at most 64), or 0 for a block that
+ * is empty, longer than a block may be or not within one 16 KB window of
+ * the destination. */
+RIFL_API unsigned rifl_rdma_block_packets(uint64_t dst_va, uint32_t len, bool cell_mode,
+                                          rifl_rdma_seg out[RIFL_RDMA_BLOCK_PACKETS]);
+
+/* The pieces in which `len` source bytes at `src_va` are read: one, or two
+ * when they span a 4 KB source page (len[1] is then the second piece). */
+RIFL_API unsigned rifl_rdma_source_reads(uint64_t src_va, unsigned len, unsigned piece[2]);
+
+/* ---- bundles: RDMA packets in one Layer 2 message ------------------------------ */
+
+#define RIFL_RDMA_BUNDLE_PREFIX 4
+#define RIFL_RDMA_BUNDLE_MAX_PACKETS 255
+#define RIFL_RDMA_BUNDLE_MAX_BYTES 65535 /* of packets, after the prefix */
+
+/* A bundle being built in a caller's buffer: the 4-byte prefix (0x02, the
+ * packet count, the bytes of packets) and the packets back to back. */
+typedef struct rifl_rdma_bundle {
+    uint8_t *buf;
+    size_t cap, len;          /* len: prefix included */
+    unsigned count;
+} rifl_rdma_bundle;
+
+RIFL_API int rifl_rdma_bundle_init(rifl_rdma_bundle *b, uint8_t *buf, size_t cap);
+/* Append one packet (as rifl_rdma_packet_build wrote it).  RIFL_ERR_TOO_BIG
+ * when it would make more than 255 packets or 65535 bytes, or overrun the
+ * buffer (the bundle is unchanged: send it and start the next). */
+RIFL_API int rifl_rdma_bundle_add(rifl_rdma_bundle *b, const uint8_t *pkt, size_t len);
+/* Write the prefix; the message is b->buf, *len bytes.  RIFL_ERR_STATE
+ * for an empty bundle. */
+RIFL_API int rifl_rdma_bundle_finish(rifl_rdma_bundle *b, size_t *len);
+
+/* Walking a received bundle: its packets' bytes (after the prefix) and the
+ * count the prefix gave. */
+typedef struct rifl_rdma_bundle_reader {
+    const uint8_t *data;
+    size_t len, off;
+    unsigned count, seen;
+    bool stopped;
+} rifl_rdma_bundle_reader;
+
+typedef enum rifl_rdma_walk {
+    RIFL_RDMA_WALK_PACKET = 0, /* *p is the next packet (its check in *check) */
+    RIFL_RDMA_WALK_END,        /* every packet seen, every byte used */
+    RIFL_RDMA_WALK_DROPPED     /* the rest of the bundle is dropped: a header
+                                  that does not check, a reserved type, or the
+                                  count and bytes disagreeing with the prefix */
+} rifl_rdma_walk;
+
+RIFL_API void rifl_rdma_bundle_reader_init(rifl_rdma_bundle_reader *r, const uint8_t *data,
+                                           size_t len, unsigned count);
+RIFL_API rifl_rdma_walk rifl_rdma_bundle_next(rifl_rdma_bundle_reader *r, rifl_rdma_packet *p,
+                                              rifl_rdma_check *check);
+
+/* ---- notification records and capacity -------------------------------------------- */
+
+#define RIFL_RDMA_RECORD_BYTES 32
+
+/* The 32-byte record a completed block's notification writes: cookie,
+ * transfer length | immediate, src_node | pdid | tid, and byte 31 = 0x01
+ * (written last by the receiver). */
+RIFL_API void rifl_rdma_record_pack(uint64_t cookie, uint32_t transfer_length,
+                                    uint32_t immediate, uint32_t src_node, uint16_t pdid,
+                                    unsigned tid, uint8_t out[RIFL_RDMA_RECORD_BYTES]);
+
+/* User bytes per second a route can carry, in Gbit/s: the frame bit rate of
+ * its slowest link (all lanes) times user bytes per wire byte with full
+ * bundles of `bundle_packets` packets of 256 bytes (or, in cell_mode, one
+ * packet of 224 bytes per cell), each cell of 6 + 256 bytes one link packet
+ * of ceil(262 / (F/8 - 2)) frames.  0 for a bad width or bundle size. */
+RIFL_API double rifl_rdma_capacity_gbps(double frame_rate_gbps, unsigned frame_bits,
+                                        unsigned bundle_packets, bool cell_mode);
 
 /* Whether generation g1 is newer than g0: (g1 - g0) mod 1024 in 1-511. */
 static inline bool rifl_rdma_gen_newer(unsigned g1, unsigned g0)
