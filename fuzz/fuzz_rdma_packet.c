@@ -1,7 +1,8 @@
 /* Fuzz the RDMA packet parser as a bundle reader uses it: any bytes parse
  * without a crash, packet after packet while the sizes the parser reports
- * let it step on; a packet that parses clean rebuilds to the same bytes;
- * the descriptor and payload readers take any words. */
+ * let it step on; a packet that parses clean rebuilds to the same fields;
+ * the bundle reader ends only where count and bytes agree; the descriptor
+ * and payload readers take any words. */
 #include <stdint.h>
 #include <string.h>
 
@@ -39,6 +40,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             off += p.bytes; /* the header checked: its size is known */
         else
             break;          /* the rest of the bundle is dropped */
+    }
+    /* the same bytes through the bundle reader, the first byte as the count */
+    if (size) {
+        rifl_rdma_bundle_reader r;
+        rifl_rdma_bundle_reader_init(&r, data + 1, size - 1, data[0]);
+        rifl_rdma_packet p;
+        rifl_rdma_check c;
+        rifl_rdma_walk w;
+        unsigned steps = 0;
+        while ((w = rifl_rdma_bundle_next(&r, &p, &c)) == RIFL_RDMA_WALK_PACKET) {
+            if (++steps > data[0] || r.off > r.len || p.bytes == 0)
+                __builtin_trap();
+        }
+        if (w == RIFL_RDMA_WALK_END && (steps != data[0] || r.off != r.len))
+            __builtin_trap();
     }
     if (size >= 40) {
         rifl_rdma_read_req r;
