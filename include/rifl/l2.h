@@ -216,6 +216,37 @@ typedef struct rifl_topo_route {
 RIFL_API int rifl_topo_route_hosts(const rifl_topology *t, unsigned src, unsigned dst,
                                    rifl_topo_route *route, char *err, size_t errlen);
 
+/* Every shortest route from host `src` to host `dst`, at most `max` of
+ * them, in the order of the output ports taken (so the first is the one
+ * rifl_topo_route_hosts gives); *count says how many were written.  The
+ * errors of rifl_topo_route_hosts. */
+RIFL_API int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsigned dst,
+                                    rifl_topo_route *routes, unsigned max, unsigned *count,
+                                    char *err, size_t errlen);
+
+/* The path a flow keeps, of `paths` shortest routes: a hash of source,
+ * destination and flow number, so every cell of a message takes one path
+ * and flows spread over all of them. */
+RIFL_API unsigned rifl_topo_flow_path(unsigned src, unsigned dst, uint64_t flow,
+                                      unsigned paths);
+
+/* Topologies by name, as the topology text they stand for:
+ *   single:N          N hosts h0.. on one switch s0 (port i to host i)
+ *   leafspine:LxSxH   L leaves leaf0.. with H hosts each (h0.. in leaf
+ *                     order, leaf ports 0..H-1), S spines spine0.. (leaf
+ *                     port H + j to spine j, spine port i to leaf i)
+ *   fattree:K         the three-tier fat tree of K-port switches (K even):
+ *                     K pods of K/2 edge (edgeP.E) and K/2 aggregation
+ *                     (aggP.A) switches, (K/2)^2 cores (coreJ), K^3/4
+ *                     hosts; hosts of different pods are 5 switches apart
+ * Links get the default delay.  RIFL_ERR_CONFIG with a message for a bad
+ * name or size. */
+RIFL_API int rifl_topo_generate(const char *spec, rifl_topology **out, char *err,
+                                size_t errlen);
+/* Whether `spec` names a generator (starts "single:", "leafspine:" or
+ * "fattree:") rather than a file. */
+RIFL_API bool rifl_topo_is_generator(const char *spec);
+
 #ifdef __cplusplus
 }
 #endif
