@@ -170,6 +170,148 @@ static void t_shortest_and_disconnected(void)
     rifl_topo_free(t);
 }
 
+/* Walk a route's header through the topology by the forwarding rule: it
+ * must take the route's ports and arrive at host dst with no hop left. */
+static bool route_arrives(const rifl_topology *t, const rifl_topo_route *r, unsigned src,
+                          unsigned dst)
+{
+    rifl_l2_hdr h;
+    if (rifl_l2_hdr_make(&h, r->rel, r->hops) != RIFL_OK)
+        return false;
+    int u = t->nodes[src].peer[0];
+    unsigned in = t->nodes[src].peer_port[0];
+    for (unsigned k = 0; k < r->hops; k++) {
+        unsigned o;
+        const rifl_topo_node *sw = &t->nodes[u];
+        if (u != r->sw[k] || in != r->in_port[k] ||
+            rifl_l2_forward(sw->nports, in, &h, &o) != RIFL_L2_FWD_UNICAST ||
+            o != r->out_port[k])
+            return false;
+        rifl_l2_hdr_advance(&h, in, o);
+        in = sw->peer_port[o];
+        u = sw->peer[o];
+    }
+    return u == (int)dst && rifl_l2_remain_hops(&h) == 0;
+}
+
+static bool same_route(const rifl_topo_route *a, const rifl_topo_route *b)
+{
+    if (a->hops != b->hops)
+        return false;
+    for (unsigned k = 0; k < a->hops; k++)
+        if (a->sw[k] != b->sw[k] || a->in_port[k] != b->in_port[k] ||
+            a->out_port[k] != b->out_port[k] || a->rel[k] != b->rel[k])
+            return false;
+    return true;
+}
+
+static void t_generators(void)
+{
+    static const struct {
+        const char *spec;
+        unsigned hosts, switches, links;
+    } g[] = {
+        { "single:32", 32, 1, 32 },
+        { "leafspine:8x8x8", 64, 16, 64 + 64 },
+        { "leafspine:2x3x5", 10, 5, 10 + 6 },
+        { "fattree:4", 16, 20, 16 + 16 + 16 },
+        { "fattree:16", 1024, 320, 1024 + 1024 + 1024 },
+    };
+    for (size_t k = 0; k < sizeof g / sizeof g[0]; k++) {
+        rifl_topology *t = NULL;
+        char err[256] = "";
+        int rc = rifl_topo_generate(g[k].spec, &t, err, sizeof err);
+        CHECK_MSG(rc == RIFL_OK, "%s: %s", g[k].spec, err);
+        if (rc != RIFL_OK)
+            continue;
+        CHECK_EQ_U(t->nhosts, g[k].hosts);
+        CHECK_EQ_U(t->nswitches, g[k].switches);
+        CHECK_EQ_U(t->nlinks, g[k].links);
+        /* every switch port is used */
+        unsigned idle = 0;
+        for (unsigned i = 0; i < t->nnodes; i++)
+            for (unsigned p = 0; p < t->nodes[i].nports; p++)
+                idle += t->nodes[i].peer[p] < 0;
+        CHECK_MSG(idle == 0 || k == 1 || k == 2, "%s: %u idle ports", g[k].spec, idle);
+        CHECK(rifl_topo_is_generator(g[k].spec));
+        rifl_topo_free(t);
+    }
+    static const char *const bad[] = { "single:1", "single:300", "leafspine:1x2x3",
+                                       "leafspine:8x8", "leafspine:4x200x100", "fattree:5",
+                                       "fattree:24", "fattree:", "ring:4", "single:4x" };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        rifl_topology *t = NULL;
+        char err[256] = "";
+        CHECK_MSG(rifl_topo_generate(bad[k], &t, err, sizeof err) == RIFL_ERR_CONFIG && !t &&
+                      strstr(err, "use ") != NULL,
+                  "%s accepted or no advice: %s", bad[k], err);
+    }
+    CHECK(!rifl_topo_is_generator("topo.txt"));
+}
+
+/* Every shortest route, by topology: how many, how long, all distinct,
+ * each forwarding to its destination, the first the one route_hosts gives. */
+static void t_all_routes(void)
+{
+    static const struct {
+        const char *spec;
+        const char *src, *dst;
+        unsigned routes, hops;
+    } c[] = {
+        { "single:8", "h0", "h7", 1, 1 },
+        { "leafspine:8x8x8", "h0", "h1", 1, 1 },    /* same leaf */
+        { "leafspine:8x8x8", "h0", "h63", 8, 3 },   /* through any spine */
+        { "fattree:4", "h0", "h1", 1, 1 },          /* same edge */
+        { "fattree:4", "h0", "h2", 2, 3 },          /* same pod: two aggregations */
+        { "fattree:4", "h0", "h15", 4, 5 },         /* across pods: four cores */
+        { "fattree:8", "h0", "h127", 16, 5 },
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        rifl_topology *t = NULL;
+        char err[256];
+        REQUIRE(rifl_topo_generate(c[k].spec, &t, err, sizeof err) == RIFL_OK);
+        unsigned a = (unsigned)rifl_topo_find(t, c[k].src), b = (unsigned)rifl_topo_find(t, c[k].dst);
+        rifl_topo_route r[32], one;
+        unsigned n = 0;
+        CHECK_EQ_I(rifl_topo_routes_hosts(t, a, b, r, 32, &n, err, sizeof err), RIFL_OK);
+        CHECK_MSG(n == c[k].routes, "%s %s->%s: %u routes", c[k].spec, c[k].src, c[k].dst, n);
+        unsigned wrong = 0;
+        for (unsigned i = 0; i < n; i++) {
+            wrong += r[i].hops != c[k].hops || !route_arrives(t, &r[i], a, b);
+            for (unsigned j = 0; j < i; j++)
+                wrong += same_route(&r[i], &r[j]);
+        }
+        CHECK_MSG(wrong == 0, "%s %s->%s", c[k].spec, c[k].src, c[k].dst);
+        CHECK_EQ_I(rifl_topo_route_hosts(t, a, b, &one, err, sizeof err), RIFL_OK);
+        CHECK(n && same_route(&one, &r[0]));
+        /* fewer asked for: the first ones */
+        rifl_topo_route few[2];
+        unsigned m = 0;
+        CHECK_EQ_I(rifl_topo_routes_hosts(t, a, b, few, 2, &m, err, sizeof err), RIFL_OK);
+        CHECK_EQ_U(m, n < 2 ? n : 2);
+        CHECK(m == 0 || same_route(&few[0], &r[0]));
+        rifl_topo_free(t);
+    }
+}
+
+static void t_flow_paths(void)
+{
+    /* a flow keeps its path; flows spread over every path */
+    unsigned use[8] = { 0 }, moved = 0;
+    for (uint64_t f = 0; f < 8000; f++) {
+        unsigned p = rifl_topo_flow_path(3, 60, f, 8);
+        moved += p != rifl_topo_flow_path(3, 60, f, 8) || p >= 8;
+        use[p & 7]++;
+    }
+    CHECK_EQ_U(moved, 0);
+    for (unsigned p = 0; p < 8; p++)
+        CHECK_MSG(use[p] > 800 && use[p] < 1200, "path %u: %u of 8000 flows", p, use[p]);
+    CHECK_EQ_U(rifl_topo_flow_path(1, 2, 99, 1), 0);
+    CHECK_EQ_U(rifl_topo_flow_path(1, 2, 99, 0), 0);
+}
+
 TEST_MAIN({ "parse_ok", t_parse_ok }, { "parse_errors", t_parse_errors },
           { "chain_routes", t_chain_routes },
-          { "shortest_and_disconnected", t_shortest_and_disconnected })
+          { "shortest_and_disconnected", t_shortest_and_disconnected },
+          { "generators", t_generators }, { "all_routes", t_all_routes },
+          { "flow_paths", t_flow_paths })
