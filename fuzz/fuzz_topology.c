@@ -1,6 +1,8 @@
-/* Fuzz the topology parser and the route computation: any text either
- * parses or fails with a message; every route found must forward correctly
- * hop by hop and reverse to the route computed the other way. */
+/* Fuzz the topology parser, the generators and the route computation: any
+ * text either parses or fails with a message (as a generator's name too,
+ * when short); every route found must forward correctly hop by hop and
+ * reverse to the route computed the other way, and every shortest route
+ * listed must be as long and forward as well, the first the route found. */
 #include <stdint.h>
 #include <string.h>
 
@@ -8,8 +10,41 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A route's header walked through the topology by the forwarding rule. */
+static void walk(const rifl_topology *t, const rifl_topo_route *r)
+{
+    rifl_l2_hdr h;
+    if (rifl_l2_hdr_make(&h, r->rel, r->hops) != RIFL_OK)
+        __builtin_trap();
+    for (unsigned k = 0; k < r->hops; k++) {
+        unsigned o;
+        const rifl_topo_node *sw = &t->nodes[r->sw[k]];
+        if (rifl_l2_forward(sw->nports, r->in_port[k], &h, &o) != RIFL_L2_FWD_UNICAST ||
+            o != r->out_port[k] ||
+            (k + 1 < r->hops && (sw->peer[o] != r->sw[k + 1] ||
+                                 sw->peer_port[o] != r->in_port[k + 1])))
+            __builtin_trap();
+        rifl_l2_hdr_advance(&h, r->in_port[k], o);
+    }
+}
+
+static void generator(const uint8_t *data, size_t size)
+{
+    char spec[32];
+    memcpy(spec, data, size);
+    spec[size] = '\0';
+    rifl_topology *t = NULL;
+    char err[256] = "";
+    int rc = rifl_topo_generate(spec, &t, err, sizeof err);
+    if (rc == RIFL_OK ? (!t || !t->nhosts) : (t || !err[0]))
+        __builtin_trap();
+    rifl_topo_free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size < 24)
+        generator(data, size);
     rifl_topology *t = NULL;
     char err[256];
     err[0] = '\0';
@@ -51,6 +86,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             unsigned hops;
             if (rifl_l2_reverse_route(&h, back, &hops) != RIFL_OK || hops != r.hops)
                 __builtin_trap();
+            rifl_topo_route all[8];
+            unsigned n = 0;
+            if (rifl_topo_routes_hosts(t, hosts[a], hosts[b], all, 8, &n, err, sizeof err) !=
+                    RIFL_OK ||
+                n < 1 || all[0].hops != r.hops ||
+                memcmp(all[0].out_port, r.out_port, sizeof r.out_port))
+                __builtin_trap();
+            for (unsigned i = 0; i < n; i++) {
+                if (all[i].hops != r.hops)
+                    __builtin_trap();
+                walk(t, &all[i]);
+            }
         }
     rifl_topo_free(t);
     return 0;
