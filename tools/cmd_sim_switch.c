@@ -477,7 +477,8 @@ static int run(int argc, char **argv)
           "per-dest (a queue per destination) or fifo (one FIFO, blocks on a paused head)", 0, 0 },
         { "host-fifo-cells", CLI_UINT, &o.host_fifo_cells,
           "fifo hosts: cells buffered before the source stalls", 1, 65535 },
-        { "topology", CLI_STRING, &o.topology, "topology file (multi-switch mode; see docs/layer2.md)", 0, 0 },
+        { "topology", CLI_STRING, &o.topology, "topology file, or single:N, leafspine:LxSxH or "
+          "fattree:K (multi-switch mode; see docs/layer2.md)", 0, 0 },
         { "no-fabric-check", CLI_FLAG, &o.no_fabric_check,
           "skip the Batcher-Banyan collision check", 0, 0 },
         { "sweep", CLI_STRING, &o.sweep,
@@ -519,6 +520,14 @@ static void pretty_value(char *buf, size_t n, const char *key, const char *v)
 /* --topology: read and parse the topology file into *topo */
 static int load_topology(const struct cli_opt *table, const char *path, rifl_topology **topo)
 {
+    if (rifl_topo_is_generator(path)) {
+        char err[512];
+        if (rifl_topo_generate(path, topo, err, sizeof err) != RIFL_OK) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(table, "topology"), err);
+            return 2;
+        }
+        return 0;
+    }
     size_t len;
     char *text = cli_read_named(path, cli_where(table, "topology"), &len);
     if (!text)
