@@ -112,6 +112,18 @@ expect_err "no route" --topology "$tmp/split.topo"
   [ "$(val finished "$tmp/t.json")" = true ] && [ "$(val dropped "$tmp/t.json")" = 0 ] ||
   fail "topology run"
 
+# a generated topology: a leaf-spine and a fat tree run clean; bad names refused
+"$rifl" sim switch --topology leafspine:3x2x2 --bytes-per-pair 5KB --json > "$tmp/ls.json"
+[ "$(val switches "$tmp/ls.json")" = 5 ] && [ "$(val hosts "$tmp/ls.json")" = 6 ] &&
+  [ "$(val finished "$tmp/ls.json")" = true ] && [ "$(val dropped "$tmp/ls.json")" = 0 ] ||
+  fail "leaf-spine run"
+"$rifl" sim switch --topology fattree:4 --bytes-per-pair 2KB --json > "$tmp/ft.json"
+[ "$(val switches "$tmp/ft.json")" = 20 ] && [ "$(val hosts "$tmp/ft.json")" = 16 ] &&
+  [ "$(val finished "$tmp/ft.json")" = true ] && [ "$(val dropped "$tmp/ft.json")" = 0 ] ||
+  fail "fat-tree run"
+expect_err "K even" --topology fattree:5
+expect_err "use single:N" --topology single:x4
+
 # plot (gnuplot is a test dependency: scripts/install-deps.sh installs it)
 command -v gnuplot > /dev/null || fail "gnuplot is missing (scripts/install-deps.sh installs gnuplot-nox)"
 "$rifl" sim switch "${small[@]}" --csv --sweep "load=0.2:0.6:0.2" --plot "$tmp/p.png" \
