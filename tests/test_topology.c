@@ -294,6 +294,54 @@ static void t_all_routes(void)
     }
 }
 
+/* Every route leads where it was computed for, and the return route of a
+ * cell that took it leads back to its source; wrong routes lead nowhere. */
+static void t_follow(void)
+{
+    static const char *const specs[] = { "leafspine:4x3x3", "fattree:4" };
+    for (size_t s = 0; s < 2; s++) {
+        rifl_topology *t = NULL;
+        char err[256];
+        REQUIRE(rifl_topo_generate(specs[s], &t, err, sizeof err) == RIFL_OK);
+        unsigned wrong = 0, checked = 0;
+        for (unsigned a = 0; a < t->nnodes; a++)
+            for (unsigned b = 0; b < t->nnodes; b++) {
+                if (a == b || t->nodes[a].is_switch || t->nodes[b].is_switch)
+                    continue;
+                rifl_topo_route r[8];
+                unsigned n = 0;
+                if (rifl_topo_routes_hosts(t, a, b, r, 8, &n, err, sizeof err) != RIFL_OK) {
+                    wrong++;
+                    continue;
+                }
+                for (unsigned i = 0; i < n; i++) {
+                    wrong += rifl_topo_follow(t, a, r[i].rel, r[i].hops) != (int)b;
+                    /* the header as it arrives gives the way back */
+                    rifl_l2_hdr h;
+                    rifl_l2_hdr_make(&h, r[i].rel, r[i].hops);
+                    for (unsigned k = 0; k < r[i].hops; k++)
+                        rifl_l2_hdr_advance(&h, r[i].in_port[k], r[i].out_port[k]);
+                    uint8_t back[RIFL_L2_MAX_HOPS];
+                    unsigned hops;
+                    wrong += rifl_l2_reverse_route(&h, back, &hops) != RIFL_OK ||
+                             rifl_topo_follow(t, b, back, hops) != (int)a;
+                    checked++;
+                }
+            }
+        CHECK_EQ_U(wrong, 0);
+        CHECK(checked > 100);
+        /* one hop short ends at a switch; a port beyond the switch leads nowhere */
+        unsigned a = (unsigned)rifl_topo_find(t, "h0"), b = (unsigned)rifl_topo_find(t, "h8");
+        rifl_topo_route r;
+        REQUIRE(rifl_topo_route_hosts(t, a, b, &r, err, sizeof err) == RIFL_OK);
+        CHECK(r.hops > 1 && rifl_topo_follow(t, a, r.rel, r.hops - 1) == -1);
+        uint8_t far[RIFL_L2_MAX_HOPS] = { 250 };
+        CHECK_EQ_I(rifl_topo_follow(t, a, far, 1), -1);
+        CHECK_EQ_I(rifl_topo_follow(t, a, r.rel, 0), -1);
+        rifl_topo_free(t);
+    }
+}
+
 static void t_flow_paths(void)
 {
     /* a flow keeps its path; flows spread over every path */
@@ -314,4 +362,4 @@ TEST_MAIN({ "parse_ok", t_parse_ok }, { "parse_errors", t_parse_errors },
           { "chain_routes", t_chain_routes },
           { "shortest_and_disconnected", t_shortest_and_disconnected },
           { "generators", t_generators }, { "all_routes", t_all_routes },
-          { "flow_paths", t_flow_paths })
+          { "follow", t_follow }, { "flow_paths", t_flow_paths })

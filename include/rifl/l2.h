@@ -230,6 +230,14 @@ RIFL_API int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsign
 RIFL_API unsigned rifl_topo_flow_path(unsigned src, unsigned dst, uint64_t flow,
                                       unsigned paths);
 
+/* Where a route leads: the node index of the host a cell sent by host `from`
+ * with this route (`hops` relative ports) reaches, by the forwarding rule
+ * at every switch; -1 when it ends at a switch, runs into an unlinked port
+ * or leads back to `from`.  A receiver checks a cell's return route with it
+ * (rifl_l2_reverse_route gives the route). */
+RIFL_API int rifl_topo_follow(const rifl_topology *t, unsigned from, const uint8_t *route,
+                              unsigned hops);
+
 /* Topologies by name, as the topology text they stand for:
  *   single:N          N hosts h0.. on one switch s0 (port i to host i)
  *   leafspine:LxSxH   L leaves leaf0.. with H hosts each (h0.. in leaf

@@ -276,3 +276,30 @@ unsigned rifl_topo_flow_path(unsigned src, unsigned dst, uint64_t flow, unsigned
     z ^= z >> 31;
     return (unsigned)(z % paths);
 }
+
+/* ---- following a route ---------------------------------------------------------- */
+
+int rifl_topo_follow(const rifl_topology *t, unsigned from, const uint8_t *route, unsigned hops)
+{
+    if (!t || !route || from >= t->nnodes || t->nodes[from].is_switch || hops < 1 ||
+        hops > RIFL_L2_MAX_HOPS)
+        return -1;
+    rifl_l2_hdr h;
+    if (rifl_l2_hdr_make(&h, route, hops) != RIFL_OK)
+        return -1;
+    int u = t->nodes[from].peer[0];
+    unsigned in = t->nodes[from].peer_port[0];
+    for (unsigned k = 0; k < hops; k++) {
+        if (u < 0 || !t->nodes[u].is_switch)
+            return -1;
+        const rifl_topo_node *sw = &t->nodes[u];
+        unsigned o;
+        if (rifl_l2_forward(sw->nports, in, &h, &o) != RIFL_L2_FWD_UNICAST || sw->peer[o] < 0)
+            return -1;
+        rifl_l2_hdr_advance(&h, in, o);
+        in = sw->peer_port[o];
+        u = sw->peer[o];
+    }
+    /* the route must end at a host, with no hop left */
+    return u >= 0 && !t->nodes[u].is_switch && (unsigned)u != from ? u : -1;
+}
