@@ -43,8 +43,8 @@ sleep 0.6 # a state file written after both were up
 state a >"$TMP/a1.json" && state b >"$TMP/b1.json" || bad "status before the restart"
 
 # B dies and starts again: a new process, a new epoch
-kill -KILL "$PID_B"
-exec 3>&2 2>/dev/null; wait "$PID_B"; exec 2>&3 3>&- # (no "Killed" line)
+# (stderr off while the shell notices the kill: no "Killed" line)
+exec 3>&2 2>/dev/null; kill -KILL "$PID_B"; wait "$PID_B"; exec 2>&3 3>&-
 sleep 0.3
 start b "$PB" "$PA"; PID_B=$!
 PIDS="$PID_A $PID_B"
@@ -74,9 +74,9 @@ want(b2["epoch"] != b1["epoch"], "the restarted end has a new epoch")
 want(a2["epoch"] != a1["epoch"], "the surviving end took a new epoch (joint reset)")
 want(a2["resets"] == 1 and b2["resets"] == 0, "resets %d %d" % (a2["resets"], b2["resets"]))
 want(a2["datagrams_foreign"] > 0, "the new epoch was seen")
-print("epochs A %08x -> %08x, B %08x -> %08x; A resets %d, stale datagrams at A %d, at B %d" %
+print("epochs A %08x -> %08x, B %08x -> %08x; A resets %d, stale datagrams at A %d, at B %d; frames missing at B %d" %
       (a1["epoch"], a2["epoch"], b1["epoch"], b2["epoch"], a2["resets"],
-       a2["datagrams_stale"], b2["datagrams_stale"]))
+       a2["datagrams_stale"], b2["datagrams_stale"], b2["frames_missing"]))
 sys.exit(0 if ok else 1)
 PY
 grep -q "the peer restarted (new epoch" "$TMP/a.err" || bad "A's message: $(cat "$TMP/a.err")"
