@@ -9,6 +9,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rifl/frame.h"
@@ -89,6 +90,9 @@ static void t_bad_config(void)
     b.loss = 1.5;
     refused(&b, RIFL_ERR_CONFIG, "probability");
     b = c;
+    b.rx_every_slots = 65;
+    refused(&b, RIFL_ERR_CONFIG, "use 1 to 64");
+    b = c;
     b.local = "192.0.2.1:0"; /* an address this machine does not have */
     refused(&b, RIFL_ERR_IO, "cannot open");
     rifl_phy *p = NULL;
@@ -97,7 +101,10 @@ static void t_bad_config(void)
     CHECK_EQ_U(rifl_phy_udp_local_port(NULL), 0);
 }
 
-/* Two ends: end i's PHY sends to end 1-i's socket. */
+/* Two ends: end i's PHY sends to end 1-i's socket (reading it at every
+ * `ends_rx_every`-th exchange, 0: at each). */
+static unsigned ends_rx_every;
+
 struct ends {
     rifl_phy *phy[2];
     int spare;          /* a second descriptor of end 0's socket */
@@ -120,7 +127,8 @@ static bool make_ends(struct ends *e, unsigned fpd, double loss, double twice, u
         snprintf(remote, sizeof remote, "127.0.0.1:%u", e->port[1 - i]);
         rifl_phy_udp_config c = { .frame_bits = F, .fd = fd[i], .remote = remote,
                                   .frames_per_datagram = fpd, .epoch = 100u + (unsigned)i,
-                                  .loss = loss, .dup = twice, .seed = seed + (unsigned)i };
+                                  .loss = loss, .dup = twice, .seed = seed + (unsigned)i,
+                                  .rx_every_slots = ends_rx_every };
         char msg[256] = "";
         int rc = rifl_phy_udp_create(&c, &e->phy[i], msg, sizeof msg);
         CHECK_MSG(rc == RIFL_OK, "%s", msg);
@@ -417,7 +425,47 @@ static void t_rejoin(void)
     free_ends(&e);
 }
 
+/* rx_every_slots: the socket is read at every 4th exchange only (frames
+ * that came wait for it), and at once by rifl_phy_udp_poll; lanes across
+ * such ends still deliver every packet. */
+static void t_rx_every(void)
+{
+    ends_rx_every = 4;
+    struct ends e = { .spare = -1 };
+    bool made = make_ends(&e, 4, 0, 0, test_seed);
+    ends_rx_every = 0;
+    if (!made) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    const rifl_phy_udp_stats *sb = rifl_phy_udp_get_stats(b);
+    rifl_phy_frame in[16];
+    send_frames(e.spare, 100, 0);
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL); /* it is in b's socket */
+    unsigned got[4];
+    for (unsigned t = 0; t < 4; t++)
+        got[t] = rifl_phy_exchange(b, t, RIFL_PHY_NONE, in, 16);
+    CHECK_EQ_U(got[0] + got[1] + got[2], 0);
+    CHECK_EQ_U(got[3], 4);
+    send_frames(e.spare, 100, 4);
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, 8);
+    CHECK_EQ_U(rifl_phy_exchange(b, 4, RIFL_PHY_NONE, in, 16), 4);
+    free_ends(&e);
+    ends_rx_every = 8;
+    made = make_ends(&e, 16, 0, 0, test_seed);
+    ends_rx_every = 0;
+    if (made) {
+        uint64_t n = 0, replays = 0;
+        test_run_lanes(e.phy, F, 16, 20000, &n, &replays);
+        CHECK(n > 300);
+    }
+    free_ends(&e);
+}
+
 TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
           { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber },
-          { "rejoin", t_rejoin })
+          { "rejoin", t_rejoin }, { "rx_every", t_rx_every })
