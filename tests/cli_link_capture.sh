@@ -28,8 +28,11 @@ fields() { # fields PCAP K
         -e rifl.verify -e rifl.descrambled -e rifl.frame_bits 2>"$TMP/tshark.err"
 }
 
+# a lane rate of 0.25 Gbit/s: at it 11 frame-ID bits cover round trips up to
+# 7.7 ms, which the probes of a loaded machine can measure (4.1 ms seen with
+# the sanitizer build and the tests run in parallel; 1 Gbit/s covers 1.9)
 # the bench: every frame end A sent and got, checked against its counters
-"$RIFL" link bench --phy udp --bytes 300KB --requests 50 --pcap "$TMP/b.pcap" --json \
+"$RIFL" link bench --phy udp --rate-gbps 0.25 --bytes 300KB --requests 50 --pcap "$TMP/b.pcap" --json \
     >"$TMP/b.json" 2>"$TMP/b.err" || bad "bench with --pcap: exit $? $(cat "$TMP/b.err")"
 K=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fid_bits"])' "$TMP/b.json")
 fields "$TMP/b.pcap" "$K" >"$TMP/b.csv" || bad "tshark: $(cat "$TMP/tshark.err")"
@@ -72,10 +75,10 @@ print("bench: %d frames sent and %d received at A decoded; %d data sent, %d deli
       (len(sent), len(got), c[("data", "")], A["rx_delivered_data"]))
 sys.exit(0 if ok else 1)
 PY
-grep -q "^  capture: " <("$RIFL" link bench --phy udp --bytes 100KB --requests 0 --pcap "$TMP/t.pcap" \
+grep -q "^  capture: " <("$RIFL" link bench --phy udp --rate-gbps 0.25 --bytes 100KB --requests 0 --pcap "$TMP/t.pcap" \
     --pcap-frames 500 2>&1) || bad "the bench's text output names the capture"
 # bounded: the first N frames only
-"$RIFL" link bench --phy udp --bytes 300KB --requests 0 --pcap "$TMP/n.pcap" --pcap-frames 1000 \
+"$RIFL" link bench --phy udp --rate-gbps 0.25 --bytes 300KB --requests 0 --pcap "$TMP/n.pcap" --pcap-frames 1000 \
     --json >"$TMP/n.json" 2>&1 || bad "bench with --pcap-frames: exit $?"
 fields "$TMP/n.pcap" 11 >"$TMP/n.csv" || bad "tshark: $(cat "$TMP/tshark.err")"
 python3 - "$TMP/n.json" "$TMP/n.csv" <<'PY' || bad "--pcap-frames"
@@ -87,16 +90,32 @@ sys.exit(0 if n == 1000 == A["captured_frames"] and A["capture_skipped"] > 0 els
 PY
 
 # rifl link up: two ends on loopback for 2 s, A capturing
-read -r PA PB < <(python3 -c '
-import socket
-s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*(x.getsockname()[1] for x in s))')
+# two free UDP ports of 127.0.0.1 below the kernel's ephemeral range (so that
+# no socket bound to port 0 elsewhere, e.g. by a test running beside this
+# one, takes them between this check and the ends' start)
+read -r PA PB < <(python3 - $$ <<'PY'
+import random, socket, sys
+random.seed(int(sys.argv[1]))  # this script's process ID: tests beside it draw others
+lo, hi = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+pool = list(range(10000, lo)) if lo > 11000 else list(range(hi + 1, 65536))
+got = []
+for p in random.sample(pool, 200):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind(("127.0.0.1", p)); got.append(p)
+    except OSError:
+        pass
+    s.close()
+    if len(got) == 2: break
+print(*got)
+PY
+)
+[ -n "${PB:-}" ] || { echo "FAIL: no two free UDP ports on 127.0.0.1"; exit 1; }
 mkdir -p "$TMP/sa" "$TMP/sb"
-"$RIFL" link up --phy udp --local 127.0.0.1:"$PA" --remote 127.0.0.1:"$PB" --name c \
+"$RIFL" link up --phy udp --local 127.0.0.1:"$PA" --remote 127.0.0.1:"$PB" --name c --rate-gbps 0.25 \
     --state-dir "$TMP/sa" --quiet --duration-s 2 --pcap "$TMP/u.pcap" 2>"$TMP/ua.err" &
 PIDS="$!"
-"$RIFL" link up --phy udp --local 127.0.0.1:"$PB" --remote 127.0.0.1:"$PA" --name c \
+"$RIFL" link up --phy udp --local 127.0.0.1:"$PB" --remote 127.0.0.1:"$PA" --name c --rate-gbps 0.25 \
     --state-dir "$TMP/sb" --quiet --duration-s 3 2>"$TMP/ub.err" &
 PIDS="$PIDS $!"
 wait
@@ -120,7 +139,7 @@ sys.exit(0 if ok else 1)
 PY
 
 # bad uses are refused with a reason
-"$RIFL" link bench --phy udp --bytes 10KB --requests 0 --pcap "$TMP/none/x.pcap" >/dev/null 2>"$TMP/e1" &&
+"$RIFL" link bench --phy udp --rate-gbps 0.25 --bytes 10KB --requests 0 --pcap "$TMP/none/x.pcap" >/dev/null 2>"$TMP/e1" &&
     bad "unwritable capture path accepted by the bench"
 grep -q "cannot create the capture file" "$TMP/e1" || bad "bench message: $(cat "$TMP/e1")"
 "$RIFL" link up --phy udp --local 127.0.0.1:"$PA" --remote 127.0.0.1:"$PB" --name c2 \

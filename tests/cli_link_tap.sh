@@ -118,8 +118,8 @@ PY
 # B crashes (SIGKILL) and starts again: A resets jointly with it on new
 # epochs, and TCP runs across the link again (a new TAP device in B: its
 # address again, and A forgets the old device's MAC address)
-kill -KILL "$PID_B"
-exec 3>&2 2>/dev/null; wait "$PID_B"; exec 2>&3 3>&- # (no "Killed" line)
+# (stderr off while the shell notices the kill: no "Killed" line)
+exec 3>&2 2>/dev/null; kill -KILL "$PID_B"; wait "$PID_B"; exec 2>&3 3>&-
 start_b
 back=0
 for i in $(seq 1 200); do

@@ -2,12 +2,14 @@
  * datagram header read and written, refused settings, two lanes across two
  * real sockets with datagrams lost and duplicated delivering every packet
  * once and in order, and datagrams that come late, twice, from another
- * epoch or malformed dropped and counted. */
+ * epoch or malformed dropped and counted, and the rejoin after a restart
+ * of the peer. */
 #include "testlib.h"
 #include "phy_lanes.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rifl/frame.h"
@@ -88,6 +90,9 @@ static void t_bad_config(void)
     b.loss = 1.5;
     refused(&b, RIFL_ERR_CONFIG, "probability");
     b = c;
+    b.rx_every_slots = 65;
+    refused(&b, RIFL_ERR_CONFIG, "use 1 to 64");
+    b = c;
     b.local = "192.0.2.1:0"; /* an address this machine does not have */
     refused(&b, RIFL_ERR_IO, "cannot open");
     rifl_phy *p = NULL;
@@ -96,7 +101,10 @@ static void t_bad_config(void)
     CHECK_EQ_U(rifl_phy_udp_local_port(NULL), 0);
 }
 
-/* Two ends: end i's PHY sends to end 1-i's socket. */
+/* Two ends: end i's PHY sends to end 1-i's socket (reading it at every
+ * `ends_rx_every`-th exchange, 0: at each). */
+static unsigned ends_rx_every;
+
 struct ends {
     rifl_phy *phy[2];
     int spare;          /* a second descriptor of end 0's socket */
@@ -119,7 +127,8 @@ static bool make_ends(struct ends *e, unsigned fpd, double loss, double twice, u
         snprintf(remote, sizeof remote, "127.0.0.1:%u", e->port[1 - i]);
         rifl_phy_udp_config c = { .frame_bits = F, .fd = fd[i], .remote = remote,
                                   .frames_per_datagram = fpd, .epoch = 100u + (unsigned)i,
-                                  .loss = loss, .dup = twice, .seed = seed + (unsigned)i };
+                                  .loss = loss, .dup = twice, .seed = seed + (unsigned)i,
+                                  .rx_every_slots = ends_rx_every };
         char msg[256] = "";
         int rc = rifl_phy_udp_create(&c, &e->phy[i], msg, sizeof msg);
         CHECK_MSG(rc == RIFL_OK, "%s", msg);
@@ -297,6 +306,166 @@ static void t_probes_ber(void)
     refused(&c, RIFL_ERR_CONFIG, "bit error rate");
 }
 
+/* A probe datagram as a peer would send it: `kind` (1 asks, 2 answers),
+ * the sender's epoch, a token, its value, the epoch it knows for the
+ * receiver and its epoch before. */
+static void send_probe_dgram(int fd, unsigned kind, uint32_t epoch, uint64_t token,
+                             uint64_t value, uint32_t echo, uint32_t prev)
+{
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 16];
+    memset(d, 0, sizeof d);
+    d[0] = 'R';
+    d[1] = 'F';
+    d[2] = 1;
+    d[3] = 8; /* 256-bit frames */
+    d[6] = (uint8_t)kind;
+    for (int k = 0; k < 4; k++) {
+        d[8 + k] = (uint8_t)(epoch >> (24 - 8 * k));
+        d[28 + k] = (uint8_t)(echo >> (24 - 8 * k));
+        d[32 + k] = (uint8_t)(prev >> (24 - 8 * k));
+    }
+    for (int k = 0; k < 8; k++) {
+        d[12 + k] = (uint8_t)(token >> (56 - 8 * k));
+        d[20 + k] = (uint8_t)(value >> (56 - 8 * k));
+    }
+    REQUIRE(send(fd, d, sizeof d, 0) == (ssize_t)sizeof d);
+}
+
+/* 4 frames of `epoch` from `seq`, each filled with its sequence number. */
+static void send_frames(int fd, uint32_t epoch, uint64_t seq)
+{
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 4 * FB];
+    rifl_udp_header h = { F, 4, epoch, seq };
+    rifl_udp_header_write(&h, d);
+    for (unsigned k = 0; k < 4; k++)
+        memset(d + RIFL_UDP_HEADER_BYTES + k * FB, (int)(seq + k), FB);
+    REQUIRE(send(fd, d, sizeof d, 0) == (ssize_t)sizeof d);
+}
+
+/* A restart of the peer as the PHY sees it (docs/udp.md, "Epochs and
+ * restarts"): datagrams of a new epoch are dropped and the epoch noted;
+ * rifl_phy_udp_rejoin adopts it, retires the old one (its datagrams then
+ * stale), drops what was queued, starts sequence numbers from 0 and gives
+ * this end a new epoch, which its probes carry; a probe's value is taken
+ * only when it names this end's epoch. */
+static void t_rejoin(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *a = e.phy[0], *b = e.phy[1];
+    const rifl_phy_udp_stats *sa = rifl_phy_udp_get_stats(a), *sb = rifl_phy_udp_get_stats(b);
+    rifl_phy_frame in[16];
+    send_frames(e.spare, 100, 0);
+    unsigned n = 0;
+    for (unsigned t = 0; t < 20 && n < 4; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 16 - n);
+    CHECK_EQ_U(n, 4);
+    CHECK_EQ_U(sb->peer_epoch, 100);
+    CHECK_EQ_U(sb->epoch, 101);
+    /* frames 4..7 queued, not handed out; then the peer restarts: its
+     * probe (epoch 300, before it 100) and its frames are not taken */
+    send_frames(e.spare, 100, 4);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, 8);
+    send_probe_dgram(e.spare, 1, 300, 9, 0, 0, 100);
+    send_frames(e.spare, 300, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_foreign, 2);
+    CHECK_EQ_U(sb->peer_epoch_new, 300);
+    CHECK_EQ_U(sb->peer_epoch, 100);
+    CHECK_EQ_U(sb->probes_answered, 0);
+    /* the rejoin: epoch 300 adopted, this end's 555, nothing of before */
+    CHECK_EQ_I(rifl_phy_udp_rejoin(b, 555), RIFL_OK);
+    CHECK_EQ_U(sb->peer_epoch, 300);
+    CHECK_EQ_U(sb->peer_epoch_new, 0);
+    CHECK_EQ_U(sb->epoch, 555);
+    CHECK_EQ_U(sb->rejoins, 1);
+    CHECK_EQ_U(sb->rx_next, 0);
+    CHECK_EQ_U(rifl_phy_exchange(b, 100, RIFL_PHY_NONE, in, 16), 0);
+    /* old datagrams are stale; the new epoch's frames from 0 are taken */
+    send_frames(e.spare, 100, 8);
+    send_frames(e.spare, 300, 0);
+    n = 0;
+    for (unsigned t = 101; t < 120 && n < 4; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 16 - n);
+    CHECK_EQ_U(n, 4);
+    if (n == 4)
+        CHECK(((const uint8_t *)in[3].data)[0] == 3);
+    CHECK_EQ_U(sb->rx_stale, 1);
+    CHECK_EQ_U(sb->rx_next, 4);
+    CHECK_EQ_U(sb->rx_missing + sb->rx_erasures, 0);
+    /* a now plays the restarted peer: its epoch 300 (a rejoin with
+     * nothing new from b only takes the epoch given).  b's probes carry
+     * 555, which a fixes as b's, and a's answer names 555, so its value
+     * is b's to take */
+    CHECK_EQ_I(rifl_phy_udp_rejoin(a, 300), RIFL_OK);
+    CHECK_EQ_U(sa->epoch, 300);
+    CHECK_EQ_U(sa->peer_epoch, 0);
+    CHECK_EQ_I(rifl_phy_udp_set_probe_value(a, 42), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_udp_probe(b, 7), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_udp_poll(a), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sa->peer_epoch, 555);
+    CHECK_EQ_U(sa->probes_answered, 1);
+    CHECK_EQ_U(sb->probe_answers, 1);
+    CHECK_EQ_U(sb->peer_probe_value, 42);
+    /* a probe naming another epoch than b's is answered, its value not taken */
+    send_probe_dgram(e.spare, 1, 300, 10, 77, 999, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->probes_answered, 1);
+    CHECK_EQ_U(sb->peer_probe_value, 42);
+    send_probe_dgram(e.spare, 1, 300, 11, 78, 555, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->probes_answered, 2);
+    CHECK_EQ_U(sb->peer_probe_value, 78);
+    CHECK_EQ_I(rifl_phy_udp_rejoin(NULL, 1), RIFL_ERR_INVALID_ARG);
+    free_ends(&e);
+}
+
+/* rx_every_slots: the socket is read at every 4th exchange only (frames
+ * that came wait for it), and at once by rifl_phy_udp_poll; lanes across
+ * such ends still deliver every packet. */
+static void t_rx_every(void)
+{
+    ends_rx_every = 4;
+    struct ends e = { .spare = -1 };
+    bool made = make_ends(&e, 4, 0, 0, test_seed);
+    ends_rx_every = 0;
+    if (!made) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    const rifl_phy_udp_stats *sb = rifl_phy_udp_get_stats(b);
+    rifl_phy_frame in[16];
+    send_frames(e.spare, 100, 0);
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL); /* it is in b's socket */
+    unsigned got[4];
+    for (unsigned t = 0; t < 4; t++)
+        got[t] = rifl_phy_exchange(b, t, RIFL_PHY_NONE, in, 16);
+    CHECK_EQ_U(got[0] + got[1] + got[2], 0);
+    CHECK_EQ_U(got[3], 4);
+    send_frames(e.spare, 100, 4);
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, 8);
+    CHECK_EQ_U(rifl_phy_exchange(b, 4, RIFL_PHY_NONE, in, 16), 4);
+    free_ends(&e);
+    ends_rx_every = 8;
+    made = make_ends(&e, 16, 0, 0, test_seed);
+    ends_rx_every = 0;
+    if (made) {
+        uint64_t n = 0, replays = 0;
+        test_run_lanes(e.phy, F, 16, 20000, &n, &replays);
+        CHECK(n > 300);
+    }
+    free_ends(&e);
+}
+
 TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
-          { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber })
+          { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber },
+          { "rejoin", t_rejoin }, { "rx_every", t_rx_every })

@@ -272,6 +272,11 @@ typedef struct rifl_phy_udp_config {
                                    frames_per_datagram) */
     uint32_t epoch;             /* this end's link epoch, not 0 */
     unsigned rx_frames;         /* receive queue, frames (0: 4096) */
+    unsigned rx_every_slots;    /* read the socket at every this many
+                                   exchanges (0 or 1: at each; at most 64):
+                                   fewer system calls when slots are short,
+                                   frames wait up to that many slots more
+                                   (rifl_phy_udp_poll reads at once) */
     double loss;                /* drop each datagram sent with this
                                    probability (0 .. 1; tests) */
     double dup;                 /* send each datagram twice with this
@@ -405,6 +410,7 @@ typedef struct rifl_phy_eth_config {
     unsigned flush_slots;       /* as rifl_phy_udp_config */
     uint32_t epoch;             /* this end's link epoch, not 0 */
     unsigned rx_frames;         /* receive queue, frames (0: 4096) */
+    unsigned rx_every_slots;    /* as rifl_phy_udp_config */
     double loss, dup;           /* as rifl_phy_udp_config (tests) */
     uint64_t seed;
     double ber;

@@ -50,7 +50,9 @@ extern "C" {
 
 typedef struct rifl_udplink_config {
     rifl_phy_udp_config udp;   /* the PHY: frame width, socket, peer,
-                                  datagrams, epoch, injected faults */
+                                  datagrams, epoch, injected faults;
+                                  rx_every_slots 0: the driver reads the
+                                  socket about every 4 us while slots run */
     rifl_lane_config lane;     /* the lane; the driver sets its frame width
                                   (udp's), link, pipeline_frames and, when
                                   fid_bits is 0, fid_bits from the round

@@ -317,7 +317,10 @@ unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_
         (u->out_count && now >= u->out_first + u->cfg.flush_slots - 1))
         send_dgram(u);
     p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb;
-    receive(u);
+    if (++u->since_rx >= u->cfg.rx_every_slots) {
+        u->since_rx = 0;
+        receive(u);
+    }
     /* frames handed out stay valid until the next call: copied out of the
      * ring, which the next receive may refill */
     unsigned n = u->q_count < max ? u->q_count : max;
@@ -393,6 +396,8 @@ int dgram_check(rifl_phy_udp_config *cfg, char *msg, size_t msglen)
         c.flush_slots = c.frames_per_datagram;
     if (!c.rx_frames)
         c.rx_frames = 4096;
+    if (!c.rx_every_slots)
+        c.rx_every_slots = 1;
     if (rifl_frame_width_check(c.frame_bits) != RIFL_OK) {
         rifl_msg(msg, msglen, "frame width %u is not supported; use 64, 128, 256, 512, 1024 "
                  "or 2048", c.frame_bits);
@@ -401,6 +406,11 @@ int dgram_check(rifl_phy_udp_config *cfg, char *msg, size_t msglen)
     if (c.frames_per_datagram > RIFL_UDP_MAX_FRAMES) {
         rifl_msg(msg, msglen, "%u frames per datagram is too many; use 1 to %u",
                  c.frames_per_datagram, RIFL_UDP_MAX_FRAMES);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c.rx_every_slots > 64) {
+        rifl_msg(msg, msglen, "reading the socket every %u slots is too seldom; use 1 to 64",
+                 c.rx_every_slots);
         return RIFL_ERR_CONFIG;
     }
     if (c.flush_slots > (1u << 24) || c.rx_frames > (1u << 24)) {

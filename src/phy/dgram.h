@@ -59,6 +59,7 @@ struct dgram {
     uint8_t erasure[RIFL_FRAME_MAX_BYTES]; /* a frame that fails verification */
     bool erase;                   /* frames went missing: an erasure goes first */
     uint64_t gap;                 /* bits sent until the next bit error (ber) */
+    unsigned since_rx;            /* exchanges since the socket was read */
     uint64_t answers[DGRAM_PROBE_RING]; /* tokens of probe answers not taken yet */
     uint64_t probe_value;         /* the value our probes and answers carry */
     unsigned ans_head, ans_count;

@@ -197,8 +197,9 @@ int rifl_phy_eth_create(const rifl_phy_eth_config *cfg, rifl_phy **out, char *ms
     rifl_phy_udp_config c = { .frame_bits = cfg->frame_bits, .fd = -1,
                               .frames_per_datagram = cfg->frames_per_datagram,
                               .flush_slots = cfg->flush_slots, .epoch = cfg->epoch,
-                              .rx_frames = cfg->rx_frames, .loss = cfg->loss, .dup = cfg->dup,
-                              .seed = cfg->seed, .ber = cfg->ber };
+                              .rx_frames = cfg->rx_frames,
+                              .rx_every_slots = cfg->rx_every_slots, .loss = cfg->loss,
+                              .dup = cfg->dup, .seed = cfg->seed, .ber = cfg->ber };
     int rc = dgram_check(&c, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
