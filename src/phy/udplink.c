@@ -107,8 +107,9 @@ int rifl_udplink_size(const rifl_udplink_config *cfg, uint64_t rtt_ns, rifl_udpl
                      "use fewer frames per datagram", fpd, flush, 2048 - 32);
         else
             rifl_msg(msg, msglen, "a round trip of %.1f us is %.0f slots of %u bits at %g "
-                     "Gbit/s, more than the %.0f that 11 frame-ID bits (the most over UDP) "
-                     "cover with %u frames per datagram; lower the lane rate to %.3g Gbit/s or "
+                     "Gbit/s, more than the %.0f that 11 frame-ID bits (the most a link over "
+                     "UDP or raw Ethernet takes) cover with %u frames per datagram; lower the "
+                     "lane rate to %.3g Gbit/s or "
                      "less, use fewer frames per datagram, or a path with a shorter round trip",
                      rtt_ns / 1e3, rs, F, cfg->rate_gbps, budget, fpd,
                      floor(budget * F / (double)rtt_ns * 1000) / 1000);
@@ -123,8 +124,8 @@ int rifl_udplink_size(const rifl_udplink_config *cfg, uint64_t rtt_ns, rifl_udpl
     if (cfg->lane.fid_bits) {
         if (cfg->lane.fid_bits < s.fid_bits || cfg->lane.fid_bits > 11) {
             rifl_msg(msg, msglen, "%u frame-ID bits do not fit this link: its round trip of "
-                     "%u slots needs %u to 11 over UDP; give fid_bits 0 to size it from the "
-                     "round trip", cfg->lane.fid_bits, s.pipeline_frames, s.fid_bits);
+                     "%u slots needs %u to 11 over UDP or raw Ethernet; give fid_bits 0 to size "
+                     "it from the round trip", cfg->lane.fid_bits, s.pipeline_frames, s.fid_bits);
             return RIFL_ERR_CONFIG;
         }
         s.fid_bits = cfg->lane.fid_bits;
