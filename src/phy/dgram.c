@@ -3,6 +3,7 @@
  * frames to a datagram behind a header with the sender's link epoch and the
  * sequence number of the first frame.  The receiving side takes frames in
  * sequence order only.  The sockets are in udp.c and eth.c. */
+#define _GNU_SOURCE /* recvmmsg */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -585,4 +586,33 @@ int rifl_phy_udp_rejoin(rifl_phy *p, uint32_t epoch)
     u->st.peer_probe_value = 0;
     u->st.rejoins++;
     return RIFL_OK;
+}
+
+unsigned dgram_recv_batch(int fd, uint8_t *const *bufs, size_t cap, size_t *lens, unsigned n,
+                          void *names, unsigned name_size, unsigned *name_lens)
+{
+    struct mmsghdr m[DGRAM_RX_BATCH];
+    struct iovec v[DGRAM_RX_BATCH];
+    if (n > DGRAM_RX_BATCH)
+        n = DGRAM_RX_BATCH;
+    memset(m, 0, sizeof m);
+    for (unsigned i = 0; i < n; i++) {
+        v[i].iov_base = bufs[i];
+        v[i].iov_len = cap;
+        m[i].msg_hdr.msg_iov = &v[i];
+        m[i].msg_hdr.msg_iovlen = 1;
+        if (names) {
+            m[i].msg_hdr.msg_name = (char *)names + (size_t)i * name_size;
+            m[i].msg_hdr.msg_namelen = name_size;
+        }
+    }
+    int got = recvmmsg(fd, m, n, MSG_DONTWAIT, NULL);
+    if (got <= 0)
+        return 0;
+    for (int i = 0; i < got; i++) {
+        lens[i] = m[i].msg_len;
+        if (name_lens)
+            name_lens[i] = m[i].msg_hdr.msg_namelen;
+    }
+    return (unsigned)got;
 }

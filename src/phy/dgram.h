@@ -93,6 +93,13 @@ const struct dgram *dgram_cof(const rifl_phy *p);
  * size granted goes in st.rx_buffer_bytes. */
 #define DGRAM_SOCKET_BUFFER (4u << 20)
 void dgram_socket_buffers(struct dgram *d);
+
+/* One non-blocking recvmmsg of up to n (at most DGRAM_RX_BATCH) datagrams
+ * into bufs, cap bytes each; their sizes go in lens.  With `names`, sender
+ * i's address goes to names + i x name_size and its length to
+ * name_lens[i].  Returns how many were read. */
+unsigned dgram_recv_batch(int fd, uint8_t *const *bufs, size_t cap, size_t *lens, unsigned n,
+                          void *names, unsigned name_size, unsigned *name_lens);
 /* The length the header of a received datagram claims (DGRAM_PROBE_BYTES
  * for a probe), 0 when it has no readable header. */
 size_t dgram_claimed_bytes(const uint8_t *d, size_t len);

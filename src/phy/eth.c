@@ -50,32 +50,18 @@ static unsigned eth_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size
                          unsigned n)
 {
     struct eth *e = (struct eth *)u;
-    struct mmsghdr m[DGRAM_RX_BATCH];
-    struct iovec v[DGRAM_RX_BATCH];
     struct sockaddr_ll from[DGRAM_RX_BATCH];
-    if (n > DGRAM_RX_BATCH)
-        n = DGRAM_RX_BATCH;
-    memset(m, 0, sizeof m);
-    for (unsigned i = 0; i < n; i++) {
-        v[i].iov_base = bufs[i];
-        v[i].iov_len = cap;
-        m[i].msg_hdr.msg_iov = &v[i];
-        m[i].msg_hdr.msg_iovlen = 1;
-        m[i].msg_hdr.msg_name = &from[i];
-        m[i].msg_hdr.msg_namelen = sizeof from[i];
-    }
-    int got = recvmmsg(u->fd, m, n, MSG_DONTWAIT, NULL);
-    if (got <= 0)
-        return 0;
-    for (int i = 0; i < got; i++) {
+    unsigned from_len[DGRAM_RX_BATCH];
+    unsigned got = dgram_recv_batch(u->fd, bufs, cap, lens, n, from, sizeof from[0], from_len);
+    for (unsigned i = 0; i < got; i++) {
         const struct sockaddr_ll *a = &from[i];
-        size_t len = m[i].msg_len;
+        size_t len = lens[i];
         lens[i] = DGRAM_SKIP;
         if (a->sll_pkttype == PACKET_OUTGOING) {
             u->st.rx_own++;
             continue;
         }
-        if (m[i].msg_hdr.msg_namelen < sizeof *a || a->sll_pkttype != PACKET_HOST ||
+        if (from_len[i] < sizeof *a || a->sll_pkttype != PACKET_HOST ||
             a->sll_halen != 6 || memcmp(a->sll_addr, e->peer, 6) != 0) {
             u->st.rx_not_peer++;
             continue;
@@ -89,7 +75,7 @@ static unsigned eth_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size
         }
         lens[i] = len;
     }
-    return (unsigned)got;
+    return got;
 }
 
 static const dgram_io eth_io = { eth_send, eth_recv };

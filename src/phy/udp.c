@@ -24,23 +24,7 @@ static bool udp_send(struct dgram *u, const uint8_t *buf, size_t len)
 static unsigned udp_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size_t *lens,
                          unsigned n)
 {
-    struct mmsghdr m[DGRAM_RX_BATCH];
-    struct iovec v[DGRAM_RX_BATCH];
-    if (n > DGRAM_RX_BATCH)
-        n = DGRAM_RX_BATCH;
-    memset(m, 0, sizeof m);
-    for (unsigned i = 0; i < n; i++) {
-        v[i].iov_base = bufs[i];
-        v[i].iov_len = cap;
-        m[i].msg_hdr.msg_iov = &v[i];
-        m[i].msg_hdr.msg_iovlen = 1;
-    }
-    int got = recvmmsg(u->fd, m, n, MSG_DONTWAIT, NULL);
-    if (got <= 0)
-        return 0;
-    for (int i = 0; i < got; i++)
-        lens[i] = m[i].msg_len;
-    return (unsigned)got;
+    return dgram_recv_batch(u->fd, bufs, cap, lens, n, NULL, 0, NULL);
 }
 
 static const dgram_io udp_io = { udp_send, udp_recv };
