@@ -68,6 +68,9 @@ static void t_tables(void)
     c = rifl_udplink_counters(&n);
     check_table("udplink", c, n, sizeof(rifl_udplink_stats));
     check_values(c, n, sizeof(rifl_udplink_stats));
+    c = rifl_nic_counters(&n);
+    check_table("nic", c, n, sizeof(rifl_nic_stats));
+    check_values(c, n, sizeof(rifl_nic_stats));
     CHECK(rifl_lane_counters(NULL) != NULL);
 }
 

@@ -28,6 +28,7 @@
 /* Layer 2 and the switch */
 #include "rifl/l2.h"
 #include "rifl/switch.h"
+#include "rifl/nic.h"
 
 /* a port: lane, flow control, virtual lanes, Layer 2 endpoint */
 #include "rifl/port.h"

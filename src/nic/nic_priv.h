@@ -1,0 +1,60 @@
+/* The NIC's private state (rifl/nic.h). */
+#ifndef RIFL_NIC_PRIV_H
+#define RIFL_NIC_PRIV_H
+
+#include <stdint.h>
+
+#include "rifl/nic.h"
+
+struct rifl_nic_map {
+    const rifl_topology *topo;
+    unsigned hosts, paths;
+    unsigned *host_node;      /* [hosts] */
+    int *node_host;           /* [nodes]: host number or -1 */
+    rifl_nic_route *routes;   /* [src][dst][paths] */
+    uint8_t *count;           /* [src][dst] */
+};
+
+#define NIC_NONE UINT32_MAX
+
+/* A message posted and not yet sent. */
+struct nic_msg {
+    const uint8_t *data;
+    uint64_t tag, posted;
+    uint32_t len, cells, sent; /* bytes; cells; cells handed out */
+    uint32_t next;             /* next message of its destination, or NIC_NONE */
+    uint8_t path, voq;
+};
+
+/* A destination's queue. */
+struct nic_dst {
+    uint32_t head, tail;       /* messages, or NIC_NONE */
+    uint64_t head_since;       /* when the head cell became head */
+};
+
+/* A receive context: the message in progress from one source on one route. */
+struct nic_ctx {
+    uint8_t route[RIFL_L2_MAX_HOPS];
+    uint8_t hops;              /* 0: unused */
+    uint8_t proto;
+    bool in_msg;
+    uint64_t msg_len, got;
+};
+
+struct rifl_nic {
+    rifl_nic_config cfg;
+    const rifl_nic_map *map;
+    unsigned host, hosts, words;
+    struct nic_msg *msg;       /* [tx_messages] */
+    uint32_t free_msg;         /* free list through next */
+    unsigned queued;           /* messages queued */
+    uint64_t queued_cells;     /* cells still to send */
+    struct nic_dst *dst;       /* [hosts] */
+    uint64_t *ready;           /* [words]: destinations with a message */
+    unsigned rr;               /* next destination to look at first */
+    uint64_t paused[4];        /* first-hop VOQs paused */
+    struct nic_ctx *ctx;       /* [hosts][paths] */
+    rifl_nic_stats st;
+};
+
+#endif
