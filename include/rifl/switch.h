@@ -122,6 +122,11 @@ RIFL_API int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned
 /* A flow-control frame from downstream arrived on output `port`. */
 RIFL_API int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc);
 
+/* Hold output `port` (true) or let it go again: a held output is left out
+ * of scheduling, its cells wait in their VOQs.  For a caller whose output
+ * link cannot take a cell now (its lane's queue is full or paused). */
+RIFL_API int rifl_switch_hold_output(rifl_switch *sw, unsigned port, bool hold);
+
 /* Cells in VOQ (in, out). */
 RIFL_API unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out);
 /* Cells stored in the whole switch. */
@@ -144,6 +149,7 @@ typedef struct rifl_switch_stats {
     uint64_t fc_on_received;     /* from downstream */
     uint64_t fc_off_received;
     uint64_t fc_blocked_requests;/* VOQ heads held back by downstream flow control */
+    uint64_t held_outputs;       /* slots x outputs with cells left out while held */
     uint64_t max_voq_cells;      /* highest VOQ occupancy seen */
     uint64_t occupancy_sum;      /* sum over slots of cells held */
     uint64_t islip_matches_iter[4]; /* matches made in iterations 1, 2, 3, 4+ */

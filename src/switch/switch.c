@@ -73,6 +73,8 @@ struct rifl_switch {
     uint64_t *down_paused; /* [n][4] queues paused downstream */
     uint16_t *down_npaused;
     unsigned outputs_paused; /* outputs with any paused queue */
+    uint64_t *out_held;    /* [words] outputs the caller holds (link busy) */
+    unsigned outputs_held;
     uint16_t *rr;          /* SAFC tie-break pointer per output */
     int16_t *match, *dest, *at_out;
     unsigned iter_matches[RIFL_L2_MAX_PORTS];
@@ -171,6 +173,7 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->down_in);
     free(sw->down_paused);
     free(sw->down_npaused);
+    free(sw->out_held);
     free(sw->rr);
     free(sw->match);
     free(sw->dest);
@@ -215,6 +218,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->down_in = calloc(n, sizeof *sw->down_in);
     sw->down_paused = calloc((size_t)n * 4, sizeof(uint64_t));
     sw->down_npaused = calloc(n, sizeof *sw->down_npaused);
+    sw->out_held = calloc(sw->words, sizeof(uint64_t));
     sw->rr = calloc(n, sizeof *sw->rr);
     sw->match = calloc(n, sizeof *sw->match);
     sw->dest = calloc(n, sizeof *sw->dest);
@@ -222,7 +226,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     if (!sw->pool || !sw->link || !sw->voq || !sw->out_nq ||
         !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
-        !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
+        !sw->out_held || !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
         rifl_fabric_create(n, &sw->fabric)) {
         rifl_switch_free(sw);
@@ -431,6 +435,21 @@ int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc)
     return RIFL_OK;
 }
 
+int rifl_switch_hold_output(rifl_switch *sw, unsigned port, bool hold)
+{
+    if (!sw || port >= sw->n)
+        return RIFL_ERR_INVALID_ARG;
+    bool was = bs_get(sw->out_held, port);
+    if (hold && !was) {
+        bs_set(sw->out_held, port);
+        sw->outputs_held++;
+    } else if (!hold && was) {
+        bs_clr(sw->out_held, port);
+        sw->outputs_held--;
+    }
+    return RIFL_OK;
+}
+
 /* Is the head cell of VOQ (i, o) held back by downstream flow control? */
 static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 {
@@ -550,7 +569,18 @@ static const uint64_t *islip_requests(rifl_switch *sw)
 static int islip_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
 {
     uint64_t matched[BS_WORDS(RIFL_L2_MAX_PORTS)];
-    unsigned m = islip_run_on(sw->islip, islip_requests(sw), sw->out_busy, sw->match,
+    const uint64_t *outs = sw->out_busy;
+    uint64_t open[BS_WORDS(RIFL_L2_MAX_PORTS)];
+    if (sw->outputs_held) {
+        /* a held output grants nothing */
+        for (unsigned w = 0; w < sw->words; w++) {
+            open[w] = sw->out_busy[w] & ~sw->out_held[w];
+            sw->st.held_outputs += (uint64_t)__builtin_popcountll(sw->out_busy[w] &
+                                                                  sw->out_held[w]);
+        }
+        outs = open;
+    }
+    unsigned m = islip_run_on(sw->islip, islip_requests(sw), outs, sw->match,
                               sw->iter_matches, matched);
     for (unsigned it = 0; it < sw->cfg.iterations; it++)
         sw->st.islip_matches_iter[it < 3 ? it : 3] += sw->iter_matches[it];
@@ -600,6 +630,10 @@ static int safc_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
     const unsigned n = sw->n, W = sw->words;
     int switched = 0;
     for (unsigned o = 0; o < n; o++) {
+        if (sw->outputs_held && bs_get(sw->out_held, o)) {
+            sw->st.held_outputs += sw->out_nq[o] != 0;
+            continue;
+        }
         const uint64_t *req = sw->nonemptyT + (size_t)o * W;
         int best = -1;
         uint64_t best_t = UINT64_MAX;
