@@ -176,6 +176,13 @@ void json_counters(FILE *f, const struct rifl_counter *ct, size_t n, const void 
 
 /* Progress line on stderr, at most every 0.5 s, only when stderr is a
  * terminal or `force` is set.  Call cli_progress_done() at the end. */
+/* --topology: a generator (single:N, leafspine:LxSxH, fattree:K) or a
+ * topology file, into *topo; 0, or 2 after printing an error naming where
+ * the value came from (option `topology` of `table`). */
+struct rifl_topology;
+int cli_load_topology(const struct cli_opt *table, const char *path,
+                      struct rifl_topology **topo);
+
 void cli_progress(const char *what, double fraction, const char *extra, bool force);
 void cli_progress_done(bool force);
 

@@ -517,8 +517,7 @@ static void pretty_value(char *buf, size_t n, const char *key, const char *v)
         snprintf(buf, n, "%.60s=%.31s", key, v);
 }
 
-/* --topology: read and parse the topology file into *topo */
-static int load_topology(const struct cli_opt *table, const char *path, rifl_topology **topo)
+int cli_load_topology(const struct cli_opt *table, const char *path, rifl_topology **topo)
 {
     if (rifl_topo_is_generator(path)) {
         char err[512];
@@ -775,7 +774,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
                                     " (it shapes the output or the network, not a run)"))
         return 2;
     rifl_topology *topo = NULL;
-    if (o->topology && load_topology(table, o->topology, &topo)) {
+    if (o->topology && cli_load_topology(table, o->topology, &topo)) {
         cli_sweep_free(&sw);
         return 2;
     }

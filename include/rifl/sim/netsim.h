@@ -1,0 +1,160 @@
+/* rifl simulation: a rack of hosts and RIFL Layer 2 switches joined by real
+ * RIFL links (`rifl sim net`).
+ *
+ * Every link is a pair of lane engines (rifl/sim/pair.h), one per
+ * direction, with its own delay, rate and bit error rate: cells travel as
+ * link-layer packets, per-VOQ flow-control frames as extension frames, and
+ * both take frame slots and are replayed after errors.  Hosts have a NIC
+ * (rifl/nic.h); switches are rifl_switch engines stepped once per cell
+ * time, with a pipeline delay before each output link.  Error-free
+ * stretches go frame by reference (rifl_pair_ref_step: the same decisions
+ * and counts as frames by content).
+ *
+ * Time is the frame slot of the links (F bits at the link rate); switches
+ * and hosts act once per cell time (the frames one cell takes).  Traffic:
+ * each host makes trains of messages separated by geometric idle periods so
+ * that its offered load is `load` of its link's cell slots; a message
+ * enters its NIC when generated (the NIC's queue is the host's), and when
+ * the NIC has no room the source waits (closed loop, counted).
+ *
+ * Measured over a window after a warm-up: every cell of a message generated
+ * in the window is followed to its destination (the run goes on, traffic
+ * included, until they have all arrived), with its latency from the
+ * message's generation and from the moment it reached the head of its NIC
+ * queue, each hop's share, and every byte compared. */
+#ifndef RIFL_SIM_NETSIM_H
+#define RIFL_SIM_NETSIM_H
+
+#include "rifl/api.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rifl/error.h"
+#include "rifl/l2.h"
+#include "rifl/switch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rifl_net_fc {
+    RIFL_NET_FC_VOQ = 0,  /* per-VOQ ON/OFF (paper 004) over the lanes' own */
+    RIFL_NET_FC_LINK = 1  /* the lanes' ON/OFF only: an input whose next cell's
+                             VOQ is full stops reading its lane */
+} rifl_net_fc;
+
+typedef enum rifl_net_pattern {
+    RIFL_NET_UNIFORM = 0,     /* each train to a random other host */
+    RIFL_NET_PERMUTATION,     /* each host to one other, a random derangement */
+    RIFL_NET_INCAST,          /* hosts 1..incast to host 0; host 1 also sends
+                                 half its trains to host incast + 1 (the victim
+                                 flow); the others idle */
+    RIFL_NET_ALL_TO_ALL       /* each host's trains go to every other in turn */
+} rifl_net_pattern;
+
+typedef enum rifl_net_arrivals {
+    RIFL_NET_BERNOULLI = 0,   /* trains of one message */
+    RIFL_NET_BURSTY = 1       /* trains of a geometric number of messages with a
+                                 mean of burst_bytes, back to back */
+} rifl_net_arrivals;
+
+typedef struct rifl_net_config {
+    const rifl_topology *topo;
+    rifl_net_fc fc;
+    rifl_net_pattern pattern;
+    rifl_net_arrivals arrivals;
+    double load;              /* offered cells per cell slot per host, (0, 1] */
+    unsigned msg_min, msg_max;/* message bytes, uniform (equal: fixed), 1..1 MiB */
+    double burst_bytes;       /* bursty: mean bytes of a train */
+    unsigned incast;          /* incast senders */
+    double link_gbps;         /* every link's rate */
+    unsigned frame_bits;      /* F */
+    double cable_m, transceiver_ns; /* per link; 5 ns/m */
+    double switch_ns;         /* switch pipeline, input to output link */
+    double ber;               /* every link, both directions */
+    unsigned iterations;      /* iSLIP iterations (at most a switch's ports) */
+    unsigned voq_cells;       /* 0: the 1.5-round-trip rule */
+    unsigned max_paths;       /* routes per host pair, 1..64 */
+    unsigned nic_messages;    /* messages a NIC queues */
+    double warmup_ns, window_ns;
+    double drain_ns;          /* at most this long after the window for the
+                                 window's cells to arrive */
+    uint64_t seed;
+} rifl_net_config;
+
+/* single:32 at 10% load, Bernoulli, uniform, one-cell messages (252 bytes),
+ * per-VOQ flow control, 100 Gbit/s links with F = 256, 2 m cables and 80 ns
+ * transceivers, a switch pipeline that makes an unloaded one-switch path 17
+ * cell times, BER 0, iSLIP with 3 iterations, 8 paths, 10 us warm-up and 50
+ * us window.  `topo` must be set. */
+RIFL_API extern const rifl_net_config rifl_net_default_config;
+
+#define RIFL_NET_MAX_SEGMENTS (2 * RIFL_L2_MAX_HOPS + 3)
+
+typedef struct rifl_net_pct {
+    double p50, p99, p999, max, mean; /* ns */
+    uint64_t samples;
+} rifl_net_pct;
+
+/* One link direction. */
+typedef struct rifl_net_link {
+    char from[RIFL_TOPO_NAME_MAX + 4], to[RIFL_TOPO_NAME_MAX + 4]; /* node:port */
+    double utilisation;       /* cell bytes sent / link capacity, in the window */
+    uint64_t replays;         /* replay cycles */
+    uint64_t verify_fails;    /* frames failing verification */
+    uint64_t fc_frames;       /* per-VOQ and lane-level flow-control frames */
+} rifl_net_link;
+
+typedef struct rifl_net_result {
+    bool finished;            /* every cell of the window arrived */
+    unsigned hosts, switches, links;
+    double slot_ns, cell_ns;
+    unsigned cell_slots;      /* frame slots per cell */
+    uint64_t slots;           /* frame slots simulated */
+    double sim_ns;
+    rifl_net_pct latency, latency_head, mct;
+    /* per path length h (switches, 1..5): cells of the window that took
+     * such a path, and their mean ns per segment: [0] host queue
+     * (generation to the head of the NIC queue), [1] head of the queue to
+     * the link, then per switch the link into it and the switch itself
+     * (input to output link), and last the link to the destination:
+     * 2 h + 3 segments */
+    uint64_t path_cells[RIFL_L2_MAX_HOPS + 1];
+    double segment_ns[RIFL_L2_MAX_HOPS + 1][RIFL_NET_MAX_SEGMENTS];
+    /* totals (the window's cells, and whole-run drops) */
+    uint64_t generated_cells, delivered_cells, completed_messages;
+    uint64_t dropped;         /* cells dropped anywhere in the run */
+    uint64_t lost;            /* cells of the window dropped */
+    uint64_t undelivered;     /* cells of the window still on their way at the end */
+    uint64_t corrupt;         /* cells delivered with wrong bytes, source or place */
+    uint64_t replays, fc_frames, max_voq_cells;
+    uint64_t source_stalls;   /* cell slots a source waited for its NIC */
+    uint64_t verify_fails;
+    double throughput_gbps_mean, throughput_gbps_min, throughput_gbps_max; /* per host */
+    double offered_gbps;      /* per host, payload */
+    double victim_gbps;       /* incast: the victim flow's delivered payload rate */
+    uint64_t victim_cells;
+    rifl_net_link *link;      /* [2 * links]: each link both ways */
+} rifl_net_result;
+
+typedef struct rifl_net rifl_net;
+
+RIFL_API int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err,
+                             size_t errlen);
+RIFL_API void rifl_net_free(rifl_net *n);
+/* Run up to `slots` more frame slots; 1 when finished (window over and its
+ * cells delivered, or the drain limit reached), 0 otherwise, a negative
+ * error when the simulation found itself inconsistent. */
+RIFL_API int rifl_net_run(rifl_net *n, uint64_t slots);
+/* Fraction of the run done, for progress. */
+RIFL_API double rifl_net_progress(const rifl_net *n);
+/* The result (its link array owned by the caller: rifl_net_result_free). */
+RIFL_API int rifl_net_result_get(const rifl_net *n, rifl_net_result *r);
+RIFL_API void rifl_net_result_free(rifl_net_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1085 @@
+/* A rack over real RIFL links: NICs, switches and a lane pair per link,
+ * driven one frame slot at a time (rifl/sim/netsim.h). */
+#include "rifl/sim/netsim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/frame.h"
+#include "rifl/lane.h"
+#include "rifl/nic.h"
+#include "rifl/rng.h"
+#include "rifl/sim/latency.h"
+#include "rifl/sim/pair.h"
+
+const rifl_net_config rifl_net_default_config = {
+    .topo = NULL,
+    .fc = RIFL_NET_FC_VOQ,
+    .pattern = RIFL_NET_UNIFORM,
+    .arrivals = RIFL_NET_BERNOULLI,
+    .load = 0.1,
+    .msg_min = 252,
+    .msg_max = 252,
+    .burst_bytes = 1024,
+    .incast = 8,
+    .link_gbps = 100.0,
+    .frame_bits = 256,
+    .cable_m = 2.0,
+    .transceiver_ns = 80.0,
+    .switch_ns = 160.0,
+    .ber = 0.0,
+    .iterations = 3,
+    .voq_cells = 0,
+    .max_paths = 8,
+    .nic_messages = 1024,
+    .warmup_ns = 10000.0,
+    .window_ns = 50000.0,
+    .drain_ns = 1000000.0,
+    .seed = 1,
+};
+
+#define MSG_CAP (1u << 20)   /* largest message */
+#define NONE UINT32_MAX
+
+/* A cell in the network, from the NIC to its destination. */
+struct rec {
+    uint64_t gen, head, sent;
+    uint64_t in[RIFL_L2_MAX_HOPS], out[RIFL_L2_MAX_HOPS];
+    uint32_t msg, next;
+    uint32_t index;
+    uint8_t payload[RIFL_L2_CELL_PAYLOAD];
+};
+
+struct msg {
+    uint64_t gen;
+    uint32_t src, dst, len, cells, arrived, next;
+    uint32_t shift;          /* its bytes: pattern + shift */
+    bool measured;
+};
+
+/* Tags of the cells in flight on one link direction, in order (the lane
+ * delivers packets in order, exactly once). */
+struct tagq {
+    uint32_t *v;
+    unsigned head, len, mask;
+};
+
+/* One end of a link. */
+struct end {
+    bool is_switch;
+    unsigned idx, port;       /* host number, or switch and port */
+    uint8_t buf[RIFL_L2_CELL_BYTES]; /* a cell being read */
+    unsigned have;
+    bool full;                /* a whole cell waits here (switch input, FC_LINK) */
+    uint32_t rec;             /* its record */
+};
+
+struct link {
+    rifl_pair *pair;
+    struct end end[2];
+    struct tagq q[2];         /* [i]: from lane i to lane 1 - i */
+    bool by_ref;
+    uint64_t room;
+    uint64_t bytes0[2];       /* lane tx_bytes at the window's start */
+    uint64_t fc_frames[2];    /* per-VOQ frames sent by end i */
+};
+
+struct pend_fc {
+    rifl_l2_fc fc;
+    bool valid;
+};
+
+struct sw {
+    rifl_switch *sw;
+    unsigned n;
+    unsigned *link, *side;    /* per port */
+    rifl_cell *out, *pipe;    /* pipe: [pipe_len][n] */
+    uint8_t *outv, *pipev, *fcv;
+    rifl_l2_fc *fc;
+    struct pend_fc *pend;     /* [n][PEND] FC frames the lane refused */
+    unsigned *npend;
+    unsigned *in_pipe;        /* per output */
+};
+#define PEND 8
+
+struct host {
+    rifl_nic *nic;
+    unsigned link, side;
+    rifl_rng rng;
+    uint64_t next_cell;       /* cell slot of the next message */
+    uint64_t train_left;      /* messages still to come in this train */
+    unsigned train_dst, a2a;
+    uint32_t waiting;         /* a message the NIC refused, or NONE */
+    uint64_t flow;
+    uint64_t rx_bytes;        /* payload delivered here in the window */
+};
+
+struct rifl_net {
+    rifl_net_config cfg;
+    rifl_nic_map *map;
+    unsigned H, S, L, link_count;
+    struct host *host;
+    struct sw *sw;
+    struct link *link;
+    unsigned C, pipe_len, pipe_pos;
+    uint64_t t, warm, win_end, limit;
+    double slot_ns;
+    struct rec *rec;
+    uint32_t nrec, free_rec;
+    struct msg *msg;
+    uint32_t nmsg, free_msg;
+    uint8_t *pattern;         /* 2 * MSG_CAP bytes */
+    unsigned *perm;
+    rifl_geo idle, train;
+    double mean_cells, mean_bytes;
+    rifl_rng rng;
+    rifl_hist lat, head, mct;
+    double seg_sum[RIFL_L2_MAX_HOPS + 1][RIFL_NET_MAX_SEGMENTS];
+    uint64_t seg_n[RIFL_L2_MAX_HOPS + 1][RIFL_NET_MAX_SEGMENTS];
+    uint64_t gen_cells, deliv_cells, done_msgs, outstanding;
+    uint64_t corrupt, stalls, inconsistent, nic_drops, lost, victim_bytes, victim_cells;
+    bool window_open, window_done, finished;
+};
+
+/* ---- pools -------------------------------------------------------------------- */
+
+static uint32_t rec_new(rifl_net *n)
+{
+    if (n->free_rec == NONE) {
+        uint32_t old = n->nrec, grow = old ? old : 4096;
+        struct rec *r = realloc(n->rec, (size_t)(old + grow) * sizeof *r);
+        if (!r)
+            return NONE;
+        n->rec = r;
+        for (uint32_t i = old; i < old + grow; i++)
+            r[i].next = i + 1 < old + grow ? i + 1 : NONE;
+        n->free_rec = old;
+        n->nrec = old + grow;
+    }
+    uint32_t i = n->free_rec;
+    n->free_rec = n->rec[i].next;
+    return i;
+}
+
+static void rec_free(rifl_net *n, uint32_t i)
+{
+    n->rec[i].next = n->free_rec;
+    n->free_rec = i;
+}
+
+static uint32_t msg_new(rifl_net *n)
+{
+    if (n->free_msg == NONE) {
+        uint32_t old = n->nmsg, grow = old ? old : 4096;
+        struct msg *m = realloc(n->msg, (size_t)(old + grow) * sizeof *m);
+        if (!m)
+            return NONE;
+        n->msg = m;
+        for (uint32_t i = old; i < old + grow; i++)
+            m[i].next = i + 1 < old + grow ? i + 1 : NONE;
+        n->free_msg = old;
+        n->nmsg = old + grow;
+    }
+    uint32_t i = n->free_msg;
+    n->free_msg = n->msg[i].next;
+    return i;
+}
+
+static bool tag_push(struct tagq *q, uint32_t v)
+{
+    if (q->len > q->mask)
+        return false;
+    q->v[(q->head + q->len++) & q->mask] = v;
+    return true;
+}
+
+static uint32_t tag_pop(struct tagq *q)
+{
+    if (!q->len)
+        return NONE;
+    uint32_t v = q->v[q->head];
+    q->head = (q->head + 1) & q->mask;
+    q->len--;
+    return v;
+}
+
+/* ---- set-up ------------------------------------------------------------------- */
+
+void rifl_net_free(rifl_net *n)
+{
+    if (!n)
+        return;
+    for (unsigned h = 0; n->host && h < n->H; h++)
+        rifl_nic_free(n->host[h].nic);
+    for (unsigned s = 0; n->sw && s < n->S; s++) {
+        struct sw *w = &n->sw[s];
+        rifl_switch_free(w->sw);
+        free(w->link); free(w->side); free(w->out); free(w->pipe); free(w->outv);
+        free(w->pipev); free(w->fcv); free(w->fc); free(w->pend); free(w->npend);
+        free(w->in_pipe);
+    }
+    for (unsigned l = 0; n->link && l < n->L; l++) {
+        rifl_pair_free(n->link[l].pair);
+        free(n->link[l].q[0].v);
+        free(n->link[l].q[1].v);
+    }
+    free(n->host); free(n->sw); free(n->link); free(n->rec); free(n->msg);
+    free(n->pattern); free(n->perm);
+    rifl_hist_free(&n->lat);
+    rifl_hist_free(&n->head);
+    rifl_hist_free(&n->mct);
+    rifl_nic_map_free(n->map);
+    free(n);
+}
+
+static int check(const rifl_net_config *c, char *err, size_t errlen)
+{
+    if (!c->topo) {
+        rifl_msg(err, errlen, "no topology: give one (a file or single:N, leafspine:LxSxH, "
+                              "fattree:K)");
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->load > 0 && c->load <= 1)) {
+        rifl_msg(err, errlen, "load = %g: give the offered load as a fraction in (0, 1]",
+                 c->load);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->msg_min < 1 || c->msg_max < c->msg_min || c->msg_max > MSG_CAP) {
+        rifl_msg(err, errlen, "message sizes %u..%u: give 1 <= min <= max <= %u bytes",
+                 c->msg_min, c->msg_max, MSG_CAP);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->link_gbps >= 1 && c->link_gbps <= 10000)) {
+        rifl_msg(err, errlen, "link rate %g Gbit/s: give 1 to 10000", c->link_gbps);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->ber >= 0 && c->ber < 1e-3)) {
+        rifl_msg(err, errlen, "BER %g: give 0 to 1e-3 (exclusive)", c->ber);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->cable_m >= 0 && c->cable_m <= 1000) ||
+        !(c->transceiver_ns >= 0 && c->transceiver_ns <= 10000) ||
+        !(c->switch_ns >= 0 && c->switch_ns <= 100000)) {
+        rifl_msg(err, errlen, "cable %g m, transceiver %g ns, switch %g ns: give 0..1000 m, "
+                              "0..10000 ns and 0..100000 ns",
+                 c->cable_m, c->transceiver_ns, c->switch_ns);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->warmup_ns >= 0) || !(c->window_ns > 0) || !(c->drain_ns >= 0) ||
+        c->warmup_ns + c->window_ns + c->drain_ns > 1e12) {
+        rifl_msg(err, errlen, "warm-up %g ns, window %g ns, drain %g ns: give a window > 0 "
+                              "and at most 1000 s in all",
+                 c->warmup_ns, c->window_ns, c->drain_ns);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->arrivals == RIFL_NET_BURSTY && !(c->burst_bytes >= 1)) {
+        rifl_msg(err, errlen, "burst %g bytes: give a mean burst of 1 byte or more",
+                 c->burst_bytes);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->pattern == RIFL_NET_INCAST && (c->incast < 1 || c->incast + 2 > c->topo->nhosts)) {
+        rifl_msg(err, errlen, "incast %u: give 1 to %u senders (hosts 1..N send to host 0, "
+                              "host N+1 receives the victim flow)",
+                 c->incast, c->topo->nhosts >= 3 ? c->topo->nhosts - 2 : 0);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK) {
+        rifl_msg(err, errlen, "unknown flow control: use voq or link");
+        return RIFL_ERR_CONFIG;
+    }
+    return RIFL_OK;
+}
+
+static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
+{
+    double sc = 0, sb = 0, k = (double)c->msg_max - c->msg_min + 1;
+    for (uint64_t b = c->msg_min; b <= c->msg_max; b++) {
+        sc += (double)rifl_l2_msg_cells(b);
+        sb += (double)b;
+    }
+    *cells = sc / k;
+    *bytes = sb / k;
+}
+
+static int make_links(rifl_net *n, const rifl_lane_config *lc, unsigned qcap, char *err,
+                      size_t errlen)
+{
+    const rifl_topology *t = n->cfg.topo;
+    unsigned l = 0;
+    int *sw_of = calloc(t->nnodes, sizeof *sw_of);
+    if (!sw_of)
+        return RIFL_ERR_NOMEM;
+    unsigned s = 0;
+    for (unsigned v = 0; v < t->nnodes; v++)
+        sw_of[v] = t->nodes[v].is_switch ? (int)s++ : -1;
+    int rc = RIFL_OK;
+    for (unsigned v = 0; v < t->nnodes && rc == RIFL_OK; v++) {
+        const rifl_topo_node *a = &t->nodes[v];
+        for (unsigned p = 0; p < a->nports && rc == RIFL_OK; p++) {
+            int u = a->peer[p];
+            if (u < 0 || (unsigned)u < v || ((unsigned)u == v && a->peer_port[p] < p))
+                continue;
+            struct link *k = &n->link[l];
+            rifl_pair_config pc = { .lane = *lc };
+            pc.ber[0] = pc.ber[1] = n->cfg.ber;
+            pc.seed[0] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 1;
+            pc.seed[1] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 2;
+            rc = rifl_pair_create(&pc, &k->pair, err, errlen);
+            if (rc != RIFL_OK)
+                break;
+            unsigned nodes[2] = { v, (unsigned)u }, ports[2] = { p, a->peer_port[p] };
+            for (int i = 0; i < 2; i++) {
+                struct end *e = &k->end[i];
+                const rifl_topo_node *x = &t->nodes[nodes[i]];
+                e->is_switch = x->is_switch;
+                e->port = ports[i];
+                e->rec = NONE;
+                if (x->is_switch) {
+                    e->idx = (unsigned)sw_of[nodes[i]];
+                    n->sw[e->idx].link[ports[i]] = l;
+                    n->sw[e->idx].side[ports[i]] = (unsigned)i;
+                } else {
+                    e->idx = (unsigned)rifl_nic_map_host_of(n->map, nodes[i]);
+                    n->host[e->idx].link = l;
+                    n->host[e->idx].side = (unsigned)i;
+                }
+                k->q[i].mask = qcap - 1;
+                k->q[i].v = malloc(qcap * sizeof(uint32_t));
+                if (!k->q[i].v)
+                    rc = RIFL_ERR_NOMEM;
+            }
+            l++;
+        }
+    }
+    /* a switch output leading to another switch obeys its flow control */
+    for (unsigned k = 0; k < l && rc == RIFL_OK; k++)
+        for (int i = 0; i < 2; i++) {
+            struct end *a = &n->link[k].end[i], *b = &n->link[k].end[1 - i];
+            if (a->is_switch && b->is_switch)
+                rifl_switch_set_downstream(n->sw[a->idx].sw, a->port, n->sw[b->idx].n, b->port);
+        }
+    n->link_count = l;
+    free(sw_of);
+    return rc;
+}
+
+int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_t errlen)
+{
+    if (!cfg || !out)
+        return rifl_null_arg(err, errlen, "rifl_net_create", !cfg ? "cfg" : "out");
+    *out = NULL;
+    int rc = check(cfg, err, errlen);
+    if (rc != RIFL_OK)
+        return rc;
+    rifl_net *n = calloc(1, sizeof *n);
+    if (!n)
+        return RIFL_ERR_NOMEM;
+    n->cfg = *cfg;
+    const rifl_topology *t = cfg->topo;
+    n->free_rec = n->free_msg = NONE;
+    rc = rifl_nic_map_create(t, cfg->max_paths, &n->map, err, errlen);
+    if (rc != RIFL_OK)
+        goto fail;
+    n->H = t->nhosts;
+    n->S = t->nswitches;
+    n->L = t->nlinks;
+    if (t->nlinks * 2 != (unsigned)0 && n->S == 0) {
+        rifl_msg(err, errlen, "the topology has no switch: hosts reach each other through "
+                              "switches");
+        rc = RIFL_ERR_CONFIG;
+        goto fail;
+    }
+    /* lanes */
+    rifl_lane_config lc = rifl_lane_default_config;
+    lc.frame_bits = cfg->frame_bits;
+    lc.link.lane_rate_gbps = cfg->link_gbps;
+    lc.link.cable_m = cfg->cable_m;
+    lc.link.ns_per_m = 5.0;
+    lc.link.transceiver_ns = cfg->transceiver_ns;
+    unsigned K = rifl_lane_min_fid_bits(&lc.link, lc.frame_bits, lc.pipeline_frames);
+    if (K > 12) {
+        rifl_msg(err, errlen, "links of %g m at %g Gbit/s are too long for any frame-ID width "
+                              "(K would be %u > 12): shorten the cables or lower the rate",
+                 cfg->cable_m, cfg->link_gbps, K);
+        rc = RIFL_ERR_CONFIG;
+        goto fail;
+    }
+    lc.fid_bits = K < 8 ? 8 : K;
+    unsigned pb = rifl_payload_bytes(lc.frame_bits);
+    n->C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
+    n->slot_ns = cfg->frame_bits / cfg->link_gbps;
+    double cell_ns = n->C * n->slot_ns;
+    n->pipe_len = (unsigned)llround(cfg->switch_ns / cell_ns);
+    if (n->pipe_len < 1)
+        n->pipe_len = 1;
+    lc.tx_queue_frames = (n->pipe_len + 4) * n->C;
+    unsigned D = rifl_link_delay_frames(&lc.link, lc.frame_bits);
+    /* cells that can still arrive at a VOQ once it asked for a pause: those
+     * on the wire both ways, those queued upstream (a switch's pipeline and
+     * its lane's queue), and a cell time of reading on each side */
+    unsigned rtt = (2 * D + 2 * lc.pipeline_frames + n->C - 1) / n->C + n->pipe_len + 4 + 2;
+    rifl_switch_config sc = rifl_switch_default_config;
+    sc.rtt_slots = rtt;
+    sc.voq_cells = cfg->voq_cells ? cfg->voq_cells : rifl_switch_min_voq_cells(rtt);
+    sc.flow_control = cfg->fc == RIFL_NET_FC_VOQ;
+    sc.check_fabric = false;
+    /* tags in flight one way: a sender's queue, the wire, a replay's worth
+     * and the receiver's buffer, in cells, with room to spare */
+    unsigned rxbuf = lc.rx_buffer_frames ? lc.rx_buffer_frames : 2u << lc.fid_bits;
+    unsigned qneed = (lc.tx_queue_frames + D + (1u << lc.fid_bits) + rxbuf) / n->C + 16;
+    unsigned qcap = 1;
+    while (qcap < qneed)
+        qcap <<= 1;
+    n->host = calloc(n->H, sizeof *n->host);
+    n->sw = calloc(n->S, sizeof *n->sw);
+    n->link = calloc(n->L, sizeof *n->link);
+    n->pattern = malloc(2 * (size_t)MSG_CAP);
+    n->perm = calloc(n->H, sizeof *n->perm);
+    if (!n->host || !n->sw || !n->link || !n->pattern || !n->perm) {
+        rc = RIFL_ERR_NOMEM;
+        goto fail;
+    }
+    rifl_rng_seed(&n->rng, cfg->seed);
+    for (size_t i = 0; i < 2 * (size_t)MSG_CAP; i += 8) {
+        uint64_t x = rifl_rng_next(&n->rng);
+        memcpy(n->pattern + i, &x, 8);
+    }
+    unsigned s = 0;
+    for (unsigned v = 0; v < t->nnodes; v++) {
+        if (!t->nodes[v].is_switch)
+            continue;
+        struct sw *w = &n->sw[s++];
+        w->n = sc.nports = t->nodes[v].nports;
+        sc.iterations = cfg->iterations < w->n ? cfg->iterations : w->n;
+        rc = rifl_switch_create(&sc, &w->sw, err, errlen);
+        if (rc != RIFL_OK)
+            goto fail;
+        size_t np = w->n;
+        w->link = calloc(np, sizeof *w->link);
+        w->side = calloc(np, sizeof *w->side);
+        w->out = calloc(np, sizeof *w->out);
+        w->pipe = calloc(np * n->pipe_len, sizeof *w->pipe);
+        w->outv = calloc(np, 1);
+        w->pipev = calloc(np * n->pipe_len, 1);
+        w->fcv = calloc(np, 1);
+        w->fc = calloc(np, sizeof *w->fc);
+        w->pend = calloc(np * PEND, sizeof *w->pend);
+        w->npend = calloc(np, sizeof *w->npend);
+        w->in_pipe = calloc(np, sizeof *w->in_pipe);
+        if (!w->link || !w->side || !w->out || !w->pipe || !w->outv || !w->pipev || !w->fcv ||
+            !w->fc || !w->pend || !w->npend || !w->in_pipe) {
+            rc = RIFL_ERR_NOMEM;
+            goto fail;
+        }
+        for (unsigned p = 0; p < w->n; p++)
+            w->link[p] = UINT32_MAX;
+    }
+    rifl_nic_config nc = rifl_nic_default_config;
+    nc.tx_messages = cfg->nic_messages;
+    for (unsigned h = 0; h < n->H; h++) {
+        struct host *x = &n->host[h];
+        rc = rifl_nic_create(&nc, n->map, h, &x->nic, err, errlen);
+        if (rc != RIFL_OK)
+            goto fail;
+        rifl_rng_seed(&x->rng, cfg->seed * 1000003u + h + 7);
+        x->waiting = NONE;
+        x->link = UINT32_MAX;
+    }
+    rc = make_links(n, &lc, qcap, err, errlen);
+    if (rc == RIFL_OK && n->link_count != n->L) {
+        rifl_msg(err, errlen, "the topology counts %u links, %u were found", n->L,
+                 n->link_count);
+        rc = RIFL_ERR_CONFIG;
+    }
+    if (rc != RIFL_OK)
+        goto fail;
+    /* a switch port left unlinked is held: nothing can leave by it */
+    for (unsigned k = 0; k < n->S; k++)
+        for (unsigned p = 0; p < n->sw[k].n; p++)
+            if (n->sw[k].link[p] == UINT32_MAX)
+                rifl_switch_hold_output(n->sw[k].sw, p, true);
+    for (unsigned h = 0; h < n->H; h++)
+        if (n->host[h].link == UINT32_MAX) {
+            rifl_msg(err, errlen, "host %s has no link",
+                     t->nodes[rifl_nic_map_node(n->map, h)].name);
+            rc = RIFL_ERR_CONFIG;
+            goto fail;
+        }
+    /* traffic */
+    mean_sizes(cfg, &n->mean_cells, &n->mean_bytes);
+    double train_msgs = 1;
+    if (cfg->arrivals == RIFL_NET_BURSTY) {
+        train_msgs = cfg->burst_bytes / n->mean_bytes;
+        if (train_msgs < 1)
+            train_msgs = 1;
+        /* a train: 1 + a geometric number of further messages */
+        rifl_geo_init(&n->train, 1.0 / train_msgs);
+    }
+    double idle = train_msgs * n->mean_cells * (1 - cfg->load) / cfg->load;
+    rifl_geo_init(&n->idle, 1.0 / (1.0 + idle));
+    /* a derangement for the permutation pattern */
+    for (unsigned h = 0; h < n->H; h++)
+        n->perm[h] = h;
+    for (;;) {
+        for (unsigned h = n->H - 1; h > 0; h--) {
+            unsigned j = (unsigned)rifl_rng_below(&n->rng, h + 1), tmp = n->perm[h];
+            n->perm[h] = n->perm[j];
+            n->perm[j] = tmp;
+        }
+        unsigned fixed = 0;
+        for (unsigned h = 0; h < n->H; h++)
+            fixed += n->perm[h] == h;
+        if (!fixed)
+            break;
+    }
+    if ((rc = rifl_hist_init(&n->lat)) || (rc = rifl_hist_init(&n->head)) ||
+        (rc = rifl_hist_init(&n->mct)))
+        goto fail;
+    n->warm = (uint64_t)ceil(cfg->warmup_ns / n->slot_ns);
+    n->win_end = n->warm + (uint64_t)ceil(cfg->window_ns / n->slot_ns);
+    n->limit = n->win_end + (uint64_t)ceil(cfg->drain_ns / n->slot_ns);
+    for (unsigned h = 0; h < n->H; h++)
+        n->host[h].next_cell = rifl_geo_draw(&n->idle, &n->host[h].rng);
+    *out = n;
+    return RIFL_OK;
+fail:
+    rifl_net_free(n);
+    return rc;
+}
+
+/* ---- traffic ---------------------------------------------------------------------- */
+
+static bool sends(const rifl_net *n, unsigned h)
+{
+    if (n->cfg.pattern == RIFL_NET_INCAST)
+        return h >= 1 && h <= n->cfg.incast;
+    return true;
+}
+
+static unsigned pick_dst(rifl_net *n, unsigned h)
+{
+    struct host *x = &n->host[h];
+    switch (n->cfg.pattern) {
+    case RIFL_NET_PERMUTATION:
+        return n->perm[h];
+    case RIFL_NET_INCAST:
+        if (h == 1 && rifl_rng_below(&x->rng, 2))
+            return n->cfg.incast + 1;
+        return 0;
+    case RIFL_NET_ALL_TO_ALL:
+        x->a2a = (x->a2a + 1) % (n->H - 1);
+        return (h + 1 + x->a2a) % n->H;
+    default: {
+        unsigned d = (unsigned)rifl_rng_below(&x->rng, n->H - 1);
+        return d >= h ? d + 1 : d;
+    }
+    }
+}
+
+/* Host h's message of cell slot `c`, made and posted (or left waiting). */
+static int generate(rifl_net *n, unsigned h, uint64_t c)
+{
+    struct host *x = &n->host[h];
+    if (x->waiting == NONE) {
+        if (!sends(n, h) || x->next_cell > c)
+            return RIFL_OK;
+        if (!x->train_left) {
+            x->train_dst = pick_dst(n, h);
+            x->train_left = 1;
+            if (n->cfg.arrivals == RIFL_NET_BURSTY)
+                x->train_left += rifl_geo_draw(&n->train, &x->rng);
+        }
+        uint32_t len = n->cfg.msg_min == n->cfg.msg_max
+                           ? n->cfg.msg_min
+                           : (uint32_t)rifl_rng_range(&x->rng, n->cfg.msg_min, n->cfg.msg_max);
+        uint32_t i = msg_new(n);
+        if (i == NONE)
+            return RIFL_ERR_NOMEM;
+        struct msg *m = &n->msg[i];
+        m->gen = x->next_cell * n->C;
+        m->src = h;
+        m->dst = x->train_dst;
+        m->len = len;
+        m->cells = (uint32_t)rifl_l2_msg_cells(len);
+        m->arrived = 0;
+        m->shift = (uint32_t)(rifl_rng_next(&x->rng) % MSG_CAP);
+        m->measured = m->gen >= n->warm && m->gen < n->win_end;
+        if (m->measured) {
+            n->gen_cells += m->cells;
+            n->outstanding++;
+        }
+        x->waiting = i;
+        /* the next message: back to back in a train, else after an idle gap */
+        x->next_cell += m->cells;
+        if (--x->train_left == 0)
+            x->next_cell += rifl_geo_draw(&n->idle, &x->rng);
+    }
+    struct msg *m = &n->msg[x->waiting];
+    int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len,
+                           x->waiting, m->gen);
+    if (rc == RIFL_ERR_AGAIN) {
+        n->stalls++;
+        return RIFL_OK;
+    }
+    if (rc != RIFL_OK)
+        return rc;
+    x->flow++;
+    x->waiting = NONE;
+    return RIFL_OK;
+}
+
+/* ---- one cell time at the hosts and switches ---------------------------------- */
+
+static inline rifl_lane *lane_of(rifl_net *n, unsigned l, unsigned side)
+{
+    return n->link[l].pair->lane[side];
+}
+
+/* Read what has arrived of the next cell at end `e` of link l (received by
+ * lane `side`): true when a whole cell is in e->buf (its record popped). */
+static bool read_cell(rifl_net *n, unsigned l, unsigned side, struct end *e)
+{
+    rifl_lane *ln = lane_of(n, l, side);
+    for (;;) {
+        size_t got = 0;
+        int eop = 0;
+        if (rifl_lane_read(ln, e->buf + e->have, sizeof e->buf - e->have, &got, &eop) !=
+            RIFL_OK)
+            return false;
+        e->have += (unsigned)got;
+        if (eop) {
+            bool whole = e->have == RIFL_L2_CELL_BYTES;
+            e->have = 0;
+            e->rec = tag_pop(&n->link[l].q[1 - side]);
+            if (!whole || e->rec == NONE) {
+                n->inconsistent++;
+                continue;
+            }
+            return true;
+        }
+        if (e->have == sizeof e->buf) {
+            n->inconsistent++; /* longer than a cell */
+            e->have = 0;
+        }
+    }
+}
+
+static void read_fc_switch(rifl_net *n, struct sw *w, unsigned p)
+{
+    rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
+    uint8_t code, data[32];
+    size_t len;
+    while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
+        rifl_l2_fc fc;
+        if (code != RIFL_L2_FC_CODE || rifl_l2_fc_unpack(data, len, &fc) != RIFL_OK) {
+            n->inconsistent++;
+            continue;
+        }
+        rifl_switch_fc_receive(w->sw, p, &fc);
+    }
+}
+
+static void deliver(rifl_net *n, unsigned h, struct end *e)
+{
+    struct host *x = &n->host[h];
+    struct rec *r = &n->rec[e->rec];
+    struct msg *m = &n->msg[r->msg];
+    rifl_nic_rx rx;
+    int rc = rifl_nic_receive(x->nic, n->t, e->buf, RIFL_L2_CELL_BYTES, &rx);
+    if (rc != RIFL_OK) {
+        /* counted by the NIC; the cell's message never completes */
+        n->nic_drops++;
+        n->lost += m->measured;
+        rec_free(n, e->rec);
+        e->rec = NONE;
+        return;
+    }
+    uint64_t expect_off = r->index == 0 ? 0 : (uint64_t)r->index * 256 - 4;
+    if (rx.src != m->src || h != m->dst || rx.offset != expect_off || rx.msg_len != m->len ||
+        memcmp(rx.data, n->pattern + m->shift + rx.offset, rx.len) != 0)
+        n->corrupt++;
+    uint64_t now = n->t;
+    if (now >= n->warm && now < n->win_end) {
+        x->rx_bytes += rx.len;
+        if (m->src == 1 && n->cfg.pattern == RIFL_NET_INCAST && h == n->cfg.incast + 1) {
+            n->victim_bytes += rx.len;
+            n->victim_cells++;
+        }
+    }
+    if (m->measured) {
+        n->deliv_cells++;
+        rifl_hist_add(&n->lat, now - r->gen);
+        rifl_hist_add(&n->head, now - r->head);
+        /* segments: host queue, NIC to link, then link and switch per hop */
+        rifl_l2_hdr hd;
+        memcpy(hd.b, e->buf, RIFL_L2_HDR_BYTES);
+        unsigned hops = rifl_l2_total_hops(&hd);
+        if (hops > RIFL_L2_MAX_HOPS)
+            hops = RIFL_L2_MAX_HOPS;
+        double *s = n->seg_sum[hops];
+        uint64_t *c = n->seg_n[hops];
+        s[0] += (double)(r->head - r->gen);
+        s[1] += (double)(r->sent - r->head);
+        uint64_t prev = r->sent;
+        unsigned k = 2;
+        for (unsigned j = 0; j < hops; j++) {
+            s[k++] += (double)(r->in[j] - prev);
+            s[k++] += (double)(r->out[j] - r->in[j]);
+            prev = r->out[j];
+        }
+        s[k++] += (double)(now - prev);
+        for (unsigned j = 0; j < k; j++)
+            c[j]++;
+    }
+    if (++m->arrived == m->cells) {
+        if (m->measured) {
+            n->done_msgs++;
+            n->outstanding--;
+            rifl_hist_add(&n->mct, now - m->gen);
+        }
+        m->next = n->free_msg;
+        n->free_msg = r->msg;
+    }
+    rec_free(n, e->rec);
+    e->rec = NONE;
+}
+
+static int host_cell_time(rifl_net *n, unsigned h)
+{
+    struct host *x = &n->host[h];
+    struct link *k = &n->link[x->link];
+    struct end *e = &k->end[x->side];
+    rifl_lane *ln = k->pair->lane[x->side];
+    /* flow control from the switch */
+    uint8_t code, data[32];
+    size_t len;
+    while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
+        rifl_l2_fc fc;
+        if (code != RIFL_L2_FC_CODE || rifl_l2_fc_unpack(data, len, &fc) != RIFL_OK) {
+            n->inconsistent++;
+            continue;
+        }
+        rifl_nic_fc(x->nic, &fc);
+    }
+    /* arrivals */
+    while (read_cell(n, x->link, x->side, e))
+        deliver(n, h, e);
+    /* the source, then the NIC: one cell in the lane's queue behind the one
+     * going out keeps the link busy */
+    int rc = generate(n, h, n->t / n->C);
+    if (rc != RIFL_OK)
+        return rc;
+    if (rifl_lane_tx_backlog(ln) < n->C) {
+        uint8_t cell[RIFL_L2_CELL_BYTES];
+        rifl_nic_tx tx;
+        if (rifl_nic_next_cell(x->nic, n->t, cell, &tx) == 1) {
+            uint32_t ri = rec_new(n);
+            if (ri == NONE)
+                return RIFL_ERR_NOMEM;
+            struct rec *r = &n->rec[ri];
+            struct msg *m = &n->msg[tx.tag];
+            r->gen = m->gen;
+            r->head = tx.head;
+            r->sent = n->t;
+            r->msg = (uint32_t)tx.tag;
+            r->index = tx.index;
+            if (rifl_lane_send(ln, cell, sizeof cell) != RIFL_OK ||
+                !tag_push(&k->q[x->side], ri))
+                n->inconsistent++;
+        }
+    }
+    return RIFL_OK;
+}
+
+static void switch_cell_time(rifl_net *n, unsigned s)
+{
+    struct sw *w = &n->sw[s];
+    uint64_t cslot = n->t / n->C;
+    /* inputs: flow control from downstream, then at most one cell each */
+    for (unsigned p = 0; p < w->n; p++) {
+        if (w->link[p] == UINT32_MAX)
+            continue;
+        read_fc_switch(n, w, p);
+        struct end *e = &n->link[w->link[p]].end[w->side[p]];
+        if (!e->full) {
+            if (!read_cell(n, w->link[p], w->side[p], e))
+                continue;
+            e->full = true;
+        }
+        rifl_cell c;
+        memset(&c, 0, sizeof c);
+        memcpy(c.hdr.b, e->buf, RIFL_L2_HDR_BYTES);
+        if (n->cfg.fc == RIFL_NET_FC_LINK) {
+            unsigned o;
+            if (rifl_l2_forward(w->n, p, &c.hdr, &o) == RIFL_L2_FWD_UNICAST &&
+                rifl_switch_voq_len(w->sw, p, o) >= rifl_switch_get_config(w->sw)->voq_cells)
+                continue; /* its VOQ is full: the lane holds the rest */
+        }
+        struct rec *r = &n->rec[e->rec];
+        memcpy(r->payload, e->buf + RIFL_L2_HDR_BYTES, RIFL_L2_CELL_PAYLOAD);
+        unsigned hop = rifl_l2_total_hops(&c.hdr) - rifl_l2_remain_hops(&c.hdr);
+        if (hop < RIFL_L2_MAX_HOPS)
+            r->in[hop] = n->t;
+        c.stamp = e->rec;
+        int v = rifl_switch_input(w->sw, p, &c, cslot);
+        if (v != RIFL_SW_STORED) {
+            /* dropped and counted by the switch */
+            n->lost += n->msg[r->msg].measured;
+            rec_free(n, e->rec);
+        }
+        e->full = false;
+        e->rec = NONE;
+    }
+    /* outputs whose lane cannot take one more cell are held */
+    for (unsigned o = 0; o < w->n; o++) {
+        if (w->link[o] == UINT32_MAX)
+            continue;
+        size_t space = rifl_lane_send_space(lane_of(n, w->link[o], w->side[o]));
+        bool hold = space < (size_t)(w->in_pipe[o] + 1) * RIFL_L2_CELL_BYTES;
+        rifl_switch_hold_output(w->sw, o, hold);
+    }
+    rifl_switch_step(w->sw, cslot, w->out, w->outv, w->fc, w->fcv);
+    /* the pipeline: cells switched now leave pipe_len cell times later */
+    unsigned slot_in = n->pipe_pos; /* emptied below, refilled after */
+    rifl_cell *row_in = w->pipe + (size_t)slot_in * w->n;
+    uint8_t *vin = w->pipev + (size_t)slot_in * w->n;
+    rifl_cell *row = w->pipe + (size_t)n->pipe_pos * w->n;
+    uint8_t *vrow = w->pipev + (size_t)n->pipe_pos * w->n;
+    for (unsigned o = 0; o < w->n; o++) {
+        if (!vrow[o])
+            continue;
+        vrow[o] = 0;
+        w->in_pipe[o]--;
+        unsigned l = w->link[o], side = w->side[o];
+        uint32_t ri = (uint32_t)row[o].stamp;
+        struct rec *r = &n->rec[ri];
+        uint8_t cell[RIFL_L2_CELL_BYTES];
+        memcpy(cell, row[o].hdr.b, RIFL_L2_HDR_BYTES);
+        memcpy(cell + RIFL_L2_HDR_BYTES, r->payload, RIFL_L2_CELL_PAYLOAD);
+        unsigned hop = rifl_l2_total_hops(&row[o].hdr) - rifl_l2_remain_hops(&row[o].hdr) - 1;
+        if (hop < RIFL_L2_MAX_HOPS)
+            r->out[hop] = n->t;
+        if (rifl_lane_send(lane_of(n, l, side), cell, sizeof cell) != RIFL_OK ||
+            !tag_push(&n->link[l].q[side], ri))
+            n->inconsistent++;
+    }
+    for (unsigned o = 0; o < w->n; o++)
+        if (w->outv[o]) {
+            row_in[o] = w->out[o];
+            vin[o] = 1;
+            w->in_pipe[o]++;
+        }
+    /* per-VOQ flow-control frames upstream, those refused before first */
+    for (unsigned p = 0; p < w->n; p++) {
+        if (w->link[p] == UINT32_MAX)
+            continue;
+        struct pend_fc *q = w->pend + (size_t)p * PEND;
+        if (w->fcv[p]) {
+            if (w->npend[p] == PEND)
+                n->inconsistent++;
+            else
+                q[w->npend[p]++] = (struct pend_fc){ w->fc[p], true };
+        }
+        rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
+        unsigned sent = 0;
+        while (sent < w->npend[p]) {
+            uint8_t data[3];
+            rifl_l2_fc_pack(&q[sent].fc, data);
+            if (rifl_lane_send_ext(ln, RIFL_L2_FC_CODE, data, sizeof data) != RIFL_OK)
+                break;
+            n->link[w->link[p]].fc_frames[w->side[p]]++;
+            sent++;
+        }
+        if (sent) {
+            memmove(q, q + sent, (w->npend[p] - sent) * sizeof *q);
+            w->npend[p] -= sent;
+        }
+    }
+}
+
+/* ---- the links ----------------------------------------------------------------- */
+
+static void step_link(struct link *k)
+{
+    if (!k->by_ref) {
+        uint64_t room = rifl_pair_ref_room(k->pair);
+        if (room > 1 && rifl_pair_ref_begin(k->pair) == RIFL_OK) {
+            k->by_ref = true;
+            k->room = room;
+        }
+    }
+    if (k->by_ref) {
+        rifl_pair_ref_step(k->pair);
+        if (--k->room == 0) {
+            rifl_pair_ref_end(k->pair);
+            k->by_ref = false;
+        }
+    } else {
+        rifl_pair_step(k->pair, NULL);
+    }
+}
+
+static void window_start(rifl_net *n)
+{
+    for (unsigned l = 0; l < n->L; l++)
+        for (int i = 0; i < 2; i++)
+            n->link[l].bytes0[i] = rifl_lane_get_stats(n->link[l].pair->lane[i])->tx_bytes;
+}
+
+int rifl_net_run(rifl_net *n, uint64_t slots)
+{
+    if (!n)
+        return RIFL_ERR_INVALID_ARG;
+    for (uint64_t k = 0; k < slots && !n->finished; k++) {
+        if (n->t == n->warm)
+            window_start(n);
+        if (n->t % n->C == 0) {
+            for (unsigned h = 0; h < n->H; h++) {
+                int rc = host_cell_time(n, h);
+                if (rc != RIFL_OK)
+                    return rc;
+            }
+            for (unsigned s = 0; s < n->S; s++)
+                switch_cell_time(n, s);
+            n->pipe_pos = n->pipe_pos + 1 == n->pipe_len ? 0 : n->pipe_pos + 1;
+        }
+        for (unsigned l = 0; l < n->L; l++)
+            step_link(&n->link[l]);
+        n->t++;
+        if (n->t == n->win_end)
+            n->window_done = true;
+        if ((n->window_done && n->outstanding == 0) || n->t >= n->limit)
+            n->finished = true;
+    }
+    if (n->inconsistent)
+        return RIFL_ERR_STATE;
+    return n->finished ? 1 : 0;
+}
+
+double rifl_net_progress(const rifl_net *n)
+{
+    if (!n || n->finished)
+        return 1.0;
+    double f = (double)n->t / (double)(n->win_end ? n->win_end : 1);
+    return f < 0.99 ? f : 0.99;
+}
+
+/* ---- results ------------------------------------------------------------------- */
+
+static rifl_net_pct pct(const rifl_hist *h, double ns)
+{
+    rifl_net_pct p = { 0 };
+    p.samples = h->n;
+    if (!h->n)
+        return p;
+    p.p50 = (double)rifl_hist_quantile(h, 0.5) * ns;
+    p.p99 = (double)rifl_hist_quantile(h, 0.99) * ns;
+    p.p999 = (double)rifl_hist_quantile(h, 0.999) * ns;
+    p.max = (double)h->max * ns;
+    p.mean = rifl_hist_avg(h) * ns;
+    return p;
+}
+
+static void end_name(const rifl_net *n, const struct end *e, char *out, size_t cap)
+{
+    const rifl_topology *t = n->cfg.topo;
+    if (e->is_switch) {
+        unsigned s = 0;
+        for (unsigned v = 0; v < t->nnodes; v++)
+            if (t->nodes[v].is_switch && s++ == e->idx) {
+                snprintf(out, cap, "%s:%u", t->nodes[v].name, e->port);
+                return;
+            }
+    }
+    snprintf(out, cap, "%s", t->nodes[rifl_nic_map_node(n->map, e->idx)].name);
+}
+
+int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
+{
+    if (!n || !r)
+        return RIFL_ERR_INVALID_ARG;
+    memset(r, 0, sizeof *r);
+    r->finished = n->window_done && n->outstanding == 0;
+    r->hosts = n->H;
+    r->switches = n->S;
+    r->links = n->L;
+    r->slot_ns = n->slot_ns;
+    r->cell_slots = n->C;
+    r->cell_ns = n->C * n->slot_ns;
+    r->slots = n->t;
+    r->sim_ns = (double)n->t * n->slot_ns;
+    r->latency = pct(&n->lat, n->slot_ns);
+    r->latency_head = pct(&n->head, n->slot_ns);
+    r->mct = pct(&n->mct, n->slot_ns);
+    for (unsigned h = 1; h <= RIFL_L2_MAX_HOPS; h++) {
+        r->path_cells[h] = n->seg_n[h][0];
+        for (unsigned k = 0; k < 2 * h + 3; k++)
+            r->segment_ns[h][k] =
+                n->seg_n[h][k] ? n->seg_sum[h][k] / (double)n->seg_n[h][k] * n->slot_ns : 0;
+    }
+    r->generated_cells = n->gen_cells;
+    r->delivered_cells = n->deliv_cells;
+    r->completed_messages = n->done_msgs;
+    r->corrupt = n->corrupt + n->inconsistent;
+    r->source_stalls = n->stalls;
+    r->lost = n->lost;
+    r->undelivered = n->gen_cells - n->deliv_cells - n->lost;
+    uint64_t dropped = n->nic_drops;
+    for (unsigned s = 0; s < n->S; s++) {
+        rifl_switch_stats st;
+        rifl_switch_get_stats(n->sw[s].sw, &st);
+        dropped += st.drop_misrouted + st.drop_invalid + st.drop_overflow;
+        r->fc_frames += st.fc_frames_sent;
+        if (st.max_voq_cells > r->max_voq_cells)
+            r->max_voq_cells = st.max_voq_cells;
+    }
+    r->dropped = dropped;
+    r->link = calloc(2 * (size_t)n->L, sizeof *r->link);
+    if (!r->link)
+        return RIFL_ERR_NOMEM;
+    double win_ns = n->cfg.window_ns;
+    uint64_t win_slots = n->win_end - n->warm;
+    for (unsigned l = 0; l < n->L; l++)
+        for (int i = 0; i < 2; i++) {
+            const struct link *k = &n->link[l];
+            const rifl_lane_stats *ls = rifl_lane_get_stats(k->pair->lane[i]);
+            const rifl_lane_stats *lr = rifl_lane_get_stats(k->pair->lane[1 - i]);
+            rifl_net_link *o = &r->link[2 * l + (unsigned)i];
+            end_name(n, &k->end[i], o->from, sizeof o->from);
+            end_name(n, &k->end[1 - i], o->to, sizeof o->to);
+            uint64_t bytes = n->t > n->warm ? ls->tx_bytes - k->bytes0[i] : 0;
+            double cap = (double)(n->t < n->win_end ? (n->t > n->warm ? n->t - n->warm : 0)
+                                                     : win_slots) *
+                         rifl_payload_bytes(n->cfg.frame_bits);
+            o->utilisation = cap > 0 ? (double)bytes / cap : 0;
+            o->replays = ls->tx_replay_cycles;
+            o->verify_fails = lr->rx_verify_fail;
+            o->fc_frames = k->fc_frames[i] + ls->fc_on_sent + ls->fc_off_sent;
+            r->replays += o->replays;
+            r->verify_fails += o->verify_fails;
+            r->fc_frames += ls->fc_on_sent + ls->fc_off_sent;
+        }
+    r->throughput_gbps_min = 1e300;
+    for (unsigned h = 0; h < n->H; h++) {
+        double g = (double)n->host[h].rx_bytes * 8 / win_ns;
+        r->throughput_gbps_mean += g / n->H;
+        if (g < r->throughput_gbps_min)
+            r->throughput_gbps_min = g;
+        if (g > r->throughput_gbps_max)
+            r->throughput_gbps_max = g;
+    }
+    r->offered_gbps = n->cfg.load * n->mean_bytes / n->mean_cells * 8 / r->cell_ns;
+    r->victim_gbps = (double)n->victim_bytes * 8 / win_ns;
+    r->victim_cells = n->victim_cells;
+    return RIFL_OK;
+}
+
+void rifl_net_result_free(rifl_net_result *r)
+{
+    if (r) {
+        free(r->link);
+        r->link = NULL;
+    }
+}

@@ -1,0 +1,333 @@
+/* `rifl sim net`: hosts with RIFL NICs and RIFL Layer 2 switches joined by
+ * real RIFL links (rifl/sim/netsim.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "rifl/sim/netsim.h"
+
+struct opts {
+    const char *topology, *fc, *traffic, *pattern;
+    double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
+    double warmup_us, time_us, drain_us;
+    uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
+    uint64_t nic_messages, seed;
+    bool json, csv, progress, links;
+};
+
+static const char *fc_name(rifl_net_fc f) { return f == RIFL_NET_FC_LINK ? "link" : "voq"; }
+static const char *pattern_name(rifl_net_pattern p)
+{
+    static const char *const names[] = { "uniform", "permutation", "incast", "all-to-all" };
+    return names[p];
+}
+
+static int build(const struct cli_opt *t, const struct opts *o, const rifl_topology *topo,
+                 rifl_net_config *c)
+{
+    *c = rifl_net_default_config;
+    c->topo = topo;
+    if (!strcasecmp(o->fc, "voq"))
+        c->fc = RIFL_NET_FC_VOQ;
+    else if (!strcasecmp(o->fc, "link"))
+        c->fc = RIFL_NET_FC_LINK;
+    else if (!strcasecmp(o->fc, "credit"))
+        return cli_fail(t, "fc", "credit flow control is not available in sim net yet; use "
+                                 "voq (per-VOQ ON/OFF) or link (the lanes' ON/OFF only)");
+    else
+        return cli_fail(t, "fc", "'%s' is unknown; use voq or link", o->fc);
+    if (!strcasecmp(o->traffic, "bernoulli"))
+        c->arrivals = RIFL_NET_BERNOULLI;
+    else if (!strcasecmp(o->traffic, "bursty"))
+        c->arrivals = RIFL_NET_BURSTY;
+    else
+        return cli_fail(t, "traffic", "'%s' is unknown; use bernoulli or bursty", o->traffic);
+    static const char *const pats[] = { "uniform", "permutation", "incast", "all-to-all" };
+    unsigned p = 0;
+    while (p < 4 && strcasecmp(o->pattern, pats[p]))
+        p++;
+    if (p == 4)
+        return cli_fail(t, "pattern", "'%s' is unknown; use uniform, permutation, incast or "
+                                      "all-to-all", o->pattern);
+    c->pattern = (rifl_net_pattern)p;
+    c->load = o->load;
+    c->msg_min = c->msg_max = (unsigned)o->msg_bytes;
+    if (cli_is_set(t, "msg-min") || cli_is_set(t, "msg-max")) {
+        if (cli_is_set(t, "msg-bytes"))
+            return cli_fail(t, "msg-bytes,msg-min", "give a fixed size or a range, not both");
+        c->msg_min = (unsigned)o->msg_min;
+        c->msg_max = (unsigned)o->msg_max;
+        if (c->msg_min > c->msg_max)
+            return cli_fail(t, "msg-min,msg-max", "the range %u..%u is empty; give min <= max",
+                            c->msg_min, c->msg_max);
+    }
+    c->burst_bytes = o->burst_bytes;
+    c->incast = (unsigned)o->incast;
+    c->link_gbps = o->link_gbps;
+    c->frame_bits = (unsigned)o->frame_bits;
+    if (c->frame_bits < 64 || c->frame_bits > 2048 || (c->frame_bits & (c->frame_bits - 1)))
+        return cli_fail(t, "frame-bits", "%u: use 64, 128, 256, 512, 1024 or 2048",
+                        c->frame_bits);
+    c->cable_m = o->cable_m;
+    c->transceiver_ns = o->transceiver_ns;
+    c->switch_ns = o->switch_ns;
+    c->ber = o->ber;
+    c->iterations = (unsigned)o->iterations;
+    c->voq_cells = (unsigned)o->voq_cells;
+    c->max_paths = (unsigned)o->paths;
+    c->nic_messages = (unsigned)o->nic_messages;
+    c->warmup_ns = o->warmup_us * 1000;
+    c->window_ns = o->time_us * 1000;
+    c->drain_ns = o->drain_us * 1000;
+    c->seed = o->seed;
+    return 0;
+}
+
+static void json_pct(FILE *f, const char *name, const rifl_net_pct *p, double scale)
+{
+    fprintf(f, "\"%s\": {\"p50\": %.6g, \"p99\": %.6g, \"p999\": %.6g, \"max\": %.6g, "
+               "\"mean\": %.6g, \"samples\": %llu}",
+            name, p->p50 * scale, p->p99 * scale, p->p999 * scale, p->max * scale,
+            p->mean * scale, (unsigned long long)p->samples);
+}
+
+static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
+                       const rifl_net_result *r, bool links)
+{
+    fprintf(f, "{\"topology\": ");
+    json_str(f, o->topology);
+    fprintf(f, ", \"hosts\": %u, \"switches\": %u, \"links\": %u, \"fc\": \"%s\", "
+               "\"traffic\": \"%s\", \"pattern\": \"%s\", \"load\": %g, \"msg_min\": %u, "
+               "\"msg_max\": %u, \"ber\": %g, \"link_gbps\": %g, \"frame_bits\": %u, "
+               "\"seed\": %llu,\n",
+            r->hosts, r->switches, r->links, fc_name(c->fc),
+            c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
+            c->load, c->msg_min, c->msg_max, c->ber, c->link_gbps, c->frame_bits,
+            (unsigned long long)c->seed);
+    fprintf(f, " \"measure\": \"steady state: messages generated in a %g us window after "
+               "%g us of warm-up\", \"finished\": %s, \"sim_us\": %.6g, \"slot_ns\": %.6g, "
+               "\"cell_ns\": %.6g,\n",
+            c->window_ns / 1000, c->warmup_ns / 1000, r->finished ? "true" : "false",
+            r->sim_ns / 1000, r->slot_ns, r->cell_ns);
+    fprintf(f, " ");
+    json_pct(f, "latency_ns", &r->latency, 1);
+    fprintf(f, ",\n ");
+    json_pct(f, "latency_head_ns", &r->latency_head, 1);
+    fprintf(f, ",\n ");
+    json_pct(f, "mct_us", &r->mct, 1e-3);
+    fprintf(f, ",\n \"hops\": [");
+    bool first = true;
+    for (unsigned h = 1; h <= RIFL_L2_MAX_HOPS; h++) {
+        if (!r->path_cells[h])
+            continue;
+        fprintf(f, "%s{\"switches\": %u, \"cells\": %llu, \"segment_ns\": [", first ? "" : ", ",
+                h, (unsigned long long)r->path_cells[h]);
+        for (unsigned k = 0; k < 2 * h + 3; k++)
+            fprintf(f, "%s%.4g", k ? ", " : "", r->segment_ns[h][k]);
+        fprintf(f, "]}");
+        first = false;
+    }
+    fprintf(f, "],\n \"throughput_gbps\": {\"mean\": %.6g, \"min\": %.6g, \"max\": %.6g, "
+               "\"offered\": %.6g}",
+            r->throughput_gbps_mean, r->throughput_gbps_min, r->throughput_gbps_max,
+            r->offered_gbps);
+    if (c->pattern == RIFL_NET_INCAST)
+        fprintf(f, ", \"victim_gbps\": %.6g", r->victim_gbps);
+    fprintf(f, ",\n \"generated_cells\": %llu, \"delivered_cells\": %llu, "
+               "\"completed_messages\": %llu, \"dropped\": %llu, \"lost\": %llu, "
+               "\"undelivered\": %llu, \"corrupt\": %llu, \"replays\": %llu, "
+               "\"fc_frames\": %llu, \"max_voq_cells\": %llu, \"source_stalls\": %llu, "
+               "\"verify_fails\": %llu",
+            (unsigned long long)r->generated_cells, (unsigned long long)r->delivered_cells,
+            (unsigned long long)r->completed_messages, (unsigned long long)r->dropped,
+            (unsigned long long)r->lost, (unsigned long long)r->undelivered,
+            (unsigned long long)r->corrupt, (unsigned long long)r->replays,
+            (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells,
+            (unsigned long long)r->source_stalls, (unsigned long long)r->verify_fails);
+    fprintf(f, ",\n \"links\": [");
+    for (unsigned i = 0; links && i < 2 * r->links; i++) {
+        const rifl_net_link *l = &r->link[i];
+        fprintf(f, "%s\n  {\"from\": ", i ? "," : "");
+        json_str(f, l->from);
+        fprintf(f, ", \"to\": ");
+        json_str(f, l->to);
+        fprintf(f, ", \"utilisation\": %.4f, \"replays\": %llu, \"verify_fails\": %llu, "
+                   "\"fc_frames\": %llu}",
+                l->utilisation, (unsigned long long)l->replays,
+                (unsigned long long)l->verify_fails, (unsigned long long)l->fc_frames);
+    }
+    fprintf(f, "]}\n");
+}
+
+static void print_csv(FILE *f, const rifl_net_config *c, const rifl_net_result *r)
+{
+    fprintf(f, "fc,load,ber,latency_p50_ns,latency_p99_ns,latency_p999_ns,latency_max_ns,"
+               "head_p50_ns,head_p99_ns,head_p999_ns,mct_p50_us,mct_p99_us,throughput_gbps,"
+               "delivered_cells,dropped,lost,replays,fc_frames,max_voq_cells,finished\n");
+    fprintf(f, "%s,%g,%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%llu,%llu,"
+               "%llu,%llu,%d\n",
+            fc_name(c->fc), c->load, c->ber, r->latency.p50, r->latency.p99, r->latency.p999,
+            r->latency.max, r->latency_head.p50, r->latency_head.p99, r->latency_head.p999,
+            r->mct.p50 / 1000, r->mct.p99 / 1000, r->throughput_gbps_mean,
+            (unsigned long long)r->delivered_cells, (unsigned long long)r->dropped,
+            (unsigned long long)r->lost, (unsigned long long)r->replays,
+            (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells,
+            r->finished ? 1 : 0);
+}
+
+static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *c,
+                          const rifl_net_result *r, double secs)
+{
+    fprintf(f, "rifl sim net: %s, %u hosts, %u switches, %u links at %g Gbit/s (F=%u, "
+               "cell time %.2f ns)\n",
+            o->topology, r->hosts, r->switches, r->links, c->link_gbps, c->frame_bits,
+            r->cell_ns);
+    fprintf(f, "  traffic: %s %s, load %g, messages %u..%u bytes, flow control %s, BER %g, "
+               "seed %llu\n",
+            c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
+            c->load, c->msg_min, c->msg_max, fc_name(c->fc), c->ber,
+            (unsigned long long)c->seed);
+    fprintf(f, "  window: %g us after %g us warm-up; %s after %.1f us simulated (%.2f s)\n",
+            c->window_ns / 1000, c->warmup_ns / 1000,
+            r->finished ? "all its cells arrived" : "NOT all its cells arrived",
+            r->sim_ns / 1000, secs);
+    fprintf(f, "  latency (from generation):  p50 %.0f ns  p99 %.0f ns  p99.9 %.0f ns  max "
+               "%.0f ns\n",
+            r->latency.p50, r->latency.p99, r->latency.p999, r->latency.max);
+    fprintf(f, "  latency (from queue head):  p50 %.0f ns  p99 %.0f ns  p99.9 %.0f ns  max "
+               "%.0f ns\n",
+            r->latency_head.p50, r->latency_head.p99, r->latency_head.p999,
+            r->latency_head.max);
+    fprintf(f, "  message completion: p50 %.3f us  p99 %.3f us\n", r->mct.p50 / 1000,
+            r->mct.p99 / 1000);
+    fprintf(f, "  throughput per host: mean %.2f Gbit/s (offered %.2f)", r->throughput_gbps_mean,
+            r->offered_gbps);
+    if (c->pattern == RIFL_NET_INCAST)
+        fprintf(f, ", victim flow %.2f Gbit/s", r->victim_gbps);
+    fprintf(f, "\n  cells: %llu generated, %llu delivered, %llu dropped, %llu lost, %llu "
+               "corrupt; %llu replays, %llu flow-control frames, max VOQ %llu cells\n",
+            (unsigned long long)r->generated_cells, (unsigned long long)r->delivered_cells,
+            (unsigned long long)r->dropped, (unsigned long long)r->lost,
+            (unsigned long long)r->corrupt, (unsigned long long)r->replays,
+            (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells);
+}
+
+static int run(int argc, char **argv)
+{
+    struct opts o = {
+        .topology = "single:32", .fc = "voq", .traffic = "bernoulli", .pattern = "uniform",
+        .load = 0.1, .burst_bytes = 1024, .link_gbps = 100, .cable_m = 2,
+        .transceiver_ns = 80, .switch_ns = rifl_net_default_config.switch_ns, .ber = 0,
+        .warmup_us = 10, .time_us = 50, .drain_us = 1000, .msg_bytes = 252, .msg_min = 252,
+        .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
+        .paths = 8, .nic_messages = 1024, .seed = 1,
+    };
+    struct cli_opt table[] = {
+        { "topology", CLI_STRING, &o.topology,
+          "single:N, leafspine:LxSxH, fattree:K or a topology file", 0, 0 },
+        { "load", CLI_DOUBLE, &o.load, "offered load per host, fraction of its link's cells",
+          0, 0 },
+        { "traffic", CLI_STRING, &o.traffic, "arrivals: bernoulli or bursty", 0, 0 },
+        { "pattern", CLI_STRING, &o.pattern,
+          "destinations: uniform, permutation, incast or all-to-all", 0, 0 },
+        { "incast", CLI_UINT, &o.incast,
+          "incast: senders h1..hN to h0; h1 also sends to h(N+1), the victim flow", 1, 1024 },
+        { "msg-bytes", CLI_UINT, &o.msg_bytes,
+          "fixed message size (252 bytes fill one cell with the 4-byte prefix)", 1, 1 << 20 },
+        { "msg-min", CLI_UINT, &o.msg_min, "message sizes uniform from this...", 1, 1 << 20 },
+        { "msg-max", CLI_UINT, &o.msg_max, "...to this", 1, 1 << 20 },
+        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean bytes of a burst", 1, 1e9 },
+        { "fc", CLI_STRING, &o.fc, "flow control: voq (per-VOQ ON/OFF) or link (lanes only)",
+          0, 0 },
+        { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways", 0, 0 },
+        { "link-gbps", CLI_DOUBLE, &o.link_gbps, "rate of every link", 0, 0 },
+        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },
+        { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link (5 ns/m)", 0, 0 },
+        { "transceiver-ns", CLI_DOUBLE, &o.transceiver_ns, "transceiver latency per link", 0,
+          0 },
+        { "switch-ns", CLI_DOUBLE, &o.switch_ns,
+          "switch pipeline from input link to output link", 0, 0 },
+        { "iterations", CLI_UINT, &o.iterations,
+          "iSLIP iterations (a switch with fewer ports runs as many as it has)", 1, 256 },
+        { "voq-cells", CLI_UINT, &o.voq_cells, "VOQ size in cells (0: the 1.5-RTT rule)", 0,
+          65535 },
+        { "paths", CLI_UINT, &o.paths, "shortest routes used per host pair", 1, 64 },
+        { "nic-messages", CLI_UINT, &o.nic_messages,
+          "messages a NIC queues before its source waits", 1, 1 << 24 },
+        { "warmup-us", CLI_DOUBLE, &o.warmup_us, "warm-up before the window", 0, 0 },
+        { "time-us", CLI_DOUBLE, &o.time_us, "the measured window", 0, 0 },
+        { "drain-us", CLI_DOUBLE, &o.drain_us,
+          "at most this long after the window for its cells to arrive", 0, 0 },
+        { "seed", CLI_UINT, &o.seed, "seed of every random choice", 0, 0 },
+        { "json", CLI_FLAG, &o.json, "JSON on stdout", 0, 0 },
+        { "csv", CLI_FLAG, &o.csv, "CSV on stdout", 0, 0 },
+        { "links", CLI_FLAG, &o.links, "JSON: every link direction under \"links\"", 0, 0 },
+        { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0,
+          0 },
+        CLI_END,
+    };
+    int prc = cli_parse(argc, argv, table, "rifl sim net [options]",
+                        "Simulate a rack: hosts with RIFL NICs and RIFL Layer 2 switches "
+                        "joined by real RIFL links (lane engines, per-VOQ flow control as "
+                        "link frames, replays on bit errors).  Latency is measured from "
+                        "each message's generation and from the head of its NIC queue, for "
+                        "the cells of messages generated in a window after a warm-up.",
+                        NULL, 0, NULL);
+    if (prc)
+        return prc == 1 ? 0 : 2;
+    if (o.json && o.csv)
+        return cli_fail(table, "json,csv", "choose one output format");
+    rifl_topology *topo = NULL;
+    if (cli_load_topology(table, o.topology, &topo))
+        return 2;
+    rifl_net_config c;
+    if (build(table, &o, topo, &c)) {
+        rifl_topo_free(topo);
+        return 2;
+    }
+    rifl_net *net = NULL;
+    char err[512];
+    int rc = rifl_net_create(&c, &net, err, sizeof err);
+    if (rc != RIFL_OK) {
+        fprintf(stderr, "error: %s\n", err);
+        rifl_topo_free(topo);
+        return 2;
+    }
+    double t0 = cli_now();
+    int r;
+    while ((r = rifl_net_run(net, 20000)) == 0)
+        cli_progress("sim net", rifl_net_progress(net), NULL, o.progress);
+    cli_progress_done(o.progress);
+    double secs = cli_now() - t0;
+    int status = 0;
+    if (r < 0) {
+        fprintf(stderr, "error: the simulation found a cell out of place (%s): this is a "
+                        "bug, please report it with the command line\n",
+                rifl_strerror(r));
+        status = 1;
+    }
+    rifl_net_result res;
+    if (rifl_net_result_get(net, &res) != RIFL_OK) {
+        fprintf(stderr, "error: out of memory\n");
+        status = 1;
+    } else {
+        if (o.json)
+            print_json(stdout, &o, &c, &res, o.links);
+        else if (o.csv)
+            print_csv(stdout, &c, &res);
+        else
+            print_summary(stdout, &o, &c, &res, secs);
+        if (res.dropped || res.lost || res.corrupt)
+            status = 1;
+        rifl_net_result_free(&res);
+    }
+    rifl_net_free(net);
+    rifl_topo_free(topo);
+    return status;
+}
+
+const struct rifl_command rifl_cmd_sim_net = {
+    "sim net", "simulate hosts, NICs and switches joined by real RIFL links", run
+};
