@@ -14,7 +14,7 @@ struct opts {
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
     uint64_t nic_messages, seed;
-    bool json, csv, progress, links;
+    bool json, csv, progress, links, by_content;
 };
 
 static const char *fc_name(rifl_net_fc f) { return f == RIFL_NET_FC_LINK ? "link" : "voq"; }
@@ -82,6 +82,7 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->window_ns = o->time_us * 1000;
     c->drain_ns = o->drain_us * 1000;
     c->seed = o->seed;
+    c->by_content = o->by_content;
     return 0;
 }
 
@@ -261,6 +262,8 @@ static int run(int argc, char **argv)
         { "drain-us", CLI_DOUBLE, &o.drain_us,
           "at most this long after the window for its cells to arrive", 0, 0 },
         { "seed", CLI_UINT, &o.seed, "seed of every random choice", 0, 0 },
+        { "by-content", CLI_FLAG, &o.by_content,
+          "every frame by content, none by reference (slower, same results)", 0, 0 },
         { "json", CLI_FLAG, &o.json, "JSON on stdout", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV on stdout", 0, 0 },
         { "links", CLI_FLAG, &o.links, "JSON: every link direction under \"links\"", 0, 0 },

@@ -837,7 +837,9 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         if (w->link[o] == UINT32_MAX)
             continue;
         size_t space = rifl_lane_send_space(lane_of(n, w->link[o], w->side[o]));
-        bool hold = space < (size_t)(w->in_pipe[o] + 1) * RIFL_L2_CELL_BYTES;
+        /* a cell takes C whole frames of the queue */
+        bool hold = space < (size_t)(w->in_pipe[o] + 1) * n->C *
+                                rifl_payload_bytes(n->cfg.frame_bits);
         rifl_switch_hold_output(w->sw, o, hold);
     }
     rifl_switch_step(w->sw, cslot, w->out, w->outv, w->fc, w->fcv);
@@ -901,9 +903,9 @@ static void switch_cell_time(rifl_net *n, unsigned s)
 
 /* ---- the links ----------------------------------------------------------------- */
 
-static void step_link(struct link *k)
+static void step_link(struct link *k, bool by_content)
 {
-    if (!k->by_ref) {
+    if (!k->by_ref && !by_content) {
         uint64_t room = rifl_pair_ref_room(k->pair);
         if (room > 1 && rifl_pair_ref_begin(k->pair) == RIFL_OK) {
             k->by_ref = true;
@@ -932,6 +934,8 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
 {
     if (!n)
         return RIFL_ERR_INVALID_ARG;
+    if (n->finished)
+        return 1;
     for (uint64_t k = 0; k < slots && !n->finished; k++) {
         if (n->t == n->warm)
             window_start(n);
@@ -946,7 +950,7 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             n->pipe_pos = n->pipe_pos + 1 == n->pipe_len ? 0 : n->pipe_pos + 1;
         }
         for (unsigned l = 0; l < n->L; l++)
-            step_link(&n->link[l]);
+            step_link(&n->link[l], n->cfg.by_content);
         n->t++;
         if (n->t == n->win_end)
             n->window_done = true;

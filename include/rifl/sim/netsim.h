@@ -82,6 +82,8 @@ typedef struct rifl_net_config {
     double drain_ns;          /* at most this long after the window for the
                                  window's cells to arrive */
     uint64_t seed;
+    bool by_content;          /* every frame by content, never by reference
+                                 (slower; the results are the same) */
 } rifl_net_config;
 
 /* single:32 at 10% load, Bernoulli, uniform, one-cell messages (252 bytes),
