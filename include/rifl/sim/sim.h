@@ -11,6 +11,7 @@
 #include "rifl/sim/credit_sim.h"
 #include "rifl/sim/latency.h"
 #include "rifl/sim/linksim.h"
+#include "rifl/sim/netsim.h"
 #include "rifl/sim/pair.h"
 #include "rifl/sim/switch_sim.h"
 #include "rifl/sim/traffic.h"
