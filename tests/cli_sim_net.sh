@@ -51,4 +51,8 @@ expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0
 expect_err "topology" --topology leafspine:0x1x1
 expect_err "not both" --msg-bytes 100 --msg-min 10
+# the benchmark runs and reports its rates
+"$rifl" bench net --us 5 --json > "$tmp/bench.json"
+ok "$(val lane_slots_per_s "$tmp/bench.json") > 0 && $(val cell_hops_per_s "$tmp/bench.json") > 0" ||
+  fail "bench net: $(cat "$tmp/bench.json")"
 echo "cli_sim_net: ok"

@@ -1013,6 +1013,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->cell_slots = n->C;
     r->cell_ns = n->C * n->slot_ns;
     r->slots = n->t;
+    r->lane_slots = n->t * 2 * n->L;
     r->sim_ns = (double)n->t * n->slot_ns;
     r->latency = pct(&n->lat, n->slot_ns);
     r->latency_head = pct(&n->head, n->slot_ns);
@@ -1036,6 +1037,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
         rifl_switch_get_stats(n->sw[s].sw, &st);
         dropped += st.drop_misrouted + st.drop_invalid + st.drop_overflow;
         r->fc_frames += st.fc_frames_sent;
+        r->cell_hops += st.cells_out;
         if (st.max_voq_cells > r->max_voq_cells)
             r->max_voq_cells = st.max_voq_cells;
     }

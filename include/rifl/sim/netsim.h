@@ -115,6 +115,8 @@ typedef struct rifl_net_result {
     double slot_ns, cell_ns;
     unsigned cell_slots;      /* frame slots per cell */
     uint64_t slots;           /* frame slots simulated */
+    uint64_t lane_slots;      /* slots x lanes (two per link) */
+    uint64_t cell_hops;       /* cells switched, every switch, whole run */
     double sim_ns;
     rifl_net_pct latency, latency_head, mct;
     /* per path length h (switches, 1..5): cells of the window that took
