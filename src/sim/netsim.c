@@ -3,6 +3,7 @@
 #include "rifl/sim/netsim.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,12 @@ struct msg {
     uint32_t src, dst, len, cells, arrived, next;
     uint32_t shift;          /* its bytes: pattern + shift */
     bool measured;
+};
+
+/* Records, by index, with a free list (see pool_take). */
+struct pool {
+    void *base;
+    uint32_t n, free;
 };
 
 /* Tags of the cells in flight on one link direction, in order (the lane
@@ -126,10 +133,7 @@ struct rifl_net {
     unsigned C, pipe_len, pipe_pos;
     uint64_t t, warm, win_end, limit;
     double slot_ns;
-    struct rec *rec;
-    uint32_t nrec, free_rec;
-    struct msg *msg;
-    uint32_t nmsg, free_msg;
+    struct pool recs, msgs;   /* cells in the network, messages */
     uint8_t *pattern;         /* 2 * MSG_CAP bytes */
     unsigned *perm;
     rifl_geo idle, train;
@@ -145,46 +149,59 @@ struct rifl_net {
 
 /* ---- pools -------------------------------------------------------------------- */
 
+/* A pool of records of `size` bytes with a uint32_t free-list link at
+ * `link`: pool_take gives the index of a free one, growing the pool
+ * (doubling) when none is free; NONE when memory runs out. */
+static inline uint32_t *pool_link(const struct pool *p, size_t size, size_t link, uint32_t i)
+{
+    return (uint32_t *)((char *)p->base + (size_t)i * size + link);
+}
+
+static uint32_t pool_take(struct pool *p, size_t size, size_t link)
+{
+    if (p->free == NONE) {
+        uint32_t old = p->n, grow = old ? old : 4096;
+        void *b = realloc(p->base, (size_t)(old + grow) * size);
+        if (!b)
+            return NONE;
+        p->base = b;
+        for (uint32_t i = old; i < old + grow; i++)
+            *pool_link(p, size, link, i) = i + 1 < old + grow ? i + 1 : NONE;
+        p->free = old;
+        p->n = old + grow;
+    }
+    uint32_t i = p->free;
+    p->free = *pool_link(p, size, link, i);
+    return i;
+}
+
+static void pool_put(struct pool *p, size_t size, size_t link, uint32_t i)
+{
+    *pool_link(p, size, link, i) = p->free;
+    p->free = i;
+}
+
+#define REC(n, i) (((struct rec *)(n)->recs.base)[i])
+#define MSG(n, i) (((struct msg *)(n)->msgs.base)[i])
+
 static uint32_t rec_new(rifl_net *n)
 {
-    if (n->free_rec == NONE) {
-        uint32_t old = n->nrec, grow = old ? old : 4096;
-        struct rec *r = realloc(n->rec, (size_t)(old + grow) * sizeof *r);
-        if (!r)
-            return NONE;
-        n->rec = r;
-        for (uint32_t i = old; i < old + grow; i++)
-            r[i].next = i + 1 < old + grow ? i + 1 : NONE;
-        n->free_rec = old;
-        n->nrec = old + grow;
-    }
-    uint32_t i = n->free_rec;
-    n->free_rec = n->rec[i].next;
-    return i;
+    return pool_take(&n->recs, sizeof(struct rec), offsetof(struct rec, next));
 }
 
 static void rec_free(rifl_net *n, uint32_t i)
 {
-    n->rec[i].next = n->free_rec;
-    n->free_rec = i;
+    pool_put(&n->recs, sizeof(struct rec), offsetof(struct rec, next), i);
 }
 
 static uint32_t msg_new(rifl_net *n)
 {
-    if (n->free_msg == NONE) {
-        uint32_t old = n->nmsg, grow = old ? old : 4096;
-        struct msg *m = realloc(n->msg, (size_t)(old + grow) * sizeof *m);
-        if (!m)
-            return NONE;
-        n->msg = m;
-        for (uint32_t i = old; i < old + grow; i++)
-            m[i].next = i + 1 < old + grow ? i + 1 : NONE;
-        n->free_msg = old;
-        n->nmsg = old + grow;
-    }
-    uint32_t i = n->free_msg;
-    n->free_msg = n->msg[i].next;
-    return i;
+    return pool_take(&n->msgs, sizeof(struct msg), offsetof(struct msg, next));
+}
+
+static void msg_free(rifl_net *n, uint32_t i)
+{
+    pool_put(&n->msgs, sizeof(struct msg), offsetof(struct msg, next), i);
 }
 
 static bool tag_push(struct tagq *q, uint32_t v)
@@ -225,7 +242,7 @@ void rifl_net_free(rifl_net *n)
         free(n->link[l].q[0].v);
         free(n->link[l].q[1].v);
     }
-    free(n->host); free(n->sw); free(n->link); free(n->rec); free(n->msg);
+    free(n->host); free(n->sw); free(n->link); free(n->recs.base); free(n->msgs.base);
     free(n->pattern); free(n->perm);
     rifl_hist_free(&n->lat);
     rifl_hist_free(&n->head);
@@ -378,7 +395,7 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         return RIFL_ERR_NOMEM;
     n->cfg = *cfg;
     const rifl_topology *t = cfg->topo;
-    n->free_rec = n->free_msg = NONE;
+    n->recs.free = n->msgs.free = NONE;
     rc = rifl_nic_map_create(t, cfg->max_paths, &n->map, err, errlen);
     if (rc != RIFL_OK)
         goto fail;
@@ -406,7 +423,9 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         rc = RIFL_ERR_CONFIG;
         goto fail;
     }
-    lc.fid_bits = K < 8 ? 8 : K;
+    /* the smallest safe K (at least 5, as rifl sim link): a replay resends
+     * 2^K frames, so a larger K costs goodput at every error */
+    lc.fid_bits = K < 5 ? 5 : K;
     unsigned pb = rifl_payload_bytes(lc.frame_bits);
     n->C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
     n->slot_ns = cfg->frame_bits / cfg->link_gbps;
@@ -597,7 +616,7 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
         uint32_t i = msg_new(n);
         if (i == NONE)
             return RIFL_ERR_NOMEM;
-        struct msg *m = &n->msg[i];
+        struct msg *m = &MSG(n, i);
         m->gen = x->next_cell * n->C;
         m->src = h;
         m->dst = x->train_dst;
@@ -616,7 +635,7 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
         if (--x->train_left == 0)
             x->next_cell += rifl_geo_draw(&n->idle, &x->rng);
     }
-    struct msg *m = &n->msg[x->waiting];
+    struct msg *m = &MSG(n, x->waiting);
     int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len,
                            x->waiting, m->gen);
     if (rc == RIFL_ERR_AGAIN) {
@@ -684,8 +703,8 @@ static void read_fc_switch(rifl_net *n, struct sw *w, unsigned p)
 static void deliver(rifl_net *n, unsigned h, struct end *e)
 {
     struct host *x = &n->host[h];
-    struct rec *r = &n->rec[e->rec];
-    struct msg *m = &n->msg[r->msg];
+    struct rec *r = &REC(n, e->rec);
+    struct msg *m = &MSG(n, r->msg);
     rifl_nic_rx rx;
     int rc = rifl_nic_receive(x->nic, n->t, e->buf, RIFL_L2_CELL_BYTES, &rx);
     if (rc != RIFL_OK) {
@@ -739,8 +758,7 @@ static void deliver(rifl_net *n, unsigned h, struct end *e)
             n->outstanding--;
             rifl_hist_add(&n->mct, now - m->gen);
         }
-        m->next = n->free_msg;
-        n->free_msg = r->msg;
+        msg_free(n, r->msg);
     }
     rec_free(n, e->rec);
     e->rec = NONE;
@@ -778,8 +796,8 @@ static int host_cell_time(rifl_net *n, unsigned h)
             uint32_t ri = rec_new(n);
             if (ri == NONE)
                 return RIFL_ERR_NOMEM;
-            struct rec *r = &n->rec[ri];
-            struct msg *m = &n->msg[tx.tag];
+            struct rec *r = &REC(n, ri);
+            struct msg *m = &MSG(n, tx.tag);
             r->gen = m->gen;
             r->head = tx.head;
             r->sent = n->t;
@@ -817,7 +835,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
                 rifl_switch_voq_len(w->sw, p, o) >= rifl_switch_get_config(w->sw)->voq_cells)
                 continue; /* its VOQ is full: the lane holds the rest */
         }
-        struct rec *r = &n->rec[e->rec];
+        struct rec *r = &REC(n, e->rec);
         memcpy(r->payload, e->buf + RIFL_L2_HDR_BYTES, RIFL_L2_CELL_PAYLOAD);
         unsigned hop = rifl_l2_total_hops(&c.hdr) - rifl_l2_remain_hops(&c.hdr);
         if (hop < RIFL_L2_MAX_HOPS)
@@ -826,7 +844,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         int v = rifl_switch_input(w->sw, p, &c, cslot);
         if (v != RIFL_SW_STORED) {
             /* dropped and counted by the switch */
-            n->lost += n->msg[r->msg].measured;
+            n->lost += MSG(n, r->msg).measured;
             rec_free(n, e->rec);
         }
         e->full = false;
@@ -856,7 +874,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         w->in_pipe[o]--;
         unsigned l = w->link[o], side = w->side[o];
         uint32_t ri = (uint32_t)row[o].stamp;
-        struct rec *r = &n->rec[ri];
+        struct rec *r = &REC(n, ri);
         uint8_t cell[RIFL_L2_CELL_BYTES];
         memcpy(cell, row[o].hdr.b, RIFL_L2_HDR_BYTES);
         memcpy(cell + RIFL_L2_HDR_BYTES, r->payload, RIFL_L2_CELL_PAYLOAD);
