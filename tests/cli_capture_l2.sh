@@ -100,6 +100,43 @@ if not any(r[2] == "1" for r in fcps):
 sys.exit(0 if ok else 1)
 PY
 
+# --- sim net: one host's link of a leaf-spine network, cells of one and
+# three hops, per-VOQ flow control at high load ------------------------------
+net=(sim net --topology leafspine:2x2x2 --load 0.95 --traffic bursty --time-us 5 --warmup-us 1 --json)
+"$RIFL" "${net[@]}" >"$TMP/net0.json" 2>"$TMP/net0.err" || bad "sim net run: $(cat "$TMP/net0.err")"
+"$RIFL" "${net[@]}" --pcap "$TMP/net.pcap" --pcap-host h1 --pcap-slots 1000000 >"$TMP/net1.json" \
+    2>"$TMP/net.err" || bad "sim net capture run: $(cat "$TMP/net.err")"
+cmp -s "$TMP/net0.json" "$TMP/net1.json" || bad "sim net: the capture changed the run's results"
+tsh -o rifl.cells:TRUE -r "$TMP/net.pcap" -T fields -E 'separator=|' -e eth.src -e rifl.kind \
+    -e rifl.l2.total_hops -e rifl.l2.remain_hops -e rifl.voq.on -e rifl.voq.off -e rifl.verify \
+    >"$TMP/net.csv" || bad "tshark: $(cat "$TMP/tshark.err")"
+python3 - "$TMP/net.err" "$TMP/net.csv" "$TMP/net1.json" <<'PY' || bad "sim net capture decoded wrongly"
+import json, re, sys
+m = re.search(r"NIC sent (\d+) cells and received (\d+)", open(sys.argv[1]).read())
+assert m, "no capture summary"
+sent, got = map(int, m.groups())
+rows = [l.rstrip("\n").split("|") for l in open(sys.argv[2])]
+host, port = "02:52:46:00:00:0a", "02:52:46:00:00:0b"
+up = [r for r in rows if r[0] == host and r[2] != ""]
+down = [r for r in rows if r[0] == port and r[2] != ""]
+ok = True
+# every cell the NIC sent shows its header, but those still on their way at
+# the end (in its lane's queue and on the wire: a few)
+if not (sent - 8 <= len(up) <= sent): print("up", len(up), "sent", sent); ok = False
+if not (got <= len(down) <= got + 8): print("down", len(down), "received", got); ok = False
+# from the host: every hop to go (1 or 3 switches); at the host: none left
+if any(r[2] not in ("1", "3") or r[3] != r[2] for r in up): print("bad header up"); ok = False
+if any(r[2] not in ("1", "3") or r[3] != "0" for r in down): print("bad header down"); ok = False
+if not {r[2] for r in up} == {"1", "3"}: print("hops up", {r[2] for r in up}); ok = False
+vfc = [r for r in rows if r[1] == "voq_fc"]
+if not vfc or any(r[0] != port for r in vfc): print("flow-control frames", len(vfc)); ok = False
+if any(r[6] != "1" for r in rows): print("a frame failed verification"); ok = False
+sys.exit(0 if ok else 1)
+PY
+"$RIFL" sim net --pcap "$TMP/x.pcap" --pcap-host leaf0 >/dev/null 2>"$TMP/e3" &&
+    bad "a switch as --pcap-host accepted"
+grep -q "not a host" "$TMP/e3" || bad "refusal: $(cat "$TMP/e3")"
+
 # refusals
 "$RIFL" sim switch --pcap "$TMP/x.pcap" --pcap-host 40 --ports 8 >/dev/null 2>"$TMP/e1" &&
     bad "host beyond the switch accepted"

@@ -6,14 +6,17 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "rifl/capture.h"
+#include "rifl/nic.h"
 #include "rifl/sim/netsim.h"
+#include "rifl/sim/pair.h"
 
 struct opts {
-    const char *topology, *fc, *traffic, *pattern;
+    const char *topology, *fc, *traffic, *pattern, *pcap, *pcap_host;
     double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
-    uint64_t nic_messages, seed;
+    uint64_t nic_messages, seed, pcap_slots;
     bool json, csv, progress, links, by_content;
 };
 
@@ -215,6 +218,26 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
             (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells);
 }
 
+/* --pcap: the frames that arrive at both ends of one host's link */
+struct net_capture {
+    rifl_capture *cap;
+    unsigned frame_bits;
+    double slot_ns;
+    uint64_t slot;
+    bool failed;
+};
+
+static void capture_link(void *ctx, const rifl_pair_slot *seen, unsigned host_lane)
+{
+    struct net_capture *c = ctx;
+    /* direction 0: host to switch, whichever lane of the pair the host's is */
+    rifl_phy_frame arrived[2] = { seen->arrived[host_lane], seen->arrived[1 - host_lane] };
+    if (cli_pcap_arrivals(c->cap, arrived, c->frame_bits, c->slot,
+                          (uint64_t)((double)c->slot * c->slot_ns)) != RIFL_OK)
+        c->failed = true;
+    c->slot++;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
@@ -223,7 +246,7 @@ static int run(int argc, char **argv)
         .transceiver_ns = 80, .switch_ns = rifl_net_default_config.switch_ns, .ber = 0,
         .warmup_us = 10, .time_us = 50, .drain_us = 1000, .msg_bytes = 252, .msg_min = 252,
         .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
-        .paths = 8, .nic_messages = 1024, .seed = 1,
+        .paths = 8, .nic_messages = 1024, .seed = 1, .pcap_host = "h0", .pcap_slots = 100000,
     };
     struct cli_opt table[] = {
         { "topology", CLI_STRING, &o.topology,
@@ -264,6 +287,12 @@ static int run(int argc, char **argv)
         { "seed", CLI_UINT, &o.seed, "seed of every random choice", 0, 0 },
         { "by-content", CLI_FLAG, &o.by_content,
           "every frame by content, none by reference (slower, same results)", 0, 0 },
+        { "pcap", CLI_STRING, &o.pcap,
+          "write the frames of one host's link to this pcap file (docs/capture.md)", 0, 0 },
+        { "pcap-host", CLI_STRING, &o.pcap_host, "--pcap: the host whose link is captured", 0,
+          0 },
+        { "pcap-slots", CLI_UINT, &o.pcap_slots, "--pcap: capture the first N frame slots", 1,
+          1e9 },
         { "json", CLI_FLAG, &o.json, "JSON on stdout", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV on stdout", 0, 0 },
         { "links", CLI_FLAG, &o.links, "JSON: every link direction under \"links\"", 0, 0 },
@@ -290,11 +319,42 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
+    struct net_capture cap = { NULL, c.frame_bits, c.frame_bits / c.link_gbps, 0, false };
+    int cap_host = -1;
+    if (!o.pcap && (cli_is_set(table, "pcap-host") || cli_is_set(table, "pcap-slots"))) {
+        rifl_topo_free(topo);
+        return cli_fail(table, "pcap-host,pcap-slots", "they choose what --pcap captures: add "
+                                                       "--pcap FILE");
+    }
+    if (o.pcap) {
+        int node = rifl_topo_find(topo, o.pcap_host);
+        if (node < 0 || topo->nodes[node].is_switch) {
+            rifl_topo_free(topo);
+            return cli_fail(table, "pcap-host", "'%s' is not a host of %s; hosts are named "
+                                                "h0, h1, ... in the generators",
+                            o.pcap_host, o.topology);
+        }
+        cap_host = 0;
+        for (int v = 0; v < node; v++)
+            cap_host += !topo->nodes[v].is_switch;
+        char msg[256];
+        if (rifl_capture_open(o.pcap, c.frame_bits, 1, &cap.cap, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(table, "pcap"), msg);
+            rifl_topo_free(topo);
+            return 2;
+        }
+        c.observe = capture_link;
+        c.observe_ctx = &cap;
+        c.observe_host = (unsigned)cap_host;
+        c.observe_slots = o.pcap_slots;
+    }
     rifl_net *net = NULL;
     char err[512];
     int rc = rifl_net_create(&c, &net, err, sizeof err);
     if (rc != RIFL_OK) {
         fprintf(stderr, "error: %s\n", err);
+        if (cap.cap)
+            rifl_capture_close(cap.cap, NULL, 0);
         rifl_topo_free(topo);
         return 2;
     }
@@ -325,6 +385,23 @@ static int run(int argc, char **argv)
         if (res.dropped || res.lost || res.corrupt)
             status = 1;
         rifl_net_result_free(&res);
+    }
+    if (cap.cap) {
+        uint64_t frames = rifl_capture_get_stats(cap.cap)->frames;
+        const rifl_nic_stats *ns = rifl_nic_get_stats(rifl_net_nic(net, (unsigned)cap_host));
+        char cmsg[256] = "";
+        if (rifl_capture_close(cap.cap, cmsg, sizeof cmsg) != RIFL_OK || cap.failed) {
+            fprintf(stderr, "error: %s: %s\n", cli_where(table, "pcap"),
+                    cmsg[0] ? cmsg : "writing the capture failed");
+            status = 2;
+        } else {
+            fprintf(stderr, "rifl sim net: %llu frames of %s's link captured to %s (the first "
+                            "%llu of %llu frame slots; its NIC sent %llu cells and received "
+                            "%llu in the run)\n",
+                    (unsigned long long)frames, o.pcap_host, o.pcap,
+                    (unsigned long long)cap.slot, (unsigned long long)res.slots,
+                    (unsigned long long)ns->cells_tx, (unsigned long long)ns->cells_rx);
+        }
     }
     rifl_net_free(net);
     rifl_topo_free(topo);

@@ -302,6 +302,11 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                  c->incast, c->topo->nhosts >= 3 ? c->topo->nhosts - 2 : 0);
         return RIFL_ERR_CONFIG;
     }
+    if (c->observe && c->observe_host >= c->topo->nhosts) {
+        rifl_msg(err, errlen, "watched host %u: the topology has hosts 0 to %u",
+                 c->observe_host, c->topo->nhosts - 1);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK) {
         rifl_msg(err, errlen, "unknown flow control: use voq or link");
         return RIFL_ERR_CONFIG;
@@ -923,6 +928,10 @@ static void switch_cell_time(rifl_net *n, unsigned s)
 
 static void step_link(struct link *k, bool by_content)
 {
+    if (by_content && k->by_ref) {
+        rifl_pair_ref_end(k->pair);
+        k->by_ref = false;
+    }
     if (!k->by_ref && !by_content) {
         uint64_t room = rifl_pair_ref_room(k->pair);
         if (room > 1 && rifl_pair_ref_begin(k->pair) == RIFL_OK) {
@@ -967,8 +976,24 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
                 switch_cell_time(n, s);
             n->pipe_pos = n->pipe_pos + 1 == n->pipe_len ? 0 : n->pipe_pos + 1;
         }
+        unsigned watched = n->cfg.observe && n->t < n->cfg.observe_slots
+                               ? n->host[n->cfg.observe_host].link
+                               : UINT32_MAX;
         for (unsigned l = 0; l < n->L; l++)
-            step_link(&n->link[l], n->cfg.by_content);
+            if (l != watched)
+                step_link(&n->link[l], n->cfg.by_content);
+        if (n->cfg.observe && n->t < n->cfg.observe_slots) {
+            /* the watched link: stepped by content, seen */
+            const struct host *x = &n->host[n->cfg.observe_host];
+            struct link *wl = &n->link[x->link];
+            if (wl->by_ref) {
+                rifl_pair_ref_end(wl->pair);
+                wl->by_ref = false;
+            }
+            rifl_pair_slot seen;
+            rifl_pair_step(wl->pair, &seen);
+            n->cfg.observe(n->cfg.observe_ctx, &seen, x->side);
+        }
         n->t++;
         if (n->t == n->win_end)
             n->window_done = true;
@@ -1098,6 +1123,11 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->victim_gbps = (double)n->victim_bytes * 8 / win_ns;
     r->victim_cells = n->victim_cells;
     return RIFL_OK;
+}
+
+const struct rifl_nic *rifl_net_nic(const rifl_net *n, unsigned host)
+{
+    return n && host < n->H ? n->host[host].nic : NULL;
 }
 
 void rifl_net_result_free(rifl_net_result *r)

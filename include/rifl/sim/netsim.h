@@ -39,6 +39,9 @@
 extern "C" {
 #endif
 
+struct rifl_pair_slot;
+struct rifl_nic;
+
 typedef enum rifl_net_fc {
     RIFL_NET_FC_VOQ = 0,  /* per-VOQ ON/OFF (paper 004) over the lanes' own */
     RIFL_NET_FC_LINK = 1  /* the lanes' ON/OFF only: an input whose next cell's
@@ -84,6 +87,15 @@ typedef struct rifl_net_config {
     uint64_t seed;
     bool by_content;          /* every frame by content, never by reference
                                  (slower; the results are the same) */
+    /* Watching the link of host `observe_host` (for packet captures):
+     * `observe` is called in each of the first observe_slots frame slots
+     * with what crossed it (rifl_pair_step's view); `host_lane` says which
+     * of the pair's lanes is the host's.  That link goes by content while
+     * watched (the results stay the same).  NULL: nothing watched. */
+    void (*observe)(void *ctx, const struct rifl_pair_slot *seen, unsigned host_lane);
+    void *observe_ctx;
+    unsigned observe_host;
+    uint64_t observe_slots;
 } rifl_net_config;
 
 /* single:32 at 10% load, Bernoulli, uniform, one-cell messages (252 bytes),
@@ -157,6 +169,8 @@ RIFL_API double rifl_net_progress(const rifl_net *n);
 /* The result (its link array owned by the caller: rifl_net_result_free). */
 RIFL_API int rifl_net_result_get(const rifl_net *n, rifl_net_result *r);
 RIFL_API void rifl_net_result_free(rifl_net_result *r);
+/* Host h's NIC (its counters), or NULL. */
+RIFL_API const struct rifl_nic *rifl_net_nic(const rifl_net *n, unsigned host);
 
 #ifdef __cplusplus
 }
