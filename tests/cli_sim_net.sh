@@ -35,8 +35,21 @@ ok "$(val replays "$tmp/b.json") > 0" || fail "no replays at BER 1e-6"
 cmp -s "$tmp/b.json" "$tmp/c.json" || fail "same seed, different output"
 
 # CSV and the summary
-"$rifl" sim net --time-us 5 --csv | head -1 | grep -q "^fc,load,ber,latency_p50_ns" || fail csv
+"$rifl" sim net --time-us 5 --csv | head -1 | grep -q "^load,ber,latency_p50_ns" || fail csv
 "$rifl" sim net --time-us 5 | grep -q "latency (from generation)" || fail summary
+
+# sweeps: one row per point, the same output whatever the number of jobs
+"$rifl" sim net --sweep "load=0.3,0.9 fc=voq,link" --time-us 5 --csv --jobs 1 > "$tmp/s1.csv"
+"$rifl" sim net --sweep "load=0.3,0.9 fc=voq,link" --time-us 5 --csv --jobs 2 > "$tmp/s2.csv"
+[ "$(wc -l < "$tmp/s1.csv")" = 5 ] || fail "sweep CSV rows: $(cat "$tmp/s1.csv")"
+head -1 "$tmp/s1.csv" | grep -q "^load,fc,latency_p50_ns" || fail "sweep CSV header"
+cmp -s "$tmp/s1.csv" "$tmp/s2.csv" || fail "sweep output depends on --jobs"
+"$rifl" sim net --sweep "ber=0,1e-6" --time-us 5 --json > "$tmp/s.json"
+[ "$(grep -c '"latency_ns"' "$tmp/s.json")" = 2 ] || fail "sweep JSON runs"
+"$rifl" sim net --sweep "load=0.3:0.9:0.3" --time-us 5 --csv > "$tmp/p.csv"
+"$rifl" plot "$tmp/p.csv" --x load --y latency_p99_ns,head_p99_ns --out "$tmp/p.png" > /dev/null ||
+  fail "rifl plot of a sweep CSV"
+[ -s "$tmp/p.png" ] || fail "no plot written"
 
 # refusals name the problem
 expect_err() {
@@ -51,6 +64,10 @@ expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0
 expect_err "topology" --topology leafspine:0x1x1
 expect_err "not both" --msg-bytes 100 --msg-min 10
+expect_err "add --sweep" --jobs 2
+expect_err "not a run" --sweep "topology=single:4,single:8"
+expect_err "drop one of them" --sweep "load=0.1,0.2" --pcap "$tmp/x.pcap"
+expect_err "add --pcap" --pcap-host h1
 # the benchmark runs and reports its rates
 "$rifl" bench net --us 5 --json > "$tmp/bench.json"
 ok "$(val lane_slots_per_s "$tmp/bench.json") > 0 && $(val cell_hops_per_s "$tmp/bench.json") > 0" ||

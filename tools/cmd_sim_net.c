@@ -16,7 +16,8 @@ struct opts {
     double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
-    uint64_t nic_messages, seed, pcap_slots;
+    uint64_t nic_messages, seed, pcap_slots, jobs;
+    const char *sweep;
     bool json, csv, progress, links, by_content;
 };
 
@@ -165,14 +166,29 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
     fprintf(f, "]}\n");
 }
 
-static void print_csv(FILE *f, const rifl_net_config *c, const rifl_net_result *r)
+static void print_csv_header(FILE *f, const struct cli_sweep *sw)
 {
-    fprintf(f, "fc,load,ber,latency_p50_ns,latency_p99_ns,latency_p999_ns,latency_max_ns,"
+    /* the settings that vary (the swept keys; else load and BER), then the
+     * results: numbers only, for rifl plot */
+    for (unsigned k = 0; sw && k < sw->nkeys; k++)
+        fprintf(f, "%s,", sw->key[k].opt->name);
+    if (!sw)
+        fprintf(f, "load,ber,");
+    fprintf(f, "latency_p50_ns,latency_p99_ns,latency_p999_ns,latency_max_ns,"
                "head_p50_ns,head_p99_ns,head_p999_ns,mct_p50_us,mct_p99_us,throughput_gbps,"
                "delivered_cells,dropped,lost,replays,fc_frames,max_voq_cells,finished\n");
-    fprintf(f, "%s,%g,%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%llu,%llu,"
+}
+
+static void print_csv(FILE *f, const rifl_net_config *c, const rifl_net_result *r,
+                      const struct cli_sweep *sw, size_t point)
+{
+    for (unsigned k = 0; sw && k < sw->nkeys; k++)
+        fprintf(f, "%s,", cli_sweep_value(sw, point, k));
+    if (!sw)
+        fprintf(f, "%g,%g,", c->load, c->ber);
+    fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%llu,%llu,"
                "%llu,%llu,%d\n",
-            fc_name(c->fc), c->load, c->ber, r->latency.p50, r->latency.p99, r->latency.p999,
+            r->latency.p50, r->latency.p99, r->latency.p999,
             r->latency.max, r->latency_head.p50, r->latency_head.p99, r->latency_head.p999,
             r->mct.p50 / 1000, r->mct.p99 / 1000, r->throughput_gbps_mean,
             (unsigned long long)r->delivered_cells, (unsigned long long)r->dropped,
@@ -238,6 +254,116 @@ static void capture_link(void *ctx, const rifl_pair_slot *seen, unsigned host_la
     c->slot++;
 }
 
+/* ---- sweeps: points run on --jobs threads, printed in order ------------------ */
+
+struct point {
+    rifl_net_config cfg;
+    rifl_net_result res;
+    double secs;
+    int rc;                   /* rifl_net_run's last, or an error */
+};
+
+struct sweep_run {
+    const struct opts *o;
+    const struct cli_sweep *sw;
+    struct point *pt;
+};
+
+static void point_run(void *ctx, size_t i)
+{
+    struct point *p = &((struct sweep_run *)ctx)->pt[i];
+    rifl_net *n = NULL;
+    char err[512];
+    p->rc = rifl_net_create(&p->cfg, &n, err, sizeof err);
+    if (p->rc != RIFL_OK)
+        return;
+    double t0 = cli_now();
+    while ((p->rc = rifl_net_run(n, 100000)) == 0)
+        ;
+    p->secs = cli_now() - t0;
+    if (p->rc >= 0 && rifl_net_result_get(n, &p->res) != RIFL_OK)
+        p->rc = RIFL_ERR_NOMEM;
+    rifl_net_free(n);
+}
+
+static int point_print(void *ctx, size_t i)
+{
+    struct sweep_run *w = ctx;
+    struct point *p = &w->pt[i];
+    if (p->rc < 0) {
+        fprintf(stderr, "error: point %zu of the sweep: %s\n", i + 1, rifl_strerror(p->rc));
+        return 1;
+    }
+    const rifl_net_result *r = &p->res;
+    if (w->o->csv) {
+        print_csv(stdout, &p->cfg, r, w->sw, i);
+    } else if (w->o->json) {
+        printf("%s", i ? ",\n" : "");
+        print_json(stdout, w->o, &p->cfg, r, w->o->links);
+    } else {
+        for (unsigned k = 0; k < w->sw->nkeys; k++)
+            printf("%s%s=%s", k ? " " : "", w->sw->key[k].opt->name,
+                   cli_sweep_value(w->sw, i, k));
+        printf(": latency p50 %.0f p99 %.0f p99.9 %.0f ns, from queue head p99 %.0f ns, "
+               "%.2f Gbit/s per host (offered %.2f), %llu replays, %llu dropped, %llu lost%s "
+               "(%.2f s)\n",
+               r->latency.p50, r->latency.p99, r->latency.p999, r->latency_head.p99,
+               r->throughput_gbps_mean, r->offered_gbps, (unsigned long long)r->replays,
+               (unsigned long long)r->dropped, (unsigned long long)r->lost,
+               r->finished ? "" : ", NOT all of the window's cells arrived", p->secs);
+    }
+    int status = r->dropped || r->lost || r->corrupt ? 1 : 0;
+    rifl_net_result_free(&p->res);
+    return status;
+}
+
+static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_topology *topo,
+                     const struct cli_sweep *sw)
+{
+    struct point *pt = calloc(sw->npoints, sizeof *pt);
+    double *cost = calloc(sw->npoints, sizeof *cost);
+    if (!pt || !cost) {
+        free(pt);
+        free(cost);
+        fprintf(stderr, "error: out of memory for %zu points\n", sw->npoints);
+        return 2;
+    }
+    /* every point is built and checked before any runs */
+    int status = 0;
+    for (size_t i = 0; i < sw->npoints && !status; i++) {
+        if (cli_sweep_apply(sw, i, table) || build(table, o, topo, &pt[i].cfg)) {
+            status = 2;
+            break;
+        }
+        rifl_net *n = NULL;
+        char err[512];
+        if (rifl_net_create(&pt[i].cfg, &n, err, sizeof err) != RIFL_OK) {
+            fprintf(stderr, "error: point %zu of %s: %s\n", i + 1, cli_where(table, "sweep"),
+                    err);
+            status = 2;
+        }
+        rifl_net_free(n);
+        /* cost: simulated time x load x links */
+        cost[i] = (pt[i].cfg.warmup_ns + pt[i].cfg.window_ns) * pt[i].cfg.load;
+    }
+    if (!status) {
+        if (o->csv)
+            print_csv_header(stdout, sw);
+        if (o->json)
+            printf("{\"runs\": [\n");
+        struct sweep_run w = { o, sw, pt };
+        struct cli_jobs j = { sw->npoints, cost, point_run, point_print, &w, o->progress };
+        status = cli_jobs_run(&j, cli_job_count(o->jobs, sw->npoints));
+        if (status < 0)
+            status = 2;
+        if (o->json)
+            printf("]}\n");
+    }
+    free(pt);
+    free(cost);
+    return status;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
@@ -293,6 +419,10 @@ static int run(int argc, char **argv)
           0 },
         { "pcap-slots", CLI_UINT, &o.pcap_slots, "--pcap: capture the first N frame slots", 1,
           1e9 },
+        { "sweep", CLI_STRING, &o.sweep,
+          "runs over settings, e.g. 'load=0.3:1:0.1 fc=voq,link' (one output row each)", 0,
+          0 },
+        { "jobs", CLI_UINT, &o.jobs, "sweep points run at once (0: one per core)", 0, 256 },
         { "json", CLI_FLAG, &o.json, "JSON on stdout", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV on stdout", 0, 0 },
         { "links", CLI_FLAG, &o.links, "JSON: every link direction under \"links\"", 0, 0 },
@@ -311,6 +441,26 @@ static int run(int argc, char **argv)
         return prc == 1 ? 0 : 2;
     if (o.json && o.csv)
         return cli_fail(table, "json,csv", "choose one output format");
+    if (o.sweep) {
+        if (o.pcap)
+            return cli_fail(table, "pcap,sweep", "a capture is of one run: drop one of them");
+        struct cli_sweep sw = { 0 };
+        static const char *const fixed[] = { "sweep", "jobs", "csv", "json", "links",
+                                             "topology", "progress", "pcap", "pcap-host",
+                                             "pcap-slots", NULL };
+        if (cli_sweep_parse(&sw, o.sweep, table, fixed,
+                            " (it shapes the output or the network, not a run)"))
+            return 2;
+        rifl_topology *topo = NULL;
+        int st = cli_load_topology(table, o.topology, &topo);
+        if (!st)
+            st = run_sweep(table, &o, topo, &sw);
+        rifl_topo_free(topo);
+        cli_sweep_free(&sw);
+        return st;
+    }
+    if (cli_is_set(table, "jobs"))
+        return cli_fail(table, "jobs", "it sets how many sweep points run at once: add --sweep");
     rifl_topology *topo = NULL;
     if (cli_load_topology(table, o.topology, &topo))
         return 2;
@@ -378,8 +528,10 @@ static int run(int argc, char **argv)
     } else {
         if (o.json)
             print_json(stdout, &o, &c, &res, o.links);
-        else if (o.csv)
-            print_csv(stdout, &c, &res);
+        else if (o.csv) {
+            print_csv_header(stdout, NULL);
+            print_csv(stdout, &c, &res, NULL, 0);
+        }
         else
             print_summary(stdout, &o, &c, &res, secs);
         if (res.dropped || res.lost || res.corrupt)
