@@ -34,6 +34,12 @@ ok "$(val replays "$tmp/b.json") > 0" || fail "no replays at BER 1e-6"
   --warmup-us 2 --json --links --seed 3 > "$tmp/c.json"
 cmp -s "$tmp/b.json" "$tmp/c.json" || fail "same seed, different output"
 
+# a finite workload is labelled so
+"$rifl" sim net --topology single:4 --bytes-per-flow 20KB --load 0.5 --json > "$tmp/f.json"
+grep -q '"measure": "finite workload: 20000 bytes per flow' "$tmp/f.json" || fail "finite label"
+[ "$(val finished "$tmp/f.json")" = true ] || fail "finite run not finished"
+"$rifl" sim net --time-us 5 --json | grep -q '"measure": "steady state' || fail "window label"
+
 # CSV and the summary
 "$rifl" sim net --time-us 5 --csv | head -1 | grep -q "^load,ber,latency_p50_ns" || fail csv
 "$rifl" sim net --time-us 5 | grep -q "latency (from generation)" || fail summary

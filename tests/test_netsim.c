@@ -160,6 +160,42 @@ static void t_incast_victim(void)
     rifl_topo_free(t);
 }
 
+/* A finite workload under every pattern: exactly the bytes owed arrive,
+ * every message measured, and the run ends when they have. */
+static void t_finite(void)
+{
+    rifl_topology *t = gen("single:6");
+    REQUIRE(t);
+    const rifl_net_pattern pats[] = { RIFL_NET_UNIFORM, RIFL_NET_PERMUTATION, RIFL_NET_INCAST,
+                                      RIFL_NET_ALL_TO_ALL };
+    for (unsigned k = 0; k < 4; k++) {
+        rifl_net_config c = rifl_net_default_config;
+        c.topo = t;
+        c.pattern = pats[k];
+        c.incast = 3;
+        c.load = 0.8;
+        c.arrivals = RIFL_NET_BURSTY;
+        c.msg_min = 100;
+        c.msg_max = 700;
+        c.bytes_per_flow = 20000;
+        c.seed = test_seed + k;
+        rifl_net_result r;
+        REQUIRE(run(&c, &r) == RIFL_OK);
+        clean(&r);
+        CHECK(r.finite);
+        /* flows: 6 x 5, 6, 3 + the victim, 6 x 5 */
+        unsigned flows = k == 1 ? 6 : k == 2 ? 4 : 30;
+        CHECK_MSG(r.completed_messages >= flows * (20000 / 700) &&
+                      r.completed_messages <= flows * (20000 / 100 + 1),
+                  "pattern %u: %llu messages", k, (unsigned long long)r.completed_messages);
+        /* payload delivered: exactly the bytes owed (throughput x time) */
+        double bytes = r.throughput_gbps_mean * r.hosts * r.sim_ns / 8;
+        CHECK_MSG(fabs(bytes - 20000.0 * flows) < 1, "pattern %u: %.0f bytes", k, bytes);
+        rifl_net_result_free(&r);
+    }
+    rifl_topo_free(t);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:4");
@@ -195,4 +231,5 @@ static void t_refusals(void)
 
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
+          { "finite", t_finite },
           { "refusals", t_refusals })

@@ -16,7 +16,7 @@ struct opts {
     double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
-    uint64_t nic_messages, seed, pcap_slots, jobs;
+    uint64_t nic_messages, seed, pcap_slots, jobs, bytes_per_flow;
     const char *sweep;
     bool json, csv, progress, links, by_content;
 };
@@ -87,6 +87,7 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->drain_ns = o->drain_us * 1000;
     c->seed = o->seed;
     c->by_content = o->by_content;
+    c->bytes_per_flow = o->bytes_per_flow;
     return 0;
 }
 
@@ -111,11 +112,16 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, c->msg_min, c->msg_max, c->ber, c->link_gbps, c->frame_bits,
             (unsigned long long)c->seed);
-    fprintf(f, " \"measure\": \"steady state: messages generated in a %g us window after "
-               "%g us of warm-up\", \"finished\": %s, \"sim_us\": %.6g, \"slot_ns\": %.6g, "
-               "\"cell_ns\": %.6g,\n",
-            c->window_ns / 1000, c->warmup_ns / 1000, r->finished ? "true" : "false",
-            r->sim_ns / 1000, r->slot_ns, r->cell_ns);
+    if (r->finite)
+        fprintf(f, " \"measure\": \"finite workload: %llu bytes per flow, every message\", "
+                   "\"bytes_per_flow\": %llu,",
+                (unsigned long long)c->bytes_per_flow, (unsigned long long)c->bytes_per_flow);
+    else
+        fprintf(f, " \"measure\": \"steady state: messages generated in a %g us window after "
+                   "%g us of warm-up\",",
+                c->window_ns / 1000, c->warmup_ns / 1000);
+    fprintf(f, " \"finished\": %s, \"sim_us\": %.6g, \"slot_ns\": %.6g, \"cell_ns\": %.6g,\n",
+            r->finished ? "true" : "false", r->sim_ns / 1000, r->slot_ns, r->cell_ns);
     fprintf(f, " ");
     json_pct(f, "latency_ns", &r->latency, 1);
     fprintf(f, ",\n ");
@@ -209,10 +215,16 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, c->msg_min, c->msg_max, fc_name(c->fc), c->ber,
             (unsigned long long)c->seed);
-    fprintf(f, "  window: %g us after %g us warm-up; %s after %.1f us simulated (%.2f s)\n",
-            c->window_ns / 1000, c->warmup_ns / 1000,
-            r->finished ? "all its cells arrived" : "NOT all its cells arrived",
-            r->sim_ns / 1000, secs);
+    if (r->finite)
+        fprintf(f, "  finite workload: %llu bytes per flow; %s after %.1f us simulated (%.2f s)\n",
+                (unsigned long long)c->bytes_per_flow,
+                r->finished ? "all of it arrived" : "NOT all of it arrived", r->sim_ns / 1000,
+                secs);
+    else
+        fprintf(f, "  window: %g us after %g us warm-up; %s after %.1f us simulated (%.2f s)\n",
+                c->window_ns / 1000, c->warmup_ns / 1000,
+                r->finished ? "all its cells arrived" : "NOT all its cells arrived",
+                r->sim_ns / 1000, secs);
     fprintf(f, "  latency (from generation):  p50 %.0f ns  p99 %.0f ns  p99.9 %.0f ns  max "
                "%.0f ns\n",
             r->latency.p50, r->latency.p99, r->latency.p999, r->latency.max);
@@ -406,6 +418,9 @@ static int run(int argc, char **argv)
         { "paths", CLI_UINT, &o.paths, "shortest routes used per host pair", 1, 64 },
         { "nic-messages", CLI_UINT, &o.nic_messages,
           "messages a NIC queues before its source waits", 1, 1 << 24 },
+        { "bytes-per-flow", CLI_BYTES, &o.bytes_per_flow,
+          "a finite workload (e.g. 2.5MB as in the paper): each host sends this much to each "
+          "destination, every message measured (0: the steady-state window)", 0, 1e12 },
         { "warmup-us", CLI_DOUBLE, &o.warmup_us, "warm-up before the window", 0, 0 },
         { "time-us", CLI_DOUBLE, &o.time_us, "the measured window", 0, 0 },
         { "drain-us", CLI_DOUBLE, &o.drain_us,

@@ -113,6 +113,10 @@ struct sw {
 
 struct host {
     rifl_nic *nic;
+    uint64_t *left;           /* finite workload: bytes still to send, by destination */
+    uint32_t *act;            /* its destinations with bytes left */
+    unsigned nact;
+    bool done;
     unsigned link, side;
     rifl_rng rng;
     uint64_t next_cell;       /* cell slot of the next message */
@@ -145,6 +149,8 @@ struct rifl_net {
     uint64_t gen_cells, deliv_cells, done_msgs, outstanding;
     uint64_t corrupt, stalls, inconsistent, nic_drops, lost, victim_bytes, victim_cells;
     bool window_open, window_done, finished;
+    unsigned senders, senders_done;  /* finite workload */
+    uint64_t total_bytes, deliv_bytes;
 };
 
 /* ---- pools -------------------------------------------------------------------- */
@@ -228,8 +234,11 @@ void rifl_net_free(rifl_net *n)
 {
     if (!n)
         return;
-    for (unsigned h = 0; n->host && h < n->H; h++)
+    for (unsigned h = 0; n->host && h < n->H; h++) {
         rifl_nic_free(n->host[h].nic);
+        free(n->host[h].left);
+        free(n->host[h].act);
+    }
     for (unsigned s = 0; n->sw && s < n->S; s++) {
         struct sw *w = &n->sw[s];
         rifl_switch_free(w->sw);
@@ -305,6 +314,11 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
     if (c->observe && c->observe_host >= c->topo->nhosts) {
         rifl_msg(err, errlen, "watched host %u: the topology has hosts 0 to %u",
                  c->observe_host, c->topo->nhosts - 1);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->bytes_per_flow > (uint64_t)1e12) {
+        rifl_msg(err, errlen, "%llu bytes per flow: give at most 1e12 (0: a steady-state "
+                              "window)", (unsigned long long)c->bytes_per_flow);
         return RIFL_ERR_CONFIG;
     }
     if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK) {
@@ -386,6 +400,8 @@ static int make_links(rifl_net *n, const rifl_lane_config *lc, unsigned qcap, ch
     free(sw_of);
     return rc;
 }
+
+static int finite_setup(rifl_net *n);
 
 int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_t errlen)
 {
@@ -564,6 +580,15 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     n->warm = (uint64_t)ceil(cfg->warmup_ns / n->slot_ns);
     n->win_end = n->warm + (uint64_t)ceil(cfg->window_ns / n->slot_ns);
     n->limit = n->win_end + (uint64_t)ceil(cfg->drain_ns / n->slot_ns);
+    if (cfg->bytes_per_flow) {
+        /* every message counts; the run ends when the workload has arrived */
+        n->warm = 0;
+        n->win_end = UINT64_MAX;
+        n->limit = UINT64_MAX;
+        rc = finite_setup(n);
+        if (rc != RIFL_OK)
+            goto fail;
+    }
     for (unsigned h = 0; h < n->H; h++)
         n->host[h].next_cell = rifl_geo_draw(&n->idle, &n->host[h].rng);
     *out = n;
@@ -580,6 +605,67 @@ static bool sends(const rifl_net *n, unsigned h)
     if (n->cfg.pattern == RIFL_NET_INCAST)
         return h >= 1 && h <= n->cfg.incast;
     return true;
+}
+
+/* A finite workload: every sending host's destinations, each owed
+ * bytes_per_flow. */
+static int finite_setup(rifl_net *n)
+{
+    for (unsigned h = 0; h < n->H; h++) {
+        struct host *x = &n->host[h];
+        x->left = calloc(n->H, sizeof *x->left);
+        x->act = calloc(n->H, sizeof *x->act);
+        if (!x->left || !x->act)
+            return RIFL_ERR_NOMEM;
+        if (!sends(n, h))
+            continue;
+        for (unsigned d = 0; d < n->H; d++) {
+            bool to;
+            switch (n->cfg.pattern) {
+            case RIFL_NET_PERMUTATION: to = d == n->perm[h]; break;
+            case RIFL_NET_INCAST: to = d == 0 || (h == 1 && d == n->cfg.incast + 1); break;
+            default: to = d != h;
+            }
+            if (to) {
+                x->left[d] = n->cfg.bytes_per_flow;
+                x->act[x->nact++] = d;
+                n->total_bytes += n->cfg.bytes_per_flow;
+            }
+        }
+        n->senders++;
+    }
+    return RIFL_OK;
+}
+
+/* Finite workload: the destination of host h's next train, among those
+ * still owed bytes. */
+static unsigned pick_finite(rifl_net *n, unsigned h)
+{
+    struct host *x = &n->host[h];
+    if (n->cfg.pattern == RIFL_NET_ALL_TO_ALL) {
+        x->a2a = (x->a2a + 1) % x->nact;
+        return x->act[x->a2a];
+    }
+    return x->act[rifl_rng_below(&x->rng, x->nact)];
+}
+
+/* Finite workload: `len` bytes more for h -> d; a destination paid off
+ * leaves the list, a host with none left is done. */
+static void finite_take(rifl_net *n, unsigned h, unsigned d, uint32_t len)
+{
+    struct host *x = &n->host[h];
+    x->left[d] -= len;
+    if (x->left[d])
+        return;
+    for (unsigned k = 0; k < x->nact; k++)
+        if (x->act[k] == d) {
+            x->act[k] = x->act[--x->nact];
+            break;
+        }
+    if (!x->nact) {
+        x->done = true;
+        n->senders_done++;
+    }
 }
 
 static unsigned pick_dst(rifl_net *n, unsigned h)
@@ -607,10 +693,13 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
 {
     struct host *x = &n->host[h];
     if (x->waiting == NONE) {
-        if (!sends(n, h) || x->next_cell > c)
+        if (!sends(n, h) || x->done || x->next_cell > c)
             return RIFL_OK;
+        bool finite = n->cfg.bytes_per_flow != 0;
+        if (finite && x->train_left && !x->left[x->train_dst])
+            x->train_left = 0; /* the train's destination is paid off */
         if (!x->train_left) {
-            x->train_dst = pick_dst(n, h);
+            x->train_dst = finite ? pick_finite(n, h) : pick_dst(n, h);
             x->train_left = 1;
             if (n->cfg.arrivals == RIFL_NET_BURSTY)
                 x->train_left += rifl_geo_draw(&n->train, &x->rng);
@@ -618,6 +707,11 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
         uint32_t len = n->cfg.msg_min == n->cfg.msg_max
                            ? n->cfg.msg_min
                            : (uint32_t)rifl_rng_range(&x->rng, n->cfg.msg_min, n->cfg.msg_max);
+        if (finite) {
+            if (len > x->left[x->train_dst])
+                len = (uint32_t)x->left[x->train_dst];
+            finite_take(n, h, x->train_dst, len);
+        }
         uint32_t i = msg_new(n);
         if (i == NONE)
             return RIFL_ERR_NOMEM;
@@ -734,6 +828,7 @@ static void deliver(rifl_net *n, unsigned h, struct end *e)
     }
     if (m->measured) {
         n->deliv_cells++;
+        n->deliv_bytes += rx.len;
         rifl_hist_add(&n->lat, now - r->gen);
         rifl_hist_add(&n->head, now - r->head);
         /* segments: host queue, NIC to link, then link and switch per hop */
@@ -995,8 +1090,14 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             n->cfg.observe(n->cfg.observe_ctx, &seen, x->side);
         }
         n->t++;
-        if (n->t == n->win_end)
+        if (n->t == n->win_end ||
+            (n->cfg.bytes_per_flow && n->senders_done == n->senders && !n->window_done)) {
+            /* a finite workload: the last message is made (the waiting
+             * ones still count), and the drain limit starts */
             n->window_done = true;
+            if (n->cfg.bytes_per_flow)
+                n->limit = n->t + (uint64_t)ceil(n->cfg.drain_ns / n->slot_ns);
+        }
         if ((n->window_done && n->outstanding == 0) || n->t >= n->limit)
             n->finished = true;
     }
@@ -1009,7 +1110,9 @@ double rifl_net_progress(const rifl_net *n)
 {
     if (!n || n->finished)
         return 1.0;
-    double f = (double)n->t / (double)(n->win_end ? n->win_end : 1);
+    double f = n->cfg.bytes_per_flow
+                   ? (double)n->deliv_bytes / (double)(n->total_bytes ? n->total_bytes : 1)
+                   : (double)n->t / (double)(n->win_end ? n->win_end : 1);
     return f < 0.99 ? f : 0.99;
 }
 
@@ -1088,8 +1191,9 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->link = calloc(2 * (size_t)n->L, sizeof *r->link);
     if (!r->link)
         return RIFL_ERR_NOMEM;
-    double win_ns = n->cfg.window_ns;
-    uint64_t win_slots = n->win_end - n->warm;
+    r->finite = n->cfg.bytes_per_flow != 0;
+    double win_ns = r->finite ? r->sim_ns : n->cfg.window_ns;
+    uint64_t win_slots = r->finite ? n->t : n->win_end - n->warm;
     for (unsigned l = 0; l < n->L; l++)
         for (int i = 0; i < 2; i++) {
             const struct link *k = &n->link[l];

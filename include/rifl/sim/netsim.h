@@ -84,6 +84,15 @@ typedef struct rifl_net_config {
     double warmup_ns, window_ns;
     double drain_ns;          /* at most this long after the window for the
                                  window's cells to arrive */
+    uint64_t bytes_per_flow;  /* 0: the steady-state window above; else a
+                                 finite workload: each sending host sends
+                                 this many bytes to each of its
+                                 destinations (every other host; its
+                                 permutation partner; incast: host 0, and
+                                 the victim from host 1), every message
+                                 measured, the run ending when all have
+                                 arrived (at most drain_ns after the last
+                                 message was made) */
     uint64_t seed;
     bool by_content;          /* every frame by content, never by reference
                                  (slower; the results are the same) */
@@ -122,7 +131,8 @@ typedef struct rifl_net_link {
 } rifl_net_link;
 
 typedef struct rifl_net_result {
-    bool finished;            /* every cell of the window arrived */
+    bool finished;            /* every cell of the window (or workload) arrived */
+    bool finite;              /* a finite workload, not a window */
     unsigned hosts, switches, links;
     double slot_ns, cell_ns;
     unsigned cell_slots;      /* frame slots per cell */
