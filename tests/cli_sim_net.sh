@@ -11,6 +11,13 @@ val() { grep -o "\"$1\": [^,}]*" "$2" | head -1 | sed 's/^[^:]*: *//; s/"//g'; }
 ok() { awk "BEGIN { exit !($1) }"; }
 
 "$rifl" sim net --help | grep -q -- "--topology" || fail "--help lacks --topology"
+# refusals name the problem
+expect_err() {
+  local want=$1; shift
+  if "$rifl" sim net "$@" > "$tmp/out" 2> "$tmp/err"; then fail "accepted: $*"; fi
+  grep -q -- "$want" "$tmp/err" || fail "message for '$*' lacks '$want': $(cat "$tmp/err")"
+}
+
 
 # defaults: single:32 at 10% load; p50 is the unloaded 17 cell times
 "$rifl" sim net --json --time-us 20 > "$tmp/a.json"
@@ -40,6 +47,15 @@ grep -q '"measure": "finite workload: 20000 bytes per flow' "$tmp/f.json" || fai
 [ "$(val finished "$tmp/f.json")" = true ] || fail "finite run not finished"
 "$rifl" sim net --time-us 5 --json | grep -q '"measure": "steady state' || fail "window label"
 
+# message sizes from a CDF file
+printf '# sizes\n100 0.5\n700 1\n' > "$tmp/s.cdf"
+"$rifl" sim net --topology single:4 --msg-cdf "$tmp/s.cdf" --time-us 5 --json > "$tmp/cdf.json"
+grep -q '"msg_cdf": ' "$tmp/cdf.json" || fail "msg_cdf not in the JSON"
+[ "$(val dropped "$tmp/cdf.json")" = 0 ] || fail "CDF run drops"
+printf '100 0.5\n' > "$tmp/bad.cdf"
+expect_err "must be 1" --msg-cdf "$tmp/bad.cdf"
+expect_err "drop --msg-bytes" --msg-cdf "$tmp/s.cdf" --msg-bytes 100
+
 # CSV and the summary
 "$rifl" sim net --time-us 5 --csv | head -1 | grep -q "^load,ber,latency_p50_ns" || fail csv
 "$rifl" sim net --time-us 5 | grep -q "latency (from generation)" || fail summary
@@ -58,11 +74,6 @@ cmp -s "$tmp/s1.csv" "$tmp/s2.csv" || fail "sweep output depends on --jobs"
 [ -s "$tmp/p.png" ] || fail "no plot written"
 
 # refusals name the problem
-expect_err() {
-  local want=$1; shift
-  if "$rifl" sim net "$@" > "$tmp/out" 2> "$tmp/err"; then fail "accepted: $*"; fi
-  grep -q -- "$want" "$tmp/err" || fail "message for '$*' lacks '$want': $(cat "$tmp/err")"
-}
 expect_err "credit flow control is not available" --fc credit
 expect_err "use voq or link" --fc nope
 expect_err "use uniform, permutation" --pattern x

@@ -196,6 +196,56 @@ static void t_finite(void)
     rifl_topo_free(t);
 }
 
+static void t_cdf(void)
+{
+    rifl_net_cdf c;
+    char err[256];
+    const char *ok = "# sizes\n100 0.25\n  1000 0.5 # half\n\n10000 1\n";
+    REQUIRE(rifl_net_cdf_parse(ok, strlen(ok), &c, err, sizeof err) == RIFL_OK);
+    CHECK_EQ_U(c.n, 3);
+    CHECK_EQ_U(rifl_net_cdf_size(&c, 0.0), 100);
+    CHECK_EQ_U(rifl_net_cdf_size(&c, 0.2), 100);
+    CHECK_EQ_U(rifl_net_cdf_size(&c, 0.375), 550);  /* halfway from 100 to 1000 */
+    CHECK_EQ_U(rifl_net_cdf_size(&c, 0.75), 5500);
+    CHECK_EQ_U(rifl_net_cdf_size(&c, 0.999999), 10000);
+    const char *pct = "64 50\n1500 100\n";
+    REQUIRE(rifl_net_cdf_parse(pct, strlen(pct), &c, err, sizeof err) == RIFL_OK);
+    CHECK(c.p[0] == 0.5 && c.p[1] == 1.0);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        { "", "no points" },           { "100\n", "not two numbers" },
+        { "100 0.5 x\n", "after" },    { "0 1\n", "whole number" },
+        { "2000000 1\n", "whole number" }, { "10.5 1\n", "whole number" },
+        { "10 -1\n", "fraction" },     { "10 0.5\n5 1\n", "not decrease" },
+        { "10 0.6\n20 0.5\n", "not decrease" }, { "10 0.5\n", "must be 1" },
+    };
+    for (unsigned k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        err[0] = 0;
+        CHECK_EQ_I(rifl_net_cdf_parse(bad[k].text, strlen(bad[k].text), &c, err, sizeof err),
+                   RIFL_ERR_PARSE);
+        CHECK_MSG(strstr(err, bad[k].want) != NULL, "'%s': %s", bad[k].text, err);
+    }
+    /* a run with sizes from a CDF: lossless, and the mean size as the CDF's */
+    rifl_topology *t = gen("single:4");
+    REQUIRE(t);
+    const char *two = "100 0.5\n700 1\n";
+    REQUIRE(rifl_net_cdf_parse(two, strlen(two), &c, err, sizeof err) == RIFL_OK);
+    rifl_net_config cfg = rifl_net_default_config;
+    cfg.topo = t;
+    cfg.sizes = &c;
+    cfg.load = 0.5;
+    cfg.bytes_per_flow = 30000;
+    rifl_net_result r;
+    REQUIRE(run(&cfg, &r) == RIFL_OK);
+    clean(&r);
+    /* mean size 250 bytes: 12 flows of 30000 bytes in about 1440 messages */
+    CHECK_MSG(r.completed_messages > 1300 && r.completed_messages < 1600, "%llu messages",
+              (unsigned long long)r.completed_messages);
+    rifl_net_result_free(&r);
+    rifl_topo_free(t);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:4");
@@ -231,5 +281,5 @@ static void t_refusals(void)
 
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
-          { "finite", t_finite },
+          { "finite", t_finite }, { "cdf", t_cdf },
           { "refusals", t_refusals })

@@ -12,7 +12,8 @@
 #include "rifl/sim/pair.h"
 
 struct opts {
-    const char *topology, *fc, *traffic, *pattern, *pcap, *pcap_host;
+    const char *topology, *fc, *traffic, *pattern, *pcap, *pcap_host, *msg_cdf;
+    rifl_net_cdf cdf;
     double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
@@ -58,7 +59,12 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->pattern = (rifl_net_pattern)p;
     c->load = o->load;
     c->msg_min = c->msg_max = (unsigned)o->msg_bytes;
-    if (cli_is_set(t, "msg-min") || cli_is_set(t, "msg-max")) {
+    if (o->msg_cdf) {
+        if (cli_is_set(t, "msg-bytes") || cli_is_set(t, "msg-min") || cli_is_set(t, "msg-max"))
+            return cli_fail(t, "msg-cdf", "sizes come from the CDF file: drop --msg-bytes, "
+                                          "--msg-min and --msg-max");
+        c->sizes = &o->cdf;
+    } else if (cli_is_set(t, "msg-min") || cli_is_set(t, "msg-max")) {
         if (cli_is_set(t, "msg-bytes"))
             return cli_fail(t, "msg-bytes,msg-min", "give a fixed size or a range, not both");
         c->msg_min = (unsigned)o->msg_min;
@@ -104,6 +110,10 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
 {
     fprintf(f, "{\"topology\": ");
     json_str(f, o->topology);
+    if (c->sizes) {
+        fprintf(f, ", \"msg_cdf\": ");
+        json_str(f, o->msg_cdf);
+    }
     fprintf(f, ", \"hosts\": %u, \"switches\": %u, \"links\": %u, \"fc\": \"%s\", "
                "\"traffic\": \"%s\", \"pattern\": \"%s\", \"load\": %g, \"msg_min\": %u, "
                "\"msg_max\": %u, \"ber\": %g, \"link_gbps\": %g, \"frame_bits\": %u, "
@@ -210,11 +220,14 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
                "cell time %.2f ns)\n",
             o->topology, r->hosts, r->switches, r->links, c->link_gbps, c->frame_bits,
             r->cell_ns);
-    fprintf(f, "  traffic: %s %s, load %g, messages %u..%u bytes, flow control %s, BER %g, "
-               "seed %llu\n",
+    char sizes[300];
+    if (c->sizes)
+        snprintf(sizes, sizeof sizes, "message sizes from %s", o->msg_cdf);
+    else
+        snprintf(sizes, sizeof sizes, "messages %u..%u bytes", c->msg_min, c->msg_max);
+    fprintf(f, "  traffic: %s %s, load %g, %s, flow control %s, BER %g, seed %llu\n",
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
-            c->load, c->msg_min, c->msg_max, fc_name(c->fc), c->ber,
-            (unsigned long long)c->seed);
+            c->load, sizes, fc_name(c->fc), c->ber, (unsigned long long)c->seed);
     if (r->finite)
         fprintf(f, "  finite workload: %llu bytes per flow; %s after %.1f us simulated (%.2f s)\n",
                 (unsigned long long)c->bytes_per_flow,
@@ -400,6 +413,8 @@ static int run(int argc, char **argv)
           "fixed message size (252 bytes fill one cell with the 4-byte prefix)", 1, 1 << 20 },
         { "msg-min", CLI_UINT, &o.msg_min, "message sizes uniform from this...", 1, 1 << 20 },
         { "msg-max", CLI_UINT, &o.msg_max, "...to this", 1, 1 << 20 },
+        { "msg-cdf", CLI_STRING, &o.msg_cdf,
+          "message sizes from a CDF file: lines \"BYTES P\" (docs/netsim.md)", 0, 0 },
         { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean bytes of a burst", 1, 1e9 },
         { "fc", CLI_STRING, &o.fc, "flow control: voq (per-VOQ ON/OFF) or link (lanes only)",
           0, 0 },
@@ -456,6 +471,19 @@ static int run(int argc, char **argv)
         return prc == 1 ? 0 : 2;
     if (o.json && o.csv)
         return cli_fail(table, "json,csv", "choose one output format");
+    if (o.msg_cdf) {
+        size_t len;
+        char *text = cli_read_named(o.msg_cdf, cli_where(table, "msg-cdf"), &len);
+        if (!text)
+            return 2;
+        char err[256];
+        int prc2 = rifl_net_cdf_parse(text, len, &o.cdf, err, sizeof err);
+        free(text);
+        if (prc2 != RIFL_OK) {
+            fprintf(stderr, "error: %s: %s: %s\n", cli_where(table, "msg-cdf"), o.msg_cdf, err);
+            return 2;
+        }
+    }
     if (o.sweep) {
         if (o.pcap)
             return cli_fail(table, "pcap,sweep", "a capture is of one run: drop one of them");

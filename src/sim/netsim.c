@@ -272,6 +272,11 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                  c->load);
         return RIFL_ERR_CONFIG;
     }
+    if (c->sizes && (c->sizes->n < 1 || c->sizes->n > RIFL_NET_CDF_MAX ||
+                     c->sizes->bytes[c->sizes->n - 1] > MSG_CAP || c->sizes->bytes[0] < 1)) {
+        rifl_msg(err, errlen, "message size CDF: read it with rifl_net_cdf_parse");
+        return RIFL_ERR_CONFIG;
+    }
     if (c->msg_min < 1 || c->msg_max < c->msg_min || c->msg_max > MSG_CAP) {
         rifl_msg(err, errlen, "message sizes %u..%u: give 1 <= min <= max <= %u bytes",
                  c->msg_min, c->msg_max, MSG_CAP);
@@ -330,6 +335,19 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
 
 static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
 {
+    if (c->sizes) {
+        /* the CDF's mean, over evenly spaced quantiles */
+        double sc = 0, sb = 0;
+        const unsigned Q = 1u << 14;
+        for (unsigned i = 0; i < Q; i++) {
+            uint32_t b = rifl_net_cdf_size(c->sizes, (i + 0.5) / Q);
+            sc += (double)rifl_l2_msg_cells(b);
+            sb += b;
+        }
+        *cells = sc / Q;
+        *bytes = sb / Q;
+        return;
+    }
     double sc = 0, sb = 0, k = (double)c->msg_max - c->msg_min + 1;
     for (uint64_t b = c->msg_min; b <= c->msg_max; b++) {
         sc += (double)rifl_l2_msg_cells(b);
@@ -704,7 +722,8 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
             if (n->cfg.arrivals == RIFL_NET_BURSTY)
                 x->train_left += rifl_geo_draw(&n->train, &x->rng);
         }
-        uint32_t len = n->cfg.msg_min == n->cfg.msg_max
+        uint32_t len = n->cfg.sizes ? rifl_net_cdf_size(n->cfg.sizes, rifl_rng_double(&x->rng))
+                       : n->cfg.msg_min == n->cfg.msg_max
                            ? n->cfg.msg_min
                            : (uint32_t)rifl_rng_range(&x->rng, n->cfg.msg_min, n->cfg.msg_max);
         if (finite) {

@@ -63,6 +63,24 @@ typedef enum rifl_net_arrivals {
                                  mean of burst_bytes, back to back */
 } rifl_net_arrivals;
 
+/* Message sizes from a CDF file: text, one point per line, "BYTES P" (P the
+ * fraction of messages of at most BYTES bytes, 0..1, or a percentage when
+ * the last is 100), '#' comments; bytes 1..1 MiB and P both
+ * non-decreasing, the last P 1 (100%).  Sizes are drawn by linear
+ * interpolation between the points (below the first, its size). */
+#define RIFL_NET_CDF_MAX 256
+typedef struct rifl_net_cdf {
+    unsigned n;
+    uint32_t bytes[RIFL_NET_CDF_MAX];
+    double p[RIFL_NET_CDF_MAX];
+} rifl_net_cdf;
+
+/* RIFL_ERR_PARSE with "line N: problem; fix" in err. */
+RIFL_API int rifl_net_cdf_parse(const char *text, size_t len, rifl_net_cdf *cdf, char *err,
+                                size_t errlen);
+/* The size for a uniform draw u in [0, 1). */
+RIFL_API uint32_t rifl_net_cdf_size(const rifl_net_cdf *cdf, double u);
+
 typedef struct rifl_net_config {
     const rifl_topology *topo;
     rifl_net_fc fc;
@@ -70,6 +88,7 @@ typedef struct rifl_net_config {
     rifl_net_arrivals arrivals;
     double load;              /* offered cells per cell slot per host, (0, 1] */
     unsigned msg_min, msg_max;/* message bytes, uniform (equal: fixed), 1..1 MiB */
+    const rifl_net_cdf *sizes;/* or from a CDF (NULL: msg_min..msg_max) */
     double burst_bytes;       /* bursty: mean bytes of a train */
     unsigned incast;          /* incast senders */
     double link_gbps;         /* every link's rate */
