@@ -803,19 +803,27 @@ static bool read_cell(rifl_net *n, unsigned l, unsigned side, struct end *e)
     }
 }
 
-static void read_fc_switch(rifl_net *n, struct sw *w, unsigned p)
+/* The next per-VOQ flow-control frame waiting on lane `ln`: true with *fc
+ * set, false when none waits (other extension frames are not sent here, so
+ * one is an inconsistency). */
+static bool next_fc(rifl_net *n, rifl_lane *ln, rifl_l2_fc *fc)
 {
-    rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
     uint8_t code, data[32];
     size_t len;
     while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
-        rifl_l2_fc fc;
-        if (code != RIFL_L2_FC_CODE || rifl_l2_fc_unpack(data, len, &fc) != RIFL_OK) {
-            n->inconsistent++;
-            continue;
-        }
-        rifl_switch_fc_receive(w->sw, p, &fc);
+        if (code == RIFL_L2_FC_CODE && rifl_l2_fc_unpack(data, len, fc) == RIFL_OK)
+            return true;
+        n->inconsistent++;
     }
+    return false;
+}
+
+static void read_fc_switch(rifl_net *n, struct sw *w, unsigned p)
+{
+    rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
+    rifl_l2_fc fc;
+    while (next_fc(n, ln, &fc))
+        rifl_switch_fc_receive(w->sw, p, &fc);
 }
 
 static void deliver(rifl_net *n, unsigned h, struct end *e)
@@ -890,16 +898,9 @@ static int host_cell_time(rifl_net *n, unsigned h)
     struct end *e = &k->end[x->side];
     rifl_lane *ln = k->pair->lane[x->side];
     /* flow control from the switch */
-    uint8_t code, data[32];
-    size_t len;
-    while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
-        rifl_l2_fc fc;
-        if (code != RIFL_L2_FC_CODE || rifl_l2_fc_unpack(data, len, &fc) != RIFL_OK) {
-            n->inconsistent++;
-            continue;
-        }
+    rifl_l2_fc fc;
+    while (next_fc(n, ln, &fc))
         rifl_nic_fc(x->nic, &fc);
-    }
     /* arrivals */
     while (read_cell(n, x->link, x->side, e))
         deliver(n, h, e);
