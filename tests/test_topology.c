@@ -2,6 +2,8 @@
  * five hops, unreachable and too-far destinations. */
 #include "testlib.h"
 
+#include <stdlib.h>
+
 #include "rifl/l2.h"
 
 static rifl_topology *parse(const char *text, char *err, size_t errlen, int *rc)
@@ -342,6 +344,62 @@ static void t_follow(void)
     }
 }
 
+/* Every host's routes to one destination at once are those asked pair by
+ * pair, in the same order; an unreachable source gets the pair's error. */
+static void t_routes_to(void)
+{
+    const char *specs[] = { "single:5", "leafspine:4x3x2", "fattree:4", "fattree:6" };
+    for (unsigned k = 0; k < 4; k++) {
+        rifl_topology *t = NULL;
+        char err[256];
+        REQUIRE(rifl_topo_generate(specs[k], &t, err, sizeof err) == RIFL_OK);
+        enum { MAX = 12 };
+        rifl_topo_route *all = calloc((size_t)t->nnodes * MAX, sizeof *all);
+        unsigned *counts = calloc(t->nnodes, sizeof *counts);
+        rifl_topo_route one[MAX];
+        REQUIRE(all && counts);
+        unsigned differ = 0, pairs = 0;
+        for (unsigned d = 0; d < t->nnodes; d++) {
+            if (t->nodes[d].is_switch)
+                continue;
+            REQUIRE(rifl_topo_routes_to(t, d, all, MAX, counts, err, sizeof err) == RIFL_OK);
+            for (unsigned s = 0; s < t->nnodes; s++) {
+                if (t->nodes[s].is_switch || s == d) {
+                    differ += counts[s] != 0;
+                    continue;
+                }
+                unsigned c = 0;
+                REQUIRE(rifl_topo_routes_hosts(t, s, d, one, MAX, &c, err, sizeof err) ==
+                        RIFL_OK);
+                differ += c != counts[s] ||
+                          memcmp(one, all + (size_t)s * MAX, c * sizeof *one) != 0;
+                pairs++;
+            }
+        }
+        CHECK_EQ_U(differ, 0);
+        CHECK(pairs > 10);
+        free(all);
+        free(counts);
+        rifl_topo_free(t);
+    }
+    /* a host in a part of its own */
+    const char *text = "switch s1 2\nswitch s2 2\nhost a\nhost b\nhost c\n"
+                       "link a s1:0\nlink b s1:1\nlink c s2:0\n";
+    rifl_topology *t = NULL;
+    char err[256];
+    REQUIRE(rifl_topo_parse(text, strlen(text), &t, err, sizeof err) == RIFL_OK);
+    rifl_topo_route r[5 * 2];
+    unsigned counts[5];
+    CHECK_EQ_I(rifl_topo_routes_to(t, (unsigned)rifl_topo_find(t, "c"), r, 2, counts, err,
+                                   sizeof err),
+               RIFL_ERR_UNREACHABLE);
+    CHECK(strstr(err, "disconnected") != NULL);
+    CHECK_EQ_I(rifl_topo_routes_to(t, (unsigned)rifl_topo_find(t, "s1"), r, 2, counts, err,
+                                   sizeof err),
+               RIFL_ERR_INVALID_ARG);
+    rifl_topo_free(t);
+}
+
 static void t_flow_paths(void)
 {
     /* a flow keeps its path; flows spread over every path */
@@ -362,4 +420,5 @@ TEST_MAIN({ "parse_ok", t_parse_ok }, { "parse_errors", t_parse_errors },
           { "chain_routes", t_chain_routes },
           { "shortest_and_disconnected", t_shortest_and_disconnected },
           { "generators", t_generators }, { "all_routes", t_all_routes },
-          { "follow", t_follow }, { "flow_paths", t_flow_paths })
+          { "follow", t_follow }, { "routes_to", t_routes_to },
+          { "flow_paths", t_flow_paths })

@@ -224,6 +224,14 @@ RIFL_API int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsign
                                     rifl_topo_route *routes, unsigned max, unsigned *count,
                                     char *err, size_t errlen);
 
+/* rifl_topo_routes_hosts from every host to host `dst` at once (one search
+ * instead of one per source): the routes from node s go to routes[s * max
+ * ...], their number to counts[s] (0 for switches and dst); `routes` has
+ * room for nnodes * max, `counts` for nnodes.  The same routes in the same
+ * order, and the same errors, for the first source without a route. */
+RIFL_API int rifl_topo_routes_to(const rifl_topology *t, unsigned dst, rifl_topo_route *routes,
+                                 unsigned max, unsigned *counts, char *err, size_t errlen);
+
 /* The path a flow keeps, of `paths` shortest routes: a hash of source,
  * destination and flow number, so every cell of a message takes one path
  * and flows spread over all of them. */

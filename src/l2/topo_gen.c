@@ -210,31 +210,11 @@ static void extend(struct walk *w, unsigned k, unsigned u, unsigned in)
     }
 }
 
-int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsigned dst,
-                           rifl_topo_route *routes, unsigned max, unsigned *count, char *err,
-                           size_t errlen)
+/* Switch hops from every switch to `last` (-1: no way), by one breadth-first
+ * search over switches; `queue` has room for every node. */
+static void hops_to(const rifl_topology *t, unsigned last, int *to_last, unsigned *queue)
 {
-    if (!count || !routes || max == 0) {
-        rifl_msg(err, errlen, "routes: no room given for the routes");
-        return RIFL_ERR_INVALID_ARG;
-    }
-    *count = 0;
-    /* the one shortest route first: it checks the hosts and gives the
-     * length every other shortest route has */
-    rifl_topo_route one;
-    int rc = rifl_topo_route_hosts(t, src, dst, &one, err, errlen);
-    if (rc != RIFL_OK)
-        return rc;
-    unsigned n = t->nnodes, last = (unsigned)t->nodes[dst].peer[0];
-    int *to_last = malloc(n * sizeof *to_last);
-    unsigned *queue = malloc(n * sizeof *queue);
-    if (!to_last || !queue) {
-        free(to_last);
-        free(queue);
-        rifl_msg(err, errlen, "routes: out of memory");
-        return RIFL_ERR_NOMEM;
-    }
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < t->nnodes; i++)
         to_last[i] = -1;
     unsigned qh = 0, qt = 0;
     to_last[last] = 0;
@@ -250,18 +230,99 @@ int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsigned dst,
             queue[qt++] = (unsigned)v;
         }
     }
-    struct walk w = { .t = t, .to_last = to_last, .last = last,
+}
+
+/* The shortest routes of `hops` switches from host src to host dst, given
+ * the hops of every switch to dst's: how many were written (at most max). */
+static unsigned walk_routes(const rifl_topology *t, unsigned src, unsigned dst,
+                            const int *to_last, unsigned hops, rifl_topo_route *routes,
+                            unsigned max)
+{
+    struct walk w = { .t = t, .to_last = to_last, .last = (unsigned)t->nodes[dst].peer[0],
                       .dst_port = t->nodes[dst].peer_port[0], .out = routes, .max = max };
     memset(&w.cur, 0, sizeof w.cur);
-    w.cur.hops = one.hops;
-    for (unsigned k = one.hops; k < RIFL_L2_MAX_HOPS; k++)
+    w.cur.hops = hops;
+    for (unsigned k = hops; k < RIFL_L2_MAX_HOPS; k++)
         w.cur.sw[k] = -1;
     const rifl_topo_node *S = &t->nodes[src];
     extend(&w, 0, (unsigned)S->peer[0], S->peer_port[0]);
-    *count = w.n;
+    return w.n;
+}
+
+int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsigned dst,
+                           rifl_topo_route *routes, unsigned max, unsigned *count, char *err,
+                           size_t errlen)
+{
+    if (!count || !routes || max == 0) {
+        rifl_msg(err, errlen, "routes: no room given for the routes");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    *count = 0;
+    /* the one shortest route first: it checks the hosts and gives the
+     * length every other shortest route has */
+    rifl_topo_route one;
+    int rc = rifl_topo_route_hosts(t, src, dst, &one, err, errlen);
+    if (rc != RIFL_OK)
+        return rc;
+    unsigned n = t->nnodes;
+    int *to_last = malloc(n * sizeof *to_last);
+    unsigned *queue = malloc(n * sizeof *queue);
+    if (!to_last || !queue) {
+        free(to_last);
+        free(queue);
+        rifl_msg(err, errlen, "routes: out of memory");
+        return RIFL_ERR_NOMEM;
+    }
+    hops_to(t, (unsigned)t->nodes[dst].peer[0], to_last, queue);
+    *count = walk_routes(t, src, dst, to_last, one.hops, routes, max);
     free(to_last);
     free(queue);
     return RIFL_OK;
+}
+
+int rifl_topo_routes_to(const rifl_topology *t, unsigned dst, rifl_topo_route *routes,
+                        unsigned max, unsigned *counts, char *err, size_t errlen)
+{
+    if (!t || !routes || !counts || max == 0 || dst >= t->nnodes || t->nodes[dst].is_switch) {
+        rifl_msg(err, errlen, "routes: give a host as the destination and room for the routes");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    unsigned n = t->nnodes;
+    memset(counts, 0, n * sizeof *counts);
+    int *to_last = malloc(n * sizeof *to_last);
+    unsigned *queue = malloc(n * sizeof *queue);
+    if (!to_last || !queue) {
+        free(to_last);
+        free(queue);
+        rifl_msg(err, errlen, "routes: out of memory");
+        return RIFL_ERR_NOMEM;
+    }
+    int last = t->nodes[dst].peer[0];
+    if (last >= 0)
+        hops_to(t, (unsigned)last, to_last, queue);
+    int rc = RIFL_OK;
+    for (unsigned s = 0; s < n && rc == RIFL_OK; s++) {
+        if (s == dst || t->nodes[s].is_switch)
+            continue;
+        int first = t->nodes[s].peer[0];
+        if (last < 0 || first < 0 || to_last[first] < 0 ||
+            to_last[first] + 1 > RIFL_L2_MAX_HOPS) {
+            /* no route: the one-pair search says why */
+            rifl_topo_route one;
+            rc = rifl_topo_route_hosts(t, s, dst, &one, err, errlen);
+            if (rc == RIFL_OK) {
+                rifl_msg(err, errlen, "routes: no route from '%s' to '%s'", t->nodes[s].name,
+                         t->nodes[dst].name);
+                rc = RIFL_ERR_UNREACHABLE;
+            }
+            break;
+        }
+        counts[s] = walk_routes(t, s, dst, to_last, (unsigned)to_last[first] + 1,
+                                routes + (size_t)s * max, max);
+    }
+    free(to_last);
+    free(queue);
+    return rc;
 }
 
 unsigned rifl_topo_flow_path(unsigned src, unsigned dst, uint64_t flow, unsigned paths)
