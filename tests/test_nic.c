@@ -86,6 +86,13 @@ static void t_map(void)
     CHECK_EQ_I(rifl_nic_map_create(one, 4, &m, err, sizeof err), RIFL_ERR_CONFIG);
     CHECK(strstr(err, "two or more") != NULL);
     rifl_topo_free(one);
+    /* a host no other can reach */
+    text = "switch s1 2\nswitch s2 2\nhost a\nhost b\nhost c\n"
+           "link a s1:0\nlink b s1:1\nlink c s2:0\n";
+    REQUIRE(rifl_topo_parse(text, strlen(text), &one, err, sizeof err) == RIFL_OK);
+    CHECK_EQ_I(rifl_nic_map_create(one, 4, &m, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(err, "disconnected") != NULL, "%s", err);
+    rifl_topo_free(one);
 }
 
 /* Every host sends messages of many sizes to every other host over every

@@ -45,9 +45,12 @@ int rifl_nic_map_create(const rifl_topology *t, unsigned max_paths, rifl_nic_map
     m->node_host = calloc(t->nnodes, sizeof *m->node_host);
     m->routes = calloc(H * H * max_paths, sizeof *m->routes);
     m->count = calloc(H * H, sizeof *m->count);
-    rifl_topo_route *tmp = calloc(max_paths, sizeof *tmp);
-    if (!m->host_node || !m->node_host || !m->routes || !m->count || !tmp) {
+    /* every source's routes to one destination at a time */
+    rifl_topo_route *tmp = calloc((size_t)t->nnodes * max_paths, sizeof *tmp);
+    unsigned *cnt = calloc(t->nnodes, sizeof *cnt);
+    if (!m->host_node || !m->node_host || !m->routes || !m->count || !tmp || !cnt) {
         free(tmp);
+        free(cnt);
         rifl_nic_map_free(m);
         return RIFL_ERR_NOMEM;
     }
@@ -59,30 +62,35 @@ int rifl_nic_map_create(const rifl_topology *t, unsigned max_paths, rifl_nic_map
             m->host_node[h++] = n;
         }
     }
-    for (unsigned s = 0; s < H; s++)
-        for (unsigned d = 0; d < H; d++) {
+    for (unsigned d = 0; d < H; d++) {
+        char err[256] = "";
+        int rc = rifl_topo_routes_to(t, m->host_node[d], tmp, max_paths, cnt, err, sizeof err);
+        for (unsigned s = 0; s < H && rc == RIFL_OK; s++)
+            if (s != d && cnt[m->host_node[s]] == 0)
+                rc = RIFL_ERR_UNREACHABLE;
+        if (rc != RIFL_OK) {
+            rifl_msg(msg, msglen, "no route to %s: %s", t->nodes[m->host_node[d]].name,
+                     rc == RIFL_ERR_UNREACHABLE && !err[0] ? "none found" : err);
+            free(tmp);
+            free(cnt);
+            rifl_nic_map_free(m);
+            return rc == RIFL_ERR_NOMEM ? rc : RIFL_ERR_CONFIG;
+        }
+        for (unsigned s = 0; s < H; s++) {
             if (s == d)
                 continue;
-            unsigned c = 0;
-            char err[256];
-            int rc = rifl_topo_routes_hosts(t, m->host_node[s], m->host_node[d], tmp,
-                                            max_paths, &c, err, sizeof err);
-            if (rc != RIFL_OK || c == 0) {
-                rifl_msg(msg, msglen, "no route from %s to %s: %s",
-                         t->nodes[m->host_node[s]].name, t->nodes[m->host_node[d]].name,
-                         rc != RIFL_OK ? err : "none found");
-                free(tmp);
-                rifl_nic_map_free(m);
-                return RIFL_ERR_CONFIG;
-            }
-            rifl_nic_route *r = m->routes + (s * H + d) * max_paths;
+            unsigned c = cnt[m->host_node[s]];
+            const rifl_topo_route *from = tmp + (size_t)m->host_node[s] * max_paths;
+            rifl_nic_route *r = m->routes + ((size_t)s * H + d) * max_paths;
             for (unsigned k = 0; k < c; k++) {
-                memcpy(r[k].rel, tmp[k].rel, RIFL_L2_MAX_HOPS);
-                r[k].hops = (uint8_t)tmp[k].hops;
-                r[k].voq = (uint8_t)tmp[k].out_port[0];
+                memcpy(r[k].rel, from[k].rel, RIFL_L2_MAX_HOPS);
+                r[k].hops = (uint8_t)from[k].hops;
+                r[k].voq = (uint8_t)from[k].out_port[0];
             }
-            m->count[s * H + d] = (uint8_t)c;
+            m->count[(size_t)s * H + d] = (uint8_t)c;
         }
+    }
+    free(cnt);
     free(tmp);
     *out = m;
     return RIFL_OK;
