@@ -39,43 +39,13 @@ done
 [ "$SECS" -ge 1 ] && [ "$SECS" -le 60 ] || need "SECONDS must be 1 to 60"
 [ -z "${PERF_SECONDS:-}" ] || command -v perf >/dev/null || need "PERF_SECONDS needs perf (apt-get install linux-perf)"
 RIFL=$(readlink -f "$RIFL")
-A=rifl-ia-$$ B=rifl-ib-$$
-TMP=$(mktemp -d)
-PIDS=""
-cleanup() {
-    for p in $PIDS; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-ip netns add "$A" && ip netns add "$B" || need "cannot create network namespaces"
-ip link add iva$$ type veth peer name ivb$$ || need "cannot create a veth pair"
-ip link set iva$$ netns "$A"; ip link set ivb$$ netns "$B"
-ip -n "$A" link set iva$$ mtu "$VMTU"; ip -n "$B" link set ivb$$ mtu "$VMTU"
-ip -n "$A" addr add 10.243.0.1/24 dev iva$$; ip -n "$B" addr add 10.243.0.2/24 dev ivb$$
-for n in "$A" "$B"; do ip -n "$n" link set lo up; done
-ip -n "$A" link set iva$$ up; ip -n "$B" link set ivb$$ up
+. "$(dirname "$0")/netns-pair.sh"
+netns_pair i 10.243 "$VMTU"
 
 # the RIFL link, started after the plain runs (so that it takes no CPU
 # from them)
 start_rifl() {
-    mkdir -p "$TMP/a" "$TMP/b"
-    ip netns exec "$A" "$RIFL" link up --phy udp --local 10.243.0.1:7000 --remote 10.243.0.2:7000 \
-        --tap itap0 --mtu "$TMTU" --rate-gbps "$RATE" --frames-per-datagram "$FPD" --name i \
-        --state-dir "$TMP/a" --quiet ${RIFL_LINK_OPTS:-} 2>"$TMP/a.err" &
-    PID_A=$!
-    ip netns exec "$B" "$RIFL" link up --phy udp --local 10.243.0.2:7000 --remote 10.243.0.1:7000 \
-        --tap itap0 --mtu "$TMTU" --rate-gbps "$RATE" --frames-per-datagram "$FPD" --name i \
-        --state-dir "$TMP/b" --quiet ${RIFL_LINK_OPTS:-} 2>"$TMP/b.err" &
-    PID_B=$!
-    PIDS="$PIDS $PID_A $PID_B"
-    for i in $(seq 1 300); do
-        grep -q "is up" "$TMP/a.err" 2>/dev/null && grep -q "is up" "$TMP/b.err" 2>/dev/null && break
-        sleep 0.1
-    done
-    grep -q "is up" "$TMP/a.err" || need "the RIFL link did not come up: $(cat "$TMP/a.err" "$TMP/b.err")"
-    ip -n "$A" addr add 10.244.0.1/24 dev itap0; ip -n "$B" addr add 10.244.0.2/24 dev itap0
+    netns_rifl i itap0 10.244 --mtu "$TMTU" --rate-gbps "$RATE" --frames-per-datagram "$FPD"
 }
 
 # offloads that matter for bulk TCP, of the veth and the TAP device
@@ -90,7 +60,7 @@ for l in sys.stdin:
     if k in keep: d[k] = v.split()[0]
 print(json.dumps(d))'
 }
-OFF_VETH=$(offloads "$A" iva$$)
+OFF_VETH=$(offloads "$A" "$VA")
 OFF_TAP=null
 
 ip netns exec "$B" iperf3 -s -D -I "$TMP/iperf3.pid" >/dev/null 2>&1 || need "iperf3 -s did not start"
@@ -156,26 +126,16 @@ print(json.dumps(o))
 PY
 }
 
-drop() { # rate: iptables drops that share of each end's input from the veth
-    for n in "$A" "$B"; do
-        ip netns exec "$n" iptables -F INPUT
-        if [ "$1" != 0 ]; then
-            dev=$([ "$n" = "$A" ] && echo iva$$ || echo ivb$$)
-            ip netns exec "$n" iptables -A INPUT -i "$dev" -m statistic --mode random \
-                --probability "$1" -j DROP
-        fi
-    done
-}
 for d in $DROPS; do
-    drop "$d"
+    netns_drop "$d"
     run plain 10.243.0.2 "$d"
 done
-drop 0
+netns_drop 0
 sleep 1 # the plain runs' last segments drain first
 start_rifl
 OFF_TAP=$(offloads "$A" itap0)
 for d in $DROPS; do
-    drop "$d"
+    netns_drop "$d"
     if [ -n "${PERF_SECONDS:-}" ] && [ "$d" = 0 ]; then
         perf record -q -o "$TMP/perf.data" -p "$PID_A,$PID_B" -- sleep "$PERF_SECONDS" \
             >/dev/null 2>&1 &

@@ -21,37 +21,11 @@ for t in ip iptables python3; do command -v $t >/dev/null || need "needs $t (apt
 [ -c /dev/net/tun ] || need "needs /dev/net/tun"
 [ -x "$RIFL" ] || need "no rifl binary at $RIFL (build it, or give its path first)"
 RIFL=$(readlink -f "$RIFL")
-A=rifl-xa-$$ B=rifl-xb-$$
-TMP=$(mktemp -d)
-PIDS=""
-cleanup() {
-    for p in $PIDS; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-ip netns add "$A" && ip netns add "$B" || need "cannot create network namespaces"
-ip link add xva$$ type veth peer name xvb$$ || need "cannot create a veth pair"
-ip link set xva$$ netns "$A"; ip link set xvb$$ netns "$B"
-ip -n "$A" addr add 10.241.0.1/24 dev xva$$; ip -n "$B" addr add 10.241.0.2/24 dev xvb$$
-for n in "$A" "$B"; do ip -n "$n" link set lo up; done
-ip -n "$A" link set xva$$ up; ip -n "$B" link set xvb$$ up
-MTU_VETH=$(ip -n "$A" -o link show xva$$ | sed 's/.* mtu \([0-9]*\).*/\1/')
+. "$(dirname "$0")/netns-pair.sh"
+netns_pair x 10.241
+MTU_VETH=$(ip -n "$A" -o link show "$VA" | sed 's/.* mtu \([0-9]*\).*/\1/')
 
-mkdir -p "$TMP/a" "$TMP/b"
-ip netns exec "$A" "$RIFL" link up --phy udp --local 10.241.0.1:7000 --remote 10.241.0.2:7000 \
-    --tap xtap0 --name x --state-dir "$TMP/a" --quiet ${RIFL_LINK_OPTS:-} 2>"$TMP/a.err" &
-PIDS="$PIDS $!"
-ip netns exec "$B" "$RIFL" link up --phy udp --local 10.241.0.2:7000 --remote 10.241.0.1:7000 \
-    --tap xtap0 --name x --state-dir "$TMP/b" --quiet ${RIFL_LINK_OPTS:-} 2>"$TMP/b.err" &
-PIDS="$PIDS $!"
-for i in $(seq 1 300); do
-    grep -q "is up" "$TMP/a.err" 2>/dev/null && grep -q "is up" "$TMP/b.err" 2>/dev/null && break
-    sleep 0.1
-done
-grep -q "is up" "$TMP/a.err" || need "the RIFL link did not come up: $(cat "$TMP/a.err" "$TMP/b.err")"
-ip -n "$A" addr add 10.242.0.1/24 dev xtap0; ip -n "$B" addr add 10.242.0.2/24 dev xtap0
+netns_rifl x xtap0 10.242
 
 # a TCP echo server in B on both paths
 ip netns exec "$B" python3 - <<'PY' &
@@ -100,14 +74,7 @@ PY
 }
 
 for d in $DROPS; do
-    for n in "$A" "$B"; do
-        ip netns exec "$n" iptables -F INPUT
-        if [ "$d" != 0 ]; then
-            dev=$([ "$n" = "$A" ] && echo xva$$ || echo xvb$$)
-            ip netns exec "$n" iptables -A INPUT -i "$dev" -m statistic --mode random \
-                --probability "$d" -j DROP
-        fi
-    done
+    netns_drop "$d"
     rpc plain 10.241.0.2 "$d"
     rpc rifl 10.242.0.2 "$d"
 done
