@@ -148,7 +148,7 @@ struct rifl_net {
     uint64_t seg_n[RIFL_L2_MAX_HOPS + 1][RIFL_NET_MAX_SEGMENTS];
     uint64_t gen_cells, deliv_cells, done_msgs, outstanding;
     uint64_t corrupt, stalls, inconsistent, nic_drops, lost, victim_bytes, victim_cells;
-    bool window_open, window_done, finished;
+    bool window_done, finished;
     unsigned senders, senders_done;  /* finite workload */
     uint64_t total_bytes, deliv_bytes;
 };
@@ -441,7 +441,7 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     n->H = t->nhosts;
     n->S = t->nswitches;
     n->L = t->nlinks;
-    if (t->nlinks * 2 != (unsigned)0 && n->S == 0) {
+    if (n->S == 0) {
         rifl_msg(err, errlen, "the topology has no switch: hosts reach each other through "
                               "switches");
         rc = RIFL_ERR_CONFIG;
