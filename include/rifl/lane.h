@@ -266,6 +266,11 @@ RIFL_API int rifl_lane_rx_ref(rifl_lane *lane, uint64_t now, const rifl_lane_ref
  * still while frames go by reference; build the frames still in flight
  * oldest first. */
 RIFL_API int rifl_lane_ref_frame(rifl_lane *sender, const rifl_lane_ref *ref, rifl_lane_frame *f);
+/* The next frame built by content (rifl_lane_ref_frame, rifl_lane_tx_frame)
+ * follows on from scrambler state `scr` (a frame's scr field): for a
+ * simulator that rebuilds the frames in flight in order, when frames it
+ * built by content while others went by reference sit among them. */
+RIFL_API int rifl_lane_ref_chain(rifl_lane *sender, uint64_t scr);
 
 /* ---- accelerator (for simulators) --------------------------------------
  *
@@ -315,6 +320,24 @@ typedef struct rifl_lane_stretch {
  * counts. */
 RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretch dir[2],
                                rifl_lane_frame *inflight[2]);
+
+/* Quiet runs.  While a link recovers from errors most slots reach no user:
+ * each sender replays, sends RETRANSMIT or waits with IDLE (error wait or
+ * the peer's flow control), and each receiver fails verification or skips
+ * frames it already has.  rifl_lane_quiet_run steps the link lane[0] <->
+ * lane[1] by reference through such slots, from slot `now`, at most `max`:
+ * cable[i] is the ring of `delay` frames in flight from lane[i], entry *pos
+ * arriving (at lane[1 - i]) in slot `now` and replaced by lane[i]'s frame of
+ * that slot, exactly as rifl_lane_tx_ref and rifl_lane_rx_ref would.  It
+ * stops before the first slot in which a lane would send a new frame (data,
+ * filler, flow-control notice, extension) or deliver one, or a frame
+ * arriving is not a reference (data == RIFL_LANE_REF_NONE), and returns the
+ * slots stepped (0 also when a lane is not past start-up, aligned and up,
+ * uses lane tags, holds frames or owes compensation slots).  *pos moves on
+ * with the slots. */
+#define RIFL_LANE_REF_NONE 0xFF
+RIFL_API uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
+                                      unsigned delay, unsigned *pos, uint64_t max);
 
 /* Count n sends refused for lack of room, as n calls of rifl_lane_send
  * with a packet that does not fit would (tx_rejected), without making them:

@@ -481,6 +481,14 @@ int rifl_lane_ref_frame(rifl_lane *l, const rifl_lane_ref *ref, rifl_lane_frame 
     return RIFL_OK;
 }
 
+int rifl_lane_ref_chain(rifl_lane *l, uint64_t scr)
+{
+    if (!l)
+        return RIFL_ERR_INVALID_ARG;
+    l->scr = scr;
+    return RIFL_OK;
+}
+
 size_t rifl_lane_frame_bytes(unsigned frame_bits)
 {
     if (rifl_frame_width_check(frame_bits) != RIFL_OK)

@@ -1,0 +1,316 @@
+/* Quiet runs of a link stepped by reference (lane.h, "Accelerator"): both
+ * lanes carried through slots in which nothing reaches a user.
+ *
+ * While a link recovers from errors most slots look alike: each sender
+ * replays, sends RETRANSMIT or waits with IDLE, and each receiver fails
+ * verification or skips frames it already has.  Such a slot moves frame IDs,
+ * replay positions, the key monitor and counters, and nothing else.  This
+ * loop does exactly what rifl_lane_tx_ref and rifl_lane_rx_ref would do in
+ * those slots, with the state that changes held in locals and the counters
+ * summed at the end, and stops before the first slot that would do anything
+ * more: a new frame sent, a frame delivered, or a frame arriving that is not
+ * a plain reference. */
+#include <string.h>
+#include <stdio.h>
+
+#include "lane_priv.h"
+
+/* How a sender in NORMAL fares in a quiet run: its flow-control notice,
+ * extension frames and the peer's flow control cannot change within one. */
+enum normal_mode {
+    NORMAL_NEVER,      /* it sends something new */
+    NORMAL_ERR_WAIT,   /* it waits out its error wait, then sends */
+    NORMAL_ALWAYS      /* it waits for the peer's flow control */
+};
+
+/* What a quiet slot changes, for one lane. */
+struct quiet {
+    /* send side */
+    unsigned fid, replay_slot, nse;
+    bool replay_active;
+    enum normal_mode normal;
+    bool peer_fc_on;
+    rifl_tx_state state;
+    /* receive side */
+    unsigned rfid, thr, pc, rc, run;
+    bool fe, peer_pause, peer_retx;
+    bool track;            /* the SYN window is kept (own aligner) and not empty */
+    uint64_t syn_window;
+    unsigned syn_bad;
+    /* counters; the others follow from these and the slots */
+    uint64_t state_slots[RIFL_TX_STATE_COUNT];
+    uint64_t retx, replayed, cycles;
+    uint64_t keys[4];      /* by RIFL_KEYIDX_*, then other keys */
+    uint64_t frame_errors, good_data, control, pause_raised, retx_raised;
+};
+
+/* The lane can go through quiet slots at all, from slot `now`. */
+static bool quiet_ok(const rifl_lane *l, uint64_t now)
+{
+    return l->tx_started && l->tx_next == now && l->rx_last <= now &&
+           l->init_slots >= l->nfid && !l->tx_hold && l->aligned && l->group_up && l->rx_up &&
+           !l->tagged && l->held_count == 0 && l->pause_pending == 0;
+}
+
+static void quiet_load(struct quiet *q, const rifl_lane *l)
+{
+    memset(q, 0, sizeof *q);
+    q->fid = l->fid;
+    q->replay_slot = l->replay_slot;
+    q->nse = l->normal_since_err;
+    q->replay_active = l->replay_active;
+    q->state = l->state;
+    bool started = l->new_frames >= 16;
+    bool fc = l->cfg.fc_mode == RIFL_LANE_FC_ONOFF && started &&
+              (l->rxq.count > l->on_thr ||
+               (l->rxq.count >= l->off_thr && l->fc_sent_on)) != l->fc_sent_on;
+    bool ext = l->txext.count && started;
+    q->normal = fc ? NORMAL_NEVER
+              : ext ? NORMAL_ERR_WAIT
+              : l->peer_fc_on ? NORMAL_ALWAYS : NORMAL_ERR_WAIT;
+    q->peer_fc_on = l->peer_fc_on;
+    q->rfid = l->rfid;
+    q->thr = l->thr;
+    q->pc = l->pause_count;
+    q->rc = l->retx_count;
+    q->run = l->data_run;
+    q->fe = l->frame_error;
+    q->peer_pause = l->peer_pause;
+    q->peer_retx = l->peer_retransmit;
+    q->syn_window = l->syn_window;
+    q->syn_bad = l->syn_bad_in_window;
+    q->track = l->cfg.rx_lock_frames != 0 && !l->align_ext && l->syn_window != 0;
+}
+
+static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
+{
+    rifl_lane_stats *st = &l->st;
+    l->fid = q->fid;
+    l->replay_slot = q->replay_slot;
+    l->normal_since_err = q->nse;
+    l->replay_active = q->replay_active;
+    l->state = q->state;
+    l->rfid = q->rfid;
+    l->thr = q->thr;
+    l->pause_count = q->pc;
+    l->retx_count = q->rc;
+    l->data_run = q->run;
+    l->frame_error = q->fe;
+    l->peer_pause = q->peer_pause;
+    l->peer_retransmit = q->peer_retx;
+    l->syn_window = q->syn_window;
+    l->syn_bad_in_window = q->syn_bad;
+    l->rx_seen += n;
+    l->tx_next += n;
+    l->rx_last = l->tx_next - 1;
+    st->tx_slots += n;
+    st->rx_slots += n;
+    for (int s = 0; s < RIFL_TX_STATE_COUNT; s++)
+        st->tx_state_slots[s] += q->state_slots[s];
+    /* every slot sent a replayed data frame, a RETRANSMIT or an IDLE */
+    st->tx_retransmit += q->retx;
+    st->tx_idle += n - q->retx - q->replayed;
+    st->tx_replayed += q->replayed;
+    st->tx_replay_cycles += q->cycles;
+    /* NORMAL in a quiet run waits, for the peer's flow control or its
+     * error wait */
+    if (q->peer_fc_on)
+        st->tx_fc_wait += q->state_slots[RIFL_TX_NORMAL];
+    else
+        st->tx_err_wait += q->state_slots[RIFL_TX_NORMAL];
+    for (int k = 0; k < RIFL_KEYIDX_COUNT; k++)
+        st->rx_keys[k] += q->keys[k];
+    st->rx_unknown_key += q->keys[3];
+    /* every frame verified (a data frame skipped, a control frame) or not */
+    st->rx_verify_fail += n - q->good_data - q->control;
+    st->rx_frame_errors += q->frame_errors;
+    st->rx_good_data += q->good_data;
+    st->rx_skipped += q->good_data;
+    st->rx_control += q->control;
+    st->flag_pause_raised += q->pause_raised;
+    st->flag_retransmit_raised += q->retx_raised;
+}
+
+/* Lane l, state *q, through at most w quiet slots: frame j arrives from
+ * in[j] and its own goes to out[j].  Returns the slots done: it stops
+ * before the first slot that is not quiet for this lane. */
+static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_ref *in,
+                         rifl_lane_ref *out, uint64_t w)
+{
+    const unsigned nfid = l->nfid, kmask = l->kmask, replay_len = l->replay_len;
+    const enum normal_mode normal = q->normal;
+    const uint8_t *const replay = l->replay;
+    const size_t stride = l->txq.stride;
+    /* the state in locals; the counters stay in *q (few registers are left) */
+    unsigned fid = q->fid, replay_slot = q->replay_slot, nse = q->nse;
+    bool replay_active = q->replay_active;
+    unsigned rfid = q->rfid, thr = q->thr, pc = q->pc, rc = q->rc, run = q->run;
+    bool fe = q->fe, pp = q->peer_pause, pr = q->peer_retx;
+    rifl_tx_state state = q->state;
+    uint64_t j = 0;
+    for (; j < w; j++) {
+        const rifl_lane_ref r = in[j];
+        /* quiet: a reference not delivered, and nothing new sent */
+        if (r.data > 1 || (r.data && r.id == rfid && rfid == thr))
+            break;
+        if (!(pp || pr || replay_active || fe) &&
+            !(normal == NORMAL_ALWAYS || (normal == NORMAL_ERR_WAIT && nse < nfid)))
+            break;
+        /* send (tx_choose_state) */
+        rifl_lane_ref f = { NULL, RIFL_KEY_IDLE, (uint16_t)fid, 0 };
+        if (fe)
+            nse = 0;
+        if (pp) {
+            state = RIFL_TX_PAUSE;
+        } else if (pr || replay_active) {
+            state = RIFL_TX_RETRANS;
+            if (!replay_active) {
+                replay_active = true;
+                replay_slot = 0;
+                q->cycles++;
+            }
+            if (replay_slot < 2 * nfid && (replay_slot & 1u) == 0) {
+                f.rec = replay + (size_t)fid * stride;
+                f.key = 0;
+                f.data = 1;
+                fid = (fid + 1) & kmask;
+                q->replayed++;
+            } else if (fe) {
+                f.key = RIFL_KEY_RETRANSMIT;
+                q->retx++;
+            }
+            if (++replay_slot >= replay_len) {
+                if (pr) {
+                    replay_slot = 0;
+                    q->cycles++;
+                } else {
+                    replay_active = false;
+                }
+            }
+        } else if (fe) {
+            state = RIFL_TX_SEND_RETRANS;
+            f.key = RIFL_KEY_RETRANSMIT;
+            q->retx++;
+        } else {
+            state = RIFL_TX_NORMAL;
+            nse += nse < nfid;
+        }
+        q->state_slots[state]++;
+        out[j] = f;
+        /* receive (rx_frame): the key monitor */
+        bool run_on = r.data;
+        if (!r.data) {
+            bool pause = r.key == RIFL_KEY_PAUSE, retx = r.key == RIFL_KEY_RETRANSMIT;
+            bool idle = r.key == RIFL_KEY_IDLE;
+            pc = pause ? pc + (pc < 8) : 0;
+            rc = retx ? rc + (rc < 8) : 0;
+            q->keys[idle ? RIFL_KEYIDX_IDLE : pause ? RIFL_KEYIDX_PAUSE
+                    : retx ? RIFL_KEYIDX_RETRANSMIT : 3]++;
+            run_on = idle;
+        } else if (run == 16) {
+            pc = 0;
+            rc = 0;
+        }
+        run = run_on ? run + (run < 16) : 0;
+        bool pf = pc == 8, rf = rc == 8;
+        if (pf != pp) {
+            q->pause_raised += pf;
+            pp = pf;
+        }
+        if (rf != pr) {
+            q->retx_raised += rf;
+            pr = rf;
+        }
+        /* verification */
+        if (r.id != rfid) {
+            q->frame_errors += !fe;
+            fe = true;
+            rfid = (thr - 16) & kmask;
+            continue;
+        }
+        if (((rfid + 1) & kmask) == thr)
+            fe = false;
+        if (r.data) {
+            q->good_data++;
+            rfid = (rfid + 1) & kmask;
+        } else {
+            q->control++;
+        }
+    }
+    if (q->track) {
+        /* legal frames only: the window moves on with zeros */
+        for (uint64_t k = 0; k < j && q->syn_window; k++) {
+            q->syn_bad -= (unsigned)(q->syn_window >> 63);
+            q->syn_window <<= 1;
+        }
+    }
+    q->fid = fid;
+    q->replay_slot = replay_slot;
+    q->nse = nse;
+    q->replay_active = replay_active;
+    q->rfid = rfid;
+    q->thr = thr;
+    q->pc = pc;
+    q->rc = rc;
+    q->run = run;
+    q->fe = fe;
+    q->peer_pause = pp;
+    q->peer_retx = pr;
+    q->state = state;
+    return j;
+}
+
+/* The run, a chunk at a time: within `delay` slots what each lane receives
+ * was sent before the chunk, so each lane goes through the chunk on its
+ * own; lane 1 reads lane 0's frames from a copy taken before lane 0
+ * overwrote them.  When lane 1 stops before lane 0, lane 0 goes again from
+ * the chunk's start to where lane 1 stopped, reading lane 1's frames as
+ * they were. */
+uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
+                             unsigned delay, unsigned *pos, uint64_t max)
+{
+    if (!lane || !lane[0] || !lane[1] || !cable || !cable[0] || !cable[1] || !pos ||
+        delay == 0 || *pos >= delay || lane[0]->nfid != lane[1]->nfid || max == 0)
+        return 0;
+    unsigned p = *pos;
+    rifl_lane_ref *c0 = cable[0], *c1 = cable[1];
+    if (c0[p].data > 1 || c1[p].data > 1 || !quiet_ok(lane[0], now) || !quiet_ok(lane[1], now))
+        return 0;
+    struct quiet q[2], keep;
+    quiet_load(&q[0], lane[0]);
+    quiet_load(&q[1], lane[1]);
+    /* chunks start short and grow while both lanes get through them: when
+     * one lane is not quiet, little of the other's work is done twice */
+    enum { CHUNK = 64 };
+    rifl_lane_ref copy[CHUNK], copy1[CHUNK];
+    uint64_t n = 0, chunk = 2;
+    while (n < max) {
+        uint64_t w = max - n;
+        if (w > delay - p)
+            w = delay - p;
+        if (w > chunk)
+            w = chunk;
+        if (chunk < CHUNK)
+            chunk *= 2;
+        memcpy(copy, c0 + p, (size_t)w * sizeof *copy);
+        keep = q[0];
+        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, c0 + p, w);
+        memcpy(copy1, c1 + p, (size_t)j0 * sizeof *copy1);
+        uint64_t j1 = lane_run(&q[1], lane[1], copy, c1 + p, j0);
+        if (j1 < j0) {
+            memcpy(c0 + p, copy, (size_t)w * sizeof *copy);
+            q[0] = keep;
+            lane_run(&q[0], lane[0], copy1, c0 + p, j1);
+        }
+        n += j1;
+        p = p + j1 == delay ? 0 : p + (unsigned)j1;
+        if (j1 < w)
+            break;
+    }
+    if (n) {
+        quiet_store(&q[0], lane[0], n);
+        quiet_store(&q[1], lane[1], n);
+        *pos = p;
+    }
+    return n;
+}
