@@ -172,6 +172,14 @@ RIFL_API int rifl_phy_channel_set_ber(rifl_phy *phy, double ber);
 RIFL_API unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
                                             rifl_phy_frame *out, unsigned max);
 
+/* One frame, given by content, through a channel's bit errors but not its
+ * delay line, for a simulator that keeps the frames in flight itself (as
+ * rifl_phy_skip, one slot): counted as sent and delivered; when an error
+ * falls in it, its wire bytes (the channel's encode function), damaged, go
+ * to `wire` and the answer is 1, else 0.  Only for a channel that carries
+ * frames by content. */
+RIFL_API int rifl_phy_channel_pass(rifl_phy *phy, const void *content, uint8_t *wire);
+
 /* A loopback: wire bytes back after a fixed delay, unchanged, the way a
  * cable plugged back into its own port or a test bench's pattern loop does.
  * It carries wire bytes only. */

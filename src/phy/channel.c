@@ -125,6 +125,19 @@ unsigned rifl_phy_channel_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form
     return 1;
 }
 
+int rifl_phy_channel_pass(rifl_phy *p, const void *content, uint8_t *wire)
+{
+    struct channel *ch = as_channel(p);
+    ch->phy.st.delivered++;
+    ch->dl.pos = ch->dl.pos + 1 == ch->dl.slots ? 0 : ch->dl.pos + 1;
+    set_tx(ch);
+    if (!frame_hit(ch))
+        return 0;
+    ch->cfg.encode(content, wire, ch->cfg.encode_ctx);
+    flip_bits(ch, wire);
+    return 1;
+}
+
 static uint64_t ch_clear_slots(const rifl_phy *p)
 {
     const struct channel *ch = as_cchannel(p);
