@@ -9,6 +9,7 @@
 
 #include "rifl/rng.h"
 #include "rifl/sim/linksim.h"
+#include "rifl/sim/pair.h"
 
 static rifl_linksim_config base(uint64_t seed, double ber, uint64_t bytes)
 {
@@ -973,7 +974,134 @@ static void t_serial_mixed(void)
     }
 }
 
-TEST_MAIN({ "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
+
+/* ---- stepping by reference, against stepping by content ----------------- */
+
+/* Three copies of one link: `plain` stepped by content slot by slot, `ref`
+ * by reference a slot at a time, `quiet` by reference with the lanes' quiet
+ * runs; both by-reference copies end and begin their stretches at random
+ * slots (frames built by content for errors are then among the frames
+ * rebuilt).  The same user calls go to all three.  Every lane counter, the
+ * frame IDs and the flags must agree throughout. */
+struct pair_trio {
+    rifl_pair *p[3];
+};
+
+static bool lanes_agree(struct pair_trio *t, uint64_t slot)
+{
+    for (int k = 1; k < 3; k++)
+        for (int i = 0; i < 2; i++) {
+            const rifl_lane *a = t->p[0]->lane[i], *b = t->p[k]->lane[i];
+            rifl_lane_flags fa = rifl_lane_get_flags(a), fb = rifl_lane_get_flags(b);
+            bool same = memcmp(rifl_lane_get_stats(a), rifl_lane_get_stats(b),
+                               sizeof(rifl_lane_stats)) == 0 &&
+                        memcmp(&fa, &fb, sizeof fa) == 0 &&
+                        rifl_lane_next_id(a) == rifl_lane_next_id(b) &&
+                        rifl_lane_expected_id(a) == rifl_lane_expected_id(b) &&
+                        rifl_lane_state(a) == rifl_lane_state(b);
+            CHECK_MSG(same, "copy %d lane %d differs from plain stepping at slot %llu", k, i,
+                      (unsigned long long)slot);
+            if (!same)
+                return false;
+        }
+    return true;
+}
+
+static void t_quiet_runs_equal_steps(void)
+{
+    rifl_pair_config pc = { .lane = rifl_lane_default_config };
+    pc.ber[0] = 4e-6;
+    pc.ber[1] = 2e-6;
+    pc.seed[0] = 11;
+    pc.seed[1] = 12;
+    struct pair_trio t = { { NULL, NULL, NULL } };
+    char msg[256] = "";
+    for (int k = 0; k < 3; k++)
+        CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
+    if (!t.p[0] || !t.p[1] || !t.p[2])
+        goto out;
+    rifl_rng rng;
+    rifl_rng_seed(&rng, 99);
+    uint8_t pkt[3000], buf[9000];
+    for (size_t i = 0; i < sizeof pkt; i++)
+        pkt[i] = (uint8_t)(i * 7 + 1);
+    uint64_t quiet_slots = 0, stretches = 0, rebuilt_after_hit = 0;
+    const uint64_t N = 1000000;
+    while (t.p[0]->slot < N) {
+        uint64_t now = t.p[0]->slot;
+        /* the users: sometimes a packet each way, reads now and then */
+        size_t len = 1 + (size_t)(rifl_rng_next(&rng) % sizeof pkt);
+        bool send = rifl_rng_next(&rng) % 16 == 0, read = rifl_rng_next(&rng) % 4 == 0;
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 2; i++) {
+                if (send)
+                    rifl_lane_send(t.p[k]->lane[i], pkt, len);
+                size_t got;
+                int eop;
+                while (read && rifl_lane_read(t.p[k]->lane[i], buf, sizeof buf, &got, &eop) ==
+                                   RIFL_OK && got)
+                    ;
+            }
+        /* by-reference copies: stretches begin and end at random */
+        uint64_t r = rifl_rng_next(&rng);
+        for (int k = 1; k < 3; k++) {
+            rifl_pair *p = t.p[k];
+            if (p->by_ref && r % 512 == 0) {
+                bool behind = false;
+                for (unsigned e = 0; e < p->delay_frames; e++)
+                    behind |= p->ref[0][e].data == RIFL_LANE_REF_NONE ||
+                              p->ref[1][e].data == RIFL_LANE_REF_NONE;
+                rebuilt_after_hit += behind && k == 1;
+                CHECK(rifl_pair_ref_end(p) == RIFL_OK);
+            } else if (!p->by_ref && rifl_pair_ref_room(p) && r % 3 == 0) {
+                CHECK(rifl_pair_ref_begin(p) == RIFL_OK);
+                stretches += k == 1;
+            }
+        }
+        /* one slot, or a quiet run and as many slots for the others */
+        uint64_t n = 0;
+        if (t.p[2]->by_ref && t.p[1]->by_ref && !send && !read)
+            n = rifl_pair_ref_quiet(t.p[2], 1 + rifl_rng_next(&rng) % 300);
+        quiet_slots += n;
+        for (uint64_t j = 0; j < (n ? n : 1); j++) {
+            rifl_pair_step(t.p[0], NULL);
+            if (t.p[1]->by_ref)
+                rifl_pair_ref_step(t.p[1]);
+            else
+                rifl_pair_step(t.p[1], NULL);
+        }
+        if (!n) {
+            if (t.p[2]->by_ref)
+                rifl_pair_ref_step(t.p[2]);
+            else
+                rifl_pair_step(t.p[2], NULL);
+        }
+        if ((n || now % 97 == 0) && !lanes_agree(&t, now))
+            goto out;
+    }
+    for (int k = 1; k < 3; k++)
+        if (t.p[k]->by_ref)
+            CHECK(rifl_pair_ref_end(t.p[k]) == RIFL_OK);
+    lanes_agree(&t, t.p[0]->slot);
+    for (int k = 1; k < 3; k++)
+        for (int i = 0; i < 2; i++)
+            CHECK(rifl_phy_get_stats(t.p[0]->phy[i])->frames_hit ==
+                  rifl_phy_get_stats(t.p[k]->phy[i])->frames_hit);
+    printf("  %llu slots, %llu in quiet runs, %llu stretches, %llu ended with frames built "
+           "for errors in flight, %llu frames hit\n",
+           (unsigned long long)N, (unsigned long long)quiet_slots, (unsigned long long)stretches,
+           (unsigned long long)rebuilt_after_hit,
+           (unsigned long long)rifl_phy_get_stats(t.p[0]->phy[0])->frames_hit);
+    CHECK(quiet_slots > N / 4);
+    CHECK(rebuilt_after_hit > 10);
+    CHECK(rifl_lane_get_stats(t.p[0]->lane[0])->rx_delivered[RIFL_KIND_DATA] > 1000);
+out:
+    for (int k = 0; k < 3; k++)
+        rifl_pair_free(t.p[k]);
+}
+
+TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
+          { "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "histogram", t_histogram },

@@ -431,8 +431,8 @@ static bool at_boundary(struct sim *s, struct course *k)
     const rifl_linksim_config *c = s->cfg;
     if (c->offer_slots && k->t == c->offer_slots && !s->stopped) {
         s->stopped = true;
-        rifl_phy_channel_set_ber(s->pair->phy[0], 0);
-        rifl_phy_channel_set_ber(s->pair->phy[1], 0);
+        rifl_pair_set_ber(s->pair, 0, 0);
+        rifl_pair_set_ber(s->pair, 1, 0);
     }
     if (rifl_linksim_all_done(s)) {
         if (!k->complete_seen) {
@@ -493,6 +493,19 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
     uint64_t before = new_frames(s), j = 0;
     *more = false;
     while (j < cap) {
+        /* the lanes' own quiet runs first, then a slot at a time; where
+         * their runs come out short (each costs a set-up), a few slots go
+         * one at a time before the next try */
+        if (s->quiet_wait) {
+            s->quiet_wait--;
+        } else {
+            uint64_t q = rifl_pair_ref_quiet(s->pair, cap - j);
+            j += q;
+            if (j == cap)
+                break;
+            if (q < RIFL_LINKSIM_QUIET_SHORT)
+                s->quiet_wait = RIFL_LINKSIM_QUIET_WAIT;
+        }
         rifl_pair_ref_step(s->pair);
         if (new_frames(s) != before || rifl_lane_rx_backlog(s->d[0].rx) ||
             rifl_lane_rx_backlog(s->d[1].rx)) {

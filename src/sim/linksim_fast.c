@@ -65,7 +65,7 @@ uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t)
     if (!users_steady(s) || !rifl_lane_steady(s->pair->lane[0], s->pair->lane[1], s->D) ||
         !prefixes_good(s))
         return 0;
-    uint64_t m = min64(rifl_phy_clear_slots(s->d[0].ch), rifl_phy_clear_slots(s->d[1].ch));
+    uint64_t m = min64(rifl_pair_clear_slots(s->pair, 0), rifl_pair_clear_slots(s->pair, 1));
     if (c->max_slots)
         m = min64(m, c->max_slots - t);
     if (c->offer_slots && t < c->offer_slots)

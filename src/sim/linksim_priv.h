@@ -86,11 +86,18 @@ struct sim {
     int64_t load_fx;          /* offered load per slot in credit units; 0: saturate */
     rifl_rng rng;
     rifl_pair_slot seen;      /* the last slot, for the observer */
+    unsigned quiet_wait;      /* quiet slots to step one at a time before the
+                                 lanes' quiet runs are tried again */
 };
 
 /* Error-free slots fewer than this are stepped by content: starting and
  * ending a stretch by reference costs about as much as a few slots. */
 #define RIFL_LINKSIM_REF_MIN 8
+
+/* A quiet run of the lanes shorter than this is followed by
+ * RIFL_LINKSIM_QUIET_WAIT quiet slots stepped one at a time. */
+#define RIFL_LINKSIM_QUIET_SHORT 16
+#define RIFL_LINKSIM_QUIET_WAIT 16
 
 /* Offered load below 1: a token bucket of at most one frame, counted in
  * units of 2^-30 frames so that k slots of refill are one exact step. */

@@ -13,6 +13,8 @@ unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bit
     return (unsigned)llround(frames);
 }
 
+static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
 void rifl_pair_free(rifl_pair *p)
 {
     if (!p)
@@ -21,6 +23,8 @@ void rifl_pair_free(rifl_pair *p)
         rifl_lane_free(p->lane[i]);
         rifl_phy_free(p->phy[i]);
         free(p->ref[i]);
+        free(p->ref_frame[i]);
+        free(p->ref_store[i]);
     }
     free(p);
 }
@@ -87,8 +91,13 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
         rc = rifl_phy_channel_create(&cc, &p->phy[i], msg, msglen);
     }
     for (int i = 0; i < 2 && rc == RIFL_OK && !cfg->serial && !cfg->encode_all; i++) {
-        p->ref[i] = calloc(p->delay_frames ? p->delay_frames : 1, sizeof *p->ref[i]);
-        if (!p->ref[i])
+        size_t n = p->delay_frames ? p->delay_frames : 1;
+        p->content_bytes = rifl_lane_frame_bytes(cfg->lane.frame_bits);
+        p->ref_stride = round16(p->content_bytes) + round16(cfg->lane.frame_bits / 8);
+        p->ref[i] = calloc(n, sizeof *p->ref[i]);
+        p->ref_frame[i] = calloc(n, sizeof *p->ref_frame[i]);
+        p->ref_store[i] = calloc(n + 1, p->ref_stride);
+        if (!p->ref[i] || !p->ref_frame[i] || !p->ref_store[i])
             rc = RIFL_ERR_NOMEM;
     }
     if (rc != RIFL_OK) {
@@ -221,39 +230,72 @@ __attribute__((flatten)) void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
 
 uint64_t rifl_pair_ref_room(rifl_pair *p)
 {
+    /* a frame sent by reference points at its record in the replay buffer,
+     * which must outlive its time in flight */
     unsigned D = p->delay_frames;
     if (!p->ref[0] || p->by_ref || D == 0 || D >= rifl_lane_replay_frames(p->lane[0]) ||
-        p->slot <= D || p->last_hit[0] || p->last_hit[1])
+        p->slot <= D)
         return 0;
-    uint64_t a = rifl_phy_clear_slots(p->phy[0]), b = rifl_phy_clear_slots(p->phy[1]);
-    return a < b ? a : b;
+    return UINT64_MAX;
 }
 
 int rifl_pair_ref_begin(rifl_pair *p)
 {
     if (!rifl_pair_ref_room(p))
         return RIFL_ERR_STATE;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         for (unsigned k = 0; k < p->delay_frames; k++) {
             /* the cable's frames stay where they are until the end */
-            rifl_pair_inflight *e = &p->ref[i][k];
+            rifl_pair_inflight *e = &p->ref_frame[i][k];
             rifl_phy_form form = rifl_phy_inflight_form(p->phy[i], k);
             e->form = (uint8_t)form;
             e->frame = form == RIFL_PHY_NONE ? NULL : rifl_phy_inflight(p->phy[i], k, form);
             if (!e->frame)
                 return RIFL_ERR_STATE;
+            p->ref[i][k].data = RIFL_LANE_REF_NONE;
         }
+        p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
+        p->ref_pend[i] = 0;
+    }
     p->ref_pos = 0;
     p->ref_from = p->slot;
     p->by_ref = true;
     return RIFL_OK;
 }
 
-/* Lane `l` receives a frame in flight while stepping by reference. */
-static inline void ref_receive(rifl_lane *l, uint64_t now, const rifl_pair_inflight *e)
+/* Bring cable i's error process up to date with the frames sent by
+ * reference. */
+static int ref_settle(rifl_pair *p, int i)
 {
-    if (!e->frame)
-        rifl_lane_rx_ref(l, now, &e->ref);
+    int rc = rifl_phy_skip(p->phy[i], p->ref_pend[i]);
+    p->ref_pend[i] = 0;
+    return rc;
+}
+
+/* Lane i's frame of this slot is hit, or follows one that was: built by
+ * content and put through the cable's errors. */
+static __attribute__((noinline)) void ref_build(rifl_pair *p, int i, uint64_t now, unsigned pos)
+{
+    uint8_t *buf = p->ref_store[i] + (size_t)p->ref_next[i] * p->ref_stride;
+    p->ref_next[i] = p->ref_next[i] == p->delay_frames ? 0 : p->ref_next[i] + 1;
+    rifl_lane_frame *f = (rifl_lane_frame *)(void *)buf;
+    uint8_t *wire = buf + round16(p->content_bytes);
+    rifl_lane_tx_frame(p->lane[i], now, f);
+    ref_settle(p, i);
+    bool hit = rifl_phy_channel_pass(p->phy[i], f, wire) != 0;
+    p->ref[i][pos].data = RIFL_LANE_REF_NONE;
+    p->ref_frame[i][pos].frame = hit ? (const void *)wire : (const void *)f;
+    p->ref_frame[i][pos].form = (uint8_t)(hit ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT);
+    p->last_hit[i] = hit;
+    p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
+}
+
+/* Lane `l` receives a frame in flight while stepping by reference. */
+static inline void ref_receive(rifl_lane *l, uint64_t now, const rifl_lane_ref *r,
+                               const rifl_pair_inflight *e)
+{
+    if (r->data != RIFL_LANE_REF_NONE)
+        rifl_lane_rx_ref(l, now, r);
     else if (e->form == RIFL_PHY_WIRE)
         rifl_lane_rx(l, now, e->frame, NULL);
     else
@@ -263,17 +305,103 @@ static inline void ref_receive(rifl_lane *l, uint64_t now, const rifl_pair_infli
 __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
 {
     uint64_t now = p->slot;
-    rifl_pair_inflight out[2];
+    unsigned pos = p->ref_pos;
+    rifl_lane_ref out[2];
+    rifl_pair_inflight outf[2];
     for (int i = 0; i < 2; i++) {
-        rifl_pair_inflight *e = &p->ref[i][p->ref_pos];
-        out[i] = *e;
-        e->frame = NULL;
-        rifl_lane_tx_ref(p->lane[i], now, &e->ref);
+        rifl_lane_ref *r = &p->ref[i][pos];
+        out[i] = *r;
+        outf[i] = p->ref_frame[i][pos];
+        if (p->ref_clear[i] && !p->last_hit[i]) {
+            rifl_lane_tx_ref(p->lane[i], now, r);
+            if (p->ref_clear[i] != UINT64_MAX)
+                p->ref_clear[i]--;
+            p->ref_pend[i]++;
+        } else {
+            ref_build(p, i, now, pos);
+        }
     }
-    p->ref_pos = p->ref_pos + 1 == p->delay_frames ? 0 : p->ref_pos + 1;
-    ref_receive(p->lane[0], now, &out[1]);
-    ref_receive(p->lane[1], now, &out[0]);
+    p->ref_pos = pos + 1 == p->delay_frames ? 0 : pos + 1;
+    ref_receive(p->lane[0], now, &out[1], &outf[1]);
+    ref_receive(p->lane[1], now, &out[0], &outf[0]);
     p->slot++;
+}
+
+uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max)
+{
+    if (!p->by_ref || p->last_hit[0] || p->last_hit[1])
+        return 0;
+    for (int i = 0; i < 2; i++)
+        if (p->ref_clear[i] < max)
+            max = p->ref_clear[i];
+    uint64_t n = rifl_lane_quiet_run(p->lane, p->slot, p->ref, p->delay_frames, &p->ref_pos, max);
+    for (int i = 0; i < 2; i++) {
+        if (p->ref_clear[i] != UINT64_MAX)
+            p->ref_clear[i] -= n;
+        p->ref_pend[i] += n;
+    }
+    p->slot += n;
+    return n;
+}
+
+/* Entry k of the frames lane i sent in the stretch that are still in
+ * flight (k from `first`, oldest first), by content: `chain` is the
+ * scrambler state it follows on from (UINT64_MAX: the sender's own). */
+static int ref_rebuild(rifl_pair *p, int i, unsigned k, uint64_t *chain)
+{
+    unsigned D = p->delay_frames;
+    unsigned e = (p->ref_pos + k) % D;
+    const rifl_lane_ref *r = &p->ref[i][e];
+    const rifl_pair_inflight *m = &p->ref_frame[i][e];
+    rifl_lane *l = p->lane[i];
+    if (*chain != UINT64_MAX && rifl_lane_ref_chain(l, *chain) != RIFL_OK)
+        return RIFL_ERR_STATE;
+    if (r->data != RIFL_LANE_REF_NONE) {
+        rifl_lane_frame *f = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
+        if (!f || rifl_lane_ref_frame(l, r, f) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        if (*chain != UINT64_MAX)
+            *chain = f->scr_next;
+        return RIFL_OK;
+    }
+    /* a frame built in the stretch: its content sits before its wire bytes */
+    const uint8_t *buf = m->form == RIFL_PHY_WIRE ? (const uint8_t *)m->frame -
+                                                        round16(p->content_bytes)
+                                                  : (const uint8_t *)m->frame;
+    const rifl_lane_frame *old = (const rifl_lane_frame *)(const void *)buf;
+    rifl_lane_frame now;
+    memcpy(&now, old, p->content_bytes);
+    if (*chain != UINT64_MAX && old->scr != *chain) {
+        /* it follows frames rebuilt before it: the same frame from the new
+         * state, with the same bits damaged */
+        rifl_lane_frame tmp;
+        memcpy(&tmp, old, p->content_bytes);
+        rifl_lane_ref again = { tmp.data == 1 ? tmp.rec : NULL, tmp.key, tmp.id, tmp.data };
+        if (rifl_lane_ref_frame(l, &again, &now) != RIFL_OK)
+            return RIFL_ERR_STATE;
+    }
+    if (*chain != UINT64_MAX)
+        *chain = now.scr_next;
+    void *dst = rifl_phy_inflight(p->phy[i], k, (rifl_phy_form)m->form);
+    if (!dst)
+        return RIFL_ERR_STATE;
+    if (m->form != RIFL_PHY_WIRE) {
+        memcpy(dst, &now, p->content_bytes);
+        return RIFL_OK;
+    }
+    if (now.scr == old->scr) {
+        memcpy(dst, m->frame, p->phy[i]->frame_bytes);
+        return RIFL_OK;
+    }
+    unsigned F = rifl_lane_get_config(l)->frame_bits;
+    uint8_t a[RIFL_FRAME_MAX_BYTES], b[RIFL_FRAME_MAX_BYTES];
+    rifl_lane_frame_encode(old, F, a);
+    rifl_lane_frame_encode(&now, F, b);
+    uint8_t *w = dst;
+    const uint8_t *hw = m->frame;
+    for (unsigned j = 0; j < F / 8; j++)
+        w[j] = (uint8_t)(hw[j] ^ a[j] ^ b[j]);
+    return RIFL_OK;
 }
 
 int rifl_pair_ref_end(rifl_pair *p)
@@ -284,19 +412,59 @@ int rifl_pair_ref_end(rifl_pair *p)
     uint64_t m = p->slot - p->ref_from;
     unsigned D = p->delay_frames;
     /* the frames sent before the stretch that are still in flight stay in
-     * the cable as they are; those sent by reference are built by content,
-     * their scrambler states following on from the last frame sent by
-     * content (the sender's scrambler has not moved since) */
+     * the cable as they are; those sent in it go back by content (or as
+     * damaged wire bytes), their scrambler states one chain: frames sent
+     * by reference did not move the sender's scrambler, so when one of
+     * them is older than a frame built by content, the chain restarts
+     * where that frame began and the frames after are rebuilt from it */
     unsigned first = m < D ? (unsigned)(D - m) : 0;
     for (int i = 0; i < 2; i++) {
-        if (rifl_phy_skip(p->phy[i], m) != RIFL_OK)
+        if (ref_settle(p, i) != RIFL_OK)
             return RIFL_ERR_STATE;
+        unsigned ref_at = D, built_after = D;
         for (unsigned k = first; k < D; k++) {
-            const rifl_pair_inflight *e = &p->ref[i][(p->ref_pos + k) % D];
-            rifl_lane_frame *f = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
-            if (e->frame || !f || rifl_lane_ref_frame(p->lane[i], &e->ref, f) != RIFL_OK)
+            bool is_ref = p->ref[i][(p->ref_pos + k) % D].data != RIFL_LANE_REF_NONE;
+            if (is_ref && ref_at == D)
+                ref_at = k;
+            if (!is_ref && ref_at != D) {
+                built_after = k;
+                break;
+            }
+        }
+        uint64_t chain = UINT64_MAX;
+        for (unsigned k = first; k < D; k++) {
+            if (k == ref_at && built_after != D) {
+                const rifl_pair_inflight *b = &p->ref_frame[i][(p->ref_pos + built_after) % D];
+                const uint8_t *buf = b->form == RIFL_PHY_WIRE ? (const uint8_t *)b->frame -
+                                                                    round16(p->content_bytes)
+                                                              : (const uint8_t *)b->frame;
+                chain = ((const rifl_lane_frame *)(const void *)buf)->scr;
+            }
+            if (ref_rebuild(p, i, k, &chain) != RIFL_OK)
                 return RIFL_ERR_STATE;
         }
+        if (chain != UINT64_MAX && rifl_lane_ref_chain(p->lane[i], chain) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        p->hits_seen[i] = rifl_phy_get_stats(p->phy[i])->frames_hit;
     }
     return RIFL_OK;
+}
+
+int rifl_pair_set_ber(rifl_pair *p, int i, double ber)
+{
+    if (!p || i < 0 || i > 1 || p->serial)
+        return RIFL_ERR_INVALID_ARG;
+    if (p->by_ref && ref_settle(p, i) != RIFL_OK)
+        return RIFL_ERR_STATE;
+    int rc = rifl_phy_channel_set_ber(p->phy[i], ber);
+    if (rc == RIFL_OK && p->by_ref)
+        p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
+    return rc;
+}
+
+uint64_t rifl_pair_clear_slots(const rifl_pair *p, int i)
+{
+    if (!p || i < 0 || i > 1)
+        return 0;
+    return p->by_ref ? p->ref_clear[i] : rifl_phy_clear_slots(p->phy[i]);
 }

@@ -44,20 +44,29 @@ typedef struct rifl_pair {
     bool rx_aligned[2], rx_up[2]; /* [i]: what lane i was last told */
     uint64_t startup_slot;   /* slot at which both lanes were first up (0: not yet) */
     /* stepping by reference (rifl_pair_ref_begin) */
-    struct rifl_pair_inflight *ref[2]; /* [i]: frames in flight from lane i,
-                                          a ring of delay_frames */
+    rifl_lane_ref *ref[2];   /* [i]: frames in flight from lane i, a ring of
+                                delay_frames (data RIFL_LANE_REF_NONE: not
+                                by reference, see ref_frame) */
+    struct rifl_pair_inflight *ref_frame[2]; /* the same ring: frames in the
+                                cable by content or as wire bytes */
     unsigned ref_pos;        /* the entry of the frames arriving in this slot */
     bool by_ref;             /* between rifl_pair_ref_begin and _end */
     uint64_t ref_from;       /* slot at which it began */
     uint64_t hits_seen[2];   /* frames hit on phy[i] after the last slot */
     bool last_hit[2];        /* the last slot's frame on phy[i] was hit */
+    uint64_t ref_clear[2];   /* frames lane i sends before the next is hit */
+    uint64_t ref_pend[2];    /* frames sent by reference, not yet through phy[i] */
+    uint8_t *ref_store[2];   /* [i]: delay_frames + 1 places for lane i's frames
+                                built by content in a stretch: the content,
+                                then its wire bytes when damaged */
+    unsigned ref_next[2];    /* the place the next one takes */
+    size_t ref_stride, content_bytes;
 } rifl_pair;
 
-/* A frame in flight while stepping by reference: sent by reference, or
+/* A frame in flight while stepping by reference that is not a reference:
  * sent before by content or as damaged wire bytes (still in the cable). */
 typedef struct rifl_pair_inflight {
-    rifl_lane_ref ref;
-    const void *frame;       /* NULL: by reference; else the cable's frame */
+    const void *frame;       /* the cable's frame */
     uint8_t form;            /* of `frame`: a rifl_phy_form */
 } rifl_pair_inflight;
 
@@ -89,21 +98,32 @@ RIFL_API void rifl_pair_free(rifl_pair *p);
  * `seen` (NULL when nobody looks) gets what happened. */
 RIFL_API void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen);
 
-/* Stepping by reference (rifl_lane_ref in rifl/lane.h): slots in which
- * neither cable flips a bit go with frames sent as references, no bytes
- * built or copied, the cables skipped over at the end; the frames already in
- * flight (damaged ones too) arrive as they are, and the lanes decide and
- * count exactly as with rifl_pair_step.  rifl_pair_ref_room says how many
- * slots from now may go by reference (0: none now: the last slot sent a
- * damaged frame, or the pair carries wire bytes or serial lanes);
- * rifl_pair_ref_begin starts, rifl_pair_ref_step steps one slot (at most
- * `room` of them), rifl_pair_ref_end puts the frames sent by reference that
- * are still in flight back on the cables by content.  rifl_pair_step must
- * not be called in between. */
+/* Stepping by reference (rifl_lane_ref in rifl/lane.h): frames go on the
+ * cables as references, no bytes built or copied, and the cables' error
+ * processes are skipped over; only a frame an error falls in, and the frame
+ * after it (the receiver's descrambler may still be off), are built by
+ * content and put through the cable's errors (rifl_phy_channel_pass).  The
+ * frames already in flight (damaged ones too) arrive as they are, and the
+ * lanes decide and count exactly as with rifl_pair_step.  rifl_pair_ref_room
+ * says whether slots may go by reference now (UINT64_MAX: any number; 0:
+ * none: the pair carries wire bytes or serial lanes, or is still starting);
+ * rifl_pair_ref_begin starts, rifl_pair_ref_step steps one slot,
+ * rifl_pair_ref_end puts the frames sent in between that are still in
+ * flight back on the cables by content.  rifl_pair_step must not be called
+ * in between; the bit error rate changes through rifl_pair_set_ber. */
 RIFL_API uint64_t rifl_pair_ref_room(rifl_pair *p);
 RIFL_API int rifl_pair_ref_begin(rifl_pair *p);
 RIFL_API void rifl_pair_ref_step(rifl_pair *p);
+/* Quiet slots by reference (rifl_lane_quiet_run), at most `max` (within
+ * `room`): the slots stepped, as many rifl_pair_ref_step calls would. */
+RIFL_API uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max);
 RIFL_API int rifl_pair_ref_end(rifl_pair *p);
+/* Change cable i's bit error rate from the next frame on (also while
+ * stepping by reference). */
+RIFL_API int rifl_pair_set_ber(rifl_pair *p, int i, double ber);
+/* Frames lane i can still send before an error falls in one
+ * (rifl_phy_clear_slots of cable i, also while stepping by reference). */
+RIFL_API uint64_t rifl_pair_clear_slots(const rifl_pair *p, int i);
 
 #ifdef __cplusplus
 }
