@@ -210,15 +210,28 @@ static void extend(struct walk *w, unsigned k, unsigned u, unsigned in)
     }
 }
 
-/* Switch hops from every switch to `last` (-1: no way), by one breadth-first
- * search over switches; `queue` has room for every node. */
-static void hops_to(const rifl_topology *t, unsigned last, int *to_last, unsigned *queue)
+/* Switch hops from every switch to switch `last` (-1: no way; every entry
+ * -1 when last < 0), by one breadth-first search over switches: an array of
+ * one entry per node for the caller to free, or NULL (said in err) when
+ * memory runs out. */
+static int *hops_to(const rifl_topology *t, int last, char *err, size_t errlen)
 {
-    for (unsigned i = 0; i < t->nnodes; i++)
+    unsigned n = t->nnodes;
+    int *to_last = malloc(n * sizeof *to_last);
+    unsigned *queue = malloc(n * sizeof *queue);
+    if (!to_last || !queue) {
+        free(to_last);
+        free(queue);
+        rifl_msg(err, errlen, "routes: out of memory");
+        return NULL;
+    }
+    for (unsigned i = 0; i < n; i++)
         to_last[i] = -1;
     unsigned qh = 0, qt = 0;
-    to_last[last] = 0;
-    queue[qt++] = last;
+    if (last >= 0) {
+        to_last[last] = 0;
+        queue[qt++] = (unsigned)last;
+    }
     while (qh < qt) {
         unsigned u = queue[qh++];
         const rifl_topo_node *U = &t->nodes[u];
@@ -230,6 +243,8 @@ static void hops_to(const rifl_topology *t, unsigned last, int *to_last, unsigne
             queue[qt++] = (unsigned)v;
         }
     }
+    free(queue);
+    return to_last;
 }
 
 /* The shortest routes of `hops` switches from host src to host dst, given
@@ -264,19 +279,11 @@ int rifl_topo_routes_hosts(const rifl_topology *t, unsigned src, unsigned dst,
     int rc = rifl_topo_route_hosts(t, src, dst, &one, err, errlen);
     if (rc != RIFL_OK)
         return rc;
-    unsigned n = t->nnodes;
-    int *to_last = malloc(n * sizeof *to_last);
-    unsigned *queue = malloc(n * sizeof *queue);
-    if (!to_last || !queue) {
-        free(to_last);
-        free(queue);
-        rifl_msg(err, errlen, "routes: out of memory");
+    int *to_last = hops_to(t, t->nodes[dst].peer[0], err, errlen);
+    if (!to_last)
         return RIFL_ERR_NOMEM;
-    }
-    hops_to(t, (unsigned)t->nodes[dst].peer[0], to_last, queue);
     *count = walk_routes(t, src, dst, to_last, one.hops, routes, max);
     free(to_last);
-    free(queue);
     return RIFL_OK;
 }
 
@@ -289,17 +296,10 @@ int rifl_topo_routes_to(const rifl_topology *t, unsigned dst, rifl_topo_route *r
     }
     unsigned n = t->nnodes;
     memset(counts, 0, n * sizeof *counts);
-    int *to_last = malloc(n * sizeof *to_last);
-    unsigned *queue = malloc(n * sizeof *queue);
-    if (!to_last || !queue) {
-        free(to_last);
-        free(queue);
-        rifl_msg(err, errlen, "routes: out of memory");
-        return RIFL_ERR_NOMEM;
-    }
     int last = t->nodes[dst].peer[0];
-    if (last >= 0)
-        hops_to(t, (unsigned)last, to_last, queue);
+    int *to_last = hops_to(t, last, err, errlen);
+    if (!to_last)
+        return RIFL_ERR_NOMEM;
     int rc = RIFL_OK;
     for (unsigned s = 0; s < n && rc == RIFL_OK; s++) {
         if (s == dst || t->nodes[s].is_switch)
@@ -321,7 +321,6 @@ int rifl_topo_routes_to(const rifl_topology *t, unsigned dst, rifl_topo_route *r
                                 routes + (size_t)s * max, max);
     }
     free(to_last);
-    free(queue);
     return rc;
 }
 
