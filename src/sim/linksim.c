@@ -532,21 +532,20 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
     return j;
 }
 
-/* Slots stepped by reference (rifl_pair_ref_step), `room` at most: the
- * same slots as below, without bytes on the cables, quiet ones in runs.
- * They end early at a boundary or where the fast path could take over. */
-static int by_reference(struct sim *s, struct course *k, uint64_t room)
+/* Slots stepped by reference (rifl_pair_ref_step): the same slots as
+ * below, without bytes on the cables, quiet ones in runs, up to a boundary
+ * or where the fast path could take over. */
+static int by_reference(struct sim *s, struct course *k)
 {
     const rifl_linksim_config *c = s->cfg;
     if (rifl_pair_ref_begin(s->pair) != RIFL_OK)
         return RIFL_ERR_STATE;
     int rc = RIFL_OK;
-    uint64_t end = room > UINT64_MAX - k->t ? UINT64_MAX : k->t + room;
-    while (k->t < end) {
+    for (;;) {
         bool stepped = false;
         if (users_quiet(s)) {
             /* no boundary inside: offer_slots and the slot limit cap it */
-            uint64_t cap = end - k->t;
+            uint64_t cap = UINT64_MAX;
             if (c->max_slots && c->max_slots - k->t < cap)
                 cap = c->max_slots - k->t;
             if (c->offer_slots && k->t < c->offer_slots && c->offer_slots - k->t < cap)
@@ -589,15 +588,15 @@ static int run_slots(struct sim *s, struct course *k)
         rc = rifl_linksim_user_side(s, 0);
     while (rc == RIFL_OK && !at_boundary(s, k)) {
         uint64_t m = c->users_first ? 0 : rifl_linksim_skip_room(s, k->t);
-        uint64_t r = m || !s->ref_possible ? 0 : rifl_pair_ref_room(s->pair);
+        bool r = !m && s->ref_possible && rifl_pair_ref_room(s->pair);
         if (m) {
             uint64_t did = 0;
             rc = rifl_linksim_skip(s, k->t, m, &did);
             k->t += did;
             s->res->fast_slots += did;
             s->res->skips++;
-        } else if (r >= RIFL_LINKSIM_REF_MIN) {
-            rc = by_reference(s, k, r);
+        } else if (r) {
+            rc = by_reference(s, k);
         } else {
             if (c->users_first)
                 rc = rifl_linksim_user_side(s, k->t);

@@ -90,10 +90,6 @@ struct sim {
                                  lanes' quiet runs are tried again */
 };
 
-/* Error-free slots fewer than this are stepped by content: starting and
- * ending a stretch by reference costs about as much as a few slots. */
-#define RIFL_LINKSIM_REF_MIN 8
-
 /* A quiet run of the lanes shorter than this is followed by
  * RIFL_LINKSIM_QUIET_WAIT quiet slots stepped one at a time. */
 #define RIFL_LINKSIM_QUIET_SHORT 16

@@ -88,7 +88,6 @@ struct link {
     struct end end[2];
     struct tagq q[2];         /* [i]: from lane i to lane 1 - i */
     bool by_ref;
-    uint64_t room;
     uint64_t bytes0[2];       /* lane tx_bytes at the window's start */
     uint64_t fc_frames[2];    /* per-VOQ frames sent by end i */
 };
@@ -1047,22 +1046,13 @@ static void step_link(struct link *k, bool by_content)
         rifl_pair_ref_end(k->pair);
         k->by_ref = false;
     }
-    if (!k->by_ref && !by_content) {
-        uint64_t room = rifl_pair_ref_room(k->pair);
-        if (room > 1 && rifl_pair_ref_begin(k->pair) == RIFL_OK) {
-            k->by_ref = true;
-            k->room = room;
-        }
-    }
-    if (k->by_ref) {
+    if (!k->by_ref && !by_content && rifl_pair_ref_room(k->pair) &&
+        rifl_pair_ref_begin(k->pair) == RIFL_OK)
+        k->by_ref = true;
+    if (k->by_ref)
         rifl_pair_ref_step(k->pair);
-        if (--k->room == 0) {
-            rifl_pair_ref_end(k->pair);
-            k->by_ref = false;
-        }
-    } else {
+    else
         rifl_pair_step(k->pair, NULL);
-    }
 }
 
 static void window_start(rifl_net *n)
