@@ -329,7 +329,7 @@ __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
 
 uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max)
 {
-    if (!p->by_ref || p->last_hit[0] || p->last_hit[1])
+    if (!p || !p->by_ref || p->last_hit[0] || p->last_hit[1])
         return 0;
     for (int i = 0; i < 2; i++)
         if (p->ref_clear[i] < max)
@@ -342,6 +342,16 @@ uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max)
     }
     p->slot += n;
     return n;
+}
+
+/* The content of a frame built in a stretch (ref_build): it sits before
+ * its wire bytes when those were damaged. */
+static const rifl_lane_frame *built_content(const rifl_pair *p, const rifl_pair_inflight *e)
+{
+    const uint8_t *buf = e->frame;
+    if (e->form == RIFL_PHY_WIRE)
+        buf -= round16(p->content_bytes);
+    return (const rifl_lane_frame *)(const void *)buf;
 }
 
 /* Entry k of the frames lane i sent in the stretch that are still in
@@ -364,11 +374,7 @@ static int ref_rebuild(rifl_pair *p, int i, unsigned k, uint64_t *chain)
             *chain = f->scr_next;
         return RIFL_OK;
     }
-    /* a frame built in the stretch: its content sits before its wire bytes */
-    const uint8_t *buf = m->form == RIFL_PHY_WIRE ? (const uint8_t *)m->frame -
-                                                        round16(p->content_bytes)
-                                                  : (const uint8_t *)m->frame;
-    const rifl_lane_frame *old = (const rifl_lane_frame *)(const void *)buf;
+    const rifl_lane_frame *old = built_content(p, m);
     rifl_lane_frame now;
     memcpy(&now, old, p->content_bytes);
     if (*chain != UINT64_MAX && old->scr != *chain) {
@@ -435,10 +441,7 @@ int rifl_pair_ref_end(rifl_pair *p)
         for (unsigned k = first; k < D; k++) {
             if (k == ref_at && built_after != D) {
                 const rifl_pair_inflight *b = &p->ref_frame[i][(p->ref_pos + built_after) % D];
-                const uint8_t *buf = b->form == RIFL_PHY_WIRE ? (const uint8_t *)b->frame -
-                                                                    round16(p->content_bytes)
-                                                              : (const uint8_t *)b->frame;
-                chain = ((const rifl_lane_frame *)(const void *)buf)->scr;
+                chain = built_content(p, b)->scr;
             }
             if (ref_rebuild(p, i, k, &chain) != RIFL_OK)
                 return RIFL_ERR_STATE;
