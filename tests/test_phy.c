@@ -437,7 +437,55 @@ static void t_serial_refused(void)
     CHECK(!rifl_phy_serial_rx_state(NULL, 0).aligned);
 }
 
-TEST_MAIN({ "channel_content_delay", t_channel_content_delay },
+
+/* A frame put through the channel's errors on its own (a simulator that
+ * keeps its frames in flight itself) is damaged exactly as it would be on
+ * the delay line of a channel with the same seed, and the counts agree;
+ * refused for a PHY that is not such a channel. */
+static void t_channel_pass(void)
+{
+    int calls = 0;
+    rifl_phy *line = make_channel(3, 2e-3, 5, &calls), *own = make_channel(3, 2e-3, 5, &calls);
+    REQUIRE(line && own);
+    uint64_t hits = 0;
+    for (uint64_t t = 0; t < 5000; t++) {
+        uint64_t v = t * 0x9E3779B97F4A7C15ULL;
+        rifl_phy_frame in;
+        send_seq(line, t, v, &in);
+        uint8_t wire[FB];
+        int hit = rifl_phy_channel_pass(own, &v, wire);
+        REQUIRE(hit == 0 || hit == 1);
+        hits += (unsigned)hit;
+        /* the line's frame of slot t is damaged when its error count moved */
+        bool line_hit = rifl_phy_get_stats(line)->frames_hit == hits;
+        CHECK(line_hit);
+        if (hit) {
+            CHECK(rifl_phy_inflight_form(line, 2) == RIFL_PHY_WIRE);
+            const uint8_t *lw = rifl_phy_inflight(line, 2, RIFL_PHY_WIRE);
+            REQUIRE(lw);
+            CHECK(memcmp(lw, wire, FB) == 0);
+        }
+    }
+    CHECK(hits > 100);
+    const rifl_phy_stats *a = rifl_phy_get_stats(line), *b = rifl_phy_get_stats(own);
+    CHECK_EQ_U(a->frames, b->frames);
+    CHECK_EQ_U(a->bit_errors, b->bit_errors);
+    CHECK_EQ_U(rifl_phy_clear_slots(line), rifl_phy_clear_slots(own));
+    uint8_t w[FB];
+    uint64_t v = 0;
+    CHECK_EQ_I(rifl_phy_channel_pass(own, NULL, w), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_phy_channel_pass(own, &v, NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_phy_channel_pass(NULL, &v, w), RIFL_ERR_INVALID_ARG);
+    rifl_phy *loop = NULL;
+    REQUIRE(rifl_phy_loopback_create(F, 2, &loop, NULL, 0) == RIFL_OK);
+    CHECK_EQ_I(rifl_phy_channel_pass(loop, &v, w), RIFL_ERR_INVALID_ARG);
+    rifl_phy_free(loop);
+    rifl_phy_free(line);
+    rifl_phy_free(own);
+}
+
+TEST_MAIN({ "channel_pass", t_channel_pass },
+          { "channel_content_delay", t_channel_content_delay },
           { "channel_errors", t_channel_errors },
           { "channel_skip", t_channel_skip },
           { "content_aligned", t_content_aligned },

@@ -176,8 +176,8 @@ RIFL_API unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_ph
  * delay line, for a simulator that keeps the frames in flight itself (as
  * rifl_phy_skip, one slot): counted as sent and delivered; when an error
  * falls in it, its wire bytes (the channel's encode function), damaged, go
- * to `wire` and the answer is 1, else 0.  Only for a channel that carries
- * frames by content. */
+ * to `wire` and the answer is 1, else 0.  RIFL_ERR_INVALID_ARG for a PHY
+ * that is not a channel carrying frames by content, or a NULL buffer. */
 RIFL_API int rifl_phy_channel_pass(rifl_phy *phy, const void *content, uint8_t *wire);
 
 /* A loopback: wire bytes back after a fixed delay, unchanged, the way a

@@ -27,6 +27,8 @@ struct channel {
     rifl_rng rng;
 };
 
+static const rifl_phy_ops channel_ops;
+
 static struct channel *as_channel(rifl_phy *p) { return (struct channel *)p; }
 static const struct channel *as_cchannel(const rifl_phy *p) { return (const struct channel *)p; }
 
@@ -127,6 +129,8 @@ unsigned rifl_phy_channel_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form
 
 int rifl_phy_channel_pass(rifl_phy *p, const void *content, uint8_t *wire)
 {
+    if (!p || p->ops != &channel_ops || !as_channel(p)->content || !content || !wire)
+        return RIFL_ERR_INVALID_ARG;
     struct channel *ch = as_channel(p);
     ch->phy.st.delivered++;
     ch->dl.pos = ch->dl.pos + 1 == ch->dl.slots ? 0 : ch->dl.pos + 1;
