@@ -480,6 +480,21 @@ static void veth_delete(void)
     }
 }
 
+/* SIGINT, SIGTERM and SIGHUP held back while a veth pair or an end comes
+ * into being and is recorded, so that the handler always knows what to undo:
+ * a signal in between is delivered when they are released. */
+static void stop_signals_hold(sigset_t *was)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    sigprocmask(SIG_BLOCK, &s, was);
+}
+
+static void stop_signals_release(const sigset_t *was) { sigprocmask(SIG_SETMASK, was, NULL); }
+
 static void on_signal(int sig)
 {
     for (int i = 0; i < 2; i++)
@@ -520,14 +535,18 @@ static int veth_make(struct where w[2])
     sigaction(SIGHUP, &sa, NULL);
     atexit(veth_delete);
     char *add[] = { "link", "add", veth[0], "type", "veth", "peer", "name", veth[1], NULL };
+    sigset_t was;
+    stop_signals_hold(&was);
     int st = run_ip(add, true);
+    if (st == 0)
+        veth_made = 1;
+    stop_signals_release(&was);
     if (st != 0) {
         fprintf(stderr, "error: cannot make a veth pair (%s link add %s type veth peer name %s "
                 "exited with %d): this kernel has no veth support, or this process no "
                 "CAP_NET_ADMIN\n", ip_path, veth[0], veth[1], st);
         return 2;
     }
-    veth_made = 1;
     for (int i = 0; i < 2; i++) {
         char *up[] = { "link", "set", "dev", veth[i], "mtu", "9000", "up", NULL };
         if (run_ip(up, false) != 0) {
@@ -777,7 +796,10 @@ static int run(int argc, char **argv)
     pid_t pid[2] = { -1, -1 };
     int pipes[2][2];
     for (int i = 0; i < 2; i++) {
+        sigset_t was;
+        stop_signals_hold(&was);
         if (pipe(pipes[i]) != 0 || (pid[i] = fork()) < 0) {
+            stop_signals_release(&was);
             fprintf(stderr, "error: cannot start the ends: %s\n", strerror(errno));
             if (i && pid[0] > 0) {
                 kill(pid[0], SIGTERM);
@@ -790,12 +812,14 @@ static int run(int argc, char **argv)
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
+            stop_signals_release(&was);
             close(pipes[i][0]);
             if (w[1 - i].fd >= 0)
                 close(w[1 - i].fd);
             _exit(child(i, &w[i], &o, &sd, pipes[i][1]));
         }
         ends_pid[i] = pid[i];
+        stop_signals_release(&was);
         close(pipes[i][1]);
     }
     for (int i = 0; i < 2; i++)
