@@ -982,10 +982,31 @@ static void t_serial_mixed(void)
  * runs; both by-reference copies end and begin their stretches at random
  * slots (frames built by content for errors are then among the frames
  * rebuilt).  The same user calls go to all three.  Every lane counter, the
- * frame IDs and the flags must agree throughout. */
+ * frame IDs and the flags must agree throughout.  Some quiet runs deliver
+ * frames: then the other copies read everything after every slot, the quiet
+ * copy after the run, the run's list of delivery slots must be where the
+ * plain copy delivered, and the bytes read must be the same. */
 struct pair_trio {
     rifl_pair *p[3];
+    uint64_t read_hash[3][2];
 };
+
+/* Copy k's user reads everything lane i has, into its hash. */
+static void trio_drain(struct pair_trio *t, int k, int i)
+{
+    uint8_t buf[9000];
+    size_t got;
+    int eop;
+    while (rifl_lane_read(t->p[k]->lane[i], buf, sizeof buf, &got, &eop) == RIFL_OK &&
+           (got || eop)) {
+        uint64_t h = t->read_hash[k][i];
+        for (size_t b = 0; b < got; b++)
+            h = (h ^ buf[b]) * 0x100000001B3ULL;
+        if (eop) /* packet ends, not how the reads cut the bytes */
+            h = (h ^ 0x1FF) * 0x100000001B3ULL;
+        t->read_hash[k][i] = h;
+    }
+}
 
 static bool lanes_agree(struct pair_trio *t, uint64_t slot)
 {
@@ -999,6 +1020,7 @@ static bool lanes_agree(struct pair_trio *t, uint64_t slot)
                         rifl_lane_next_id(a) == rifl_lane_next_id(b) &&
                         rifl_lane_expected_id(a) == rifl_lane_expected_id(b) &&
                         rifl_lane_state(a) == rifl_lane_state(b);
+            same = same && t->read_hash[k][i] == t->read_hash[0][i];
             CHECK_MSG(same, "copy %d lane %d differs from plain stepping at slot %llu", k, i,
                       (unsigned long long)slot);
             if (!same)
@@ -1014,7 +1036,8 @@ static void t_quiet_runs_equal_steps(void)
     pc.ber[1] = 2e-6;
     pc.seed[0] = 11;
     pc.seed[1] = 12;
-    struct pair_trio t = { { NULL, NULL, NULL } };
+    struct pair_trio t = { { NULL, NULL, NULL }, { { 0 } } };
+    uint64_t at[2][64], delivered_in_runs = 0;
     char msg[256] = "";
     for (int k = 0; k < 3; k++)
         CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
@@ -1022,7 +1045,7 @@ static void t_quiet_runs_equal_steps(void)
         goto out;
     rifl_rng rng;
     rifl_rng_seed(&rng, 99);
-    uint8_t pkt[3000], buf[9000];
+    uint8_t pkt[3000];
     for (size_t i = 0; i < sizeof pkt; i++)
         pkt[i] = (uint8_t)(i * 7 + 1);
     uint64_t quiet_slots = 0, stretches = 0, rebuilt_after_hit = 0;
@@ -1036,11 +1059,8 @@ static void t_quiet_runs_equal_steps(void)
             for (int i = 0; i < 2; i++) {
                 if (send)
                     rifl_lane_send(t.p[k]->lane[i], pkt, len);
-                size_t got;
-                int eop;
-                while (read && rifl_lane_read(t.p[k]->lane[i], buf, sizeof buf, &got, &eop) ==
-                                   RIFL_OK && got)
-                    ;
+                if (read)
+                    trio_drain(&t, k, i);
             }
         /* by-reference copies: stretches begin and end at random */
         uint64_t r = rifl_rng_next(&rng);
@@ -1060,15 +1080,42 @@ static void t_quiet_runs_equal_steps(void)
         }
         /* one slot, or a quiet run and as many slots for the others */
         uint64_t n = 0;
-        if (t.p[2]->by_ref && t.p[1]->by_ref && !send && !read)
-            n = rifl_pair_ref_quiet(t.p[2], 1 + rifl_rng_next(&rng) % 300);
+        rifl_lane_deliveries del = { { at[0], at[1] }, 64, { 0, 0 } };
+        bool with_del = rifl_rng_next(&rng) % 2 == 0;
+        if (t.p[2]->by_ref && t.p[1]->by_ref && !send && !read) {
+            if (with_del)
+                for (int k = 0; k < 3; k++)
+                    for (int i = 0; i < 2; i++)
+                        trio_drain(&t, k, i);
+            n = rifl_pair_ref_quiet(t.p[2], 1 + rifl_rng_next(&rng) % 300,
+                                    with_del ? &del : NULL);
+        }
         quiet_slots += n;
+        unsigned seen[2] = { 0, 0 };
         for (uint64_t j = 0; j < (n ? n : 1); j++) {
+            uint64_t d0[2];
+            for (int i = 0; i < 2; i++)
+                d0[i] = rifl_lane_get_stats(t.p[0]->lane[i])->rx_delivered[RIFL_KIND_DATA];
             rifl_pair_step(t.p[0], NULL);
             if (t.p[1]->by_ref)
                 rifl_pair_ref_step(t.p[1]);
             else
                 rifl_pair_step(t.p[1], NULL);
+            for (int i = 0; n && with_del && i < 2; i++) {
+                if (rifl_lane_get_stats(t.p[0]->lane[i])->rx_delivered[RIFL_KIND_DATA] != d0[i]) {
+                    CHECK_MSG(seen[i] < del.n[i] && del.at[i][seen[i]] == now + j,
+                              "lane %d delivered at slot %llu, not as the quiet run listed", i,
+                              (unsigned long long)(now + j));
+                    seen[i]++;
+                }
+                trio_drain(&t, 0, i);
+                trio_drain(&t, 1, i);
+            }
+        }
+        for (int i = 0; n && with_del && i < 2; i++) {
+            CHECK_EQ_U(seen[i], del.n[i]);
+            delivered_in_runs += del.n[i];
+            trio_drain(&t, 2, i);
         }
         if (!n) {
             if (t.p[2]->by_ref)
@@ -1088,11 +1135,13 @@ static void t_quiet_runs_equal_steps(void)
             CHECK(rifl_phy_get_stats(t.p[0]->phy[i])->frames_hit ==
                   rifl_phy_get_stats(t.p[k]->phy[i])->frames_hit);
     printf("  %llu slots, %llu in quiet runs, %llu stretches, %llu ended with frames built "
-           "for errors in flight, %llu frames hit\n",
+           "for errors in flight, %llu frames hit, %llu frames delivered in quiet runs\n",
            (unsigned long long)N, (unsigned long long)quiet_slots, (unsigned long long)stretches,
            (unsigned long long)rebuilt_after_hit,
-           (unsigned long long)rifl_phy_get_stats(t.p[0]->phy[0])->frames_hit);
+           (unsigned long long)rifl_phy_get_stats(t.p[0]->phy[0])->frames_hit,
+           (unsigned long long)delivered_in_runs);
     CHECK(quiet_slots > N / 4);
+    CHECK(delivered_in_runs > 1000);
     CHECK(rebuilt_after_hit > 10);
     CHECK(rifl_lane_get_stats(t.p[0]->lane[0])->rx_delivered[RIFL_KIND_DATA] > 1000);
 out:

@@ -334,10 +334,26 @@ RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_la
  * arriving is not a reference (data == RIFL_LANE_REF_NONE), and returns the
  * slots stepped (0 also when a lane is not past start-up, aligned and up,
  * uses lane tags, holds frames or owes compensation slots).  *pos moves on
- * with the slots. */
+ * with the slots.
+ *
+ * With `del` given, a user data frame a lane accepts in sequence no longer
+ * ends the run: it goes into the lane's receive queue, as rifl_lane_rx_ref
+ * would put it, and its slot into del->at[i] (del->n[i] of them, the run
+ * stopping before a list or a receive queue would overflow).  The caller
+ * promises to read every such frame in the slot after it arrived, as a user
+ * reading everything each slot would, so flow control sees an empty receive
+ * queue at every send; deliveries are made only when both receive queues are
+ * empty at the start.  Fillers, flow-control notices and extension frames
+ * still end the run.  del == NULL: none are made. */
 #define RIFL_LANE_REF_NONE 0xFF
+typedef struct rifl_lane_deliveries {
+    uint64_t *at[2]; /* slots of the frames lane[i] delivered, oldest first */
+    unsigned cap;    /* room in each list */
+    unsigned n[2];   /* set by the run */
+} rifl_lane_deliveries;
 RIFL_API uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
-                                      unsigned delay, unsigned *pos, uint64_t max);
+                                      unsigned delay, unsigned *pos, uint64_t max,
+                                      rifl_lane_deliveries *del);
 
 /* Count n sends refused for lack of room, as n calls of rifl_lane_send
  * with a packet that does not fit would (tx_rejected), without making them:

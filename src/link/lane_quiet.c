@@ -41,8 +41,31 @@ struct quiet {
     uint64_t state_slots[RIFL_TX_STATE_COUNT];
     uint64_t retx, replayed, cycles;
     uint64_t keys[4];      /* by RIFL_KEYIDX_*, then other keys */
-    uint64_t frame_errors, good_data, control, pause_raised, retx_raised;
+    uint64_t frame_errors, good_data, delivered, control, pause_raised, retx_raised;
 };
+
+enum { CHUNK = 64 };
+
+/* The user data frames one lane delivers in one chunk of a run. */
+struct chunk_del {
+    const uint8_t *rec[CHUNK];
+    uint8_t at[CHUNK]; /* slot within the chunk */
+    unsigned n;
+    unsigned room;     /* at most this many (0: none allowed) */
+};
+
+/* A record the peer sent is a user data frame the receiver would store
+ * without complaint (no filler, notice or extension, no bad byte count). */
+static bool plain_data(const rifl_lane *l, const uint8_t *rec)
+{
+    unsigned meta = rec[0] & 3u;
+    if (meta == RIFL_META_FULL || meta == RIFL_META_FULL_EOP)
+        return true;
+    if (meta == RIFL_META_NONE)
+        return false;
+    unsigned n = rec[l->pbytes];
+    return n != 0 && n < l->pbytes;
+}
 
 /* The lane can go through quiet slots at all, from slot `now`. */
 static bool quiet_ok(const rifl_lane *l, uint64_t now)
@@ -125,7 +148,8 @@ static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
     st->rx_verify_fail += n - q->good_data - q->control;
     st->rx_frame_errors += q->frame_errors;
     st->rx_good_data += q->good_data;
-    st->rx_skipped += q->good_data;
+    st->rx_skipped += q->good_data - q->delivered;
+    st->rx_delivered[RIFL_KIND_DATA] += q->delivered;
     st->rx_control += q->control;
     st->flag_pause_raised += q->pause_raised;
     st->flag_retransmit_raised += q->retx_raised;
@@ -135,7 +159,7 @@ static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
  * in[j] and its own goes to out[j].  Returns the slots done: it stops
  * before the first slot that is not quiet for this lane. */
 static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_ref *in,
-                         rifl_lane_ref *out, uint64_t w)
+                         rifl_lane_ref *out, uint64_t w, struct chunk_del *del)
 {
     const unsigned nfid = l->nfid, kmask = l->kmask, replay_len = l->replay_len;
     const enum normal_mode normal = q->normal;
@@ -148,10 +172,13 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
     bool fe = q->fe, pp = q->peer_pause, pr = q->peer_retx;
     rifl_tx_state state = q->state;
     uint64_t j = 0;
+    del->n = 0;
     for (; j < w; j++) {
         const rifl_lane_ref r = in[j];
-        /* quiet: a reference not delivered, and nothing new sent */
-        if (r.data > 1 || (r.data && r.id == rfid && rfid == thr))
+        /* quiet: a reference, delivered only where allowed, and nothing new
+         * sent */
+        if (r.data > 1 || (r.data && r.id == rfid && rfid == thr &&
+                           (del->n == del->room || !plain_data(l, r.rec))))
             break;
         if (!(pp || pr || replay_active || fe) &&
             !(normal == NORMAL_ALWAYS || (normal == NORMAL_ERR_WAIT && nse < nfid)))
@@ -232,6 +259,11 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
             fe = false;
         if (r.data) {
             q->good_data++;
+            if (rfid == thr) {
+                del->rec[del->n] = r.rec;
+                del->at[del->n++] = (uint8_t)j;
+                thr = (thr + 1) & kmask;
+            }
             rfid = (rfid + 1) & kmask;
         } else {
             q->control++;
@@ -266,11 +298,30 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
  * overwrote them.  When lane 1 stops before lane 0, lane 0 goes again from
  * the chunk's start to where lane 1 stopped, reading lane 1's frames as
  * they were. */
-uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
-                             unsigned delay, unsigned *pos, uint64_t max)
+/* The frames lane l delivered in the first `upto` slots of a chunk that
+ * began at slot t0: into its receive queue, and their slots into the list. */
+static void commit_del(rifl_lane *l, struct quiet *q, const struct chunk_del *cd, uint64_t upto,
+                       uint64_t t0, uint64_t *at, unsigned *n)
 {
+    for (unsigned k = 0; k < cd->n && cd->at[k] < upto; k++) {
+        uint8_t *rec = ring_tail(&l->rxq);
+        rec[0] = cd->rec[k][0] & 3u; /* what rifl_lane_rx_ref stores: the meta */
+        memcpy(rec + 1, cd->rec[k] + 1, l->pbytes);
+        ring_push(&l->rxq);
+        at[(*n)++] = t0 + cd->at[k];
+        q->delivered++;
+    }
+}
+
+uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
+                             unsigned delay, unsigned *pos, uint64_t max,
+                             rifl_lane_deliveries *del)
+{
+    if (del)
+        del->n[0] = del->n[1] = 0;
     if (!lane || !lane[0] || !lane[1] || !cable || !cable[0] || !cable[1] || !pos ||
-        delay == 0 || *pos >= delay || lane[0]->nfid != lane[1]->nfid || max == 0)
+        delay == 0 || *pos >= delay || lane[0]->nfid != lane[1]->nfid || max == 0 ||
+        (del && (!del->at[0] || !del->at[1])))
         return 0;
     unsigned p = *pos;
     rifl_lane_ref *c0 = cable[0], *c1 = cable[1];
@@ -279,12 +330,25 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
     struct quiet q[2], keep;
     quiet_load(&q[0], lane[0]);
     quiet_load(&q[1], lane[1]);
+    /* deliveries: only from empty receive queues, so that the flow control
+     * the lanes load (from the queue now) is what a reading user leaves */
+    bool deliver = del && lane[0]->rxq.count == 0 && lane[1]->rxq.count == 0 &&
+                   !lane[0]->align_ext && !lane[1]->align_ext;
+    struct chunk_del cd[2];
     /* chunks start short and grow while both lanes get through them: when
      * one lane is not quiet, little of the other's work is done twice */
-    enum { CHUNK = 64 };
     rifl_lane_ref copy[CHUNK], copy1[CHUNK];
     uint64_t n = 0, chunk = 2;
     while (n < max) {
+        for (int i = 0; i < 2; i++) {
+            unsigned room = 0;
+            if (deliver) {
+                unsigned qroom = lane[i]->rxq.cap - lane[i]->rxq.count;
+                unsigned lroom = del->cap - del->n[i];
+                room = qroom < lroom ? qroom : lroom;
+            }
+            cd[i].room = room < CHUNK ? room : CHUNK;
+        }
         uint64_t w = max - n;
         if (w > delay - p)
             w = delay - p;
@@ -294,14 +358,17 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
             chunk *= 2;
         memcpy(copy, c0 + p, (size_t)w * sizeof *copy);
         keep = q[0];
-        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, c0 + p, w);
+        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, c0 + p, w, &cd[0]);
         memcpy(copy1, c1 + p, (size_t)j0 * sizeof *copy1);
-        uint64_t j1 = lane_run(&q[1], lane[1], copy, c1 + p, j0);
+        uint64_t j1 = lane_run(&q[1], lane[1], copy, c1 + p, j0, &cd[1]);
         if (j1 < j0) {
             memcpy(c0 + p, copy, (size_t)w * sizeof *copy);
             q[0] = keep;
-            lane_run(&q[0], lane[0], copy1, c0 + p, j1);
+            lane_run(&q[0], lane[0], copy1, c0 + p, j1, &cd[0]);
         }
+        if (deliver)
+            for (int i = 0; i < 2; i++)
+                commit_del(lane[i], &q[i], &cd[i], j1, now + n, del->at[i], &del->n[i]);
         n += j1;
         p = p + j1 == delay ? 0 : p + (unsigned)j1;
         if (j1 < w)

@@ -492,6 +492,13 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
 {
     uint64_t before = new_frames(s), j = 0;
     *more = false;
+    /* frames delivered in a run are read after it, each in the slot after
+     * its arrival as the users' side would; no end of the run can come
+     * with them while a user still has packets to give */
+    bool deliver = !s->stopped && (!s->d[0].done || !s->d[1].done);
+    rifl_lane_deliveries del = { { s->del_at[0], s->del_at[1] },
+                                 (unsigned)(sizeof s->del_at[0] / sizeof s->del_at[0][0]),
+                                 { 0, 0 } };
     while (j < cap) {
         /* the lanes' own quiet runs first, then a slot at a time; where
          * their runs come out short (each costs a set-up), a few slots go
@@ -499,7 +506,11 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
         if (s->quiet_wait) {
             s->quiet_wait--;
         } else {
-            uint64_t q = rifl_pair_ref_quiet(s->pair, cap - j);
+            uint64_t from = s->pair->slot, t0 = k->t + j;
+            uint64_t q = rifl_pair_ref_quiet(s->pair, cap - j, deliver ? &del : NULL);
+            for (int i = 0; i < 2; i++) /* (lane i receives direction 1 - i) */
+                if (del.n[i])
+                    rifl_linksim_read_arrived(s, &s->d[1 - i], del.at[i], del.n[i], t0 - from);
             j += q;
             if (j == cap)
                 break;

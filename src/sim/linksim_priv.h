@@ -88,6 +88,7 @@ struct sim {
     rifl_pair_slot seen;      /* the last slot, for the observer */
     unsigned quiet_wait;      /* quiet slots to step one at a time before the
                                  lanes' quiet runs are tried again */
+    uint64_t del_at[2][256];  /* slots of the frames a quiet run delivered */
 };
 
 /* A quiet run of the lanes shorter than this is followed by
@@ -126,6 +127,8 @@ int rifl_linksim_generate(struct sim *s, struct dir *d, bool real);
 void rifl_linksim_stamp_sent(struct dir *d, uint64_t idx, uint64_t t);
 void rifl_linksim_delivered(struct sim *s, struct dir *d, uint64_t seq, uint64_t t);
 int rifl_linksim_user_side(struct sim *s, uint64_t t);
+void rifl_linksim_read_arrived(struct sim *s, struct dir *d, const uint64_t *at, unsigned n,
+                               uint64_t shift);
 bool rifl_linksim_all_done(const struct sim *s);
 
 /* linksim.c: direction i's measuring window and its share of the goodput

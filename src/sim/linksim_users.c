@@ -211,6 +211,32 @@ static void read_side(struct sim *s, struct dir *d, size_t budget, uint64_t t)
     }
 }
 
+/* Direction d's reader takes the n frames a quiet run delivered, frame m
+ * having arrived in slot at[m] + shift, as it would have one slot after
+ * each arrival: a packet completes in the slot after its last frame. */
+void rifl_linksim_read_arrived(struct sim *s, struct dir *d, const uint64_t *at, unsigned n,
+                               uint64_t shift)
+{
+    unsigned used = 0;
+    size_t got;
+    int eop;
+    while (used < n) {
+        unsigned before = rifl_lane_rx_backlog(d->rx);
+        if (rifl_lane_read(d->rx, d->rbuf, s->maxlen, &got, &eop) != RIFL_OK)
+            break;
+        used += before - rifl_lane_rx_backlog(d->rx);
+        uint64_t t = at[used ? used - 1 : 0] + shift + 1;
+        if (d->first_read < 0)
+            d->first_read = (int64_t)(at[0] + shift + 1);
+        uint64_t was = d->val.next_seq;
+        int64_t r = rifl_validator_feed(&d->val, d->rbuf, got, eop);
+        if (r >= 0 && (uint64_t)r < d->next_seq && (uint64_t)r >= d->oldest)
+            rifl_linksim_delivered(s, d, (uint64_t)r, t);
+        if (eop && d->val.next_seq != was)
+            d->recv_cur = d->val.next_seq;
+    }
+}
+
 /* The users' side of slot t: both senders, then both readers. */
 int rifl_linksim_user_side(struct sim *s, uint64_t t)
 {
