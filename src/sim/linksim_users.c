@@ -190,6 +190,18 @@ static size_t read_budget(struct sim *s, unsigned i, uint64_t t)
     return SIZE_MAX;
 }
 
+/* n bytes just read into d->rbuf (eop: they end a packet), in slot t: to
+ * the validator, and a packet completed stamped. */
+static void took(struct sim *s, struct dir *d, size_t n, int eop, uint64_t t)
+{
+    uint64_t before = d->val.next_seq;
+    int64_t r = rifl_validator_feed(&d->val, d->rbuf, n, eop);
+    if (r >= 0 && (uint64_t)r < d->next_seq && (uint64_t)r >= d->oldest)
+        rifl_linksim_delivered(s, d, (uint64_t)r, t);
+    if (eop && d->val.next_seq != before)
+        d->recv_cur = d->val.next_seq;
+}
+
 static void read_side(struct sim *s, struct dir *d, size_t budget, uint64_t t)
 {
     size_t n;
@@ -202,12 +214,7 @@ static void read_side(struct sim *s, struct dir *d, size_t budget, uint64_t t)
             d->first_read = (int64_t)t;
         if (budget != SIZE_MAX)
             budget -= n;
-        uint64_t before = d->val.next_seq;
-        int64_t r = rifl_validator_feed(&d->val, d->rbuf, n, eop);
-        if (r >= 0 && (uint64_t)r < d->next_seq && (uint64_t)r >= d->oldest)
-            rifl_linksim_delivered(s, d, (uint64_t)r, t);
-        if (eop && d->val.next_seq != before)
-            d->recv_cur = d->val.next_seq;
+        took(s, d, n, eop, t);
     }
 }
 
@@ -228,12 +235,7 @@ void rifl_linksim_read_arrived(struct sim *s, struct dir *d, const uint64_t *at,
         uint64_t t = at[used ? used - 1 : 0] + shift + 1;
         if (d->first_read < 0)
             d->first_read = (int64_t)(at[0] + shift + 1);
-        uint64_t was = d->val.next_seq;
-        int64_t r = rifl_validator_feed(&d->val, d->rbuf, got, eop);
-        if (r >= 0 && (uint64_t)r < d->next_seq && (uint64_t)r >= d->oldest)
-            rifl_linksim_delivered(s, d, (uint64_t)r, t);
-        if (eop && d->val.next_seq != was)
-            d->recv_cur = d->val.next_seq;
+        took(s, d, got, eop, t);
     }
 }
 
