@@ -612,18 +612,6 @@ static bool track_alignment(rifl_lane *l, bool legal)
     return true;
 }
 
-/* A new data frame that must be stored: returns false when it cannot be. */
-static bool store(ring *r, uint8_t first, const uint8_t *payload, unsigned pbytes)
-{
-    if (r->count >= r->cap)
-        return false;
-    uint8_t *rec = ring_tail(r);
-    rec[0] = first;
-    memcpy(rec + 1, payload, pbytes);
-    ring_push(r);
-    return true;
-}
-
 /* A frame not taken: raise frame_error and roll the expected ID back 16
  * frames (link rules §7), so the peer's replay brings it again. */
 static int rx_reject(rifl_lane *l, int result)
@@ -812,10 +800,10 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
             if (fi->kind == RIFL_KIND_DATA) {
                 if (drc == RIFL_ERR_FRAME)
                     l->st.rx_bad_format++;
-                ok = store(&l->rxq, (uint8_t)fi->meta, payload, l->pbytes);
+                ok = ring_store(&l->rxq, (uint8_t)fi->meta, payload, l->pbytes);
                 l->held_data += ok && hold;
             } else if (fi->kind == RIFL_KIND_EXT) {
-                ok = store(&l->rxext, fi->format, payload, l->pbytes);
+                ok = ring_store(&l->rxext, fi->format, payload, l->pbytes);
                 l->held_ext += ok && hold;
             }
             if (!ok) {

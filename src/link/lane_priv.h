@@ -31,6 +31,18 @@ static inline void ring_pop(ring *r)
     r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
     r->count--;
 }
+/* A record of a frame received: its first byte, then the payload; false
+ * when the ring is full. */
+static inline bool ring_store(ring *r, uint8_t first, const uint8_t *payload, unsigned pbytes)
+{
+    if (r->count >= r->cap)
+        return false;
+    uint8_t *rec = ring_tail(r);
+    rec[0] = first;
+    memcpy(rec + 1, payload, pbytes);
+    ring_push(r);
+    return true;
+}
 
 struct rifl_lane {
     rifl_lane_config cfg;

@@ -58,13 +58,8 @@ struct chunk_del {
  * without complaint (no filler, notice or extension, no bad byte count). */
 static bool plain_data(const rifl_lane *l, const uint8_t *rec)
 {
-    unsigned meta = rec[0] & 3u;
-    if (meta == RIFL_META_FULL || meta == RIFL_META_FULL_EOP)
-        return true;
-    if (meta == RIFL_META_NONE)
-        return false;
-    unsigned n = rec[l->pbytes];
-    return n != 0 && n < l->pbytes;
+    rifl_frame_info fi = { .syn = RIFL_SYN_DATA, .meta = rec[0] & 3u, .format = rec[l->pbytes] };
+    return rifl_frame_classify(&fi, l->pbytes) == RIFL_OK && fi.kind == RIFL_KIND_DATA;
 }
 
 /* The lane can go through quiet slots at all, from slot `now`. */
@@ -292,27 +287,26 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
     return j;
 }
 
-/* The run, a chunk at a time: within `delay` slots what each lane receives
- * was sent before the chunk, so each lane goes through the chunk on its
- * own; lane 1 reads lane 0's frames from a copy taken before lane 0
- * overwrote them.  When lane 1 stops before lane 0, lane 0 goes again from
- * the chunk's start to where lane 1 stopped, reading lane 1's frames as
- * they were. */
 /* The frames lane l delivered in the first `upto` slots of a chunk that
  * began at slot t0: into its receive queue, and their slots into the list. */
 static void commit_del(rifl_lane *l, struct quiet *q, const struct chunk_del *cd, uint64_t upto,
                        uint64_t t0, uint64_t *at, unsigned *n)
 {
     for (unsigned k = 0; k < cd->n && cd->at[k] < upto; k++) {
-        uint8_t *rec = ring_tail(&l->rxq);
-        rec[0] = cd->rec[k][0] & 3u; /* what rifl_lane_rx_ref stores: the meta */
-        memcpy(rec + 1, cd->rec[k] + 1, l->pbytes);
-        ring_push(&l->rxq);
+        /* (the room was counted before the chunk; stored as rx_frame would:
+         * the META bits, then the payload) */
+        ring_store(&l->rxq, cd->rec[k][0] & 3u, cd->rec[k] + 1, l->pbytes);
         at[(*n)++] = t0 + cd->at[k];
         q->delivered++;
     }
 }
 
+/* The run, a chunk at a time: within `delay` slots what each lane receives
+ * was sent before the chunk, so each lane goes through the chunk on its
+ * own; lane 1 reads lane 0's frames from a copy taken before lane 0
+ * overwrote them.  When lane 1 stops before lane 0, lane 0 goes again from
+ * the chunk's start to where lane 1 stopped, reading lane 1's frames as
+ * they were. */
 uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
                              unsigned delay, unsigned *pos, uint64_t max,
                              rifl_lane_deliveries *del)
