@@ -241,6 +241,16 @@ static void t_ref_equals_plain(void)
             print_lane_diff(&a, &b);
         CHECK(a.lossless && b.lossless);
         CHECK_EQ_U(a.ref_slots, 0);
+        /* the fast path takes over in the same slots as when the slots
+         * outside it are stepped one at a time by content */
+        rifl_linksim_result e;
+        c.encode_all = true;
+        if (run_ok(&c, &e)) {
+            CHECK_EQ_U(e.ref_slots, 0);
+            CHECK_EQ_U(e.fast_slots, b.fast_slots);
+            CHECK_EQ_U(e.skips, b.skips);
+            rifl_linksim_result_free(&e);
+        }
         /* most slots go by reference or fast: only damaged ones and the few
          * after them are stepped by content */
         CHECK(b.ref_slots + b.fast_slots > b.slots / 2);
@@ -982,10 +992,13 @@ static void t_serial_mixed(void)
  * runs; both by-reference copies end and begin their stretches at random
  * slots (frames built by content for errors are then among the frames
  * rebuilt).  The same user calls go to all three.  Every lane counter, the
- * frame IDs and the flags must agree throughout.  Some quiet runs deliver
+ * frame IDs, the flags and the replay buffers must agree throughout.  Some quiet runs deliver
  * frames: then the other copies read everything after every slot, the quiet
  * copy after the run, the run's list of delivery slots must be where the
- * plain copy delivered, and the bytes read must be the same. */
+ * plain copy delivered, and the bytes read must be the same.  Some send
+ * frames from the transmit queues (none, some or all of those queued): the
+ * run's list of send slots and frame IDs must be where the plain copy sent
+ * them. */
 struct pair_trio {
     rifl_pair *p[3];
     uint64_t read_hash[3][2];
@@ -1021,6 +1034,12 @@ static bool lanes_agree(struct pair_trio *t, uint64_t slot)
                         rifl_lane_expected_id(a) == rifl_lane_expected_id(b) &&
                         rifl_lane_state(a) == rifl_lane_state(b);
             same = same && t->read_hash[k][i] == t->read_hash[0][i];
+            /* the replay buffers too, record by record */
+            unsigned nfid = rifl_lane_replay_frames(a);
+            size_t rb = rifl_lane_get_config(a)->frame_bits / 8 - 1;
+            for (unsigned id = 0; same && id < nfid; id++)
+                same = memcmp(rifl_lane_replay_record(a, id), rifl_lane_replay_record(b, id),
+                              rb) == 0;
             CHECK_MSG(same, "copy %d lane %d differs from plain stepping at slot %llu", k, i,
                       (unsigned long long)slot);
             if (!same)
@@ -1037,7 +1056,8 @@ static void t_quiet_runs_equal_steps(void)
     pc.seed[0] = 11;
     pc.seed[1] = 12;
     struct pair_trio t = { { NULL, NULL, NULL }, { { 0 } } };
-    uint64_t at[2][64], delivered_in_runs = 0;
+    uint64_t at[2][64], sent_at[2][64], delivered_in_runs = 0, sent_in_runs = 0;
+    uint16_t sent_id[2][64];
     char msg[256] = "";
     for (int k = 0; k < 3; k++)
         CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
@@ -1048,7 +1068,8 @@ static void t_quiet_runs_equal_steps(void)
     uint8_t pkt[3000];
     for (size_t i = 0; i < sizeof pkt; i++)
         pkt[i] = (uint8_t)(i * 7 + 1);
-    uint64_t quiet_slots = 0, stretches = 0, rebuilt_after_hit = 0;
+    uint64_t quiet_slots = 0, stretches = 0, rebuilt_after_hit = 0, stops_hit = 0;
+    unsigned pstreak[2] = { 0, 0 }; /* the plain copy's streaks of new frames */
     const uint64_t N = 1000000;
     while (t.p[0]->slot < N) {
         uint64_t now = t.p[0]->slot;
@@ -1080,30 +1101,70 @@ static void t_quiet_runs_equal_steps(void)
         }
         /* one slot, or a quiet run and as many slots for the others */
         uint64_t n = 0;
-        rifl_lane_deliveries del = { { at[0], at[1] }, 64, { 0, 0 } };
         bool with_del = rifl_rng_next(&rng) % 2 == 0;
+        rifl_lane_quiet_io io = { .at = { at[0], at[1] }, .cap = with_del ? 64 : 0,
+                                  .sent_at = { sent_at[0], sent_at[1] },
+                                  .sent_id = { sent_id[0], sent_id[1] }, .sent_cap = 64 };
         if (t.p[2]->by_ref && t.p[1]->by_ref && !send && !read) {
             if (with_del)
                 for (int k = 0; k < 3; k++)
                     for (int i = 0; i < 2; i++)
                         trio_drain(&t, k, i);
+            /* sends from the queues: none, some, or as many as queued */
+            for (int i = 0; i < 2; i++) {
+                unsigned queued = rifl_lane_tx_backlog(t.p[2]->lane[i]);
+                uint64_t r3 = rifl_rng_next(&rng) % 3;
+                io.send_max[i] = r3 == 0 ? 0 : r3 == 1 ? queued : (unsigned)(r3 % (queued + 1));
+            }
+            /* streaks from the plain copy; a stop now and then */
+            io.streak[0] = pstreak[0];
+            io.streak[1] = pstreak[1];
+            io.streak_stop = rifl_rng_next(&rng) % 2 ? 0 : 1 + (unsigned)(rifl_rng_next(&rng) % 80);
             n = rifl_pair_ref_quiet(t.p[2], 1 + rifl_rng_next(&rng) % 300,
-                                    with_del ? &del : NULL);
+                                    with_del || io.send_max[0] || io.send_max[1] ? &io : NULL);
+            if (!with_del)
+                CHECK(io.n[0] == 0 && io.n[1] == 0);
         }
         quiet_slots += n;
-        unsigned seen[2] = { 0, 0 };
+        unsigned seen[2] = { 0, 0 }, seen_sent[2] = { 0, 0 };
         for (uint64_t j = 0; j < (n ? n : 1); j++) {
-            uint64_t d0[2];
-            for (int i = 0; i < 2; i++)
-                d0[i] = rifl_lane_get_stats(t.p[0]->lane[i])->rx_delivered[RIFL_KIND_DATA];
+            uint64_t d0[2], s0[2], f0[2];
+            for (int i = 0; i < 2; i++) {
+                const rifl_lane_stats *st = rifl_lane_get_stats(t.p[0]->lane[i]);
+                d0[i] = st->rx_delivered[RIFL_KIND_DATA];
+                s0[i] = st->tx_frames[RIFL_KIND_DATA];
+                f0[i] = st->tx_frames[RIFL_KIND_FILLER];
+            }
+            if (n && io.streak_stop && pstreak[0] >= io.streak_stop &&
+                pstreak[1] >= io.streak_stop)
+                CHECK_MSG(false, "quiet run went on past its streak stop at slot %llu",
+                          (unsigned long long)(now + j));
             rifl_pair_step(t.p[0], NULL);
+            for (int i = 0; i < 2; i++) {
+                const rifl_lane_stats *st = rifl_lane_get_stats(t.p[0]->lane[i]);
+                bool fresh = st->tx_frames[RIFL_KIND_DATA] != s0[i] ||
+                             st->tx_frames[RIFL_KIND_FILLER] != f0[i];
+                pstreak[i] = fresh ? pstreak[i] + 1 : 0;
+            }
             if (t.p[1]->by_ref)
                 rifl_pair_ref_step(t.p[1]);
             else
                 rifl_pair_step(t.p[1], NULL);
+            for (int i = 0; n && i < 2; i++) {
+                const rifl_lane *l0 = t.p[0]->lane[i];
+                if (rifl_lane_get_stats(l0)->tx_frames[RIFL_KIND_DATA] != s0[i]) {
+                    unsigned nfid = 1u << rifl_lane_get_config(l0)->fid_bits;
+                    unsigned id = (rifl_lane_next_id(l0) + nfid - 1) % nfid;
+                    CHECK_MSG(seen_sent[i] < io.sent[i] && io.sent_at[i][seen_sent[i]] == now + j &&
+                                  io.sent_id[i][seen_sent[i]] == id,
+                              "lane %d sent frame %u at slot %llu, not as the quiet run listed", i,
+                              id, (unsigned long long)(now + j));
+                    seen_sent[i]++;
+                }
+            }
             for (int i = 0; n && with_del && i < 2; i++) {
                 if (rifl_lane_get_stats(t.p[0]->lane[i])->rx_delivered[RIFL_KIND_DATA] != d0[i]) {
-                    CHECK_MSG(seen[i] < del.n[i] && del.at[i][seen[i]] == now + j,
+                    CHECK_MSG(seen[i] < io.n[i] && io.at[i][seen[i]] == now + j,
                               "lane %d delivered at slot %llu, not as the quiet run listed", i,
                               (unsigned long long)(now + j));
                     seen[i]++;
@@ -1112,9 +1173,17 @@ static void t_quiet_runs_equal_steps(void)
                 trio_drain(&t, 1, i);
             }
         }
+        if (n && io.streak_stop && pstreak[0] >= io.streak_stop && pstreak[1] >= io.streak_stop)
+            stops_hit++;
+        for (int i = 0; n && i < 2; i++) {
+            CHECK_EQ_U(io.streak[i], pstreak[i]);
+            CHECK_EQ_U(seen_sent[i], io.sent[i]);
+            CHECK(io.sent[i] <= io.send_max[i]);
+            sent_in_runs += io.sent[i];
+        }
         for (int i = 0; n && with_del && i < 2; i++) {
-            CHECK_EQ_U(seen[i], del.n[i]);
-            delivered_in_runs += del.n[i];
+            CHECK_EQ_U(seen[i], io.n[i]);
+            delivered_in_runs += io.n[i];
             trio_drain(&t, 2, i);
         }
         if (!n) {
@@ -1135,13 +1204,17 @@ static void t_quiet_runs_equal_steps(void)
             CHECK(rifl_phy_get_stats(t.p[0]->phy[i])->frames_hit ==
                   rifl_phy_get_stats(t.p[k]->phy[i])->frames_hit);
     printf("  %llu slots, %llu in quiet runs, %llu stretches, %llu ended with frames built "
-           "for errors in flight, %llu frames hit, %llu frames delivered in quiet runs\n",
+           "for errors in flight, %llu frames hit, %llu frames delivered and %llu sent in quiet "
+           "runs, %llu runs ended at their streak stop\n",
            (unsigned long long)N, (unsigned long long)quiet_slots, (unsigned long long)stretches,
            (unsigned long long)rebuilt_after_hit,
            (unsigned long long)rifl_phy_get_stats(t.p[0]->phy[0])->frames_hit,
-           (unsigned long long)delivered_in_runs);
+           (unsigned long long)delivered_in_runs, (unsigned long long)sent_in_runs,
+           (unsigned long long)stops_hit);
     CHECK(quiet_slots > N / 4);
     CHECK(delivered_in_runs > 1000);
+    CHECK(sent_in_runs > 1000);
+    CHECK(stops_hit > 100);
     CHECK(rebuilt_after_hit > 10);
     CHECK(rifl_lane_get_stats(t.p[0]->lane[0])->rx_delivered[RIFL_KIND_DATA] > 1000);
 out:

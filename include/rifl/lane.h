@@ -330,30 +330,60 @@ RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_la
  * arriving (at lane[1 - i]) in slot `now` and replaced by lane[i]'s frame of
  * that slot, exactly as rifl_lane_tx_ref and rifl_lane_rx_ref would.  It
  * stops before the first slot in which a lane would send a new frame (data,
- * filler, flow-control notice, extension) or deliver one, or a frame
+ * filler, flow-control notice, extension) or deliver one (but see `io`
+ * below), or a frame
  * arriving is not a reference (data == RIFL_LANE_REF_NONE), and returns the
  * slots stepped (0 also when a lane is not past start-up, aligned and up,
  * uses lane tags, holds frames or owes compensation slots).  *pos moves on
  * with the slots.
  *
- * With `del` given, a user data frame a lane accepts in sequence no longer
- * ends the run: it goes into the lane's receive queue, as rifl_lane_rx_ref
- * would put it, and its slot into del->at[i] (del->n[i] of them, the run
- * stopping before a list or a receive queue would overflow).  The caller
- * promises to read every such frame in the slot after it arrived, as a user
- * reading everything each slot would, so flow control sees an empty receive
- * queue at every send; deliveries are made only when both receive queues are
- * empty at the start.  Fillers, flow-control notices and extension frames
- * still end the run.  del == NULL: none are made. */
+ * With `io` given, a run can also carry what its users see:
+ *
+ * - Deliveries (io->cap > 0): a user data frame a lane accepts in sequence
+ *   no longer ends the run: it goes into the lane's receive queue, as
+ *   rifl_lane_rx_ref would put it, and its slot into io->at[i] (io->n[i] of
+ *   them, the run stopping before a list or a receive queue would
+ *   overflow).  The caller promises to read every such frame in the slot
+ *   after it arrived, as a user reading everything each slot would, so flow
+ *   control sees an empty receive queue at every send; deliveries are made
+ *   only when both receive queues are empty at the start.
+ * - Sends (io->send_max[i] > 0): lane[i] sends up to that many user data
+ *   frames from its transmit queue, as rifl_lane_tx_ref would, once its
+ *   start-up is over (2^K new frames and fillers sent); their slots and
+ *   frame IDs go into io->sent_at[i] and io->sent_id[i] (io->sent[i] of
+ *   them, at most io->sent_cap).  The caller promises that its user queues
+ *   nothing during the run: set send_max so that the run ends before the
+ *   queue has room for what the user would give next.  An empty queue (a
+ *   filler would go) still ends the run.
+ * - Streaks, for a simulator that hands steady stretches to a fast path
+ *   once both lanes have sent new frames in some number of slots in a row:
+ *   io->streak[i] holds lane[i]'s count of such slots up to now, and the
+ *   run leaves it where it ends.  With io->streak_stop > 0 the run ends
+ *   after the first slot in which both counts reach it (at once, 0 slots,
+ *   when they already have).
+ *
+ * Fillers, flow-control notices and extension frames always end the run.
+ * io == NULL: none of these. */
 #define RIFL_LANE_REF_NONE 0xFF
-typedef struct rifl_lane_deliveries {
-    uint64_t *at[2]; /* slots of the frames lane[i] delivered, oldest first */
-    unsigned cap;    /* room in each list */
-    unsigned n[2];   /* set by the run */
-} rifl_lane_deliveries;
+typedef struct rifl_lane_quiet_io {
+    /* deliveries */
+    uint64_t *at[2];        /* slots of the frames lane[i] delivered, oldest first */
+    unsigned cap;           /* room in each list (0: no deliveries) */
+    unsigned n[2];          /* set by the run */
+    /* sends */
+    unsigned send_max[2];   /* user data frames lane[i] may send (0: none) */
+    uint64_t *sent_at[2];   /* slots they were sent in, oldest first */
+    uint16_t *sent_id[2];   /* their frame IDs */
+    unsigned sent_cap;      /* room in each list */
+    unsigned sent[2];       /* set by the run */
+    /* streaks */
+    unsigned streak[2];     /* slots in a row, up to now, in which lane[i] sent a
+                               new frame */
+    unsigned streak_stop;   /* end the run where both reach this (0: never) */
+} rifl_lane_quiet_io;
 RIFL_API uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
                                       unsigned delay, unsigned *pos, uint64_t max,
-                                      rifl_lane_deliveries *del);
+                                      rifl_lane_quiet_io *io);
 
 /* Count n sends refused for lack of room, as n calls of rifl_lane_send
  * with a packet that does not fit would (tx_rejected), without making them:
@@ -534,6 +564,10 @@ RIFL_API unsigned rifl_lane_next_id(const rifl_lane *lane);
 RIFL_API unsigned rifl_lane_expected_id(const rifl_lane *lane);
 /* Frames the replay buffer holds: 2^K (0 for NULL). */
 RIFL_API unsigned rifl_lane_replay_frames(const rifl_lane *lane);
+/* The record the replay buffer keeps under frame ID `id` (META byte, then
+ * the payload: F/8 - 1 bytes), as a replay would send it; NULL for an ID
+ * beyond 2^K - 1.  For inspection, as a hardware model's buffer is read. */
+RIFL_API const uint8_t *rifl_lane_replay_record(const rifl_lane *lane, unsigned id);
 RIFL_API rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
 RIFL_API const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
 /* Every counter of rifl_lane_stats, named and explained (rifl/counter.h),

@@ -200,6 +200,11 @@ static inline uint8_t *replay_rec(const rifl_lane *l, unsigned id)
     return l->replay + (size_t)id * l->txq.stride;
 }
 
+const uint8_t *rifl_lane_replay_record(const rifl_lane *l, unsigned id)
+{
+    return l && id < l->nfid ? replay_rec(l, id) : NULL;
+}
+
 /* The tx path chooses the frame (a struct tx_choice); rifl_lane_tx then
  * builds it, rifl_lane_tx_frame hands it out by content. */
 static struct tx_choice send_control(rifl_lane *l, uint16_t key)

@@ -20,13 +20,16 @@
 enum normal_mode {
     NORMAL_NEVER,      /* it sends something new */
     NORMAL_ERR_WAIT,   /* it waits out its error wait, then sends */
-    NORMAL_ALWAYS      /* it waits for the peer's flow control */
+    NORMAL_ALWAYS,     /* it waits for the peer's flow control */
+    NORMAL_SEND        /* it waits out its error wait, then sends user data
+                          from its transmit queue, within the run */
 };
 
 /* What a quiet slot changes, for one lane. */
 struct quiet {
     /* send side */
     unsigned fid, replay_slot, nse;
+    unsigned taken;        /* user data frames sent from the transmit queue */
     bool replay_active;
     enum normal_mode normal;
     bool peer_fc_on;
@@ -46,12 +49,20 @@ struct quiet {
 
 enum { CHUNK = 64 };
 
-/* The user data frames one lane delivers in one chunk of a run. */
-struct chunk_del {
+/* What one lane does for its users in one chunk of a run: the user data
+ * frames it delivers and those it sends. */
+struct chunk_io {
     const uint8_t *rec[CHUNK];
-    uint8_t at[CHUNK]; /* slot within the chunk */
+    uint8_t at[CHUNK];  /* slot within the chunk */
     unsigned n;
-    unsigned room;     /* at most this many (0: none allowed) */
+    unsigned room;      /* at most this many (0: none allowed) */
+    uint8_t sent_at[CHUNK];
+    uint16_t sent_id[CHUNK];
+    unsigned sent;
+    unsigned send_room; /* at most this many */
+    /* the replay buffer entries the sends overwrote, oldest first, so that
+     * the chunk can be taken back */
+    uint8_t undo[CHUNK][RIFL_FRAME_MAX_BYTES - 1];
 };
 
 /* A record the peer sent is a user data frame the receiver would store
@@ -70,7 +81,7 @@ static bool quiet_ok(const rifl_lane *l, uint64_t now)
            !l->tagged && l->held_count == 0 && l->pause_pending == 0;
 }
 
-static void quiet_load(struct quiet *q, const rifl_lane *l)
+static void quiet_load(struct quiet *q, const rifl_lane *l, bool sends)
 {
     memset(q, 0, sizeof *q);
     q->fid = l->fid;
@@ -83,9 +94,12 @@ static void quiet_load(struct quiet *q, const rifl_lane *l)
               (l->rxq.count > l->on_thr ||
                (l->rxq.count >= l->off_thr && l->fc_sent_on)) != l->fc_sent_on;
     bool ext = l->txext.count && started;
+    /* user data: after start-up (send_new then changes no more counts) */
+    bool user = sends && l->new_fillers >= l->nfid && l->new_frames >= l->nfid;
     q->normal = fc ? NORMAL_NEVER
               : ext ? NORMAL_ERR_WAIT
-              : l->peer_fc_on ? NORMAL_ALWAYS : NORMAL_ERR_WAIT;
+              : l->peer_fc_on ? NORMAL_ALWAYS
+              : user ? NORMAL_SEND : NORMAL_ERR_WAIT;
     q->peer_fc_on = l->peer_fc_on;
     q->rfid = l->rfid;
     q->thr = l->thr;
@@ -103,6 +117,9 @@ static void quiet_load(struct quiet *q, const rifl_lane *l)
 static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
 {
     rifl_lane_stats *st = &l->st;
+    l->txq.head = (unsigned)(((uint64_t)l->txq.head + q->taken) % l->txq.cap);
+    l->txq.count -= q->taken;
+    st->tx_frames[RIFL_KIND_DATA] += q->taken;
     l->fid = q->fid;
     l->replay_slot = q->replay_slot;
     l->normal_since_err = q->nse;
@@ -125,17 +142,18 @@ static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
     st->rx_slots += n;
     for (int s = 0; s < RIFL_TX_STATE_COUNT; s++)
         st->tx_state_slots[s] += q->state_slots[s];
-    /* every slot sent a replayed data frame, a RETRANSMIT or an IDLE */
+    /* every slot sent a replayed or new data frame, a RETRANSMIT or an
+     * IDLE */
     st->tx_retransmit += q->retx;
-    st->tx_idle += n - q->retx - q->replayed;
+    st->tx_idle += n - q->retx - q->replayed - q->taken;
     st->tx_replayed += q->replayed;
     st->tx_replay_cycles += q->cycles;
-    /* NORMAL in a quiet run waits, for the peer's flow control or its
-     * error wait */
+    /* NORMAL in a quiet run sends user data or waits, for the peer's flow
+     * control or its error wait */
     if (q->peer_fc_on)
         st->tx_fc_wait += q->state_slots[RIFL_TX_NORMAL];
     else
-        st->tx_err_wait += q->state_slots[RIFL_TX_NORMAL];
+        st->tx_err_wait += q->state_slots[RIFL_TX_NORMAL] - q->taken;
     for (int k = 0; k < RIFL_KEYIDX_COUNT; k++)
         st->rx_keys[k] += q->keys[k];
     st->rx_unknown_key += q->keys[3];
@@ -153,13 +171,14 @@ static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
 /* Lane l, state *q, through at most w quiet slots: frame j arrives from
  * in[j] and its own goes to out[j].  Returns the slots done: it stops
  * before the first slot that is not quiet for this lane. */
-static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_ref *in,
-                         rifl_lane_ref *out, uint64_t w, struct chunk_del *del)
+static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
+                         rifl_lane_ref *out, uint64_t w, struct chunk_io *io)
 {
     const unsigned nfid = l->nfid, kmask = l->kmask, replay_len = l->replay_len;
     const enum normal_mode normal = q->normal;
-    const uint8_t *const replay = l->replay;
+    uint8_t *const replay = l->replay;
     const size_t stride = l->txq.stride;
+    const unsigned queued = l->txq.count;
     /* the state in locals; the counters stay in *q (few registers are left) */
     unsigned fid = q->fid, replay_slot = q->replay_slot, nse = q->nse;
     bool replay_active = q->replay_active;
@@ -167,16 +186,18 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
     bool fe = q->fe, pp = q->peer_pause, pr = q->peer_retx;
     rifl_tx_state state = q->state;
     uint64_t j = 0;
-    del->n = 0;
+    io->n = 0;
+    io->sent = 0;
     for (; j < w; j++) {
         const rifl_lane_ref r = in[j];
         /* quiet: a reference, delivered only where allowed, and nothing new
-         * sent */
+         * sent but user data where allowed */
         if (r.data > 1 || (r.data && r.id == rfid && rfid == thr &&
-                           (del->n == del->room || !plain_data(l, r.rec))))
+                           (io->n == io->room || !plain_data(l, r.rec))))
             break;
         if (!(pp || pr || replay_active || fe) &&
-            !(normal == NORMAL_ALWAYS || (normal == NORMAL_ERR_WAIT && nse < nfid)))
+            !(normal == NORMAL_ALWAYS || (normal != NORMAL_NEVER && nse < nfid) ||
+              (normal == NORMAL_SEND && io->sent < io->send_room && q->taken < queued)))
             break;
         /* send (tx_choose_state) */
         rifl_lane_ref f = { NULL, RIFL_KEY_IDLE, (uint16_t)fid, 0 };
@@ -215,7 +236,23 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
             q->retx++;
         } else {
             state = RIFL_TX_NORMAL;
-            nse += nse < nfid;
+            if (nse < nfid) {
+                nse++;
+            } else if (normal == NORMAL_SEND) {
+                /* send_new: the queue's oldest record, kept in the replay
+                 * buffer under its ID (what it overwrites kept too) */
+                uint8_t *slot = replay + (size_t)fid * stride;
+                memcpy(io->undo[io->sent], slot, stride);
+                memcpy(slot, ring_at(&l->txq, q->taken), stride);
+                l->replay_z[fid] = RIFL_LANE_Z_UNKNOWN;
+                io->sent_at[io->sent] = (uint8_t)j;
+                io->sent_id[io->sent++] = (uint16_t)fid;
+                q->taken++;
+                f.rec = slot;
+                f.key = 0;
+                f.data = 1;
+                fid = (fid + 1) & kmask;
+            }
         }
         q->state_slots[state]++;
         out[j] = f;
@@ -255,8 +292,8 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
         if (r.data) {
             q->good_data++;
             if (rfid == thr) {
-                del->rec[del->n] = r.rec;
-                del->at[del->n++] = (uint8_t)j;
+                io->rec[io->n] = r.rec;
+                io->at[io->n++] = (uint8_t)j;
                 thr = (thr + 1) & kmask;
             }
             rfid = (rfid + 1) & kmask;
@@ -287,61 +324,128 @@ static uint64_t lane_run(struct quiet *q, const rifl_lane *l, const rifl_lane_re
     return j;
 }
 
-/* The frames lane l delivered in the first `upto` slots of a chunk that
- * began at slot t0: into its receive queue, and their slots into the list. */
-static void commit_del(rifl_lane *l, struct quiet *q, const struct chunk_del *cd, uint64_t upto,
-                       uint64_t t0, uint64_t *at, unsigned *n)
+/* What lane l did for its users in the first `upto` slots of a chunk that
+ * began at slot t0: the frames it delivered into its receive queue, and
+ * their slots and those of its sends into the lists. */
+static void commit_io(rifl_lane *l, struct quiet *q, const struct chunk_io *c, uint64_t upto,
+                      uint64_t t0, rifl_lane_quiet_io *io, int i)
 {
-    for (unsigned k = 0; k < cd->n && cd->at[k] < upto; k++) {
+    for (unsigned k = 0; k < c->n && c->at[k] < upto; k++) {
         /* (the room was counted before the chunk; stored as rx_frame would:
          * the META bits, then the payload) */
-        ring_store(&l->rxq, cd->rec[k][0] & 3u, cd->rec[k] + 1, l->pbytes);
-        at[(*n)++] = t0 + cd->at[k];
+        ring_store(&l->rxq, c->rec[k][0] & 3u, c->rec[k] + 1, l->pbytes);
+        io->at[i][io->n[i]++] = t0 + c->at[k];
         q->delivered++;
     }
+    for (unsigned k = 0; k < c->sent && c->sent_at[k] < upto; k++) {
+        io->sent_at[i][io->sent[i]] = t0 + c->sent_at[k];
+        io->sent_id[i][io->sent[i]++] = c->sent_id[k];
+    }
+}
+
+/* Take back the sends of a chunk: the replay buffer entries they
+ * overwrote, newest first (an entry can be written twice in a chunk). */
+static void undo_sends(rifl_lane *l, const struct chunk_io *c)
+{
+    for (unsigned k = c->sent; k-- > 0;)
+        memcpy(l->replay + (size_t)c->sent_id[k] * l->txq.stride, c->undo[k], l->txq.stride);
+}
+
+/* A lane's streak (slots in a row in which it sent a new frame) after the
+ * first `upto` slots of a chunk, from `streak` before it; all its sends in
+ * the chunk lie in those slots. */
+static unsigned streak_after(const struct chunk_io *c, uint64_t upto, unsigned streak)
+{
+    unsigned n = c->sent;
+    if (!upto)
+        return streak;
+    if (!n || c->sent_at[n - 1] != upto - 1)
+        return 0;
+    unsigned m = 1;
+    while (m < n && c->sent_at[n - 1 - m] == c->sent_at[n - 1] - m)
+        m++;
+    return m == upto ? streak + m : m;
+}
+
+/* The slots of a chunk up to and including the first after which both
+ * lanes' streaks reach `stop` (`upto` when none does). */
+static uint64_t streak_cut(const struct chunk_io c[2], uint64_t upto, const unsigned streak[2],
+                           unsigned stop)
+{
+    if (c[0].sent + streak[0] < stop || c[1].sent + streak[1] < stop)
+        return upto;
+    unsigned s[2] = { streak[0], streak[1] }, k[2] = { 0, 0 };
+    for (uint64_t j = 0; j < upto; j++) {
+        for (int i = 0; i < 2; i++) {
+            bool sent = k[i] < c[i].sent && c[i].sent_at[k[i]] == j;
+            s[i] = sent ? s[i] + 1 : 0;
+            k[i] += sent;
+        }
+        if (s[0] >= stop && s[1] >= stop)
+            return j + 1;
+    }
+    return upto;
 }
 
 /* The run, a chunk at a time: within `delay` slots what each lane receives
  * was sent before the chunk, so each lane goes through the chunk on its
  * own; lane 1 reads lane 0's frames from a copy taken before lane 0
- * overwrote them.  When lane 1 stops before lane 0, lane 0 goes again from
- * the chunk's start to where lane 1 stopped, reading lane 1's frames as
- * they were. */
+ * overwrote them.  When lane 1 stops before lane 0, lane 0's chunk is
+ * taken back (its frames on the cable, the replay buffer entries its sends
+ * wrote, its state) and it goes again from the chunk's start to where lane
+ * 1 stopped, reading lane 1's frames as they were.  When both lanes'
+ * streaks reach io->streak_stop inside a chunk, both are taken back and go
+ * again up to that slot. */
 uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
                              unsigned delay, unsigned *pos, uint64_t max,
-                             rifl_lane_deliveries *del)
+                             rifl_lane_quiet_io *io)
 {
-    if (del)
-        del->n[0] = del->n[1] = 0;
+    if (io)
+        io->n[0] = io->n[1] = io->sent[0] = io->sent[1] = 0;
     if (!lane || !lane[0] || !lane[1] || !cable || !cable[0] || !cable[1] || !pos ||
         delay == 0 || *pos >= delay || lane[0]->nfid != lane[1]->nfid || max == 0 ||
-        (del && (!del->at[0] || !del->at[1])))
+        (io && io->cap && (!io->at[0] || !io->at[1])))
         return 0;
+    bool sends[2] = { false, false };
+    for (int i = 0; io && i < 2; i++) {
+        if (io->send_max[i] && io->sent_cap && (!io->sent_at[i] || !io->sent_id[i]))
+            return 0;
+        sends[i] = io->send_max[i] && io->sent_cap;
+    }
     unsigned p = *pos;
     rifl_lane_ref *c0 = cable[0], *c1 = cable[1];
     if (c0[p].data > 1 || c1[p].data > 1 || !quiet_ok(lane[0], now) || !quiet_ok(lane[1], now))
         return 0;
-    struct quiet q[2], keep;
-    quiet_load(&q[0], lane[0]);
-    quiet_load(&q[1], lane[1]);
+    unsigned stop = io ? io->streak_stop : 0;
+    unsigned streak[2] = { io ? io->streak[0] : 0, io ? io->streak[1] : 0 };
+    if (stop && streak[0] >= stop && streak[1] >= stop)
+        return 0;
+    struct quiet q[2], keep, keep1;
+    quiet_load(&q[0], lane[0], sends[0]);
+    quiet_load(&q[1], lane[1], sends[1]);
     /* deliveries: only from empty receive queues, so that the flow control
      * the lanes load (from the queue now) is what a reading user leaves */
-    bool deliver = del && lane[0]->rxq.count == 0 && lane[1]->rxq.count == 0 &&
+    bool deliver = io && io->cap && lane[0]->rxq.count == 0 && lane[1]->rxq.count == 0 &&
                    !lane[0]->align_ext && !lane[1]->align_ext;
-    struct chunk_del cd[2];
+    struct chunk_io cio[2];
     /* chunks start short and grow while both lanes get through them: when
      * one lane is not quiet, little of the other's work is done twice */
     rifl_lane_ref copy[CHUNK], copy1[CHUNK];
     uint64_t n = 0, chunk = 2;
     while (n < max) {
         for (int i = 0; i < 2; i++) {
-            unsigned room = 0;
+            unsigned room = 0, send_room = 0;
             if (deliver) {
                 unsigned qroom = lane[i]->rxq.cap - lane[i]->rxq.count;
-                unsigned lroom = del->cap - del->n[i];
+                unsigned lroom = io->cap - io->n[i];
                 room = qroom < lroom ? qroom : lroom;
             }
-            cd[i].room = room < CHUNK ? room : CHUNK;
+            if (sends[i]) {
+                unsigned total = io->send_max[i] < io->sent_cap ? io->send_max[i] : io->sent_cap;
+                send_room = total - io->sent[i];
+            }
+            cio[i].room = room < CHUNK ? room : CHUNK;
+            cio[i].send_room = send_room < CHUNK ? send_room : CHUNK;
         }
         uint64_t w = max - n;
         if (w > delay - p)
@@ -352,26 +456,51 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
             chunk *= 2;
         memcpy(copy, c0 + p, (size_t)w * sizeof *copy);
         keep = q[0];
-        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, c0 + p, w, &cd[0]);
+        keep1 = q[1];
+        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, c0 + p, w, &cio[0]);
         memcpy(copy1, c1 + p, (size_t)j0 * sizeof *copy1);
-        uint64_t j1 = lane_run(&q[1], lane[1], copy, c1 + p, j0, &cd[1]);
+        uint64_t j1 = lane_run(&q[1], lane[1], copy, c1 + p, j0, &cio[1]);
         if (j1 < j0) {
+            undo_sends(lane[0], &cio[0]);
             memcpy(c0 + p, copy, (size_t)w * sizeof *copy);
             q[0] = keep;
-            lane_run(&q[0], lane[0], copy1, c0 + p, j1, &cd[0]);
+            lane_run(&q[0], lane[0], copy1, c0 + p, j1, &cio[0]);
         }
-        if (deliver)
+        bool ended = j1 < w;
+        if (io) {
+            uint64_t cut = stop ? streak_cut(cio, j1, streak, stop) : j1;
+            if (cut < j1) {
+                /* both lanes back to the chunk's start, and on to the cut */
+                undo_sends(lane[0], &cio[0]);
+                undo_sends(lane[1], &cio[1]);
+                memcpy(c0 + p, copy, (size_t)w * sizeof *copy);
+                memcpy(c1 + p, copy1, (size_t)j1 * sizeof *copy1);
+                q[0] = keep;
+                q[1] = keep1;
+                lane_run(&q[0], lane[0], copy1, c0 + p, cut, &cio[0]);
+                lane_run(&q[1], lane[1], copy, c1 + p, cut, &cio[1]);
+                j1 = cut;
+            }
             for (int i = 0; i < 2; i++)
-                commit_del(lane[i], &q[i], &cd[i], j1, now + n, del->at[i], &del->n[i]);
+                streak[i] = streak_after(&cio[i], j1, streak[i]);
+            ended |= stop && streak[0] >= stop && streak[1] >= stop;
+        }
+        if (io)
+            for (int i = 0; i < 2; i++)
+                commit_io(lane[i], &q[i], &cio[i], j1, now + n, io, i);
         n += j1;
         p = p + j1 == delay ? 0 : p + (unsigned)j1;
-        if (j1 < w)
+        if (ended)
             break;
     }
     if (n) {
         quiet_store(&q[0], lane[0], n);
         quiet_store(&q[1], lane[1], n);
         *pos = p;
+        if (io) {
+            io->streak[0] = streak[0];
+            io->streak[1] = streak[1];
+        }
     }
     return n;
 }

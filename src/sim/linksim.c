@@ -8,6 +8,7 @@
  * each slot starts with the users.  Between slots the run checks its ends:
  * the slot where packets and errors stop, everything delivered, the slot
  * limit. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,6 +485,66 @@ static uint64_t new_frames(const struct sim *s)
            b->tx_frames[RIFL_KIND_DATA] + b->tx_frames[RIFL_KIND_FILLER];
 }
 
+/* The fast path may take over: it first needs D slots in a row of new,
+ * unhit frames each way (streak[i] of them). */
+static bool fast_ready_at(const struct sim *s, const unsigned streak[2])
+{
+    return !s->cfg->users_first && s->fast_possible && streak[0] >= s->D && streak[1] >= s->D;
+}
+
+static unsigned streak_of(const struct dir *d)
+{
+    return d->streak > UINT_MAX ? UINT_MAX : (unsigned)d->streak;
+}
+
+static bool fast_ready(const struct sim *s)
+{
+    unsigned streak[2] = { streak_of(&s->d[0]), streak_of(&s->d[1]) };
+    return fast_ready_at(s, streak);
+}
+
+/* A quiet run ended at a frame hit: one sent in the last slot or sent
+ * next, or one arriving next. */
+static bool hit_near(const rifl_pair *p)
+{
+    for (int i = 0; i < 2; i++)
+        if (p->last_hit[i] || p->ref_clear[i] == 0 ||
+            p->ref[i][p->ref_pos].data == RIFL_LANE_REF_NONE)
+            return true;
+    return false;
+}
+
+/* User data frames lane i (sending direction i) may send in a quiet run:
+ * while the pending packet does not fit its queue, the user is refused
+ * every slot, so the run ends before the send that makes room for it; a
+ * user with nothing more to give lets the queue drain. */
+static unsigned send_max(const struct sim *s, int i)
+{
+    const struct dir *d = &s->d[i];
+    unsigned queued = rifl_lane_tx_backlog(d->tx);
+    if (d->pending) {
+        uint64_t fits_at = s->txcap - d->pnf; /* queued frames at which it fits */
+        return queued > fits_at + 1 ? (unsigned)(queued - fits_at - 1) : 0;
+    }
+    return d->done ? queued : 0;
+}
+
+/* The frames lane i sent in a quiet run, its slots shifted by `shift` to
+ * the run's own: their bookkeeping as after_wire's. */
+static void sent_in_run(struct sim *s, int i, const rifl_lane_quiet_io *io, uint64_t shift)
+{
+    struct dir *d = &s->d[i];
+    unsigned n = io->sent[i];
+    if (s->fast_possible)
+        d->prev_new += n;
+    for (unsigned k = 0; k < n; k++) {
+        if (s->fast_possible)
+            d->log[io->sent_id[i][k]] = (int64_t)d->sf;
+        rifl_linksim_stamp_sent(d, d->sf, io->sent_at[i][k] + shift);
+        d->sf++;
+    }
+}
+
 /* Step slots by reference from k->t while they are quiet, at most `cap`.
  * Returns the quiet slots done (their bookkeeping done too); *more is set
  * when one more slot was stepped that was not quiet: the caller finishes
@@ -496,9 +557,16 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
      * its arrival as the users' side would; no end of the run can come
      * with them while a user still has packets to give */
     bool deliver = !s->stopped && (!s->d[0].done || !s->d[1].done);
-    rifl_lane_deliveries del = { { s->del_at[0], s->del_at[1] },
-                                 (unsigned)(sizeof s->del_at[0] / sizeof s->del_at[0][0]),
-                                 { 0, 0 } };
+    rifl_lane_quiet_io io = {
+        .at = { s->del_at[0], s->del_at[1] },
+        .cap = deliver ? (unsigned)(sizeof s->del_at[0] / sizeof s->del_at[0][0]) : 0,
+        .sent_at = { s->sent_at[0], s->sent_at[1] },
+        .sent_id = { s->sent_id[0], s->sent_id[1] },
+        .sent_cap = (unsigned)(sizeof s->sent_at[0] / sizeof s->sent_at[0][0]),
+        /* the fast path's streaks (after_wire): it may take over where both
+         * reach D */
+        .streak = { streak_of(&s->d[0]), streak_of(&s->d[1]) },
+    };
     while (j < cap) {
         /* the lanes' own quiet runs first, then a slot at a time; where
          * their runs come out short (each costs a set-up), a few slots go
@@ -506,15 +574,34 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
         if (s->quiet_wait) {
             s->quiet_wait--;
         } else {
-            uint64_t from = s->pair->slot, t0 = k->t + j;
-            uint64_t q = rifl_pair_ref_quiet(s->pair, cap - j, deliver ? &del : NULL);
+            uint64_t from = s->pair->slot, t0 = k->t + j, room = cap - j;
+            /* once both streaks reach D the caller steps a slot at a time
+             * and asks the fast path, unless a frame hit comes too soon for
+             * it: up to then the run goes on */
+            io.streak_stop = s->fast_possible ? s->D : 0;
+            if (fast_ready_at(s, io.streak)) {
+                uint64_t hold = rifl_linksim_skip_hold(s, t0);
+                if (!hold)
+                    break;
+                io.streak_stop = 0;
+                room = hold < room ? hold : room;
+            }
+            for (int i = 0; i < 2; i++)
+                io.send_max[i] = send_max(s, i);
+            uint64_t q = rifl_pair_ref_quiet(s->pair, room, &io);
+            /* sends first: a packet may leave and arrive in one run */
+            for (int i = 0; q && i < 2; i++)
+                sent_in_run(s, i, &io, t0 - from);
             for (int i = 0; i < 2; i++) /* (lane i receives direction 1 - i) */
-                if (del.n[i])
-                    rifl_linksim_read_arrived(s, &s->d[1 - i], del.at[i], del.n[i], t0 - from);
+                if (io.n[i])
+                    rifl_linksim_read_arrived(s, &s->d[1 - i], io.at[i], io.n[i], t0 - from);
+            before = new_frames(s);
             j += q;
-            if (j == cap)
+            if (j == cap || (io.streak_stop && fast_ready_at(s, io.streak)))
                 break;
-            if (q < RIFL_LINKSIM_QUIET_SHORT)
+            /* (a run cut short by a frame hit, sent now or soon, is no
+             * sign that the lanes are busy) */
+            if (q < RIFL_LINKSIM_QUIET_SHORT && !hit_near(s->pair))
                 s->quiet_wait = RIFL_LINKSIM_QUIET_WAIT;
         }
         rifl_pair_ref_step(s->pair);
@@ -523,6 +610,11 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
             *more = true;
             break;
         }
+        /* a quiet slot: its after_wire would have ended the streaks and
+         * taken note of a frame hit in it */
+        io.streak[0] = io.streak[1] = 0;
+        for (int i = 0; i < 2; i++)
+            s->d[i].prev_hit = rifl_phy_get_stats(s->d[i].ch)->frames_hit;
         j++;
     }
     if (!j)
@@ -531,7 +623,7 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
         struct dir *d = &s->d[i];
         if (!d->done)
             rifl_lane_count_refused(d->tx, j);
-        d->streak = 0;
+        d->streak = io.streak[i];
     }
     uint64_t t0 = k->t;
     k->t += j;
@@ -561,9 +653,9 @@ static int by_reference(struct sim *s, struct course *k)
                 cap = c->max_slots - k->t;
             if (c->offer_slots && k->t < c->offer_slots && c->offer_slots - k->t < cap)
                 cap = c->offer_slots - k->t;
-            quiet_run(s, k, cap, &stepped);
-            if (!stepped) {
-                if (at_boundary(s, k))
+            uint64_t q = quiet_run(s, k, cap, &stepped);
+            if (!stepped && q) {
+                if (at_boundary(s, k) || (fast_ready(s) && rifl_linksim_skip_room(s, k->t)))
                     break;
                 continue;
             }
@@ -577,10 +669,7 @@ static int by_reference(struct sim *s, struct course *k)
         s->res->ref_slots++;
         if (!c->users_first && (rc = rifl_linksim_user_side(s, k->t)) != RIFL_OK)
             break;
-        /* (the fast path first needs D slots in a row of new, unhit frames) */
-        bool may_skip = !c->users_first && s->fast_possible && s->d[0].streak >= s->D &&
-                        s->d[1].streak >= s->D;
-        if (at_boundary(s, k) || (may_skip && rifl_linksim_skip_room(s, k->t)))
+        if (at_boundary(s, k) || (fast_ready(s) && rifl_linksim_skip_room(s, k->t)))
             break;
         if (!(k->t & 0xFFFF))
             progress(s, k->t);

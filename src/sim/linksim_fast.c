@@ -59,24 +59,46 @@ static uint64_t min64(uint64_t a, uint64_t b)
 }
 
 /* Slots that can be fast-forwarded from slot t (0: step this one). */
+/* Slots from t on before the next frame hit, the slot limit or
+ * offer_slots: a stretch ends there. */
+static uint64_t stretch_bound(struct sim *s, uint64_t t)
+{
+    const rifl_linksim_config *c = s->cfg;
+    uint64_t m = min64(rifl_pair_clear_slots(s->pair, 0), rifl_pair_clear_slots(s->pair, 1));
+    if (c->max_slots)
+        m = min64(m, c->max_slots - t);
+    if (c->offer_slots && t < c->offer_slots)
+        m = min64(m, c->offer_slots - t);
+    return m;
+}
+
+/* A stretch needs room for the frames in flight, the replay buffer and a
+ * margin. */
+static uint64_t stretch_min(const struct sim *s)
+{
+    return (uint64_t)s->D + s->nfid + 64;
+}
+
+uint64_t rifl_linksim_skip_hold(struct sim *s, uint64_t t)
+{
+    uint64_t m = stretch_bound(s, t);
+    return m < stretch_min(s) ? m : 0;
+}
+
 uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t)
 {
     const rifl_linksim_config *c = s->cfg;
     if (!users_steady(s) || !rifl_lane_steady(s->pair->lane[0], s->pair->lane[1], s->D) ||
         !prefixes_good(s))
         return 0;
-    uint64_t m = min64(rifl_pair_clear_slots(s->pair, 0), rifl_pair_clear_slots(s->pair, 1));
-    if (c->max_slots)
-        m = min64(m, c->max_slots - t);
-    if (c->offer_slots && t < c->offer_slots)
-        m = min64(m, c->offer_slots - t);
+    uint64_t m = stretch_bound(s, t);
     if (c->rx_stall) {
         uint64_t r = (t + 1) % c->rx_period;
         if (r < c->rx_stall)
             return 0;
         m = min64(m, c->rx_period - r);
     }
-    if (m < (uint64_t)s->D + s->nfid + 64)
+    if (m < stretch_min(s))
         return 0;
     return m;
 }

@@ -89,6 +89,8 @@ struct sim {
     unsigned quiet_wait;      /* quiet slots to step one at a time before the
                                  lanes' quiet runs are tried again */
     uint64_t del_at[2][256];  /* slots of the frames a quiet run delivered */
+    uint64_t sent_at[2][256]; /* slots and IDs of the frames it sent */
+    uint16_t sent_id[2][256];
 };
 
 /* A quiet run of the lanes shorter than this is followed by
@@ -143,6 +145,10 @@ int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result 
 
 /* linksim_fast.c */
 uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t);
+/* Slots from t on in which skip_room stays 0 whatever the lanes and users
+ * do: a frame hit (or the end) comes too soon for a stretch; 0 when none
+ * is known. */
+uint64_t rifl_linksim_skip_hold(struct sim *s, uint64_t t);
 int rifl_linksim_skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done);
 
 #endif

@@ -327,17 +327,17 @@ __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
     p->slot++;
 }
 
-uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max, rifl_lane_deliveries *del)
+uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max, rifl_lane_quiet_io *io)
 {
-    if (del)
-        del->n[0] = del->n[1] = 0;
+    if (io)
+        io->n[0] = io->n[1] = io->sent[0] = io->sent[1] = 0;
     if (!p || !p->by_ref || p->last_hit[0] || p->last_hit[1])
         return 0;
     for (int i = 0; i < 2; i++)
         if (p->ref_clear[i] < max)
             max = p->ref_clear[i];
     uint64_t n = rifl_lane_quiet_run(p->lane, p->slot, p->ref, p->delay_frames, &p->ref_pos, max,
-                                     del);
+                                     io);
     for (int i = 0; i < 2; i++) {
         if (p->ref_clear[i] != UINT64_MAX)
             p->ref_clear[i] -= n;

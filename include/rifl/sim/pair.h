@@ -116,10 +116,11 @@ RIFL_API int rifl_pair_ref_begin(rifl_pair *p);
 RIFL_API void rifl_pair_ref_step(rifl_pair *p);
 /* Quiet slots by reference (rifl_lane_quiet_run), at most `max` (within
  * `room`): the slots stepped, as many rifl_pair_ref_step calls would; with
- * `del`, user data frames delivered in sequence go on with the run (under
- * rifl_lane_quiet_run's promise: the caller reads each in the slot after it
- * arrived). */
-RIFL_API uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max, rifl_lane_deliveries *del);
+ * `io`, user data frames delivered in sequence and sent from the transmit
+ * queues go on with the run (under rifl_lane_quiet_run's promises: the
+ * caller reads each delivered frame in the slot after it arrived, and its
+ * users queue nothing during the run). */
+RIFL_API uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max, rifl_lane_quiet_io *io);
 RIFL_API int rifl_pair_ref_end(rifl_pair *p);
 /* Change cable i's bit error rate from the next frame on (also while
  * stepping by reference). */
