@@ -389,11 +389,10 @@ static uint64_t streak_cut(const struct chunk_io c[2], uint64_t upto, const unsi
 
 /* The run, a chunk at a time: within `delay` slots what each lane receives
  * was sent before the chunk, so each lane goes through the chunk on its
- * own; lane 1 reads lane 0's frames from a copy taken before lane 0
- * overwrote them.  When lane 1 stops before lane 0, lane 0's chunk is
- * taken back (its frames on the cable, the replay buffer entries its sends
- * wrote, its state) and it goes again from the chunk's start to where lane
- * 1 stopped, reading lane 1's frames as they were.  When both lanes'
+ * own, its frames written aside and put on the cable once both are
+ * through.  When lane 1 stops before lane 0, lane 0's chunk is taken back
+ * (the replay buffer entries its sends wrote, its state) and it goes again
+ * from the chunk's start to where lane 1 stopped.  When both lanes'
  * streaks reach io->streak_stop inside a chunk, both are taken back and go
  * again up to that slot. */
 uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
@@ -428,10 +427,8 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
     bool deliver = io && io->cap && lane[0]->rxq.count == 0 && lane[1]->rxq.count == 0 &&
                    !lane[0]->align_ext && !lane[1]->align_ext;
     struct chunk_io cio[2];
-    /* chunks start short and grow while both lanes get through them: when
-     * one lane is not quiet, little of the other's work is done twice */
-    rifl_lane_ref copy[CHUNK], copy1[CHUNK];
-    uint64_t n = 0, chunk = 2;
+    rifl_lane_ref out0[CHUNK], out1[CHUNK];
+    uint64_t n = 0;
     while (n < max) {
         for (int i = 0; i < 2; i++) {
             unsigned room = 0, send_room = 0;
@@ -450,21 +447,18 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
         uint64_t w = max - n;
         if (w > delay - p)
             w = delay - p;
-        if (w > chunk)
-            w = chunk;
-        if (chunk < CHUNK)
-            chunk *= 2;
-        memcpy(copy, c0 + p, (size_t)w * sizeof *copy);
+        if (w > CHUNK)
+            w = CHUNK;
+        /* each lane writes its frames aside: the cables keep the frames
+         * sent before the chunk until both are through it */
         keep = q[0];
         keep1 = q[1];
-        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, c0 + p, w, &cio[0]);
-        memcpy(copy1, c1 + p, (size_t)j0 * sizeof *copy1);
-        uint64_t j1 = lane_run(&q[1], lane[1], copy, c1 + p, j0, &cio[1]);
+        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, out0, w, &cio[0]);
+        uint64_t j1 = lane_run(&q[1], lane[1], c0 + p, out1, j0, &cio[1]);
         if (j1 < j0) {
             undo_sends(lane[0], &cio[0]);
-            memcpy(c0 + p, copy, (size_t)w * sizeof *copy);
             q[0] = keep;
-            lane_run(&q[0], lane[0], copy1, c0 + p, j1, &cio[0]);
+            lane_run(&q[0], lane[0], c1 + p, out0, j1, &cio[0]);
         }
         bool ended = j1 < w;
         if (io) {
@@ -473,18 +467,18 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
                 /* both lanes back to the chunk's start, and on to the cut */
                 undo_sends(lane[0], &cio[0]);
                 undo_sends(lane[1], &cio[1]);
-                memcpy(c0 + p, copy, (size_t)w * sizeof *copy);
-                memcpy(c1 + p, copy1, (size_t)j1 * sizeof *copy1);
                 q[0] = keep;
                 q[1] = keep1;
-                lane_run(&q[0], lane[0], copy1, c0 + p, cut, &cio[0]);
-                lane_run(&q[1], lane[1], copy, c1 + p, cut, &cio[1]);
+                lane_run(&q[0], lane[0], c1 + p, out0, cut, &cio[0]);
+                lane_run(&q[1], lane[1], c0 + p, out1, cut, &cio[1]);
                 j1 = cut;
             }
             for (int i = 0; i < 2; i++)
                 streak[i] = streak_after(&cio[i], j1, streak[i]);
             ended |= stop && streak[0] >= stop && streak[1] >= stop;
         }
+        memcpy(c0 + p, out0, (size_t)j1 * sizeof *out0);
+        memcpy(c1 + p, out1, (size_t)j1 * sizeof *out1);
         if (io)
             for (int i = 0; i < 2; i++)
                 commit_io(lane[i], &q[i], &cio[i], j1, now + n, io, i);
