@@ -102,7 +102,7 @@ PY
 
 # --- sim net: one host's link of a leaf-spine network, cells of one and
 # three hops, per-VOQ flow control at high load ------------------------------
-net=(sim net --topology leafspine:2x2x2 --load 0.95 --traffic bursty --time-us 5 --warmup-us 1 --json)
+net=(sim net --topology leafspine:2x2x2 --load 1 --traffic bursty --time-us 10 --warmup-us 1 --json)
 "$RIFL" "${net[@]}" >"$TMP/net0.json" 2>"$TMP/net0.err" || bad "sim net run: $(cat "$TMP/net0.err")"
 "$RIFL" "${net[@]}" --pcap "$TMP/net.pcap" --pcap-host h1 --pcap-slots 1000000 >"$TMP/net1.json" \
     2>"$TMP/net.err" || bad "sim net capture run: $(cat "$TMP/net.err")"

@@ -13,8 +13,11 @@
  *     from any input every slot, oldest first).
  * Per-VOQ flow control: a cell stored in VOQ q that makes it exceed its ON
  * threshold queues an ON for q to the upstream sender; a cell leaving q that
- * makes it drop to its OFF threshold queues an OFF.  Each input sends at most
- * one flow-control frame (one ON + one OFF) per slot, ONs first.
+ * makes it drop to its OFF threshold queues an OFF.  Upstream hears of
+ * changes only: no OFF for a queue it was not told to stop sending to, no
+ * second ON, and an ON not yet sent when its OFF comes is dropped with it.
+ * Each input sends at most one flow-control frame (one ON + one OFF) per
+ * slot, ONs first.
  *
  * Time is the cell slot `now` (one cell per port and slot), passed to
  * rifl_switch_input (or rifl_switch_input_row) and rifl_switch_step; the

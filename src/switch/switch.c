@@ -66,6 +66,9 @@ struct rifl_switch {
     uint64_t *reqT;       /* [n][words] iSLIP requests when flow control holds some back */
     uint64_t *fc_on_pend; /* [n][words] per input: queues owing an ON */
     uint64_t *fc_off_pend;
+    uint64_t *fc_stopped; /* [n][words] per input: queues upstream is (or
+                             will be, once the notices owed are sent) told
+                             to stop sending to */
     unsigned *fc_pending; /* per input: set bits in both */
     uint64_t *fc_inputs;  /* [words] inputs with fc_pending > 0 */
     /* downstream flow control, per output */
@@ -167,6 +170,7 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->out_busy);
     free(sw->fc_on_pend);
     free(sw->fc_off_pend);
+    free(sw->fc_stopped);
     free(sw->fc_pending);
     free(sw->fc_inputs);
     free(sw->down_nports);
@@ -212,6 +216,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->out_busy = calloc(sw->words, sizeof(uint64_t));
     sw->fc_on_pend = calloc(W, sizeof(uint64_t));
     sw->fc_off_pend = calloc(W, sizeof(uint64_t));
+    sw->fc_stopped = calloc(W, sizeof(uint64_t));
     sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
     sw->fc_inputs = calloc(sw->words, sizeof(uint64_t));
     sw->down_nports = calloc(n, sizeof *sw->down_nports);
@@ -224,7 +229,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
     if (!sw->pool || !sw->link || !sw->voq || !sw->out_nq ||
-        !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_pending || !sw->fc_inputs ||
+        !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_stopped || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->out_held || !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
@@ -262,10 +267,23 @@ static void fc_mark(rifl_switch *sw, unsigned in, unsigned q, int on)
 {
     uint64_t *mine = (on ? sw->fc_on_pend : sw->fc_off_pend) + (size_t)in * sw->words;
     uint64_t *other = (on ? sw->fc_off_pend : sw->fc_on_pend) + (size_t)in * sw->words;
-    /* a newer event for the same queue replaces an unsent opposite one */
+    uint64_t *stopped = sw->fc_stopped + (size_t)in * sw->words;
+    /* upstream hears of changes only: an OFF for a queue it was told to
+     * stop sending to, an ON for one it was not (a queue that fills to
+     * the ON mark again before draining to the OFF mark, or drains to the
+     * OFF mark without having filled to the ON mark, owes nothing) */
+    if ((bs_get(stopped, q) != 0) == (on != 0))
+        return;
+    if (on)
+        bs_set(stopped, q);
+    else
+        bs_clr(stopped, q);
+    /* a change back before the notice of the first was sent: upstream
+     * never learns of either */
     if (bs_get(other, q)) {
         bs_clr(other, q);
         sw->fc_pending[in]--;
+        return;
     }
     if (!bs_get(mine, q)) {
         bs_set(mine, q);
