@@ -331,11 +331,10 @@ RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_la
  * that slot, exactly as rifl_lane_tx_ref and rifl_lane_rx_ref would.  It
  * stops before the first slot in which a lane would send a new frame (data,
  * filler, flow-control notice, extension) or deliver one (but see `io`
- * below), or a frame
- * arriving is not a reference (data == RIFL_LANE_REF_NONE), and returns the
- * slots stepped (0 also when a lane is not past start-up, aligned and up,
- * uses lane tags, holds frames or owes compensation slots).  *pos moves on
- * with the slots.
+ * below), or a frame arriving is not a reference (data ==
+ * RIFL_LANE_REF_NONE), and returns the slots stepped (0 also when a lane is
+ * not past start-up, aligned and up, uses lane tags, holds frames or owes
+ * compensation slots).  *pos moves on with the slots.
  *
  * With `io` given, a run can also carry what its users see:
  *
