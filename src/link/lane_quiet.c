@@ -11,7 +11,6 @@
  * more: a new frame sent, a frame delivered, or a frame arriving that is not
  * a plain reference. */
 #include <string.h>
-#include <stdio.h>
 
 #include "lane_priv.h"
 
@@ -324,31 +323,35 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
     return j;
 }
 
-/* What lane l did for its users in the first `upto` slots of a chunk that
- * began at slot t0: the frames it delivered into its receive queue, and
- * their slots and those of its sends into the lists. */
-static void commit_io(rifl_lane *l, struct quiet *q, const struct chunk_io *c, uint64_t upto,
-                      uint64_t t0, rifl_lane_quiet_io *io, int i)
+/* What lane l did for its users in a chunk that began at slot t0: the
+ * frames it delivered into its receive queue, and their slots and those of
+ * its sends into the lists. */
+static void commit_io(rifl_lane *l, struct quiet *q, const struct chunk_io *c, uint64_t t0,
+                      rifl_lane_quiet_io *io, int i)
 {
-    for (unsigned k = 0; k < c->n && c->at[k] < upto; k++) {
+    for (unsigned k = 0; k < c->n; k++) {
         /* (the room was counted before the chunk; stored as rx_frame would:
          * the META bits, then the payload) */
         ring_store(&l->rxq, c->rec[k][0] & 3u, c->rec[k] + 1, l->pbytes);
         io->at[i][io->n[i]++] = t0 + c->at[k];
         q->delivered++;
     }
-    for (unsigned k = 0; k < c->sent && c->sent_at[k] < upto; k++) {
+    for (unsigned k = 0; k < c->sent; k++) {
         io->sent_at[i][io->sent[i]] = t0 + c->sent_at[k];
         io->sent_id[i][io->sent[i]++] = c->sent_id[k];
     }
 }
 
-/* Take back the sends of a chunk: the replay buffer entries they
- * overwrote, newest first (an entry can be written twice in a chunk). */
-static void undo_sends(rifl_lane *l, const struct chunk_io *c)
+/* Take lane l's chunk back to its start (*q from `start`, and the replay
+ * buffer entries its sends overwrote, newest first: an entry can be written
+ * twice in a chunk) and go through its first w slots again. */
+static void run_again(struct quiet *q, const struct quiet *start, rifl_lane *l,
+                      const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t w, struct chunk_io *c)
 {
     for (unsigned k = c->sent; k-- > 0;)
         memcpy(l->replay + (size_t)c->sent_id[k] * l->txq.stride, c->undo[k], l->txq.stride);
+    *q = *start;
+    lane_run(q, l, in, out, w, c);
 }
 
 /* A lane's streak (slots in a row in which it sent a new frame) after the
@@ -455,22 +458,15 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
         keep1 = q[1];
         uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, out0, w, &cio[0]);
         uint64_t j1 = lane_run(&q[1], lane[1], c0 + p, out1, j0, &cio[1]);
-        if (j1 < j0) {
-            undo_sends(lane[0], &cio[0]);
-            q[0] = keep;
-            lane_run(&q[0], lane[0], c1 + p, out0, j1, &cio[0]);
-        }
+        if (j1 < j0)
+            run_again(&q[0], &keep, lane[0], c1 + p, out0, j1, &cio[0]);
         bool ended = j1 < w;
         if (io) {
             uint64_t cut = stop ? streak_cut(cio, j1, streak, stop) : j1;
             if (cut < j1) {
                 /* both lanes back to the chunk's start, and on to the cut */
-                undo_sends(lane[0], &cio[0]);
-                undo_sends(lane[1], &cio[1]);
-                q[0] = keep;
-                q[1] = keep1;
-                lane_run(&q[0], lane[0], c1 + p, out0, cut, &cio[0]);
-                lane_run(&q[1], lane[1], c0 + p, out1, cut, &cio[1]);
+                run_again(&q[0], &keep, lane[0], c1 + p, out0, cut, &cio[0]);
+                run_again(&q[1], &keep1, lane[1], c0 + p, out1, cut, &cio[1]);
                 j1 = cut;
             }
             for (int i = 0; i < 2; i++)
@@ -481,7 +477,7 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
         memcpy(c1 + p, out1, (size_t)j1 * sizeof *out1);
         if (io)
             for (int i = 0; i < 2; i++)
-                commit_io(lane[i], &q[i], &cio[i], j1, now + n, io, i);
+                commit_io(lane[i], &q[i], &cio[i], now + n, io, i);
         n += j1;
         p = p + j1 == delay ? 0 : p + (unsigned)j1;
         if (ended)

@@ -58,7 +58,6 @@ static uint64_t min64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* Slots that can be fast-forwarded from slot t (0: step this one). */
 /* Slots from t on before the next frame hit, the slot limit or
  * offer_slots: a stretch ends there. */
 static uint64_t stretch_bound(struct sim *s, uint64_t t)
@@ -85,6 +84,7 @@ uint64_t rifl_linksim_skip_hold(struct sim *s, uint64_t t)
     return m < stretch_min(s) ? m : 0;
 }
 
+/* Slots that can be fast-forwarded from slot t (0: step this one). */
 uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t)
 {
     const rifl_linksim_config *c = s->cfg;
