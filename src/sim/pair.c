@@ -383,9 +383,7 @@ static int ref_rebuild(rifl_pair *p, int i, unsigned k, uint64_t *chain)
     if (*chain != UINT64_MAX && old->scr != *chain) {
         /* it follows frames rebuilt before it: the same frame from the new
          * state, with the same bits damaged */
-        rifl_lane_frame tmp;
-        memcpy(&tmp, old, p->content_bytes);
-        rifl_lane_ref again = { tmp.data == 1 ? tmp.rec : NULL, tmp.key, tmp.id, tmp.data };
+        rifl_lane_ref again = { old->data == 1 ? old->rec : NULL, old->key, old->id, old->data };
         if (rifl_lane_ref_frame(l, &again, &now) != RIFL_OK)
             return RIFL_ERR_STATE;
     }
