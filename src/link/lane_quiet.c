@@ -167,9 +167,91 @@ static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
     st->flag_retransmit_raised += q->retx_raised;
 }
 
+/* The receive side of a quiet slot.  The key monitor's three counts sit
+ * in one word (few registers are left in the loops below): the PAUSE
+ * count in bits 0-3, the RETRANSMIT count in bits 4-7, the run of data
+ * and IDLE frames from bit 8.  Its flags are the counts at 8 (link rules
+ * §6). */
+enum { KM_RC = 4, KM_RUN = 8 };
+
+struct rx {
+    unsigned rfid, thr, km;
+    bool fe;
+};
+
+static inline bool rx_pause(const struct rx *s) { return (s->km & 15u) == 8; }
+static inline bool rx_retx(const struct rx *s) { return (s->km >> KM_RC & 15u) == 8; }
+
+/* Frame r ends a quiet run at the receiver: it is no reference, or it would
+ * be delivered where that is not allowed. */
+static inline bool rx_stops(const rifl_lane *l, const struct rx *s, const rifl_lane_ref *r,
+                            const struct chunk_io *io)
+{
+    unsigned d = r->data;
+    return d && (d > 1 || (r->id == s->rfid && s->rfid == s->thr &&
+                           (io->n == io->room || !plain_data(l, r->rec))));
+}
+
+/* rx_frame on frame r, slot j of the chunk: the key monitor, then
+ * verification. */
+static inline __attribute__((always_inline)) void
+rx_step(struct quiet *q, struct rx *s, const rifl_lane_ref *r, unsigned kmask,
+        struct chunk_io *io, uint64_t j)
+{
+    const unsigned d = r->data;
+    unsigned km = s->km;
+    if (d) {
+        km = (km >> KM_RUN) == 16 ? 16u << KM_RUN : km + (1u << KM_RUN);
+    } else {
+        const uint16_t k = r->key;
+        if (k == RIFL_KEY_RETRANSMIT) {
+            unsigned rc = km >> KM_RC & 15u;
+            q->keys[RIFL_KEYIDX_RETRANSMIT]++;
+            q->retx_raised += rc == 7;
+            km = (rc + (rc < 8)) << KM_RC;
+        } else if (k == RIFL_KEY_IDLE) {
+            unsigned run = km >> KM_RUN;
+            q->keys[RIFL_KEYIDX_IDLE]++;
+            km = (run + (run < 16)) << KM_RUN;
+        } else if (k == RIFL_KEY_PAUSE) {
+            unsigned pc = km & 15u;
+            q->keys[RIFL_KEYIDX_PAUSE]++;
+            q->pause_raised += pc == 7;
+            km = pc + (pc < 8);
+        } else {
+            q->keys[3]++;
+            km = 0;
+        }
+    }
+    s->km = km;
+    if (r->id != s->rfid) {
+        q->frame_errors += !s->fe;
+        s->fe = true;
+        s->rfid = (s->thr - 16) & kmask;
+        return;
+    }
+    if (((s->rfid + 1) & kmask) == s->thr)
+        s->fe = false;
+    if (d) {
+        q->good_data++;
+        if (s->rfid == s->thr) {
+            io->rec[io->n] = r->rec;
+            io->at[io->n++] = (uint8_t)j;
+            s->thr = (s->thr + 1) & kmask;
+        }
+        s->rfid = (s->rfid + 1) & kmask;
+    } else {
+        q->control++;
+    }
+}
+
 /* Lane l, state *q, through at most w quiet slots: frame j arrives from
  * in[j] and its own goes to out[j].  Returns the slots done: it stops
- * before the first slot that is not quiet for this lane. */
+ * before the first slot that is not quiet for this lane.
+ *
+ * The send side's state changes seldom: while it replays (or sends
+ * RETRANSMIT) a loop of its own carries it, with less to decide per slot;
+ * any other slot goes through the general one. */
 static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                          rifl_lane_ref *out, uint64_t w, struct chunk_io *io)
 {
@@ -178,62 +260,97 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
     uint8_t *const replay = l->replay;
     const size_t stride = l->txq.stride;
     const unsigned queued = l->txq.count;
-    /* the state in locals; the counters stay in *q (few registers are left) */
+    /* the state in locals; the counters stay in *q */
     unsigned fid = q->fid, replay_slot = q->replay_slot, nse = q->nse;
     bool replay_active = q->replay_active;
-    unsigned rfid = q->rfid, thr = q->thr, pc = q->pc, rc = q->rc, run = q->run;
-    bool fe = q->fe, pp = q->peer_pause, pr = q->peer_retx;
+    struct rx rx = { q->rfid, q->thr, q->pc | q->rc << KM_RC | q->run << KM_RUN, q->fe };
     rifl_tx_state state = q->state;
     uint64_t j = 0;
     io->n = 0;
     io->sent = 0;
-    for (; j < w; j++) {
-        const rifl_lane_ref r = in[j];
-        /* quiet: a reference, delivered only where allowed, and nothing new
-         * sent but user data where allowed */
-        if (r.data > 1 || (r.data && r.id == rfid && rfid == thr &&
-                           (io->n == io->room || !plain_data(l, r.rec))))
+    while (j < w) {
+        bool pp = rx_pause(&rx), pr = rx_retx(&rx);
+        if (!pp && (pr || replay_active)) {
+            /* RETRANS: replayed frames in even slots of the cycle's first
+             * 2 * nfid, RETRANSMIT (or IDLE) in the others */
+            uint64_t j0 = j;
+            for (; j < w && !rx_stops(l, &rx, in + j, io); j++) {
+                nse = rx.fe ? 0 : nse;
+                if (!replay_active) {
+                    replay_active = true;
+                    replay_slot = 0;
+                    q->cycles++;
+                }
+                if (replay_slot < 2 * nfid && (replay_slot & 1u) == 0) {
+                    out[j] = (rifl_lane_ref){ replay + (size_t)fid * stride, 0, (uint16_t)fid, 1 };
+                    fid = (fid + 1) & kmask;
+                    q->replayed++;
+                } else {
+                    out[j] = (rifl_lane_ref){ NULL, rx.fe ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
+                                              (uint16_t)fid, 0 };
+                    q->retx += rx.fe;
+                }
+                if (++replay_slot >= replay_len) {
+                    if (pr) {
+                        replay_slot = 0;
+                        q->cycles++;
+                    } else {
+                        replay_active = false;
+                    }
+                }
+                rx_step(q, &rx, in + j, kmask, io, j);
+                pr = rx_retx(&rx);
+                if (rx_pause(&rx) || !(pr || replay_active)) {
+                    j++;
+                    break;
+                }
+            }
+            if (j > j0) {
+                state = RIFL_TX_RETRANS;
+                q->state_slots[state] += j - j0;
+            }
+            if (j < w && rx_stops(l, &rx, in + j, io))
+                break;
+            continue;
+        }
+        if (!pp && rx.fe) {
+            /* SEND_RETRANS: RETRANSMIT until the peer replays or the
+             * errors end */
+            uint64_t j0 = j;
+            for (; j < w && !rx_stops(l, &rx, in + j, io); j++) {
+                out[j] = (rifl_lane_ref){ NULL, RIFL_KEY_RETRANSMIT, (uint16_t)fid, 0 };
+                rx_step(q, &rx, in + j, kmask, io, j);
+                if (rx_pause(&rx) || rx_retx(&rx) || !rx.fe) {
+                    j++;
+                    break;
+                }
+            }
+            if (j > j0) {
+                nse = 0;
+                state = RIFL_TX_SEND_RETRANS;
+                q->state_slots[state] += j - j0;
+                q->retx += j - j0;
+            }
+            if (j < w && rx_stops(l, &rx, in + j, io))
+                break;
+            continue;
+        }
+        /* one slot of PAUSE or NORMAL */
+        const rifl_lane_ref *r = in + j;
+        if (rx_stops(l, &rx, r, io))
             break;
-        if (!(pp || pr || replay_active || fe) &&
-            !(normal == NORMAL_ALWAYS || (normal != NORMAL_NEVER && nse < nfid) ||
-              (normal == NORMAL_SEND && io->sent < io->send_room && q->taken < queued)))
-            break;
-        /* send (tx_choose_state) */
         rifl_lane_ref f = { NULL, RIFL_KEY_IDLE, (uint16_t)fid, 0 };
-        if (fe)
+        if (rx.fe)
             nse = 0;
         if (pp) {
             state = RIFL_TX_PAUSE;
-        } else if (pr || replay_active) {
-            state = RIFL_TX_RETRANS;
-            if (!replay_active) {
-                replay_active = true;
-                replay_slot = 0;
-                q->cycles++;
-            }
-            if (replay_slot < 2 * nfid && (replay_slot & 1u) == 0) {
-                f.rec = replay + (size_t)fid * stride;
-                f.key = 0;
-                f.data = 1;
-                fid = (fid + 1) & kmask;
-                q->replayed++;
-            } else if (fe) {
-                f.key = RIFL_KEY_RETRANSMIT;
-                q->retx++;
-            }
-            if (++replay_slot >= replay_len) {
-                if (pr) {
-                    replay_slot = 0;
-                    q->cycles++;
-                } else {
-                    replay_active = false;
-                }
-            }
-        } else if (fe) {
-            state = RIFL_TX_SEND_RETRANS;
-            f.key = RIFL_KEY_RETRANSMIT;
-            q->retx++;
         } else {
+            /* NORMAL: it waits out its error wait or for the peer's flow
+             * control, or sends user data where allowed; anything else is
+             * not quiet */
+            if (!(normal == NORMAL_ALWAYS || (normal != NORMAL_NEVER && nse < nfid) ||
+                  (normal == NORMAL_SEND && io->sent < io->send_room && q->taken < queued)))
+                break;
             state = RIFL_TX_NORMAL;
             if (nse < nfid) {
                 nse++;
@@ -247,78 +364,33 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                 io->sent_at[io->sent] = (uint8_t)j;
                 io->sent_id[io->sent++] = (uint16_t)fid;
                 q->taken++;
-                f.rec = slot;
-                f.key = 0;
-                f.data = 1;
+                f = (rifl_lane_ref){ slot, 0, (uint16_t)fid, 1 };
                 fid = (fid + 1) & kmask;
             }
         }
         q->state_slots[state]++;
         out[j] = f;
-        /* receive (rx_frame): the key monitor */
-        bool run_on = r.data;
-        if (!r.data) {
-            bool pause = r.key == RIFL_KEY_PAUSE, retx = r.key == RIFL_KEY_RETRANSMIT;
-            bool idle = r.key == RIFL_KEY_IDLE;
-            pc = pause ? pc + (pc < 8) : 0;
-            rc = retx ? rc + (rc < 8) : 0;
-            q->keys[idle ? RIFL_KEYIDX_IDLE : pause ? RIFL_KEYIDX_PAUSE
-                    : retx ? RIFL_KEYIDX_RETRANSMIT : 3]++;
-            run_on = idle;
-        } else if (run == 16) {
-            pc = 0;
-            rc = 0;
-        }
-        run = run_on ? run + (run < 16) : 0;
-        bool pf = pc == 8, rf = rc == 8;
-        if (pf != pp) {
-            q->pause_raised += pf;
-            pp = pf;
-        }
-        if (rf != pr) {
-            q->retx_raised += rf;
-            pr = rf;
-        }
-        /* verification */
-        if (r.id != rfid) {
-            q->frame_errors += !fe;
-            fe = true;
-            rfid = (thr - 16) & kmask;
-            continue;
-        }
-        if (((rfid + 1) & kmask) == thr)
-            fe = false;
-        if (r.data) {
-            q->good_data++;
-            if (rfid == thr) {
-                io->rec[io->n] = r.rec;
-                io->at[io->n++] = (uint8_t)j;
-                thr = (thr + 1) & kmask;
-            }
-            rfid = (rfid + 1) & kmask;
-        } else {
-            q->control++;
-        }
+        rx_step(q, &rx, r, kmask, io, j);
+        j++;
     }
-    if (q->track) {
+    if (q->track && j) {
         /* legal frames only: the window moves on with zeros */
-        for (uint64_t k = 0; k < j && q->syn_window; k++) {
-            q->syn_bad -= (unsigned)(q->syn_window >> 63);
-            q->syn_window <<= 1;
-        }
+        uint64_t win = q->syn_window;
+        q->syn_bad -= (unsigned)__builtin_popcountll(j >= 64 ? win : win >> (64 - j));
+        q->syn_window = j >= 64 ? 0 : win << j;
     }
     q->fid = fid;
     q->replay_slot = replay_slot;
     q->nse = nse;
     q->replay_active = replay_active;
-    q->rfid = rfid;
-    q->thr = thr;
-    q->pc = pc;
-    q->rc = rc;
-    q->run = run;
-    q->fe = fe;
-    q->peer_pause = pp;
-    q->peer_retx = pr;
+    q->rfid = rx.rfid;
+    q->thr = rx.thr;
+    q->pc = rx.km & 15u;
+    q->rc = rx.km >> KM_RC & 15u;
+    q->run = rx.km >> KM_RUN;
+    q->fe = rx.fe;
+    q->peer_pause = rx_pause(&rx);
+    q->peer_retx = rx_retx(&rx);
     q->state = state;
     return j;
 }
