@@ -20,6 +20,8 @@ have_cmd python3 || want python3 "JSON checks in the CLI tests"
 have_cmd tshark || want tshark "reads captures with the rifl dissector in the capture test"
 have_cmd ip || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] ||
   want iproute2 "ip makes the veth pairs, network namespaces and TAP addresses of the link tests"
+have_cmd iptables || [ -x /usr/sbin/iptables ] || [ -x /sbin/iptables ] ||
+  want iptables "random drops on a veth pair for the TCP-over-RIFL test and experiments"
 have_cmd iperf3 || want iperf3 "bulk TCP goodput in scripts/exp-iperf3.sh"
 have_cmd ethtool || [ -x /usr/sbin/ethtool ] || [ -x /sbin/ethtool ] ||
   want ethtool "offload settings reported by scripts/exp-iperf3.sh"
