@@ -528,7 +528,12 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
          * sent before the chunk until both are through it */
         keep = q[0];
         keep1 = q[1];
-        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, out0, w, &cio[0]);
+        /* lane 1 stops before the first frame built for an error that
+         * reaches it: lane 0 goes no further, or it would be taken back */
+        uint64_t wr = 0;
+        while (wr < w && c0[p + wr].data <= 1)
+            wr++;
+        uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, out0, wr, &cio[0]);
         uint64_t j1 = lane_run(&q[1], lane[1], c0 + p, out1, j0, &cio[1]);
         if (j1 < j0)
             run_again(&q[0], &keep, lane[0], c1 + p, out0, j1, &cio[0]);
