@@ -176,6 +176,7 @@ enum { KM_RC = 4, KM_RUN = 8 };
 
 struct rx {
     unsigned rfid, thr, km;
+    unsigned back; /* (thr - 16) mod 2^K: where an error sends rfid */
     bool fe;
 };
 
@@ -227,7 +228,7 @@ rx_step(struct quiet *q, struct rx *s, const rifl_lane_ref *r, unsigned kmask,
     if (r->id != s->rfid) {
         q->frame_errors += !s->fe;
         s->fe = true;
-        s->rfid = (s->thr - 16) & kmask;
+        s->rfid = s->back;
         return;
     }
     if (((s->rfid + 1) & kmask) == s->thr)
@@ -238,11 +239,46 @@ rx_step(struct quiet *q, struct rx *s, const rifl_lane_ref *r, unsigned kmask,
             io->rec[io->n] = r->rec;
             io->at[io->n++] = (uint8_t)j;
             s->thr = (s->thr + 1) & kmask;
+            s->back = (s->back + 1) & kmask;
         }
         s->rfid = (s->rfid + 1) & kmask;
     } else {
         q->control++;
     }
+}
+
+/* What a RETRANS slot needs besides the receiver. */
+struct retrans {
+    uint8_t *replay;
+    size_t stride;
+    unsigned kmask, fid;
+    unsigned replayed, retx;
+    bool anyfe; /* the receiver was in error at the start of a slot */
+};
+
+/* One RETRANS slot at j (j < w allowed): a replayed frame (`data`) or a
+ * key, then the receive side.  False, with nothing done, when the run
+ * stops before it. */
+static inline __attribute__((always_inline)) bool
+retrans_slot(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans *t,
+             const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t j, uint64_t w,
+             struct chunk_io *io, bool data)
+{
+    const rifl_lane_ref *r = in + j;
+    if (j == w || rx_stops(l, rx, r, io))
+        return false;
+    t->anyfe |= rx->fe;
+    if (data) {
+        out[j] = (rifl_lane_ref){ t->replay + (size_t)t->fid * t->stride, 0, (uint16_t)t->fid, 1 };
+        t->fid = (t->fid + 1) & t->kmask;
+        t->replayed++;
+    } else {
+        out[j] = (rifl_lane_ref){ NULL, rx->fe ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
+                                  (uint16_t)t->fid, 0 };
+        t->retx += rx->fe;
+    }
+    rx_step(q, rx, r, t->kmask, io, j);
+    return true;
 }
 
 /* Lane l, state *q, through at most w quiet slots: frame j arrives from
@@ -263,7 +299,7 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
     /* the state in locals; the counters stay in *q */
     unsigned fid = q->fid, replay_slot = q->replay_slot, nse = q->nse;
     bool replay_active = q->replay_active;
-    struct rx rx = { q->rfid, q->thr, q->pc | q->rc << KM_RC | q->run << KM_RUN, q->fe };
+    struct rx rx = { q->rfid, q->thr, q->pc | q->rc << KM_RC | q->run << KM_RUN, (q->thr - 16) & kmask, q->fe };
     rifl_tx_state state = q->state;
     uint64_t j = 0;
     io->n = 0;
@@ -271,40 +307,81 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
     while (j < w) {
         bool pp = rx_pause(&rx), pr = rx_retx(&rx);
         if (!pp && (pr || replay_active)) {
-            /* RETRANS: replayed frames in even slots of the cycle's first
-             * 2 * nfid, RETRANSMIT (or IDLE) in the others */
             uint64_t j0 = j;
-            for (; j < w && !rx_stops(l, &rx, in + j, io); j++) {
-                nse = rx.fe ? 0 : nse;
-                if (!replay_active) {
-                    replay_active = true;
+            struct retrans t = { replay, stride, kmask, fid, 0, 0, false };
+            if (!replay_active) {
+                if (rx_stops(l, &rx, in + j, io))
+                    break;
+                replay_active = true;
+                replay_slot = 0;
+                q->cycles++;
+            }
+            /* the cycle's first 2 * nfid slots: replayed frames and keys
+             * in turn, and nothing but PAUSE ends them */
+            if (replay_slot < 2 * nfid && (replay_slot & 1u)) {
+                if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
+                    goto retrans_end;
+                j++;
+                replay_slot++;
+                if (rx_pause(&rx))
+                    goto retrans_end;
+            }
+            while (replay_slot < 2 * nfid) {
+                if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, true))
+                    goto retrans_end;
+                j++;
+                replay_slot++;
+                if (rx_pause(&rx))
+                    goto retrans_end;
+                if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
+                    goto retrans_end;
+                j++;
+                replay_slot++;
+                if (rx_pause(&rx))
+                    goto retrans_end;
+            }
+            /* the rest: keys; at the end another cycle if the peer asked
+             * before the last slot, else RETRANS ends unless it asks in it
+             * (then another cycle starts from the next slot, above) */
+            for (;;) {
+                bool asked = rx_retx(&rx);
+                if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
+                    goto retrans_end;
+                j++;
+                if (++replay_slot >= replay_len) {
+                    if (!asked) {
+                        replay_active = false;
+                        break;
+                    }
                     replay_slot = 0;
                     q->cycles++;
                 }
-                if (replay_slot < 2 * nfid && (replay_slot & 1u) == 0) {
-                    out[j] = (rifl_lane_ref){ replay + (size_t)fid * stride, 0, (uint16_t)fid, 1 };
-                    fid = (fid + 1) & kmask;
-                    q->replayed++;
-                } else {
-                    out[j] = (rifl_lane_ref){ NULL, rx.fe ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE,
-                                              (uint16_t)fid, 0 };
-                    q->retx += rx.fe;
-                }
-                if (++replay_slot >= replay_len) {
-                    if (pr) {
-                        replay_slot = 0;
-                        q->cycles++;
-                    } else {
-                        replay_active = false;
+                if (rx_pause(&rx))
+                    break;
+                if (replay_slot < 2 * nfid) {
+                    /* a new cycle: its replayed frames and keys in turn */
+                    while (replay_slot < 2 * nfid) {
+                        if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, true))
+                            goto retrans_end;
+                        j++;
+                        replay_slot++;
+                        if (rx_pause(&rx))
+                            goto retrans_end;
+                        if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
+                            goto retrans_end;
+                        j++;
+                        replay_slot++;
+                        if (rx_pause(&rx))
+                            goto retrans_end;
                     }
                 }
-                rx_step(q, &rx, in + j, kmask, io, j);
-                pr = rx_retx(&rx);
-                if (rx_pause(&rx) || !(pr || replay_active)) {
-                    j++;
-                    break;
-                }
             }
+        retrans_end:
+            fid = t.fid;
+            if (t.anyfe)
+                nse = 0;
+            q->replayed += t.replayed;
+            q->retx += t.retx;
             if (j > j0) {
                 state = RIFL_TX_RETRANS;
                 q->state_slots[state] += j - j0;
