@@ -608,6 +608,9 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
         /* lane 1 stops before the first frame built for an error that
          * reaches it: lane 0 goes no further, or it would be taken back */
         uint64_t wr = 0;
+        while (wr + 4 <= w && (c0[p + wr].data | c0[p + wr + 1].data | c0[p + wr + 2].data |
+                               c0[p + wr + 3].data) <= 1)
+            wr += 4; /* (values above 1 have a bit above bit 0) */
         while (wr < w && c0[p + wr].data <= 1)
             wr++;
         uint64_t j0 = lane_run(&q[0], lane[0], c1 + p, out0, wr, &cio[0]);
