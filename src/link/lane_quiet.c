@@ -281,6 +281,40 @@ retrans_slot(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans 
     return true;
 }
 
+/* RETRANS slots from *j while *rs < end (*rs even): a replayed frame and a
+ * key in turn.  False when the run stops or PAUSE ends RETRANS (the slots
+ * done counted in *j and *rs). */
+static inline __attribute__((always_inline)) bool
+retrans_pairs(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans *t,
+              const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t *j, uint64_t w,
+              struct chunk_io *io, unsigned *rs, unsigned end)
+{
+    uint64_t n = *j;
+    unsigned r = *rs;
+    bool on = true;
+    while (r < end) {
+        if (!retrans_slot(q, l, rx, t, in, out, n, w, io, true))
+            goto stop;
+        n++;
+        r++;
+        if (rx_pause(rx))
+            goto stop;
+        if (!retrans_slot(q, l, rx, t, in, out, n, w, io, false))
+            goto stop;
+        n++;
+        r++;
+        if (rx_pause(rx))
+            goto stop;
+    }
+    goto done;
+stop:
+    on = false;
+done:
+    *j = n;
+    *rs = r;
+    return on;
+}
+
 /* Lane l, state *q, through at most w quiet slots: frame j arrives from
  * in[j] and its own goes to out[j].  Returns the slots done: it stops
  * before the first slot that is not quiet for this lane.
@@ -326,20 +360,8 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                 if (rx_pause(&rx))
                     goto retrans_end;
             }
-            while (replay_slot < 2 * nfid) {
-                if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, true))
-                    goto retrans_end;
-                j++;
-                replay_slot++;
-                if (rx_pause(&rx))
-                    goto retrans_end;
-                if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
-                    goto retrans_end;
-                j++;
-                replay_slot++;
-                if (rx_pause(&rx))
-                    goto retrans_end;
-            }
+            if (!retrans_pairs(q, l, &rx, &t, in, out, &j, w, io, &replay_slot, 2 * nfid))
+                goto retrans_end;
             /* the rest: keys; at the end another cycle if the peer asked
              * before the last slot, else RETRANS ends unless it asks in it
              * (then another cycle starts from the next slot, above) */
@@ -358,23 +380,9 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                 }
                 if (rx_pause(&rx))
                     break;
-                if (replay_slot < 2 * nfid) {
-                    /* a new cycle: its replayed frames and keys in turn */
-                    while (replay_slot < 2 * nfid) {
-                        if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, true))
-                            goto retrans_end;
-                        j++;
-                        replay_slot++;
-                        if (rx_pause(&rx))
-                            goto retrans_end;
-                        if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
-                            goto retrans_end;
-                        j++;
-                        replay_slot++;
-                        if (rx_pause(&rx))
-                            goto retrans_end;
-                    }
-                }
+                /* a new cycle: its replayed frames and keys in turn */
+                if (!retrans_pairs(q, l, &rx, &t, in, out, &j, w, io, &replay_slot, 2 * nfid))
+                    goto retrans_end;
             }
         retrans_end:
             fid = t.fid;
