@@ -256,9 +256,9 @@ struct retrans {
     bool anyfe; /* the receiver was in error at the start of a slot */
 };
 
-/* One RETRANS slot at j (j < w allowed): a replayed frame (`data`) or a
- * key, then the receive side.  False, with nothing done, when the run
- * stops before it. */
+/* One RETRANS slot at j: a replayed frame (`data`) or a key, then the
+ * receive side.  False, with nothing done, when the run stops before it
+ * (j == w included). */
 static inline __attribute__((always_inline)) bool
 retrans_slot(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans *t,
              const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t j, uint64_t w,
@@ -333,7 +333,8 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
     /* the state in locals; the counters stay in *q */
     unsigned fid = q->fid, replay_slot = q->replay_slot, nse = q->nse;
     bool replay_active = q->replay_active;
-    struct rx rx = { q->rfid, q->thr, q->pc | q->rc << KM_RC | q->run << KM_RUN, (q->thr - 16) & kmask, q->fe };
+    struct rx rx = { q->rfid, q->thr, q->pc | q->rc << KM_RC | q->run << KM_RUN,
+                     (q->thr - 16) & kmask, q->fe };
     rifl_tx_state state = q->state;
     uint64_t j = 0;
     io->n = 0;
@@ -364,7 +365,7 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                 goto retrans_end;
             /* the rest: keys; at the end another cycle if the peer asked
              * before the last slot, else RETRANS ends unless it asks in it
-             * (then another cycle starts from the next slot, above) */
+             * (then the next pass of the loop around starts another) */
             for (;;) {
                 bool asked = rx_retx(&rx);
                 if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
