@@ -1231,7 +1231,105 @@ static void t_quiet_runs_equal_steps(void) { quiet_runs_case(4e-6, 2e-6, 11, 101
  * cycle after cycle. */
 static void t_quiet_runs_equal_steps_lossy(void) { quiet_runs_case(2e-5, 1e-5, 21, 5); }
 
+/* Quiet runs against stepping on arbitrary input: two copies of a link
+ * stepped by reference whose cables, a delay at a time, are overwritten
+ * alike with made-up frames (runs of one key, RETRANSMIT, IDLE, PAUSE or
+ * another, and data frames with IDs near what the receiver expects), so
+ * that the lanes go through states and turns a cable with random bit
+ * errors seldom gives them (a RETRANSMIT flag falling in the last slot of
+ * a replay cycle, PAUSE in the middle of one).  One copy steps slot by
+ * slot, the other takes quiet runs where it can; both must agree. */
+static void t_quiet_runs_crafted(void)
+{
+    rifl_pair_config pc = { .lane = rifl_lane_default_config };
+    struct pair_trio t = { { NULL, NULL, NULL }, { { 0 } } };
+    char msg[256] = "";
+    for (int k = 0; k < 2; k++)
+        CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
+    if (!t.p[0] || !t.p[1])
+        goto out;
+    t.p[2] = t.p[1];
+    static uint8_t rec[RIFL_FRAME_MAX_BYTES];
+    rec[0] = RIFL_META_FULL;
+    for (size_t i = 1; i < sizeof rec; i++)
+        rec[i] = (uint8_t)(i * 13);
+    const uint16_t keys[4] = { RIFL_KEY_RETRANSMIT, RIFL_KEY_IDLE, RIFL_KEY_PAUSE, 0x0100 };
+    uint8_t pkt[2000];
+    memset(pkt, 0x5A, sizeof pkt);
+    rifl_rng rng;
+    rifl_rng_seed(&rng, 7);
+    /* start-up, error-free, with traffic */
+    while (t.p[0]->slot < 5000)
+        for (int k = 0; k < 2; k++) {
+            for (int i = 0; i < 2 && t.p[k]->slot % 8 == 0; i++) {
+                rifl_lane_send(t.p[k]->lane[i], pkt, sizeof pkt);
+                trio_drain(&t, k, i);
+            }
+            rifl_pair_step(t.p[k], NULL);
+        }
+    for (int k = 0; k < 2; k++)
+        CHECK(rifl_pair_ref_room(t.p[k]) && rifl_pair_ref_begin(t.p[k]) == RIFL_OK);
+    const unsigned D = t.p[0]->delay_frames, kmask = (1u << pc.lane.fid_bits) - 1;
+    uint64_t quiet = 0, cycles_before = 0;
+    for (int i = 0; i < 2; i++)
+        cycles_before += rifl_lane_get_stats(t.p[0]->lane[i])->tx_replay_cycles;
+    for (int window = 0; window < 20000 && t.p[0]->by_ref && t.p[1]->by_ref; window++) {
+        /* what each lane receives next: made up, the same for both copies */
+        for (int i = 0; i < 2; i++) {
+            unsigned e = 0;
+            const rifl_lane *rx = t.p[0]->lane[1 - i];
+            while (e < D) {
+                uint64_t r = rifl_rng_next(&rng);
+                unsigned len = 1 + (unsigned)(r % 24), kind = (unsigned)(r >> 8) % 6;
+                unsigned id = (rifl_lane_expected_id(rx) + (unsigned)(r >> 16) % 5 - 2) & kmask;
+                for (unsigned n = 0; n < len && e < D; n++, e++) {
+                    rifl_lane_ref f = kind < 4 ? (rifl_lane_ref){ NULL, keys[kind], (uint16_t)id, 0 }
+                                               : (rifl_lane_ref){ rec, 0, (uint16_t)id, 1 };
+                    if (kind >= 4)
+                        id = (id + 1) & kmask;
+                    unsigned pos = (t.p[0]->ref_pos + e) % D;
+                    t.p[0]->ref[i][pos] = f;
+                    t.p[1]->ref[i][pos] = f;
+                }
+            }
+        }
+        /* through them: quiet runs in copy 1 where it can, steps in copy 0 */
+        uint64_t end = t.p[0]->slot + D;
+        while (t.p[1]->slot < end) {
+            /* deliveries in half of the runs (the readers have read all) */
+            uint64_t at[2][64];
+            rifl_lane_quiet_io io = { .at = { at[0], at[1] }, .cap = 64 };
+            bool del = rifl_rng_next(&rng) % 2;
+            uint64_t n = rifl_pair_ref_quiet(t.p[1], end - t.p[1]->slot, del ? &io : NULL);
+            quiet += n;
+            for (uint64_t j = 0; j < (n ? n : 1); j++)
+                rifl_pair_ref_step(t.p[0]);
+            if (!n)
+                rifl_pair_ref_step(t.p[1]);
+            for (int i = 0; i < 2; i++) {
+                trio_drain(&t, 0, i);
+                trio_drain(&t, 1, i);
+                t.read_hash[2][i] = t.read_hash[1][i]; /* (copy 2 is copy 1) */
+            }
+            if (!lanes_agree(&t, t.p[0]->slot))
+                goto out;
+        }
+    }
+    uint64_t cycles = 0;
+    for (int i = 0; i < 2; i++)
+        cycles += rifl_lane_get_stats(t.p[0]->lane[i])->tx_replay_cycles;
+    printf("  %llu slots, %llu in quiet runs, %llu replay cycles\n",
+           (unsigned long long)t.p[0]->slot, (unsigned long long)quiet,
+           (unsigned long long)(cycles - cycles_before));
+    CHECK(quiet > t.p[0]->slot / 4);
+    CHECK(cycles - cycles_before > 100);
+out:
+    rifl_pair_free(t.p[0]);
+    rifl_pair_free(t.p[1]);
+}
+
 TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
+          { "quiet_runs_crafted", t_quiet_runs_crafted },
           { "quiet_runs_equal_steps_lossy", t_quiet_runs_equal_steps_lossy },
           { "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
