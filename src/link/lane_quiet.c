@@ -35,7 +35,9 @@ struct quiet {
     rifl_tx_state state;
     /* receive side */
     unsigned rfid, thr, pc, rc, run;
-    bool fe, peer_pause, peer_retx;
+    bool fe;
+    bool peer_pause, peer_retx; /* out only: the flags, read off the counts
+                                   (a flag is up exactly while its count is 8) */
     bool track;            /* the SYN window is kept (own aligner) and not empty */
     uint64_t syn_window;
     unsigned syn_bad;
@@ -106,8 +108,6 @@ static void quiet_load(struct quiet *q, const rifl_lane *l, bool sends)
     q->rc = l->retx_count;
     q->run = l->data_run;
     q->fe = l->frame_error;
-    q->peer_pause = l->peer_pause;
-    q->peer_retx = l->peer_retransmit;
     q->syn_window = l->syn_window;
     q->syn_bad = l->syn_bad_in_window;
     q->track = l->cfg.rx_lock_frames != 0 && !l->align_ext && l->syn_window != 0;
