@@ -223,6 +223,36 @@ static void t_probe_agree(void)
     free_pair(&p);
 }
 
+/* The peer starts late: the probes sent before it ran waited in its
+ * socket, and their answers come all at once when it starts.  Those are
+ * not round trips of the path: the estimate is made from probes sent after
+ * the first answer came, the same as when both start together. */
+static void t_probe_late_peer(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    /* end 0 alone for 10 ms: 50 probes wait in end 1's socket */
+    CHECK_EQ_I(pump(&p, 1, 10000, 1000, 0), RIFL_OK);
+    CHECK(!rifl_udplink_running(p.l[0]));
+    CHECK_EQ_I(pump(&p, 3, 10000, 2000, 0), RIFL_OK);
+    for (int i = 0; i < 2; i++) {
+        CHECK(rifl_udplink_running(p.l[i]));
+        const rifl_udplink_stats *s = rifl_udplink_get_stats(p.l[i]);
+        CHECK(s->probe_samples >= 16);
+        /* an answer comes at the asker's next step: 10 or 20 us */
+        CHECK_MSG(s->rtt_max_ns <= 20000, "end %d: round trips %" PRIu64 " to %" PRIu64 " ns",
+                  i, s->rtt_min_ns, s->rtt_max_ns);
+    }
+    const rifl_udplink_sizing *a = rifl_udplink_get_sizing(p.l[0]);
+    const rifl_udplink_sizing *b = rifl_udplink_get_sizing(p.l[1]);
+    REQUIRE(a && b);
+    CHECK(a->rtt_ns <= 40000 && a->rtt_ns == b->rtt_ns);
+    free_pair(&p);
+}
+
 /* No peer: the probes time out with a message that says what to do. */
 static void t_probe_timeout(void)
 {
@@ -282,6 +312,30 @@ static void t_refused(void)
     }
     CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
     CHECK_MSG(strstr(msg, "round trip") && strstr(msg, "lower the lane rate"), "%s", msg);
+    /* refused only after probing on to four times the samples */
+    CHECK_EQ_U(rifl_udplink_get_stats(p.l[0])->probe_samples, 64);
+    free_pair(&p);
+}
+
+/* A busy start: the first 16 round trips are 1 ms, which at 1 Gbit/s no K
+ * covers; the probes go on, the later ones are short, and the link starts
+ * on them instead of being refused. */
+static void t_probe_busy_start(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    CHECK_EQ_I(pump(&p, 3, 1000000, 20, 0), RIFL_OK);
+    CHECK(!rifl_udplink_running(p.l[0]) && !rifl_udplink_running(p.l[1]));
+    CHECK_EQ_I(pump(&p, 3, 10000, 2000, 0), RIFL_OK);
+    for (int i = 0; i < 2; i++) {
+        CHECK(rifl_udplink_running(p.l[i]));
+        const rifl_udplink_stats *s = rifl_udplink_get_stats(p.l[i]);
+        CHECK(s->probe_samples > 16 && s->probe_samples <= 64);
+        CHECK(s->rtt_min_ns <= 20000 && s->rtt_max_ns >= 1000000);
+    }
     free_pair(&p);
 }
 
@@ -481,6 +535,8 @@ static void t_restart(void)
 }
 
 TEST_MAIN({ "sizing", t_sizing }, { "probe_agree", t_probe_agree },
+          { "probe_late_peer", t_probe_late_peer },
+          { "probe_busy_start", t_probe_busy_start },
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
           { "restart", t_restart })

@@ -62,7 +62,9 @@ typedef struct rifl_udplink_config {
                                   otherwise size for this one (the probes
                                   then only carry it to the peer, so that
                                   both ends start together) */
-    unsigned probes;           /* answers to collect (0: 16) */
+    unsigned probes;           /* answers to collect (0: 16); up to four
+                                  times as many while the estimate fits no
+                                  K */
     uint64_t probe_interval_ns;/* between probes (0: 200 us) */
     uint64_t probe_timeout_ns; /* give up when the peer has not agreed by
                                   then (0: 5 s) */

@@ -31,6 +31,7 @@ struct rifl_udplink {
     /* probing */
     bool probe_started, published;
     uint64_t probe_start_ns, probe_next_ns;
+    uint64_t first_answer_ns;     /* when the first answer came; 0: none yet */
     uint64_t samples[MAX_SAMPLES];
     unsigned nsamples;
     /* slots */
@@ -255,9 +256,17 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
     }
     rifl_phy_udp_poll(l->phy);
     uint64_t token;
-    while (rifl_phy_udp_probe_answer(l->phy, &token))
-        if (token <= now_ns && l->nsamples < MAX_SAMPLES && !l->cfg.rtt_ns)
+    /* only probes sent after the first answer came are timed: the ones
+     * sent before it may have waited in the peer's socket until the peer
+     * started (a process starting, a TAP device being made), and their
+     * round trips would be the peer's start-up time */
+    while (rifl_phy_udp_probe_answer(l->phy, &token)) {
+        if (!l->first_answer_ns)
+            l->first_answer_ns = now_ns ? now_ns : 1;
+        else if (token >= l->first_answer_ns && token <= now_ns &&
+                 l->nsamples < MAX_SAMPLES && !l->cfg.rtt_ns)
             l->samples[l->nsamples++] = now_ns - token;
+    }
     if (!l->published && l->cfg.rtt_ns) {
         /* a round trip given: nothing to measure, but the probes still
          * carry it, so that both ends start together (the handshake) */
@@ -269,21 +278,28 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         uint64_t sorted[MAX_SAMPLES];
         memcpy(sorted, l->samples, l->nsamples * sizeof sorted[0]);
         qsort(sorted, l->nsamples, sizeof sorted[0], cmp_u64);
-        l->st.probe_samples = l->nsamples;
-        l->st.rtt_min_ns = sorted[0];
-        l->st.rtt_median_ns = sorted[l->nsamples / 2];
-        l->st.rtt_max_ns = sorted[l->nsamples - 1];
         /* twice the shortest, at least 1 ns (0 means "none yet" to the
          * peer).  The shortest is the path's own round trip; the longer
          * ones are mostly the scheduler's.  A round trip longer than the
          * estimate costs speed (the window shuts), never data, while an
          * estimate a busy machine stretched would make K, and so every
          * replay cycle, longer for the life of the link: on a lossy path
-         * replay cycles longer than the time between losses never end */
+         * replay cycles longer than the time between losses never end.
+         * An estimate no K covers may be a busy machine's too: probing
+         * goes on, up to four times the samples, before it is published
+         * (and the link refused). */
         uint64_t r = 2 * sorted[0];
-        l->st.rtt_local_ns = r ? r : 1;
-        rifl_phy_udp_set_probe_value(l->phy, l->st.rtt_local_ns);
-        l->published = true;
+        unsigned most = 4 * l->cfg.probes < MAX_SAMPLES ? 4 * l->cfg.probes : MAX_SAMPLES;
+        rifl_udplink_sizing fit;
+        if (l->nsamples >= most || rifl_udplink_size(&l->cfg, r, &fit, NULL, 0) == RIFL_OK) {
+            l->st.probe_samples = l->nsamples;
+            l->st.rtt_min_ns = sorted[0];
+            l->st.rtt_median_ns = sorted[l->nsamples / 2];
+            l->st.rtt_max_ns = sorted[l->nsamples - 1];
+            l->st.rtt_local_ns = r ? r : 1;
+            rifl_phy_udp_set_probe_value(l->phy, l->st.rtt_local_ns);
+            l->published = true;
+        }
     }
     uint64_t peer = rifl_phy_udp_get_stats(l->phy)->peer_probe_value;
     if (l->published && peer) {
@@ -551,6 +567,7 @@ static void rejoin(rifl_udplink *l)
     rifl_phy_udp_rejoin(l->phy, epoch);
     l->probe_started = false;
     l->published = false;
+    l->first_answer_ns = 0;
     l->nsamples = 0;
     l->slot = 0;
     l->last_busy = 0;
