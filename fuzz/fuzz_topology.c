@@ -1,6 +1,7 @@
 /* Fuzz the topology parser, the generators and the route computation: any
  * text either parses or fails with a message (as a generator's name too,
- * when short); every route found must forward correctly hop by hop and
+ * when short); a link's own settings are in range, or not given, and its
+ * cable and transceivers the same at both ends; every route found must forward correctly hop by hop and
  * reverse to the route computed the other way, and every shortest route
  * listed must be as long and forward as well, the first the route found. */
 #include <stdint.h>
@@ -54,6 +55,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap(); /* failures carry a message and no result */
         return 0;
     }
+    /* each linked port's settings */
+    for (unsigned v = 0; v < t->nnodes; v++)
+        for (unsigned p = 0; p < t->nodes[v].nports; p++) {
+            const rifl_topo_node *nd = &t->nodes[v];
+            const rifl_topo_link_attr *a = &nd->attr[p];
+            if (!(a->cable_m == -1 || (a->cable_m >= 0 && a->cable_m <= RIFL_TOPO_MAX_CABLE_M)) ||
+                !(a->transceiver_ns == -1 ||
+                  (a->transceiver_ns >= 0 && a->transceiver_ns <= RIFL_TOPO_MAX_TRANSCEIVER_NS)) ||
+                !(a->tx_ber == -1 || (a->tx_ber >= 0 && a->tx_ber < RIFL_TOPO_MAX_BER)))
+                __builtin_trap();
+            if (nd->peer[p] < 0)
+                continue;
+            const rifl_topo_link_attr *b = &t->nodes[nd->peer[p]].attr[nd->peer_port[p]];
+            if (a->cable_m != b->cable_m || a->transceiver_ns != b->transceiver_ns)
+                __builtin_trap();
+        }
     /* routes between the first few hosts */
     unsigned hosts[8], nh = 0;
     for (unsigned i = 0; i < t->nnodes && nh < 8; i++)

@@ -56,6 +56,38 @@ static void t_parse_ok(void)
     rifl_topo_free(t);
 }
 
+/* A link's own settings: at both ports, each direction's BER at the port
+ * that sends it, -1 where not given. */
+static void t_link_settings(void)
+{
+    char err[256] = "";
+    int rc;
+    rifl_topology *t = parse("host a\nhost b\nhost c\nswitch s 4\n"
+                             "link a s:0 cable 10.5 ber 1e-9\n"
+                             "link s:1 b transceiver 40 ber-ab 2e-7 delay 3\n"
+                             "link c s:2 ber-ba 1E-6 cable 0\n",
+                             err, sizeof err, &rc);
+    CHECK_MSG(t != NULL, "%s", err);
+    REQUIRE(t != NULL);
+    const rifl_topo_node *a = &t->nodes[rifl_topo_find(t, "a")];
+    const rifl_topo_node *b = &t->nodes[rifl_topo_find(t, "b")];
+    const rifl_topo_node *c = &t->nodes[rifl_topo_find(t, "c")];
+    const rifl_topo_node *s = &t->nodes[rifl_topo_find(t, "s")];
+    CHECK(a->attr[0].cable_m == 10.5 && s->attr[0].cable_m == 10.5);
+    CHECK(a->attr[0].transceiver_ns < 0 && s->attr[0].transceiver_ns < 0);
+    CHECK(a->attr[0].tx_ber == 1e-9 && s->attr[0].tx_ber == 1e-9);
+    CHECK_EQ_U(a->delay[0], RIFL_TOPO_DEFAULT_DELAY);
+    /* s:1 is A: its port sends at 2e-7, b's at the run's */
+    CHECK(s->attr[1].tx_ber == 2e-7 && b->attr[0].tx_ber < 0);
+    CHECK(s->attr[1].transceiver_ns == 40 && b->attr[0].transceiver_ns == 40);
+    CHECK(s->attr[1].cable_m < 0);
+    CHECK_EQ_U(s->delay[1], 3);
+    CHECK(c->attr[0].tx_ber < 0 && s->attr[2].tx_ber == 1e-6);
+    CHECK(c->attr[0].cable_m == 0 && s->attr[2].cable_m == 0);
+    CHECK(s->attr[3].cable_m < 0 && s->attr[3].tx_ber < 0); /* unlinked */
+    rifl_topo_free(t);
+}
+
 static void t_parse_errors(void)
 {
     struct {
@@ -74,7 +106,20 @@ static void t_parse_errors(void)
         { "host a\nswitch s 4\nlink s:0 s:1\n", "to itself" },
         { "host a\nlink a s:0\n", "line 2: unknown node 's'" },
         { "host a\nswitch s 4\nlink a s:0 delay x\n", "bad delay" },
-        { "host a\nswitch s 4\nlink a s:0 wait 3\n", "expected 'link" },
+        { "host a\nswitch s 4\nlink a s:0 wait 3\n", "unknown link setting 'wait'" },
+        { "host a\nswitch s 4\nlink a\n", "expected 'link" },
+        { "host a\nswitch s 4\nlink a s:0 cable\n", "'cable' needs a value" },
+        { "host a\nswitch s 4\nlink a s:0 cable -2\n", "bad cable length '-2'" },
+        { "host a\nswitch s 4\nlink a s:0 cable 1001\n", "bad cable length" },
+        { "host a\nswitch s 4\nlink a s:0 cable 2m\n", "bad cable length" },
+        { "host a\nswitch s 4\nlink a s:0 transceiver nan\n", "bad transceiver" },
+        { "host a\nswitch s 4\nlink a s:0 ber 1e-3\n", "bad bit error rate '1e-3'" },
+        { "host a\nswitch s 4\nlink a s:0 ber-ab inf\n", "bad bit error rate" },
+        { "host a\nswitch s 4\nlink a s:0 ber 1e-9 ber-ab 1e-9\n", "given twice" },
+        { "host a\nswitch s 4\nlink a s:0 ber-ba 1e-9 ber 1e-9\n", "given twice" },
+        { "host a\nswitch s 4\nlink a s:0 cable 1 cable 2\n", "given twice" },
+        { "host a\nswitch s 4\nlink a s:0 delay 1 cable 2 transceiver 3 ber-ab 0 ber-ba 0 "
+          "delay 2 x\n", "too many words" },
         { "switch s 4\n", "no host" },
         { "host bad/name\n", "bad name" },
         { "host\n", "expected 'host NAME'" },
@@ -417,6 +462,7 @@ static void t_flow_paths(void)
 }
 
 TEST_MAIN({ "parse_ok", t_parse_ok }, { "parse_errors", t_parse_errors },
+          { "link_settings", t_link_settings },
           { "chain_routes", t_chain_routes },
           { "shortest_and_disconnected", t_shortest_and_disconnected },
           { "generators", t_generators }, { "all_routes", t_all_routes },

@@ -169,12 +169,29 @@ RIFL_API int rifl_l2_fc_unpack(const uint8_t *data, size_t len, rifl_l2_fc *fc);
  * Text, one statement per line, '#' comments:
  *   switch NAME PORTS          a switch with PORTS ports (2..256)
  *   host NAME                  an endpoint with one port
- *   link A[:PORT] B[:PORT] [delay SLOTS]
+ *   link A[:PORT] B[:PORT] [delay SLOTS] [cable M] [transceiver NS]
+ *        [ber X] [ber-ab X] [ber-ba X]
  * A host end takes no port; a switch end needs one.  Names are
- * [A-Za-z0-9_.-], at most 31 characters. */
+ * [A-Za-z0-9_.-], at most 31 characters.  A link's settings after its ends
+ * come in any order, each once: `delay` is the fixed delay of `rifl sim
+ * switch` (cell slots); `cable` (metres), `transceiver` (ns of both ends'
+ * transceivers) and the bit error rates are the link's own in `rifl sim
+ * net`, where a link without them takes the run's (`ber` both ways,
+ * `ber-ab` from A to B, `ber-ba` from B to A). */
 #define RIFL_TOPO_NAME_MAX 32
 #define RIFL_TOPO_MAX_NODES 4096
 #define RIFL_TOPO_DEFAULT_DELAY 8
+#define RIFL_TOPO_MAX_CABLE_M 1000.0
+#define RIFL_TOPO_MAX_TRANSCEIVER_NS 10000.0
+#define RIFL_TOPO_MAX_BER 1e-3 /* exclusive */
+
+/* A link's own settings at one of its ports; a value below 0 is not given
+ * (the run's setting applies). */
+typedef struct rifl_topo_link_attr {
+    double cable_m;         /* the cable, metres (both ends hold it) */
+    double transceiver_ns;  /* both ends' transceivers, ns (both ends hold it) */
+    double tx_ber;          /* bit error rate of what this port sends */
+} rifl_topo_link_attr;
 
 typedef struct rifl_topo_node {
     char name[RIFL_TOPO_NAME_MAX];
@@ -183,6 +200,7 @@ typedef struct rifl_topo_node {
     int *peer;              /* per port: node index or -1 */
     unsigned *peer_port;    /* per port: port on the peer */
     unsigned *delay;        /* per port: link delay in cell slots */
+    rifl_topo_link_attr *attr; /* per port: the link's own settings */
 } rifl_topo_node;
 
 typedef struct rifl_topology {

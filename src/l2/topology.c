@@ -17,6 +17,7 @@ void rifl_topo_free(rifl_topology *t)
         free(t->nodes[i].peer);
         free(t->nodes[i].peer_port);
         free(t->nodes[i].delay);
+        free(t->nodes[i].attr);
     }
     free(t->nodes);
     free(t);
@@ -60,6 +61,21 @@ static int parse_num(const char *s, unsigned long lo, unsigned long hi, unsigned
     return 0;
 }
 
+/* strict decimal number (digits, '.', an exponent) in [lo, hi], or below
+ * hi when hi_open */
+static int parse_real(const char *s, double lo, double hi, bool hi_open, double *out)
+{
+    if (!*s || strlen(s) > 24 || strspn(s, "0123456789.eE+-") != strlen(s))
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno || !(v >= lo) || !(hi_open ? v < hi : v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int add_node(rifl_topology *t, const char *name, bool sw, unsigned nports,
                     unsigned *cap)
 {
@@ -79,14 +95,18 @@ static int add_node(rifl_topology *t, const char *name, bool sw, unsigned nports
     n->peer = malloc(nports * sizeof *n->peer);
     n->peer_port = calloc(nports, sizeof *n->peer_port);
     n->delay = calloc(nports, sizeof *n->delay);
-    if (!n->peer || !n->peer_port || !n->delay) {
+    n->attr = malloc(nports * sizeof *n->attr);
+    if (!n->peer || !n->peer_port || !n->delay || !n->attr) {
         free(n->peer);
         free(n->peer_port);
         free(n->delay);
+        free(n->attr);
         return RIFL_ERR_NOMEM;
     }
-    for (unsigned p = 0; p < nports; p++)
+    for (unsigned p = 0; p < nports; p++) {
         n->peer[p] = -1;
+        n->attr[p] = (rifl_topo_link_attr){ -1, -1, -1 };
+    }
     t->nnodes++;
     if (sw)
         t->nswitches++;
@@ -163,9 +183,11 @@ static int read_line(const char *text, size_t len, size_t *pos, unsigned line, c
     return RIFL_OK;
 }
 
+#define MAX_WORDS 15 /* 'link A B' and six settings with their values */
+
 /* Cut a comment off buf and split the rest into words; returns the number
- * of words, or 9 when there are more than 8. */
-static int split_words(char *buf, char *tok[8])
+ * of words, or MAX_WORDS + 1 when there are more. */
+static int split_words(char *buf, char *tok[MAX_WORDS])
 {
     char *hash = strchr(buf, '#');
     if (hash)
@@ -174,8 +196,8 @@ static int split_words(char *buf, char *tok[8])
     char *save = NULL;
     for (char *p = strtok_r(buf, " \t\r\v\f", &save); p;
          p = strtok_r(NULL, " \t\r\v\f", &save)) {
-        if (nt == 8) {
-            nt = 9;
+        if (nt == MAX_WORDS) {
+            nt = MAX_WORDS + 1;
             break;
         }
         tok[nt++] = p;
@@ -218,23 +240,86 @@ static int parse_node(rifl_topology *t, char **tok, int nt, unsigned line, unsig
     return rc;
 }
 
-/* A 'link A[:PORT] B[:PORT] [delay SLOTS]' statement. */
+/* The settings a link statement takes after its ends. */
+enum { LK_DELAY, LK_CABLE, LK_TRANSCEIVER, LK_BER, LK_BER_AB, LK_BER_BA, LK_COUNT };
+static const char *const link_keys[LK_COUNT] = { "delay", "cable", "transceiver", "ber",
+                                                  "ber-ab", "ber-ba" };
+
+/* The settings after a link's ends: `tok` holds n words, key and value in
+ * turn; given[k] says which came, v[k] their values. */
+static int parse_link_settings(char **tok, int n, unsigned line, bool given[LK_COUNT],
+                               double v[LK_COUNT], char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i += 2) {
+        int k = 0;
+        while (k < LK_COUNT && strcmp(tok[i], link_keys[k]))
+            k++;
+        if (k == LK_COUNT) {
+            rifl_msg(err, errlen, "line %u: unknown link setting '%.40s'; use delay, cable, "
+                     "transceiver, ber, ber-ab or ber-ba", line, tok[i]);
+            return RIFL_ERR_PARSE;
+        }
+        if (i + 1 == n) {
+            rifl_msg(err, errlen, "line %u: '%s' needs a value, e.g. '%s %s'", line, tok[i],
+                     tok[i], k == LK_DELAY ? "8" : k == LK_CABLE ? "2" :
+                     k == LK_TRANSCEIVER ? "80" : "1e-9");
+            return RIFL_ERR_PARSE;
+        }
+        if (given[k] || (k == LK_BER && (given[LK_BER_AB] || given[LK_BER_BA])) ||
+            (k != LK_BER && k >= LK_BER_AB && given[LK_BER])) {
+            rifl_msg(err, errlen, "line %u: '%s' given twice (or with 'ber'); give each of "
+                     "a link's settings once, 'ber' or 'ber-ab'/'ber-ba'", line, tok[i]);
+            return RIFL_ERR_PARSE;
+        }
+        const char *val = tok[i + 1];
+        unsigned u = 0;
+        bool bad;
+        if (k == LK_DELAY) {
+            bad = parse_num(val, 0, 100000, &u) != 0;
+            v[k] = u;
+        } else if (k == LK_CABLE) {
+            bad = parse_real(val, 0, RIFL_TOPO_MAX_CABLE_M, false, &v[k]) != 0;
+        } else if (k == LK_TRANSCEIVER) {
+            bad = parse_real(val, 0, RIFL_TOPO_MAX_TRANSCEIVER_NS, false, &v[k]) != 0;
+        } else {
+            bad = parse_real(val, 0, RIFL_TOPO_MAX_BER, true, &v[k]) != 0;
+        }
+        if (bad) {
+            if (k == LK_DELAY)
+                rifl_msg(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
+                         line, val);
+            else if (k == LK_CABLE)
+                rifl_msg(err, errlen, "line %u: bad cable length '%s'; use 0 to %g metres",
+                         line, val, RIFL_TOPO_MAX_CABLE_M);
+            else if (k == LK_TRANSCEIVER)
+                rifl_msg(err, errlen, "line %u: bad transceiver latency '%s'; use 0 to %g ns",
+                         line, val, RIFL_TOPO_MAX_TRANSCEIVER_NS);
+            else
+                rifl_msg(err, errlen, "line %u: bad bit error rate '%s' for '%s'; use 0 up to "
+                         "(not including) %g, e.g. 1e-9", line, val, tok[i], RIFL_TOPO_MAX_BER);
+            return RIFL_ERR_PARSE;
+        }
+        given[k] = true;
+    }
+    return RIFL_OK;
+}
+
+/* A 'link A[:PORT] B[:PORT] [SETTING VALUE]...' statement. */
 static int parse_link(rifl_topology *t, char **tok, int nt, unsigned line, char *err,
                       size_t errlen)
 {
-    unsigned delay = RIFL_TOPO_DEFAULT_DELAY;
+    bool given[LK_COUNT] = { false };
+    double v[LK_COUNT] = { 0 };
     int na = -1, nb = -1;
     unsigned pa = 0, pb = 0;
     int rc = RIFL_OK;
-    if (nt != 3 && !(nt == 5 && !strcmp(tok[3], "delay"))) {
+    if (nt < 3) {
         rifl_msg(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
-               "[delay SLOTS]'", line);
+               "[delay SLOTS] [cable M] [transceiver NS] [ber X]'", line);
         rc = RIFL_ERR_PARSE;
-    } else if (nt == 5 && parse_num(tok[4], 0, 100000, &delay)) {
-        rifl_msg(err, errlen, "line %u: bad delay '%s'; use 0 to 100000 cell slots",
-               line, tok[4]);
-        rc = RIFL_ERR_PARSE;
-    } else if ((rc = parse_end(t, tok[1], &na, &pa, line, err, errlen)) == RIFL_OK &&
+    } else if ((rc = parse_link_settings(tok + 3, nt - 3, line, given, v, err, errlen)) ==
+                   RIFL_OK &&
+               (rc = parse_end(t, tok[1], &na, &pa, line, err, errlen)) == RIFL_OK &&
                (rc = parse_end(t, tok[2], &nb, &pb, line, err, errlen)) == RIFL_OK) {
         rifl_topo_node *A = &t->nodes[na], *B = &t->nodes[nb];
         if (na == nb) {
@@ -246,12 +331,22 @@ static int parse_link(rifl_topology *t, char **tok, int nt, unsigned line, char 
                    "hosts connect to switches", line, A->name, B->name);
             rc = RIFL_ERR_PARSE;
         } else {
+            unsigned delay = given[LK_DELAY] ? (unsigned)v[LK_DELAY] : RIFL_TOPO_DEFAULT_DELAY;
+            rifl_topo_link_attr at = {
+                given[LK_CABLE] ? v[LK_CABLE] : -1,
+                given[LK_TRANSCEIVER] ? v[LK_TRANSCEIVER] : -1,
+                given[LK_BER] ? v[LK_BER] : given[LK_BER_AB] ? v[LK_BER_AB] : -1,
+            };
+            rifl_topo_link_attr bt = at;
+            bt.tx_ber = given[LK_BER] ? v[LK_BER] : given[LK_BER_BA] ? v[LK_BER_BA] : -1;
             A->peer[pa] = nb;
             A->peer_port[pa] = pb;
             A->delay[pa] = delay;
+            A->attr[pa] = at;
             B->peer[pb] = na;
             B->peer_port[pb] = pa;
             B->delay[pb] = delay;
+            B->attr[pb] = bt;
             t->nlinks++;
         }
     }
@@ -278,13 +373,13 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
         rc = read_line(text, len, &pos, line, buf, sizeof buf, err, errlen);
         if (rc != RIFL_OK)
             break;
-        char *tok[8];
+        char *tok[MAX_WORDS];
         int nt = split_words(buf, tok);
         if (nt == 0)
             continue;
-        if (nt > 8) {
-            rifl_msg(err, errlen, "line %u: too many words; expected at most "
-                   "'link A:P B:P delay N'", line);
+        if (nt > MAX_WORDS) {
+            rifl_msg(err, errlen, "line %u: too many words; a link takes each of its six "
+                   "settings at most once", line);
             rc = RIFL_ERR_PARSE;
         } else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {
             rc = parse_node(t, tok, nt, line, &cap, err, errlen);
