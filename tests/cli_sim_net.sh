@@ -73,6 +73,31 @@ cmp -s "$tmp/s1.csv" "$tmp/s2.csv" || fail "sweep output depends on --jobs"
   fail "rifl plot of a sweep CSV"
 [ -s "$tmp/p.png" ] || fail "no plot written"
 
+# a topology file's links with settings of their own (docs/examples)
+src=$3
+"$rifl" sim net --topology "$src/docs/examples/rack-links.topo" --load 0.5 --time-us 100 \
+  --links --json > "$tmp/own.json"
+python3 - "$tmp/own.json" <<'PY' || fail "per-link settings: $(cat "$tmp/own.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["dropped"] == 0 and d["lost"] == 0 and d["corrupt"] == 0, d
+links = {(l["from"], l["to"]): l for l in d["links"]}
+bad = links[("leaf0:0", "a")]
+assert bad["ber"] == 1e-6 and bad["replays"] > 0, bad
+up = links[("leaf0:2", "spine:0")]
+other = links[("leaf1:2", "spine:1")]
+assert up["cable_m"] == 30 and other["cable_m"] == 2, (up, other)
+assert up["delay_frames"] == other["delay_frames"] + 55, (up, other)  # 28 m more: 140 ns
+for k, l in links.items():
+    if k != ("leaf0:0", "a"):
+        assert l["ber"] == 0 and l["replays"] == 0, l
+PY
+"$rifl" sim switch --topology "$src/docs/examples/rack-links.topo" --json > /dev/null 2> "$tmp/sw.err" ||
+  fail "sim switch on the same file: $(cat "$tmp/sw.err")"
+grep -q "are for .rifl sim net." "$tmp/sw.err" || fail "sim switch warning: $(cat "$tmp/sw.err")"
+printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"
+expect_err "line 3: bad cable length '2000'" --topology "$tmp/bad.topo"
+
 # refusals name the problem
 expect_err "credit flow control is not available" --fc credit
 expect_err "use voq or link" --fc nope

@@ -246,6 +246,106 @@ static void t_cdf(void)
     rifl_topo_free(t);
 }
 
+static rifl_topology *parse_text(const char *text)
+{
+    rifl_topology *t = NULL;
+    char err[256] = "";
+    if (rifl_topo_parse(text, strlen(text), &t, err, sizeof err) != RIFL_OK)
+        printf("  parse: %s\n", err);
+    return t;
+}
+
+/* A topology file's links with their own cable, transceivers and bit error
+ * rates: a file giving every link the run's settings runs exactly as the
+ * run's settings; a link of its own BER replays alone; a long cable gets
+ * its own K and delay, and its host's cells take that much longer. */
+static void t_link_settings(void)
+{
+    /* single:4 as a file, every link at 2e-6 both ways, against --ber 2e-6 */
+    rifl_topology *g = gen("single:4");
+    rifl_topology *f = parse_text("switch s0 4\n"
+                                  "host h0\nlink h0 s0:0 ber 2e-6\n"
+                                  "host h1\nlink h1 s0:1 ber-ab 2e-6 ber-ba 2e-6\n"
+                                  "host h2\nlink h2 s0:2 ber 2e-6 cable 2 transceiver 80\n"
+                                  "host h3\nlink h3 s0:3 ber 2e-6\n");
+    REQUIRE(g && f);
+    rifl_net_config c = rifl_net_default_config;
+    c.load = 0.8;
+    c.window_ns = 10000;
+    c.seed = test_seed;
+    c.topo = g;
+    c.ber = 2e-6;
+    rifl_net_result a, b;
+    REQUIRE(run(&c, &a) == RIFL_OK);
+    c.topo = f;
+    c.ber = 0;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    clean(&a);
+    clean(&b);
+    CHECK(a.replays > 0);
+    CHECK_EQ_U(a.replays, b.replays);
+    CHECK_EQ_U(a.delivered_cells, b.delivered_cells);
+    CHECK(a.latency.mean == b.latency.mean && a.latency.max == b.latency.max);
+    for (unsigned i = 0; i < 2 * b.links; i++)
+        CHECK(b.link[i].ber == 2e-6 && b.link[i].cable_m == 2);
+    rifl_net_result_free(&a);
+    rifl_net_result_free(&b);
+    rifl_topo_free(f);
+
+    /* one bad direction (s0 to h1), one 100 m cable (h2) */
+    f = parse_text("switch s0 4\n"
+                   "host h0\nlink h0 s0:0\n"
+                   "host h1\nlink h1 s0:1 ber-ba 1e-5\n"
+                   "host h2\nlink h2 s0:2 cable 100\n"
+                   "host h3\nlink h3 s0:3\n");
+    REQUIRE(f);
+    c.topo = f;
+    c.ber = 0;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    clean(&b);
+    c.topo = g;
+    REQUIRE(run(&c, &a) == RIFL_OK);
+    clean(&a);
+    CHECK_EQ_U(a.replays, 0);
+    unsigned bad = 0;
+    for (unsigned i = 0; i < 2 * b.links; i++) {
+        const rifl_net_link *l = &b.link[i];
+        bool is_bad = !strcmp(l->from, "s0:1") && !strcmp(l->to, "h1");
+        bool is_long = !strcmp(l->from, "h2") || !strcmp(l->to, "h2");
+        bad += is_bad;
+        CHECK_MSG(is_bad ? l->replays > 0 && l->ber == 1e-5 : l->replays == 0 && l->ber == 0,
+                  "%s -> %s: %" PRIu64 " replays at BER %g", l->from, l->to, l->replays,
+                  l->ber);
+        if (is_long) {
+            /* 100 m: 500 ns more each way than 2 m's 10 ns */
+            CHECK(l->cable_m == 100 && l->fid_bits > a.link[i].fid_bits);
+            CHECK_MSG(l->delay_frames > a.link[i].delay_frames + 180, "%u against %u",
+                      l->delay_frames, a.link[i].delay_frames);
+        } else {
+            CHECK(l->cable_m == 2 && l->fid_bits == a.link[i].fid_bits &&
+                  l->delay_frames == a.link[i].delay_frames);
+        }
+    }
+    CHECK_EQ_U(bad, 1);
+    CHECK(b.latency.max > a.latency.max + 900); /* h2's cells cross 98 m twice as far */
+    rifl_net_result_free(&a);
+    rifl_net_result_free(&b);
+    rifl_topo_free(f);
+
+    /* a cable too long for any K on one link: refused, naming it */
+    f = parse_text("switch s0 2\nhost h0\nlink h0 s0:0\nhost h1\nlink h1 s0:1 cable 1000\n");
+    REQUIRE(f);
+    c.topo = f;
+    c.link_gbps = 400;
+    rifl_net *n = NULL;
+    char err[256] = "";
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(err, "the link s0:1 - h1 of 1000 m") != NULL, "%s", err);
+    CHECK(n == NULL);
+    rifl_topo_free(f);
+    rifl_topo_free(g);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:4");
@@ -282,4 +382,4 @@ static void t_refusals(void)
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
           { "finite", t_finite }, { "cdf", t_cdf },
-          { "refusals", t_refusals })
+          { "link_settings", t_link_settings }, { "refusals", t_refusals })

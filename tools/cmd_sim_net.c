@@ -174,6 +174,8 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
         json_str(f, l->from);
         fprintf(f, ", \"to\": ");
         json_str(f, l->to);
+        fprintf(f, ", \"cable_m\": %g, \"ber\": %g, \"fid_bits\": %u, \"delay_frames\": %u",
+                l->cable_m, l->ber, l->fid_bits, l->delay_frames);
         fprintf(f, ", \"utilisation\": %.4f, \"replays\": %llu, \"verify_fails\": %llu, "
                    "\"fc_frames\": %llu}",
                 l->utilisation, (unsigned long long)l->replays,
@@ -418,10 +420,10 @@ static int run(int argc, char **argv)
         { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean bytes of a burst", 1, 1e9 },
         { "fc", CLI_STRING, &o.fc, "flow control: voq (per-VOQ ON/OFF) or link (lanes only)",
           0, 0 },
-        { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways", 0, 0 },
+        { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways (a topology file's link may give its own)", 0, 0 },
         { "link-gbps", CLI_DOUBLE, &o.link_gbps, "rate of every link", 0, 0 },
         { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },
-        { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link (5 ns/m)", 0, 0 },
+        { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link, 5 ns/m (a topology file's link may give its own)", 0, 0 },
         { "transceiver-ns", CLI_DOUBLE, &o.transceiver_ns, "transceiver latency per link", 0,
           0 },
         { "switch-ns", CLI_DOUBLE, &o.switch_ns,

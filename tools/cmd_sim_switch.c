@@ -778,6 +778,19 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         cli_sweep_free(&sw);
         return 2;
     }
+    for (unsigned v = 0; topo && v < topo->nnodes; v++) {
+        const rifl_topo_node *nd = &topo->nodes[v];
+        bool own = false;
+        for (unsigned p = 0; p < nd->nports; p++)
+            own |= nd->attr[p].cable_m >= 0 || nd->attr[p].transceiver_ns >= 0 ||
+                   nd->attr[p].tx_ber >= 0;
+        if (own) {
+            fprintf(stderr, "warning: %s: the links' cable, transceiver and ber settings are "
+                    "for `rifl sim net`; here links are fixed delays (their `delay`)\n",
+                    cli_where(table, "topology"));
+            break;
+        }
+    }
     size_t total = o->sweep ? sw.npoints : 1;
     int xk = x_key(&sw);
     struct row *rows = NULL;

@@ -90,6 +90,7 @@ struct link {
     bool by_ref;
     uint64_t bytes0[2];       /* lane tx_bytes at the window's start */
     uint64_t fc_frames[2];    /* per-VOQ frames sent by end i */
+    double cable_m, ber[2];   /* its cable, each direction's BER */
 };
 
 struct pend_fc {
@@ -356,8 +357,105 @@ static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
     *bytes = sb / k;
 }
 
-static int make_links(rifl_net *n, const rifl_lane_config *lc, unsigned qcap, char *err,
-                      size_t errlen)
+/* The lanes of a link of `cable_m` metres and `xcvr_ns` of transceivers
+ * (below 0: the run's): the run's lane settings, K the smallest safe one
+ * for its round trip (at least 5, as rifl sim link: a replay resends 2^K
+ * frames, so a larger K costs goodput at every error).  `what` names the
+ * link in a message. */
+static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, double cable_m,
+                     double xcvr_ns, const char *what, rifl_lane_config *lc, char *err,
+                     size_t errlen)
+{
+    *lc = *base;
+    lc->link.cable_m = cable_m >= 0 ? cable_m : cfg->cable_m;
+    lc->link.transceiver_ns = xcvr_ns >= 0 ? xcvr_ns : cfg->transceiver_ns;
+    unsigned K = rifl_lane_min_fid_bits(&lc->link, lc->frame_bits, lc->pipeline_frames);
+    if (K > 12) {
+        rifl_msg(err, errlen, "%s of %g m at %g Gbit/s %s too long for any frame-ID width "
+                              "(K would be %u > 12): shorten the cables or lower the rate",
+                 what, lc->link.cable_m, cfg->link_gbps,
+                 strncmp(what, "links", 5) ? "is" : "are", K);
+        return RIFL_ERR_CONFIG;
+    }
+    lc->fid_bits = K < 5 ? 5 : K;
+    return RIFL_OK;
+}
+
+/* Cells that can still arrive at a VOQ once it asked for a pause, over a
+ * link of lane settings lc: those on the wire both ways, those queued
+ * upstream (a switch's pipeline and its lane's queue), and a cell time of
+ * reading on each side. */
+static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc)
+{
+    unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
+    return (2 * D + 2 * lc->pipeline_frames + n->C - 1) / n->C + n->pipe_len + 4 + 2;
+}
+
+/* Room for the tags of the cells in flight one way over a link of lane
+ * settings lc: a sender's queue, the wire, a replay's worth and the
+ * receiver's buffer, in cells, with room to spare; a power of two. */
+static unsigned link_tag_room(const rifl_net *n, const rifl_lane_config *lc)
+{
+    unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
+    unsigned rxbuf = lc->rx_buffer_frames ? lc->rx_buffer_frames : 2u << lc->fid_bits;
+    unsigned need = (lc->tx_queue_frames + D + (1u << lc->fid_bits) + rxbuf) / n->C + 16;
+    unsigned cap = 1;
+    while (cap < need)
+        cap <<= 1;
+    return cap;
+}
+
+/* The lane settings of the link at port p of node v. */
+static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v, unsigned p,
+                     rifl_lane_config *lc, char *err, size_t errlen)
+{
+    const rifl_topology *t = n->cfg.topo;
+    const rifl_topo_node *a = &t->nodes[v];
+    const rifl_topo_link_attr *at = &a->attr[p];
+    if (at->cable_m < 0 && at->transceiver_ns < 0) {
+        *lc = *base;
+        return RIFL_OK;
+    }
+    const rifl_topo_node *b = &t->nodes[a->peer[p]];
+    char what[112], ea[48], eb[48];
+    snprintf(ea, sizeof ea, "%s", a->name);
+    snprintf(eb, sizeof eb, "%s", b->name);
+    if (a->is_switch)
+        snprintf(ea + strlen(ea), sizeof ea - strlen(ea), ":%u", p);
+    if (b->is_switch)
+        snprintf(eb + strlen(eb), sizeof eb - strlen(eb), ":%u", a->peer_port[p]);
+    snprintf(what, sizeof what, "the link %s - %s", ea, eb);
+    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, what, lc, err, errlen);
+}
+
+/* Each switch's VOQs sized for the longest round trip among its links. */
+static int switch_rtts(const rifl_net *n, const rifl_lane_config *base, unsigned *rtt,
+                       char *err, size_t errlen)
+{
+    const rifl_topology *t = n->cfg.topo;
+    unsigned s = 0, dflt = link_rtt_cells(n, base);
+    for (unsigned v = 0; v < t->nnodes; v++) {
+        const rifl_topo_node *a = &t->nodes[v];
+        if (!a->is_switch)
+            continue;
+        rtt[s] = dflt;
+        for (unsigned p = 0; p < a->nports; p++) {
+            if (a->peer[p] < 0)
+                continue;
+            rifl_lane_config lc;
+            int rc = port_lane(n, base, v, p, &lc, err, errlen);
+            if (rc != RIFL_OK)
+                return rc;
+            unsigned r = link_rtt_cells(n, &lc);
+            if (r > rtt[s])
+                rtt[s] = r;
+        }
+        s++;
+    }
+    return RIFL_OK;
+}
+
+static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size_t errlen)
 {
     const rifl_topology *t = n->cfg.topo;
     unsigned l = 0;
@@ -375,8 +473,19 @@ static int make_links(rifl_net *n, const rifl_lane_config *lc, unsigned qcap, ch
             if (u < 0 || (unsigned)u < v || ((unsigned)u == v && a->peer_port[p] < p))
                 continue;
             struct link *k = &n->link[l];
-            rifl_pair_config pc = { .lane = *lc };
-            pc.ber[0] = pc.ber[1] = n->cfg.ber;
+            rifl_pair_config pc;
+            memset(&pc, 0, sizeof pc);
+            rc = port_lane(n, base, v, p, &pc.lane, err, errlen);
+            if (rc != RIFL_OK)
+                break;
+            /* end 0 is a, its port sends what lane 0 sends */
+            double ab = a->attr[p].tx_ber, ba = t->nodes[u].attr[a->peer_port[p]].tx_ber;
+            pc.ber[0] = ab >= 0 ? ab : n->cfg.ber;
+            pc.ber[1] = ba >= 0 ? ba : n->cfg.ber;
+            unsigned qcap = link_tag_room(n, &pc.lane);
+            k->cable_m = pc.lane.link.cable_m;
+            k->ber[0] = pc.ber[0];
+            k->ber[1] = pc.ber[1];
             pc.seed[0] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 1;
             pc.seed[1] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 2;
             rc = rifl_pair_create(&pc, &k->pair, err, errlen);
@@ -447,23 +556,13 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         goto fail;
     }
     /* lanes */
-    rifl_lane_config lc = rifl_lane_default_config;
-    lc.frame_bits = cfg->frame_bits;
-    lc.link.lane_rate_gbps = cfg->link_gbps;
-    lc.link.cable_m = cfg->cable_m;
-    lc.link.ns_per_m = 5.0;
-    lc.link.transceiver_ns = cfg->transceiver_ns;
-    unsigned K = rifl_lane_min_fid_bits(&lc.link, lc.frame_bits, lc.pipeline_frames);
-    if (K > 12) {
-        rifl_msg(err, errlen, "links of %g m at %g Gbit/s are too long for any frame-ID width "
-                              "(K would be %u > 12): shorten the cables or lower the rate",
-                 cfg->cable_m, cfg->link_gbps, K);
-        rc = RIFL_ERR_CONFIG;
+    rifl_lane_config base = rifl_lane_default_config, lc;
+    base.frame_bits = cfg->frame_bits;
+    base.link.lane_rate_gbps = cfg->link_gbps;
+    base.link.ns_per_m = 5.0;
+    rc = link_lane(cfg, &base, -1, -1, "links", &lc, err, errlen);
+    if (rc != RIFL_OK)
         goto fail;
-    }
-    /* the smallest safe K (at least 5, as rifl sim link): a replay resends
-     * 2^K frames, so a larger K costs goodput at every error */
-    lc.fid_bits = K < 5 ? 5 : K;
     unsigned pb = rifl_payload_bytes(lc.frame_bits);
     n->C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
     n->slot_ns = cfg->frame_bits / cfg->link_gbps;
@@ -472,23 +571,9 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     if (n->pipe_len < 1)
         n->pipe_len = 1;
     lc.tx_queue_frames = (n->pipe_len + 4) * n->C;
-    unsigned D = rifl_link_delay_frames(&lc.link, lc.frame_bits);
-    /* cells that can still arrive at a VOQ once it asked for a pause: those
-     * on the wire both ways, those queued upstream (a switch's pipeline and
-     * its lane's queue), and a cell time of reading on each side */
-    unsigned rtt = (2 * D + 2 * lc.pipeline_frames + n->C - 1) / n->C + n->pipe_len + 4 + 2;
     rifl_switch_config sc = rifl_switch_default_config;
-    sc.rtt_slots = rtt;
-    sc.voq_cells = cfg->voq_cells ? cfg->voq_cells : rifl_switch_min_voq_cells(rtt);
     sc.flow_control = cfg->fc == RIFL_NET_FC_VOQ;
     sc.check_fabric = false;
-    /* tags in flight one way: a sender's queue, the wire, a replay's worth
-     * and the receiver's buffer, in cells, with room to spare */
-    unsigned rxbuf = lc.rx_buffer_frames ? lc.rx_buffer_frames : 2u << lc.fid_bits;
-    unsigned qneed = (lc.tx_queue_frames + D + (1u << lc.fid_bits) + rxbuf) / n->C + 16;
-    unsigned qcap = 1;
-    while (qcap < qneed)
-        qcap <<= 1;
     n->host = calloc(n->H, sizeof *n->host);
     n->sw = calloc(n->S, sizeof *n->sw);
     n->link = calloc(n->L, sizeof *n->link);
@@ -503,16 +588,24 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         uint64_t x = rifl_rng_next(&n->rng);
         memcpy(n->pattern + i, &x, 8);
     }
+    unsigned *rtt = calloc(n->S, sizeof *rtt);
+    if (!rtt) {
+        rc = RIFL_ERR_NOMEM;
+        goto fail;
+    }
+    rc = switch_rtts(n, &lc, rtt, err, errlen);
     unsigned s = 0;
-    for (unsigned v = 0; v < t->nnodes; v++) {
+    for (unsigned v = 0; v < t->nnodes && rc == RIFL_OK; v++) {
         if (!t->nodes[v].is_switch)
             continue;
+        sc.rtt_slots = rtt[s];
+        sc.voq_cells = cfg->voq_cells ? cfg->voq_cells : rifl_switch_min_voq_cells(rtt[s]);
         struct sw *w = &n->sw[s++];
         w->n = sc.nports = t->nodes[v].nports;
         sc.iterations = cfg->iterations < w->n ? cfg->iterations : w->n;
         rc = rifl_switch_create(&sc, &w->sw, err, errlen);
         if (rc != RIFL_OK)
-            goto fail;
+            break;
         size_t np = w->n;
         w->link = calloc(np, sizeof *w->link);
         w->side = calloc(np, sizeof *w->side);
@@ -528,11 +621,14 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         if (!w->link || !w->side || !w->out || !w->pipe || !w->outv || !w->pipev || !w->fcv ||
             !w->fc || !w->pend || !w->npend || !w->in_pipe) {
             rc = RIFL_ERR_NOMEM;
-            goto fail;
+            break;
         }
         for (unsigned p = 0; p < w->n; p++)
             w->link[p] = UINT32_MAX;
     }
+    free(rtt);
+    if (rc != RIFL_OK)
+        goto fail;
     rifl_nic_config nc = rifl_nic_default_config;
     nc.tx_messages = cfg->nic_messages;
     for (unsigned h = 0; h < n->H; h++) {
@@ -544,7 +640,7 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         x->waiting = NONE;
         x->link = UINT32_MAX;
     }
-    rc = make_links(n, &lc, qcap, err, errlen);
+    rc = make_links(n, &lc, err, errlen);
     if (rc == RIFL_OK && n->link_count != n->L) {
         rifl_msg(err, errlen, "the topology counts %u links, %u were found", n->L,
                  n->link_count);
@@ -1217,6 +1313,10 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
                                                      : win_slots) *
                          rifl_payload_bytes(n->cfg.frame_bits);
             o->utilisation = cap > 0 ? (double)bytes / cap : 0;
+            o->cable_m = k->cable_m;
+            o->ber = k->ber[i];
+            o->fid_bits = rifl_lane_get_config(k->pair->lane[i])->fid_bits;
+            o->delay_frames = k->pair->delay_frames;
             o->replays = ls->tx_replay_cycles;
             o->verify_fails = lr->rx_verify_fail;
             o->fc_frames = k->fc_frames[i] + ls->fc_on_sent + ls->fc_off_sent;

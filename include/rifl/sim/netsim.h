@@ -93,9 +93,11 @@ typedef struct rifl_net_config {
     unsigned incast;          /* incast senders */
     double link_gbps;         /* every link's rate */
     unsigned frame_bits;      /* F */
-    double cable_m, transceiver_ns; /* per link; 5 ns/m */
+    double cable_m, transceiver_ns; /* per link; 5 ns/m (a topology file's
+                                       link may give its own) */
     double switch_ns;         /* switch pipeline, input to output link */
-    double ber;               /* every link, both directions */
+    double ber;               /* every link, both directions (a topology
+                                 file's link may give its own) */
     unsigned iterations;      /* iSLIP iterations (at most a switch's ports) */
     unsigned voq_cells;       /* 0: the 1.5-round-trip rule */
     unsigned max_paths;       /* routes per host pair, 1..64 */
@@ -143,6 +145,10 @@ typedef struct rifl_net_pct {
 /* One link direction. */
 typedef struct rifl_net_link {
     char from[RIFL_TOPO_NAME_MAX + 4], to[RIFL_TOPO_NAME_MAX + 4]; /* node:port */
+    double cable_m, ber;      /* the link's cable and this direction's bit
+                                 error rate (the topology's, or the run's) */
+    unsigned fid_bits;        /* K of the link's lanes */
+    unsigned delay_frames;    /* one-way delay in frame slots */
     double utilisation;       /* cell bytes sent / link capacity, in the window */
     uint64_t replays;         /* replay cycles */
     uint64_t verify_fails;    /* frames failing verification */
