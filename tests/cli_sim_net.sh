@@ -98,6 +98,14 @@ grep -q "are for .rifl sim net." "$tmp/sw.err" || fail "sim switch warning: $(ca
 printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"
 expect_err "line 3: bad cable length '2000'" --topology "$tmp/bad.topo"
 
+# the NIC's host interface: the paper's PCIe DMA on top of the 17 cell times
+"$rifl" sim net --load 0.05 --time-us 20 --pcie-gbps 90 --json > "$tmp/pcie.json"
+grep -q '"pcie_gbps": 90, "pcie_rtt_ns": 2500' "$tmp/pcie.json" || fail "pcie fields: $(head -3 "$tmp/pcie.json")"
+ok "$(val p50 "$tmp/pcie.json") > 4100 && $(val p50 "$tmp/pcie.json") < 4300" ||
+  fail "latency with the host interface: $(grep latency_ns "$tmp/pcie.json")"
+expect_err "add --pcie-gbps" --pcie-rtt-ns 100
+expect_err "give 1 to 10000" --pcie-gbps 0.5
+
 # refusals name the problem
 expect_err "credit flow control is not available" --fc credit
 expect_err "use voq or link" --fc nope

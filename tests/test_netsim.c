@@ -346,6 +346,73 @@ static void t_link_settings(void)
     rifl_topo_free(g);
 }
 
+/* The NIC's host interface: unloaded, a read's round trip and a write's
+ * half plus each message's bytes at the DMA rate come on top of the 17 cell
+ * times (and up to a cell time for the host to take the message read);
+ * a DMA slower than the offered load caps what each host receives, the
+ * sources wait, and nothing is lost. */
+static void t_host_interface(void)
+{
+    rifl_topology *t = gen("single:8");
+    REQUIRE(t);
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = t;
+    c.load = 0.01;
+    c.pcie_gbps = 90;
+    c.pcie_rtt_ns = 2500;
+    rifl_net_result r;
+    REQUIRE(run(&c, &r) == RIFL_OK);
+    clean(&r);
+    double bytes_ns = 252 * 8 / 90.0, slot = r.slot_ns;
+    double want = 17 * r.cell_ns + 2500 + 1250 + 2 * bytes_ns;
+    CHECK_MSG(r.latency.p50 >= want - slot && r.latency.p50 <= want + r.cell_ns + 2 * slot,
+              "p50 %.2f ns, model %.2f ns", r.latency.p50, want);
+    double want_head = 17 * r.cell_ns + 1250 + bytes_ns;
+    CHECK_MSG(fabs(r.latency_head.p50 - want_head) <= 2 * slot, "head p50 %.2f ns, model %.2f",
+              r.latency_head.p50, want_head);
+    CHECK(fabs(r.mct.p50 - r.latency.p50) <= slot);
+    rifl_net_result_free(&r);
+    /* 20 Gbit/s of DMA against 0.5 x 87.5 offered: the sources wait (a
+     * closed loop, whose window holds few messages) */
+    c.load = 0.5;
+    c.pcie_gbps = 20;
+    c.window_ns = 20000;
+    c.nic_messages = 64;
+    REQUIRE(run(&c, &r) == RIFL_OK);
+    CHECK_EQ_U(r.dropped, 0);
+    CHECK_EQ_U(r.lost, 0);
+    CHECK_EQ_U(r.corrupt, 0);
+    CHECK_MSG(r.throughput_gbps_max <= 20 * 1.02 && r.throughput_gbps_mean > 20 * 0.9,
+              "throughput %.2f .. %.2f Gbit/s per host", r.throughput_gbps_min,
+              r.throughput_gbps_max);
+    CHECK(r.source_stalls > 0);
+    rifl_net_result_free(&r);
+    /* four senders to host 0, whose writes to memory take 20 Gbit/s: its
+     * NIC stops reading the link, the cells wait in the switch's VOQs,
+     * which pause the senders; nothing is lost */
+    c.pattern = RIFL_NET_INCAST;
+    c.incast = 4;
+    c.load = 0.2;
+    c.nic_messages = rifl_net_default_config.nic_messages;
+    REQUIRE(run(&c, &r) == RIFL_OK);
+    clean(&r);
+    CHECK(r.throughput_gbps_max <= 20 * 1.02);
+    CHECK_MSG(r.max_voq_cells > 4 && r.fc_frames > 0, "VOQs up to %" PRIu64 " cells, %" PRIu64
+              " flow-control frames", r.max_voq_cells, r.fc_frames);
+    rifl_net_result_free(&r);
+    /* refused */
+    rifl_net *n = NULL;
+    char err[256] = "";
+    c.pcie_gbps = 0.5;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(err, "host interface") != NULL, "%s", err);
+    c.pcie_gbps = 90;
+    c.pcie_rtt_ns = -1;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(n == NULL);
+    rifl_topo_free(t);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:4");
@@ -382,4 +449,5 @@ static void t_refusals(void)
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
           { "finite", t_finite }, { "cdf", t_cdf },
-          { "link_settings", t_link_settings }, { "refusals", t_refusals })
+          { "link_settings", t_link_settings }, { "host_interface", t_host_interface },
+          { "refusals", t_refusals })

@@ -15,6 +15,7 @@ struct opts {
     const char *topology, *fc, *traffic, *pattern, *pcap, *pcap_host, *msg_cdf;
     rifl_net_cdf cdf;
     double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
+    double pcie_gbps, pcie_rtt_ns;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
     uint64_t nic_messages, seed, pcap_slots, jobs, bytes_per_flow;
@@ -88,6 +89,17 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->voq_cells = (unsigned)o->voq_cells;
     c->max_paths = (unsigned)o->paths;
     c->nic_messages = (unsigned)o->nic_messages;
+    c->pcie_gbps = o->pcie_gbps;
+    c->pcie_rtt_ns = o->pcie_rtt_ns;
+    if (c->pcie_gbps != 0 && !(c->pcie_gbps >= 1 && c->pcie_gbps <= 10000))
+        return cli_fail(t, "pcie-gbps", "%g Gbit/s: give 1 to 10000 (0: no host interface; "
+                                        "the paper's NIC: 90)", c->pcie_gbps);
+    if (!(c->pcie_rtt_ns >= 0 && c->pcie_rtt_ns <= 1e6))
+        return cli_fail(t, "pcie-rtt-ns", "%g ns: give 0 to 1e6 (the paper's NIC: 2500)",
+                        c->pcie_rtt_ns);
+    if (cli_is_set(t, "pcie-rtt-ns") && c->pcie_gbps == 0)
+        return cli_fail(t, "pcie-rtt-ns", "there is no host interface: add --pcie-gbps "
+                                          "(e.g. 90)");
     c->warmup_ns = o->warmup_us * 1000;
     c->window_ns = o->time_us * 1000;
     c->drain_ns = o->drain_us * 1000;
@@ -122,6 +134,8 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, c->msg_min, c->msg_max, c->ber, c->link_gbps, c->frame_bits,
             (unsigned long long)c->seed);
+    if (c->pcie_gbps > 0)
+        fprintf(f, " \"pcie_gbps\": %g, \"pcie_rtt_ns\": %g,\n", c->pcie_gbps, c->pcie_rtt_ns);
     if (r->finite)
         fprintf(f, " \"measure\": \"finite workload: %llu bytes per flow, every message\", "
                    "\"bytes_per_flow\": %llu,",
@@ -230,6 +244,9 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
     fprintf(f, "  traffic: %s %s, load %g, %s, flow control %s, BER %g, seed %llu\n",
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, sizes, fc_name(c->fc), c->ber, (unsigned long long)c->seed);
+    if (c->pcie_gbps > 0)
+        fprintf(f, "  host interface: PCIe DMA at %g Gbit/s, %g ns round trip (latency to "
+                   "host memory)\n", c->pcie_gbps, c->pcie_rtt_ns);
     if (r->finite)
         fprintf(f, "  finite workload: %llu bytes per flow; %s after %.1f us simulated (%.2f s)\n",
                 (unsigned long long)c->bytes_per_flow,
@@ -399,7 +416,7 @@ static int run(int argc, char **argv)
         .transceiver_ns = 80, .switch_ns = rifl_net_default_config.switch_ns, .ber = 0,
         .warmup_us = 10, .time_us = 50, .drain_us = 1000, .msg_bytes = 252, .msg_min = 252,
         .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
-        .paths = 8, .nic_messages = 1024, .seed = 1, .pcap_host = "h0", .pcap_slots = 100000,
+        .paths = 8, .nic_messages = 1024, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1, .pcap_host = "h0", .pcap_slots = 100000,
     };
     struct cli_opt table[] = {
         { "topology", CLI_STRING, &o.topology,
@@ -435,6 +452,11 @@ static int run(int argc, char **argv)
         { "paths", CLI_UINT, &o.paths, "shortest routes used per host pair", 1, 64 },
         { "nic-messages", CLI_UINT, &o.nic_messages,
           "messages a NIC queues before its source waits", 1, 1 << 24 },
+        { "pcie-gbps", CLI_DOUBLE, &o.pcie_gbps,
+          "the NIC's host interface, PCIe DMA each way (0: none; the paper's NIC: 90): "
+          "messages are read from host memory, cells written to it", 0, 0 },
+        { "pcie-rtt-ns", CLI_DOUBLE, &o.pcie_rtt_ns,
+          "the host interface's round trip (a read: one, a write: half)", 0, 0 },
         { "bytes-per-flow", CLI_BYTES, &o.bytes_per_flow,
           "a finite workload (e.g. 2.5MB as in the paper): each host sends this much to each "
           "destination, every message measured (0: the steady-state window)", 0, 1e12 },

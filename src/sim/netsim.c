@@ -39,6 +39,8 @@ const rifl_net_config rifl_net_default_config = {
     .window_ns = 50000.0,
     .drain_ns = 1000000.0,
     .seed = 1,
+    .pcie_gbps = 0.0,
+    .pcie_rtt_ns = 2500.0,
 };
 
 #define MSG_CAP (1u << 20)   /* largest message */
@@ -55,6 +57,7 @@ struct rec {
 
 struct msg {
     uint64_t gen;
+    uint64_t ready;          /* host interface: slot it is read into the NIC */
     uint32_t src, dst, len, cells, arrived, next;
     uint32_t shift;          /* its bytes: pattern + shift */
     bool measured;
@@ -122,8 +125,14 @@ struct host {
     uint64_t next_cell;       /* cell slot of the next message */
     uint64_t train_left;      /* messages still to come in this train */
     unsigned train_dst, a2a;
-    uint32_t waiting;         /* a message the NIC refused, or NONE */
+    uint32_t waiting;         /* a message the NIC (or the host interface's
+                                 queue) refused, or NONE */
     uint64_t flow;
+    /* host interface: messages being read from host memory, in order (a
+     * ring), and when each DMA direction is free again, ns */
+    uint32_t *dma;
+    unsigned dma_head, dma_len;
+    double tx_free_ns, rx_free_ns;
     uint64_t rx_bytes;        /* payload delivered here in the window */
 };
 
@@ -238,6 +247,7 @@ void rifl_net_free(rifl_net *n)
         rifl_nic_free(n->host[h].nic);
         free(n->host[h].left);
         free(n->host[h].act);
+        free(n->host[h].dma);
     }
     for (unsigned s = 0; n->sw && s < n->S; s++) {
         struct sw *w = &n->sw[s];
@@ -328,6 +338,18 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
     }
     if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK) {
         rifl_msg(err, errlen, "unknown flow control: use voq or link");
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->pcie_gbps == 0 || (c->pcie_gbps >= 1 && c->pcie_gbps <= 10000)) ||
+        !(c->pcie_rtt_ns >= 0 && c->pcie_rtt_ns <= 1e6)) {
+        rifl_msg(err, errlen, "host interface %g Gbit/s, round trip %g ns: give 1 to 10000 "
+                              "Gbit/s (0: none) and 0 to 1e6 ns (the paper's NIC: 90 Gbit/s, "
+                              "2500 ns)", c->pcie_gbps, c->pcie_rtt_ns);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->pcie_gbps > 0 && c->nic_messages == 0) {
+        rifl_msg(err, errlen, "a host interface needs room for messages: give nic_messages "
+                              "of 1 or more");
         return RIFL_ERR_CONFIG;
     }
     return RIFL_OK;
@@ -639,6 +661,10 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         rifl_rng_seed(&x->rng, cfg->seed * 1000003u + h + 7);
         x->waiting = NONE;
         x->link = UINT32_MAX;
+        if (cfg->pcie_gbps > 0 && !(x->dma = malloc(cfg->nic_messages * sizeof *x->dma))) {
+            rc = RIFL_ERR_NOMEM;
+            goto fail;
+        }
     }
     rc = make_links(n, &lc, err, errlen);
     if (rc == RIFL_OK && n->link_count != n->L) {
@@ -849,6 +875,22 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
             x->next_cell += rifl_geo_draw(&n->idle, &x->rng);
     }
     struct msg *m = &MSG(n, x->waiting);
+    if (n->cfg.pcie_gbps > 0) {
+        /* the host interface reads it: queued behind the reads before */
+        if (x->dma_len == n->cfg.nic_messages) {
+            n->stalls++;
+            return RIFL_OK;
+        }
+        double now = (double)n->t * n->slot_ns;
+        double start = x->tx_free_ns > now ? x->tx_free_ns : now;
+        double bytes_ns = m->len * 8.0 / n->cfg.pcie_gbps;
+        x->tx_free_ns = start + bytes_ns;
+        m->ready = (uint64_t)ceil((start + n->cfg.pcie_rtt_ns + bytes_ns) / n->slot_ns);
+        unsigned at = x->dma_head + x->dma_len++;
+        x->dma[at < n->cfg.nic_messages ? at : at - n->cfg.nic_messages] = x->waiting;
+        x->waiting = NONE;
+        return RIFL_OK;
+    }
     int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len,
                            x->waiting, m->gen);
     if (rc == RIFL_ERR_AGAIN) {
@@ -941,6 +983,15 @@ static void deliver(rifl_net *n, unsigned h, struct end *e)
         memcmp(rx.data, n->pattern + m->shift + rx.offset, rx.len) != 0)
         n->corrupt++;
     uint64_t now = n->t;
+    if (n->cfg.pcie_gbps > 0) {
+        /* the payload written to host memory, behind the writes before:
+         * the cell has arrived (and counts in the window) when its last
+         * byte is there */
+        double t_ns = (double)n->t * n->slot_ns;
+        double start = x->rx_free_ns > t_ns ? x->rx_free_ns : t_ns;
+        x->rx_free_ns = start + rx.len * 8.0 / n->cfg.pcie_gbps;
+        now = (uint64_t)ceil((x->rx_free_ns + n->cfg.pcie_rtt_ns / 2) / n->slot_ns);
+    }
     if (now >= n->warm && now < n->win_end) {
         x->rx_bytes += rx.len;
         if (m->src == 1 && n->cfg.pattern == RIFL_NET_INCAST && h == n->cfg.incast + 1) {
@@ -986,6 +1037,42 @@ static void deliver(rifl_net *n, unsigned h, struct end *e)
     e->rec = NONE;
 }
 
+/* Host interface: whether the cells waiting to be written to host memory
+ * fill the NIC's receive buffer. */
+#define DMA_RX_CELLS 16
+static bool rx_dma_full(const rifl_net *n, const struct host *x)
+{
+    if (n->cfg.pcie_gbps <= 0)
+        return false;
+    double backlog_ns = x->rx_free_ns - (double)n->t * n->slot_ns;
+    return backlog_ns >= DMA_RX_CELLS * RIFL_L2_CELL_PAYLOAD * 8.0 / n->cfg.pcie_gbps;
+}
+
+/* Host interface: the messages read into the NIC by now, posted in order
+ * while it takes them. */
+static int dma_post(rifl_net *n, unsigned h)
+{
+    struct host *x = &n->host[h];
+    while (x->dma_len) {
+        uint32_t i = x->dma[x->dma_head];
+        struct msg *m = &MSG(n, i);
+        if (m->ready > n->t)
+            return RIFL_OK;
+        int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len, i,
+                               n->t);
+        if (rc == RIFL_ERR_AGAIN) {
+            n->stalls++;
+            return RIFL_OK;
+        }
+        if (rc != RIFL_OK)
+            return rc;
+        x->flow++;
+        x->dma_head = x->dma_head + 1 == n->cfg.nic_messages ? 0 : x->dma_head + 1;
+        x->dma_len--;
+    }
+    return RIFL_OK;
+}
+
 static int host_cell_time(rifl_net *n, unsigned h)
 {
     struct host *x = &n->host[h];
@@ -996,12 +1083,16 @@ static int host_cell_time(rifl_net *n, unsigned h)
     rifl_l2_fc fc;
     while (next_fc(n, ln, &fc))
         rifl_nic_fc(x->nic, &fc);
-    /* arrivals */
-    while (read_cell(n, x->link, x->side, e))
+    /* arrivals; with a host interface, only while the NIC's receive buffer
+     * (DMA_RX_CELLS cells waiting to be written) has room: else the lane's
+     * receive buffer fills and its flow control holds the switch */
+    while (!rx_dma_full(n, x) && read_cell(n, x->link, x->side, e))
         deliver(n, h, e);
     /* the source, then the NIC: one cell in the lane's queue behind the one
      * going out keeps the link busy */
     int rc = generate(n, h, n->t / n->C);
+    if (rc == RIFL_OK && n->cfg.pcie_gbps > 0)
+        rc = dma_post(n, h);
     if (rc != RIFL_OK)
         return rc;
     if (rifl_lane_tx_backlog(ln) < n->C) {

@@ -126,6 +126,17 @@ typedef struct rifl_net_config {
     void *observe_ctx;
     unsigned observe_host;
     uint64_t observe_slots;
+    /* The NIC's host interface (PCIe DMA; 0: none, messages appear in the
+     * NIC and cells leave it instantly).  Sending, the NIC reads a message
+     * from host memory: it enters the NIC's queue a round trip after its
+     * read started plus its bytes at pcie_gbps, reads one after another at
+     * that rate, at most nic_messages waiting to be read.  Receiving, each
+     * cell's payload is written to host memory at pcie_gbps, in order,
+     * arriving half a round trip after its write started: latency and
+     * completion times end there.  The paper's NIC: about 90 Gbit/s and
+     * 2.5 us. */
+    double pcie_gbps;         /* 0: no host interface; else 1 to 10000 */
+    double pcie_rtt_ns;       /* its round trip, 0 to 1e6 */
 } rifl_net_config;
 
 /* single:32 at 10% load, Bernoulli, uniform, one-cell messages (252 bytes),
