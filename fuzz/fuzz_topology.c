@@ -63,12 +63,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!(a->cable_m == -1 || (a->cable_m >= 0 && a->cable_m <= RIFL_TOPO_MAX_CABLE_M)) ||
                 !(a->transceiver_ns == -1 ||
                   (a->transceiver_ns >= 0 && a->transceiver_ns <= RIFL_TOPO_MAX_TRANSCEIVER_NS)) ||
-                !(a->tx_ber == -1 || (a->tx_ber >= 0 && a->tx_ber < RIFL_TOPO_MAX_BER)))
+                !(a->tx_ber == -1 || (a->tx_ber >= 0 && a->tx_ber < RIFL_TOPO_MAX_BER)) ||
+                !(a->rate_gbps == -1 ||
+                  (a->rate_gbps >= 1 && a->rate_gbps <= RIFL_TOPO_MAX_RATE_GBPS)))
                 __builtin_trap();
             if (nd->peer[p] < 0)
                 continue;
             const rifl_topo_link_attr *b = &t->nodes[nd->peer[p]].attr[nd->peer_port[p]];
-            if (a->cable_m != b->cable_m || a->transceiver_ns != b->transceiver_ns)
+            if (a->cable_m != b->cable_m || a->transceiver_ns != b->transceiver_ns ||
+                a->rate_gbps != b->rate_gbps)
                 __builtin_trap();
         }
     /* routes between the first few hosts */

@@ -64,7 +64,7 @@ static void t_link_settings(void)
     int rc;
     rifl_topology *t = parse("host a\nhost b\nhost c\nswitch s 4\n"
                              "link a s:0 cable 10.5 ber 1e-9\n"
-                             "link s:1 b transceiver 40 ber-ab 2e-7 delay 3\n"
+                             "link s:1 b transceiver 40 ber-ab 2e-7 delay 3 rate 25\n"
                              "link c s:2 ber-ba 1E-6 cable 0\n",
                              err, sizeof err, &rc);
     CHECK_MSG(t != NULL, "%s", err);
@@ -81,6 +81,8 @@ static void t_link_settings(void)
     CHECK(s->attr[1].tx_ber == 2e-7 && b->attr[0].tx_ber < 0);
     CHECK(s->attr[1].transceiver_ns == 40 && b->attr[0].transceiver_ns == 40);
     CHECK(s->attr[1].cable_m < 0);
+    CHECK(s->attr[1].rate_gbps == 25 && b->attr[0].rate_gbps == 25);
+    CHECK(a->attr[0].rate_gbps < 0 && s->attr[0].rate_gbps < 0);
     CHECK_EQ_U(s->delay[1], 3);
     CHECK(c->attr[0].tx_ber < 0 && s->attr[2].tx_ber == 1e-6);
     CHECK(c->attr[0].cable_m == 0 && s->attr[2].cable_m == 0);
@@ -119,7 +121,9 @@ static void t_parse_errors(void)
         { "host a\nswitch s 4\nlink a s:0 ber-ba 1e-9 ber 1e-9\n", "given twice" },
         { "host a\nswitch s 4\nlink a s:0 cable 1 cable 2\n", "given twice" },
         { "host a\nswitch s 4\nlink a s:0 delay 1 cable 2 transceiver 3 ber-ab 0 ber-ba 0 "
-          "delay 2 x\n", "too many words" },
+          "rate 9 delay 2 x\n", "too many words" },
+        { "host a\nswitch s 4\nlink a s:0 rate 0.5\n", "bad rate '0.5'" },
+        { "host a\nswitch s 4\nlink a s:0 rate 10001\n", "bad rate" },
         { "switch s 4\n", "no host" },
         { "host bad/name\n", "bad name" },
         { "host\n", "expected 'host NAME'" },

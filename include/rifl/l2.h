@@ -170,20 +170,21 @@ RIFL_API int rifl_l2_fc_unpack(const uint8_t *data, size_t len, rifl_l2_fc *fc);
  *   switch NAME PORTS          a switch with PORTS ports (2..256)
  *   host NAME                  an endpoint with one port
  *   link A[:PORT] B[:PORT] [delay SLOTS] [cable M] [transceiver NS]
- *        [ber X] [ber-ab X] [ber-ba X]
+ *        [rate GBPS] [ber X] [ber-ab X] [ber-ba X]
  * A host end takes no port; a switch end needs one.  Names are
  * [A-Za-z0-9_.-], at most 31 characters.  A link's settings after its ends
  * come in any order, each once: `delay` is the fixed delay of `rifl sim
  * switch` (cell slots); `cable` (metres), `transceiver` (ns of both ends'
- * transceivers) and the bit error rates are the link's own in `rifl sim
- * net`, where a link without them takes the run's (`ber` both ways,
- * `ber-ab` from A to B, `ber-ba` from B to A). */
+ * transceivers), `rate` (Gbit/s) and the bit error rates are the link's
+ * own in `rifl sim net`, where a link without them takes the run's (`ber`
+ * both ways, `ber-ab` from A to B, `ber-ba` from B to A). */
 #define RIFL_TOPO_NAME_MAX 32
 #define RIFL_TOPO_MAX_NODES 4096
 #define RIFL_TOPO_DEFAULT_DELAY 8
 #define RIFL_TOPO_MAX_CABLE_M 1000.0
 #define RIFL_TOPO_MAX_TRANSCEIVER_NS 10000.0
 #define RIFL_TOPO_MAX_BER 1e-3 /* exclusive */
+#define RIFL_TOPO_MAX_RATE_GBPS 10000.0 /* a rate is at least 1 Gbit/s */
 
 /* A link's own settings at one of its ports; a value below 0 is not given
  * (the run's setting applies). */
@@ -191,6 +192,7 @@ typedef struct rifl_topo_link_attr {
     double cable_m;         /* the cable, metres (both ends hold it) */
     double transceiver_ns;  /* both ends' transceivers, ns (both ends hold it) */
     double tx_ber;          /* bit error rate of what this port sends */
+    double rate_gbps;       /* the link's rate, Gbit/s (both ends hold it) */
 } rifl_topo_link_attr;
 
 typedef struct rifl_topo_node {
