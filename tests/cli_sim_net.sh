@@ -91,10 +91,16 @@ assert up["delay_frames"] == other["delay_frames"] + 55, (up, other)  # 28 m mor
 for k, l in links.items():
     if k != ("leaf0:0", "a"):
         assert l["ber"] == 0 and l["replays"] == 0, l
+    slow = "d" in k
+    assert l["rate_gbps"] == (25 if slow else 100) and 0 < l["utilisation"] <= 1, l
+    if slow:
+        assert l["delay_frames"] == 9, l  # 90 ns in 10.24 ns slots
 PY
 "$rifl" sim switch --topology "$src/docs/examples/rack-links.topo" --json > /dev/null 2> "$tmp/sw.err" ||
   fail "sim switch on the same file: $(cat "$tmp/sw.err")"
 grep -q "are for .rifl sim net." "$tmp/sw.err" || fail "sim switch warning: $(cat "$tmp/sw.err")"
+expect_err "a rate of its own" --topology "$src/docs/examples/rack-links.topo" \
+  --pcap "$tmp/d.pcap" --pcap-host d
 printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"
 expect_err "line 3: bad cable length '2000'" --topology "$tmp/bad.topo"
 

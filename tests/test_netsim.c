@@ -346,6 +346,93 @@ static void t_link_settings(void)
     rifl_topo_free(g);
 }
 
+/* Links slower than the network's rate: a file giving every link the
+ * network's rate runs as without; a 25 Gbit/s host link steps one slot in
+ * four, has its own (shorter) delay in frames, carries its host's load of
+ * its own rate, and its cells take longer; a link faster than the
+ * network's is refused. */
+static void t_link_rates(void)
+{
+    rifl_topology *g = gen("single:4");
+    rifl_topology *f = parse_text("switch s0 4\n"
+                                  "host h0\nlink h0 s0:0 rate 100\n"
+                                  "host h1\nlink h1 s0:1 rate 100\n"
+                                  "host h2\nlink h2 s0:2 rate 100\n"
+                                  "host h3\nlink h3 s0:3 rate 100\n");
+    REQUIRE(g && f);
+    rifl_net_config c = rifl_net_default_config;
+    c.load = 0.3;
+    c.window_ns = 20000;
+    c.seed = test_seed;
+    c.topo = g;
+    rifl_net_result a, b;
+    REQUIRE(run(&c, &a) == RIFL_OK);
+    c.topo = f;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    clean(&a);
+    clean(&b);
+    CHECK_EQ_U(a.delivered_cells, b.delivered_cells);
+    CHECK(a.latency.mean == b.latency.mean && a.latency.max == b.latency.max);
+    rifl_net_result_free(&b);
+    rifl_topo_free(f);
+
+    f = parse_text("switch s0 4\n"
+                   "host h0\nlink h0 s0:0\n"
+                   "host h1\nlink h1 s0:1 rate 25\n"
+                   "host h2\nlink h2 s0:2\n"
+                   "host h3\nlink h3 s0:3\n");
+    REQUIRE(f);
+    c.topo = f;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    clean(&b);
+    for (unsigned i = 0; i < 2 * b.links; i++) {
+        const rifl_net_link *l = &b.link[i], *o = &a.link[i];
+        bool slow = !strcmp(l->from, "h1") || !strcmp(l->to, "h1");
+        CHECK_MSG(l->rate_gbps == (slow ? 25 : 100), "%s -> %s at %g", l->from, l->to,
+                  l->rate_gbps);
+        /* 90 ns of cable and transceivers: 35 slots of 2.56 ns, 9 of 10.24 */
+        CHECK_EQ_U(l->delay_frames, slow ? 9u : o->delay_frames);
+        CHECK(l->utilisation > 0 && l->utilisation < 1);
+    }
+    /* h1 offers 0.3 of 25 Gbit/s: its link up carries about a quarter of
+     * what h0's does, at about the same utilisation */
+    const rifl_net_link *up0 = NULL, *up1 = NULL;
+    for (unsigned i = 0; i < 2 * b.links; i++) {
+        if (!strcmp(b.link[i].from, "h0"))
+            up0 = &b.link[i];
+        if (!strcmp(b.link[i].from, "h1"))
+            up1 = &b.link[i];
+    }
+    REQUIRE(up0 && up1);
+    CHECK_MSG(fabs(up1->utilisation - up0->utilisation) < 0.1, "h1 %.3f, h0 %.3f",
+              up1->utilisation, up0->utilisation);
+    /* the three others send h1 about 26 Gbit/s, more than its link's 21.9
+     * of payload: busy all through the window (what it sends in the drain
+     * after it is not counted) */
+    for (unsigned i = 0; i < 2 * b.links; i++)
+        if (!strcmp(b.link[i].to, "h1"))
+            CHECK_MSG(b.link[i].utilisation > 0.9 && b.link[i].utilisation <= 1.0,
+                      "s0 -> h1: %.3f", b.link[i].utilisation);
+    CHECK(b.latency.max > a.latency.max + 50);
+    CHECK(b.offered_gbps < a.offered_gbps * 0.85 && b.offered_gbps > a.offered_gbps * 0.75);
+    rifl_net_result_free(&a);
+    rifl_net_result_free(&b);
+    rifl_topo_free(f);
+
+    /* faster than the network's rate: refused, naming the link */
+    f = parse_text("switch s0 2\nhost h0\nlink h0 s0:0\nhost h1\nlink h1 s0:1 rate 200\n");
+    REQUIRE(f);
+    c.topo = f;
+    rifl_net *n = NULL;
+    char err[256] = "";
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(err, "the link s0:1 - h1 runs at 200 Gbit/s") && strstr(err, "--link-gbps"),
+              "%s", err);
+    CHECK(n == NULL);
+    rifl_topo_free(f);
+    rifl_topo_free(g);
+}
+
 /* The NIC's host interface: unloaded, a read's round trip and a write's
  * half plus each message's bytes at the DMA rate come on top of the 17 cell
  * times (and up to a cell time for the host to take the message read);
@@ -449,5 +536,6 @@ static void t_refusals(void)
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
           { "finite", t_finite }, { "cdf", t_cdf },
-          { "link_settings", t_link_settings }, { "host_interface", t_host_interface },
+          { "link_settings", t_link_settings }, { "link_rates", t_link_rates },
+          { "host_interface", t_host_interface },
           { "refusals", t_refusals })

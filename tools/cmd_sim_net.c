@@ -188,8 +188,9 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
         json_str(f, l->from);
         fprintf(f, ", \"to\": ");
         json_str(f, l->to);
-        fprintf(f, ", \"cable_m\": %g, \"ber\": %g, \"fid_bits\": %u, \"delay_frames\": %u",
-                l->cable_m, l->ber, l->fid_bits, l->delay_frames);
+        fprintf(f, ", \"rate_gbps\": %g, \"cable_m\": %g, \"ber\": %g, \"fid_bits\": %u, "
+                   "\"delay_frames\": %u",
+                l->rate_gbps, l->cable_m, l->ber, l->fid_bits, l->delay_frames);
         fprintf(f, ", \"utilisation\": %.4f, \"replays\": %llu, \"verify_fails\": %llu, "
                    "\"fc_frames\": %llu}",
                 l->utilisation, (unsigned long long)l->replays,

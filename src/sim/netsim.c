@@ -92,8 +92,12 @@ struct link {
     struct tagq q[2];         /* [i]: from lane i to lane 1 - i */
     bool by_ref;
     uint64_t bytes0[2];       /* lane tx_bytes at the window's start */
+    uint64_t bytes1[2];       /* and at its end */
     uint64_t fc_frames[2];    /* per-VOQ frames sent by end i */
     double cable_m, ber[2];   /* its cable, each direction's BER */
+    uint64_t rate_mbps;       /* its rate; slower than the network's: */
+    uint64_t acc;             /* stepped when acc, rate_mbps more each
+                                 network slot, reaches base_mbps */
 };
 
 struct pend_fc {
@@ -128,6 +132,8 @@ struct host {
     uint32_t waiting;         /* a message the NIC (or the host interface's
                                  queue) refused, or NONE */
     uint64_t flow;
+    rifl_geo idle;            /* cell times between trains, for the load on
+                                 its own link */
     /* host interface: messages being read from host memory, in order (a
      * ring), and when each DMA direction is free again, ns */
     uint32_t *dma;
@@ -146,10 +152,12 @@ struct rifl_net {
     unsigned C, pipe_len, pipe_pos;
     uint64_t t, warm, win_end, limit;
     double slot_ns;
+    uint64_t base_mbps;       /* the network's rate (--link-gbps): the slot */
+    double offered_frac;      /* mean over hosts of their link's rate / base */
     struct pool recs, msgs;   /* cells in the network, messages */
     uint8_t *pattern;         /* 2 * MSG_CAP bytes */
     unsigned *perm;
-    rifl_geo idle, train;
+    rifl_geo train;
     double mean_cells, mean_bytes;
     rifl_rng rng;
     rifl_hist lat, head, mct;
@@ -385,17 +393,25 @@ static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
  * frames, so a larger K costs goodput at every error).  `what` names the
  * link in a message. */
 static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, double cable_m,
-                     double xcvr_ns, const char *what, rifl_lane_config *lc, char *err,
-                     size_t errlen)
+                     double xcvr_ns, double rate_gbps, const char *what, rifl_lane_config *lc,
+                     char *err, size_t errlen)
 {
     *lc = *base;
     lc->link.cable_m = cable_m >= 0 ? cable_m : cfg->cable_m;
     lc->link.transceiver_ns = xcvr_ns >= 0 ? xcvr_ns : cfg->transceiver_ns;
+    lc->link.lane_rate_gbps = rate_gbps >= 0 ? rate_gbps : cfg->link_gbps;
+    if (llround(lc->link.lane_rate_gbps * 1000) > llround(cfg->link_gbps * 1000)) {
+        rifl_msg(err, errlen, "%s runs at %g Gbit/s, faster than the network's %g: give "
+                              "--link-gbps at least the fastest link's rate (it sets the "
+                              "frame slot, the simulator's time step)",
+                 what, lc->link.lane_rate_gbps, cfg->link_gbps);
+        return RIFL_ERR_CONFIG;
+    }
     unsigned K = rifl_lane_min_fid_bits(&lc->link, lc->frame_bits, lc->pipeline_frames);
     if (K > 12) {
         rifl_msg(err, errlen, "%s of %g m at %g Gbit/s %s too long for any frame-ID width "
                               "(K would be %u > 12): shorten the cables or lower the rate",
-                 what, lc->link.cable_m, cfg->link_gbps,
+                 what, lc->link.cable_m, lc->link.lane_rate_gbps,
                  strncmp(what, "links", 5) ? "is" : "are", K);
         return RIFL_ERR_CONFIG;
     }
@@ -410,7 +426,10 @@ static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, d
 static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc)
 {
     unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
-    return (2 * D + 2 * lc->pipeline_frames + n->C - 1) / n->C + n->pipe_len + 4 + 2;
+    uint64_t rate = (uint64_t)llround(lc->link.lane_rate_gbps * 1000);
+    /* the link's frames in network slots (a slower link's are longer) */
+    uint64_t wire = ((uint64_t)(2 * D + 2 * lc->pipeline_frames) * n->base_mbps + rate - 1) / rate;
+    return (unsigned)((wire + n->C - 1) / n->C) + n->pipe_len + 4 + 2;
 }
 
 /* Room for the tags of the cells in flight one way over a link of lane
@@ -434,7 +453,7 @@ static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v
     const rifl_topology *t = n->cfg.topo;
     const rifl_topo_node *a = &t->nodes[v];
     const rifl_topo_link_attr *at = &a->attr[p];
-    if (at->cable_m < 0 && at->transceiver_ns < 0) {
+    if (at->cable_m < 0 && at->transceiver_ns < 0 && at->rate_gbps < 0) {
         *lc = *base;
         return RIFL_OK;
     }
@@ -447,7 +466,8 @@ static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v
     if (b->is_switch)
         snprintf(eb + strlen(eb), sizeof eb - strlen(eb), ":%u", a->peer_port[p]);
     snprintf(what, sizeof what, "the link %s - %s", ea, eb);
-    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, what, lc, err, errlen);
+    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, what, lc,
+                     err, errlen);
 }
 
 /* Each switch's VOQs sized for the longest round trip among its links. */
@@ -506,6 +526,7 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
             pc.ber[1] = ba >= 0 ? ba : n->cfg.ber;
             unsigned qcap = link_tag_room(n, &pc.lane);
             k->cable_m = pc.lane.link.cable_m;
+            k->rate_mbps = (uint64_t)llround(pc.lane.link.lane_rate_gbps * 1000);
             k->ber[0] = pc.ber[0];
             k->ber[1] = pc.ber[1];
             pc.seed[0] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 1;
@@ -582,7 +603,8 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     base.frame_bits = cfg->frame_bits;
     base.link.lane_rate_gbps = cfg->link_gbps;
     base.link.ns_per_m = 5.0;
-    rc = link_lane(cfg, &base, -1, -1, "links", &lc, err, errlen);
+    n->base_mbps = (uint64_t)llround(cfg->link_gbps * 1000);
+    rc = link_lane(cfg, &base, -1, -1, -1, "links", &lc, err, errlen);
     if (rc != RIFL_OK)
         goto fail;
     unsigned pb = rifl_payload_bytes(lc.frame_bits);
@@ -686,6 +708,13 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
             rc = RIFL_ERR_CONFIG;
             goto fail;
         }
+    if (cfg->observe && n->link[n->host[cfg->observe_host].link].rate_mbps != n->base_mbps) {
+        rifl_msg(err, errlen, "host %s's link has a rate of its own: a capture is of a link "
+                              "at the network's rate; watch another host",
+                 t->nodes[rifl_nic_map_node(n->map, cfg->observe_host)].name);
+        rc = RIFL_ERR_CONFIG;
+        goto fail;
+    }
     /* traffic */
     mean_sizes(cfg, &n->mean_cells, &n->mean_bytes);
     double train_msgs = 1;
@@ -696,8 +725,15 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         /* a train: 1 + a geometric number of further messages */
         rifl_geo_init(&n->train, 1.0 / train_msgs);
     }
-    double idle = train_msgs * n->mean_cells * (1 - cfg->load) / cfg->load;
-    rifl_geo_init(&n->idle, 1.0 / (1.0 + idle));
+    /* each host offers `load` of its own link's cell slots */
+    n->offered_frac = 0;
+    for (unsigned h = 0; h < n->H; h++) {
+        double frac = (double)n->link[n->host[h].link].rate_mbps / (double)n->base_mbps;
+        double load = cfg->load * frac;
+        double idle = train_msgs * n->mean_cells * (1 - load) / load;
+        rifl_geo_init(&n->host[h].idle, 1.0 / (1.0 + idle));
+        n->offered_frac += frac / n->H;
+    }
     /* a derangement for the permutation pattern */
     for (unsigned h = 0; h < n->H; h++)
         n->perm[h] = h;
@@ -729,7 +765,7 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
             goto fail;
     }
     for (unsigned h = 0; h < n->H; h++)
-        n->host[h].next_cell = rifl_geo_draw(&n->idle, &n->host[h].rng);
+        n->host[h].next_cell = rifl_geo_draw(&n->host[h].idle, &n->host[h].rng);
     *out = n;
     return RIFL_OK;
 fail:
@@ -872,7 +908,7 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
         /* the next message: back to back in a train, else after an idle gap */
         x->next_cell += m->cells;
         if (--x->train_left == 0)
-            x->next_cell += rifl_geo_draw(&n->idle, &x->rng);
+            x->next_cell += rifl_geo_draw(&x->idle, &x->rng);
     }
     struct msg *m = &MSG(n, x->waiting);
     if (n->cfg.pcie_gbps > 0) {
@@ -1249,6 +1285,15 @@ static void window_start(rifl_net *n)
             n->link[l].bytes0[i] = rifl_lane_get_stats(n->link[l].pair->lane[i])->tx_bytes;
 }
 
+/* What each link direction sent by the window's end (its utilisation
+ * counts no drain). */
+static void window_end(rifl_net *n)
+{
+    for (unsigned l = 0; l < n->L; l++)
+        for (int i = 0; i < 2; i++)
+            n->link[l].bytes1[i] = rifl_lane_get_stats(n->link[l].pair->lane[i])->tx_bytes;
+}
+
 int rifl_net_run(rifl_net *n, uint64_t slots)
 {
     if (!n)
@@ -1271,9 +1316,19 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
         unsigned watched = n->cfg.observe && n->t < n->cfg.observe_slots
                                ? n->host[n->cfg.observe_host].link
                                : UINT32_MAX;
-        for (unsigned l = 0; l < n->L; l++)
-            if (l != watched)
-                step_link(&n->link[l], n->cfg.by_content);
+        for (unsigned l = 0; l < n->L; l++) {
+            struct link *lk = &n->link[l];
+            if (l == watched)
+                continue;
+            if (lk->rate_mbps < n->base_mbps) {
+                /* a slower link: a frame slot of its own now and then */
+                lk->acc += lk->rate_mbps;
+                if (lk->acc < n->base_mbps)
+                    continue;
+                lk->acc -= n->base_mbps;
+            }
+            step_link(lk, n->cfg.by_content);
+        }
         if (n->cfg.observe && n->t < n->cfg.observe_slots) {
             /* the watched link: stepped by content, seen */
             const struct host *x = &n->host[n->cfg.observe_host];
@@ -1287,6 +1342,8 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             n->cfg.observe(n->cfg.observe_ctx, &seen, x->side);
         }
         n->t++;
+        if (n->t == n->win_end)
+            window_end(n);
         if (n->t == n->win_end ||
             (n->cfg.bytes_per_flow && n->senders_done == n->senders && !n->window_done)) {
             /* a finite workload: the last message is made (the waiting
@@ -1399,11 +1456,15 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
             rifl_net_link *o = &r->link[2 * l + (unsigned)i];
             end_name(n, &k->end[i], o->from, sizeof o->from);
             end_name(n, &k->end[1 - i], o->to, sizeof o->to);
-            uint64_t bytes = n->t > n->warm ? ls->tx_bytes - k->bytes0[i] : 0;
+            uint64_t bytes = n->t <= n->warm      ? 0
+                             : n->t < n->win_end ? ls->tx_bytes - k->bytes0[i]
+                                                 : k->bytes1[i] - k->bytes0[i];
             double cap = (double)(n->t < n->win_end ? (n->t > n->warm ? n->t - n->warm : 0)
                                                      : win_slots) *
-                         rifl_payload_bytes(n->cfg.frame_bits);
+                         rifl_payload_bytes(n->cfg.frame_bits) * (double)k->rate_mbps /
+                         (double)n->base_mbps;
             o->utilisation = cap > 0 ? (double)bytes / cap : 0;
+            o->rate_gbps = (double)k->rate_mbps / 1000;
             o->cable_m = k->cable_m;
             o->ber = k->ber[i];
             o->fid_bits = rifl_lane_get_config(k->pair->lane[i])->fid_bits;
@@ -1424,7 +1485,8 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
         if (g > r->throughput_gbps_max)
             r->throughput_gbps_max = g;
     }
-    r->offered_gbps = n->cfg.load * n->mean_bytes / n->mean_cells * 8 / r->cell_ns;
+    r->offered_gbps = n->cfg.load * n->offered_frac * n->mean_bytes / n->mean_cells * 8 /
+                      r->cell_ns;
     r->victim_gbps = (double)n->victim_bytes * 8 / win_ns;
     r->victim_cells = n->victim_cells;
     return RIFL_OK;

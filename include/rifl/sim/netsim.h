@@ -91,7 +91,9 @@ typedef struct rifl_net_config {
     const rifl_net_cdf *sizes;/* or from a CDF (NULL: msg_min..msg_max) */
     double burst_bytes;       /* bursty: mean bytes of a train */
     unsigned incast;          /* incast senders */
-    double link_gbps;         /* every link's rate */
+    double link_gbps;         /* every link's rate (a topology file's link
+                                 may give a lower one of its own); the frame
+                                 slot at this rate is the time step */
     unsigned frame_bits;      /* F */
     double cable_m, transceiver_ns; /* per link; 5 ns/m (a topology file's
                                        link may give its own) */
@@ -158,6 +160,7 @@ typedef struct rifl_net_link {
     char from[RIFL_TOPO_NAME_MAX + 4], to[RIFL_TOPO_NAME_MAX + 4]; /* node:port */
     double cable_m, ber;      /* the link's cable and this direction's bit
                                  error rate (the topology's, or the run's) */
+    double rate_gbps;         /* the link's rate */
     unsigned fid_bits;        /* K of the link's lanes */
     unsigned delay_frames;    /* one-way delay in frame slots */
     double utilisation;       /* cell bytes sent / link capacity, in the window */
