@@ -112,6 +112,16 @@ ok "$(val p50 "$tmp/pcie.json") > 4100 && $(val p50 "$tmp/pcie.json") < 4300" ||
 expect_err "add --pcie-gbps" --pcie-rtt-ns 100
 expect_err "give 1 to 10000" --pcie-gbps 0.5
 
+# --plot: a sweep of one setting drawn, its data and script beside the PNG
+"$rifl" sim net --sweep "load=0.3,0.6" --time-us 5 --plot "$tmp/np.png" > /dev/null 2> "$tmp/np.err" ||
+  fail "--plot: $(cat "$tmp/np.err")"
+[ -s "$tmp/np.png" ] && [ "$(wc -l < "$tmp/np.csv")" = 3 ] && grep -q "head_p99_ns" "$tmp/np.gp" ||
+  fail "--plot wrote: $(ls "$tmp")"
+expect_err "not a number" --sweep "fc=voq,link" --plot "$tmp/x.png"
+expect_err "of one setting" --sweep "load=0.3,0.6 ber=0,1e-6" --plot "$tmp/x.png"
+expect_err "is not a column" --sweep "load=0.3,0.6" --plot "$tmp/x.png" --plot-y p99
+expect_err "add --sweep" --plot "$tmp/x.png"
+
 # refusals name the problem
 expect_err "credit flow control is not available" --fc credit
 expect_err "use voq or link" --fc nope

@@ -1,5 +1,6 @@
 /* `rifl sim net`: hosts with RIFL NICs and RIFL Layer 2 switches joined by
  * real RIFL links (rifl/sim/netsim.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ struct opts {
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
     uint64_t nic_messages, seed, pcap_slots, jobs, bytes_per_flow;
-    const char *sweep;
+    const char *sweep, *plot, *plot_y;
     bool json, csv, progress, links, by_content;
 };
 
@@ -199,6 +200,14 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
     fprintf(f, "]}\n");
 }
 
+/* The CSV's result columns, in order. */
+static const char *const result_cols[] = {
+    "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "head_p50_ns",
+    "head_p99_ns", "head_p999_ns", "mct_p50_us", "mct_p99_us", "throughput_gbps",
+    "delivered_cells", "dropped", "lost", "replays", "fc_frames", "max_voq_cells", "finished",
+    NULL
+};
+
 static void print_csv_header(FILE *f, const struct cli_sweep *sw)
 {
     /* the settings that vary (the swept keys; else load and BER), then the
@@ -207,9 +216,106 @@ static void print_csv_header(FILE *f, const struct cli_sweep *sw)
         fprintf(f, "%s,", sw->key[k].opt->name);
     if (!sw)
         fprintf(f, "load,ber,");
-    fprintf(f, "latency_p50_ns,latency_p99_ns,latency_p999_ns,latency_max_ns,"
-               "head_p50_ns,head_p99_ns,head_p999_ns,mct_p50_us,mct_p99_us,throughput_gbps,"
-               "delivered_cells,dropped,lost,replays,fc_frames,max_voq_cells,finished\n");
+    for (unsigned i = 0; result_cols[i]; i++)
+        fprintf(f, "%s%s", result_cols[i], result_cols[i + 1] ? "," : "\n");
+}
+
+/* ---- --plot: a sweep of one setting drawn with gnuplot ------------------------ */
+
+#define PLOT_MAX_Y 8
+
+struct net_plot {
+    char csv[1024], gp[1024];   /* the data beside the figure, the script */
+    const char *xkey;
+    unsigned ycol[PLOT_MAX_Y];  /* result column indices */
+    unsigned ny;
+    bool logx;
+    FILE *f;                    /* the data, while the points are written */
+};
+
+/* --plot and --plot-y checked before any run: a sweep of one numeric
+ * setting, known columns, paths that can be written. */
+static int plot_setup(const struct cli_opt *t, const struct opts *o, const struct cli_sweep *sw,
+                      struct net_plot *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    if (sw->nkeys != 1)
+        return cli_fail(t, "plot", "it draws a sweep of one setting (this one varies %u); "
+                                   "give one, or draw the --csv with rifl plot", sw->nkeys);
+    for (size_t i = 0; i < sw->npoints; i++) {
+        char *end = NULL;
+        const char *v = cli_sweep_value(sw, i, 0);
+        strtod(v, &end);
+        if (end == v || *end)
+            return cli_fail(t, "plot", "the swept %s has the value '%s', not a number: sweep "
+                                       "a number (load, ber, ...) or draw the --csv yourself",
+                            sw->key[0].opt->name, v);
+    }
+    pl->xkey = sw->key[0].opt->name;
+    pl->logx = !strcmp(pl->xkey, "ber");
+    char ys[512];
+    snprintf(ys, sizeof ys, "%s", o->plot_y);
+    for (char *save = NULL, *y = strtok_r(ys, ",", &save); y; y = strtok_r(NULL, ",", &save)) {
+        unsigned c = 0;
+        while (result_cols[c] && strcmp(result_cols[c], y))
+            c++;
+        if (!result_cols[c]) {
+            char list[600] = "";
+            for (unsigned i = 0; result_cols[i]; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                         result_cols[i]);
+            return cli_fail(t, "plot-y", "'%s' is not a column; use some of %s", y, list);
+        }
+        if (pl->ny == PLOT_MAX_Y)
+            return cli_fail(t, "plot-y", "at most %d columns", PLOT_MAX_Y);
+        pl->ycol[pl->ny++] = c;
+    }
+    if (!pl->ny)
+        return cli_fail(t, "plot-y", "give at least one column, e.g. latency_p99_ns");
+    size_t n = strlen(o->plot);
+    if (n < 5 || strcmp(o->plot + n - 4, ".png"))
+        return cli_fail(t, "plot", "'%s': give a .png file, e.g. latency.png", o->plot);
+    if (n - 4 + 5 > sizeof pl->csv)
+        return cli_fail(t, "plot", "the path is too long");
+    snprintf(pl->csv, sizeof pl->csv, "%.*s.csv", (int)(n - 4), o->plot);
+    snprintf(pl->gp, sizeof pl->gp, "%.*s.gp", (int)(n - 4), o->plot);
+    if (cli_check_output(o->plot, cli_where(t, "plot")) ||
+        cli_check_output(pl->csv, cli_where(t, "plot")))
+        return 2;
+    return 0;
+}
+
+static void write_net_plot(FILE *g, void *ctx)
+{
+    const struct net_plot *pl = ctx;
+    fprintf(g, "set datafile separator ','\nset grid\nset key top left\nset xlabel ");
+    cli_gp_quote(g, pl->xkey);
+    fprintf(g, " noenhanced\n");
+    if (pl->logx)
+        fprintf(g, "set logscale x\nset format x '10^{%%L}'\n");
+    /* the y axis's unit, when the columns share one */
+    static const char *const units[][2] = { { "_ns", "ns" }, { "_us", "us" },
+                                            { "_gbps", "Gbit/s" } };
+    for (unsigned u = 0; u < sizeof units / sizeof units[0]; u++) {
+        unsigned same = 0;
+        for (unsigned i = 0; i < pl->ny; i++) {
+            const char *c = result_cols[pl->ycol[i]];
+            size_t n = strlen(c), k = strlen(units[u][0]);
+            same += n > k && !strcmp(c + n - k, units[u][0]);
+        }
+        if (same == pl->ny)
+            fprintf(g, "set ylabel '%s'\n", units[u][1]);
+    }
+    fprintf(g, "plot ");
+    for (unsigned i = 0; i < pl->ny; i++) {
+        fprintf(g, "%s", i ? ", " : "");
+        cli_gp_quote(g, pl->csv);
+        /* column 1 is the swept setting, the results follow */
+        fprintf(g, " using 1:%u skip 1 with linespoints lw 2 title ", pl->ycol[i] + 2);
+        cli_gp_quote(g, result_cols[pl->ycol[i]]);
+        fprintf(g, " noenhanced");
+    }
+    fprintf(g, "\n");
 }
 
 static void print_csv(FILE *f, const rifl_net_config *c, const rifl_net_result *r,
@@ -312,6 +418,7 @@ struct sweep_run {
     const struct opts *o;
     const struct cli_sweep *sw;
     struct point *pt;
+    struct net_plot *plot;      /* NULL without --plot */
 };
 
 static void point_run(void *ctx, size_t i)
@@ -340,6 +447,8 @@ static int point_print(void *ctx, size_t i)
         return 1;
     }
     const rifl_net_result *r = &p->res;
+    if (w->plot)
+        print_csv(w->plot->f, &p->cfg, r, w->sw, i);
     if (w->o->csv) {
         print_csv(stdout, &p->cfg, r, w->sw, i);
     } else if (w->o->json) {
@@ -391,18 +500,41 @@ static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_top
         /* cost: simulated time x load x links */
         cost[i] = (pt[i].cfg.warmup_ns + pt[i].cfg.window_ns) * pt[i].cfg.load;
     }
+    struct net_plot plot;
+    if (!status && o->plot && (status = plot_setup(table, o, sw, &plot)) == 0) {
+        if (!(plot.f = fopen(plot.csv, "w"))) {
+            fprintf(stderr, "error: %s: cannot write %s: %s\n", cli_where(table, "plot"),
+                    plot.csv, strerror(errno));
+            status = 2;
+        } else {
+            print_csv_header(plot.f, sw);
+        }
+    }
     if (!status) {
         if (o->csv)
             print_csv_header(stdout, sw);
         if (o->json)
             printf("{\"runs\": [\n");
-        struct sweep_run w = { o, sw, pt };
+        struct sweep_run w = { o, sw, pt, o->plot ? &plot : NULL };
         struct cli_jobs j = { sw->npoints, cost, point_run, point_print, &w, o->progress };
         status = cli_jobs_run(&j, cli_job_count(o->jobs, sw->npoints));
         if (status < 0)
             status = 2;
         if (o->json)
             printf("]}\n");
+    }
+    if (o->plot && plot.f) {
+        if (fclose(plot.f) != 0 && !status) {
+            fprintf(stderr, "error: %s: writing %s failed\n", cli_where(table, "plot"),
+                    plot.csv);
+            status = 2;
+        }
+        if (!status)
+            status = cli_gnuplot(o->plot, cli_where(table, "plot"), plot.gp, write_net_plot,
+                                 &plot);
+        if (!status)
+            fprintf(stderr, "plot written to %s (data %s, script %s)\n", o->plot, plot.csv,
+                    plot.gp);
     }
     free(pt);
     free(cost);
@@ -417,7 +549,8 @@ static int run(int argc, char **argv)
         .transceiver_ns = 80, .switch_ns = rifl_net_default_config.switch_ns, .ber = 0,
         .warmup_us = 10, .time_us = 50, .drain_us = 1000, .msg_bytes = 252, .msg_min = 252,
         .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
-        .paths = 8, .nic_messages = 1024, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1, .pcap_host = "h0", .pcap_slots = 100000,
+        .paths = 8, .nic_messages = 1024, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1,
+        .pcap_host = "h0", .pcap_slots = 100000, .plot_y = "latency_p99_ns,head_p99_ns",
     };
     struct cli_opt table[] = {
         { "topology", CLI_STRING, &o.topology,
@@ -480,6 +613,9 @@ static int run(int argc, char **argv)
         { "jobs", CLI_UINT, &o.jobs, "sweep points run at once (0: one per core)", 0, 256 },
         { "json", CLI_FLAG, &o.json, "JSON on stdout", 0, 0 },
         { "csv", CLI_FLAG, &o.csv, "CSV on stdout", 0, 0 },
+        { "plot", CLI_STRING, &o.plot, "draw the sweep (of one numeric setting) into this PNG "
+          "with gnuplot, its data and script beside it", 0, 0 },
+        { "plot-y", CLI_STRING, &o.plot_y, "the plotted CSV columns, comma-separated", 0, 0 },
         { "links", CLI_FLAG, &o.links, "JSON: every link direction under \"links\"", 0, 0 },
         { "progress", CLI_FLAG, &o.progress, "progress on stderr even when not a terminal", 0,
           0 },
@@ -515,7 +651,7 @@ static int run(int argc, char **argv)
         struct cli_sweep sw = { 0 };
         static const char *const fixed[] = { "sweep", "jobs", "csv", "json", "links",
                                              "topology", "progress", "pcap", "pcap-host",
-                                             "pcap-slots", NULL };
+                                             "pcap-slots", "plot", "plot-y", NULL };
         if (cli_sweep_parse(&sw, o.sweep, table, fixed,
                             " (it shapes the output or the network, not a run)"))
             return 2;
@@ -529,6 +665,12 @@ static int run(int argc, char **argv)
     }
     if (cli_is_set(table, "jobs"))
         return cli_fail(table, "jobs", "it sets how many sweep points run at once: add --sweep");
+    if (o.plot)
+        return cli_fail(table, "plot", "it draws a sweep: add --sweep, e.g. --sweep "
+                                       "load=0.1:0.9:0.2");
+    if (cli_is_set(table, "plot-y"))
+        return cli_fail(table, "plot-y", "it picks what --plot draws: add --plot FIG.png and "
+                                         "--sweep");
     rifl_topology *topo = NULL;
     if (cli_load_topology(table, o.topology, &topo))
         return 2;
