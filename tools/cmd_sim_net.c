@@ -113,9 +113,11 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
 static void json_pct(FILE *f, const char *name, const rifl_net_pct *p, double scale)
 {
     fprintf(f, "\"%s\": {\"p50\": %.6g, \"p99\": %.6g, \"p999\": %.6g, \"max\": %.6g, "
-               "\"mean\": %.6g, \"samples\": %llu}",
+               "\"mean\": %.6g, \"samples\": %llu, \"p1\": %.6g, \"p75\": %.6g, "
+               "\"p90\": %.6g, \"p95\": %.6g}",
             name, p->p50 * scale, p->p99 * scale, p->p999 * scale, p->max * scale,
-            p->mean * scale, (unsigned long long)p->samples);
+            p->mean * scale, (unsigned long long)p->samples, p->p1 * scale, p->p75 * scale,
+            p->p90 * scale, p->p95 * scale);
 }
 
 static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,

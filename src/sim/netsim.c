@@ -1378,7 +1378,11 @@ static rifl_net_pct pct(const rifl_hist *h, double ns)
     p.samples = h->n;
     if (!h->n)
         return p;
+    p.p1 = (double)rifl_hist_quantile(h, 0.01) * ns;
     p.p50 = (double)rifl_hist_quantile(h, 0.5) * ns;
+    p.p75 = (double)rifl_hist_quantile(h, 0.75) * ns;
+    p.p90 = (double)rifl_hist_quantile(h, 0.9) * ns;
+    p.p95 = (double)rifl_hist_quantile(h, 0.95) * ns;
     p.p99 = (double)rifl_hist_quantile(h, 0.99) * ns;
     p.p999 = (double)rifl_hist_quantile(h, 0.999) * ns;
     p.max = (double)h->max * ns;

@@ -153,6 +153,7 @@ RIFL_API extern const rifl_net_config rifl_net_default_config;
 typedef struct rifl_net_pct {
     double p50, p99, p999, max, mean; /* ns */
     uint64_t samples;
+    double p1, p75, p90, p95;         /* ns (the paper's Table I columns) */
 } rifl_net_pct;
 
 /* One link direction. */
