@@ -863,6 +863,23 @@ static unsigned pick_dst(rifl_net *n, unsigned h)
     }
 }
 
+/* Message i into host x's NIC, in it from `now`: *taken says whether the
+ * NIC took it (the host's flow number moves on); a full NIC is a stall,
+ * counted. */
+static int nic_take(rifl_net *n, struct host *x, uint32_t i, uint64_t now, bool *taken)
+{
+    const struct msg *m = &MSG(n, i);
+    int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len, i, now);
+    *taken = rc == RIFL_OK;
+    if (rc == RIFL_OK)
+        x->flow++;
+    if (rc == RIFL_ERR_AGAIN) {
+        n->stalls++;
+        return RIFL_OK;
+    }
+    return rc;
+}
+
 /* Host h's message of cell slot `c`, made and posted (or left waiting). */
 static int generate(rifl_net *n, unsigned h, uint64_t c)
 {
@@ -927,17 +944,11 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
         x->waiting = NONE;
         return RIFL_OK;
     }
-    int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len,
-                           x->waiting, m->gen);
-    if (rc == RIFL_ERR_AGAIN) {
-        n->stalls++;
-        return RIFL_OK;
-    }
-    if (rc != RIFL_OK)
-        return rc;
-    x->flow++;
-    x->waiting = NONE;
-    return RIFL_OK;
+    bool taken;
+    int rc = nic_take(n, x, x->waiting, m->gen, &taken);
+    if (taken)
+        x->waiting = NONE;
+    return rc;
 }
 
 /* ---- one cell time at the hosts and switches ---------------------------------- */
@@ -1094,15 +1105,10 @@ static int dma_post(rifl_net *n, unsigned h)
         struct msg *m = &MSG(n, i);
         if (m->ready > n->t)
             return RIFL_OK;
-        int rc = rifl_nic_post(x->nic, m->dst, x->flow, n->pattern + m->shift, m->len, i,
-                               n->t);
-        if (rc == RIFL_ERR_AGAIN) {
-            n->stalls++;
-            return RIFL_OK;
-        }
-        if (rc != RIFL_OK)
+        bool taken;
+        int rc = nic_take(n, x, i, n->t, &taken);
+        if (!taken)
             return rc;
-        x->flow++;
         x->dma_head = x->dma_head + 1 == n->cfg.nic_messages ? 0 : x->dma_head + 1;
         x->dma_len--;
     }
