@@ -35,6 +35,10 @@ static inline int test_bound_socket(unsigned *port)
 
 static inline size_t test_pkt_len(uint64_t seq) { return 1 + (size_t)((seq * 2654435761u) % 900); }
 
+/* With UDP PHYs that hold datagrams (gso_datagrams), push them every this
+ * many slots (0: never; they go when the hold is full). */
+static unsigned test_push_every;
+
 /* Lanes across the two ends for `slots` slots, each sending numbered
  * packets and checking what it reads: every packet once, in order, intact. */
 static inline void test_run_lanes(rifl_phy *phy[2], unsigned F, unsigned fpd, unsigned slots,
@@ -48,7 +52,7 @@ static inline void test_run_lanes(rifl_phy *phy[2], unsigned F, unsigned fpd, un
     /* the round trip the lane must cover (its replay tail, its replay
      * buffer): a frame waits up to a datagram's worth of slots at each end,
      * and the two ends take turns within a slot */
-    lc.pipeline_frames = 2 * fpd + 4;
+    lc.pipeline_frames = 2 * fpd + 4 + 2 * test_push_every;
     rifl_lane *l[2] = { NULL, NULL };
     for (int i = 0; i < 2; i++)
         REQUIRE(rifl_lane_create(&lc, &l[i], NULL, 0) == RIFL_OK);
@@ -72,6 +76,8 @@ static inline void test_run_lanes(rifl_phy *phy[2], unsigned F, unsigned fpd, un
                 rifl_lane_rx(l[i], t, NULL, NULL);
             for (unsigned k = 0; k < n; k++)
                 rifl_lane_rx(l[i], t, in[k].data, NULL);
+            if (test_push_every && (t + 1) % test_push_every == 0)
+                rifl_phy_udp_push(phy[i]);
             /* read: packets of the other end */
             for (;;) {
                 size_t len = 0;

@@ -93,6 +93,9 @@ static void t_bad_config(void)
     b.rx_every_slots = 65;
     refused(&b, RIFL_ERR_CONFIG, "use 1 to 64");
     b = c;
+    b.gso_datagrams = 65;
+    refused(&b, RIFL_ERR_CONFIG, "datagrams per send");
+    b = c;
     b.local = "192.0.2.1:0"; /* an address this machine does not have */
     refused(&b, RIFL_ERR_IO, "cannot open");
     rifl_phy *p = NULL;
@@ -104,6 +107,7 @@ static void t_bad_config(void)
 /* Two ends: end i's PHY sends to end 1-i's socket (reading it at every
  * `ends_rx_every`-th exchange, 0: at each). */
 static unsigned ends_rx_every;
+static unsigned ends_gso; /* gso_datagrams of both ends */
 
 struct ends {
     rifl_phy *phy[2];
@@ -128,7 +132,8 @@ static bool make_ends(struct ends *e, unsigned fpd, double loss, double twice, u
         rifl_phy_udp_config c = { .frame_bits = F, .fd = fd[i], .remote = remote,
                                   .frames_per_datagram = fpd, .epoch = 100u + (unsigned)i,
                                   .loss = loss, .dup = twice, .seed = seed + (unsigned)i,
-                                  .rx_every_slots = ends_rx_every };
+                                  .rx_every_slots = ends_rx_every,
+                                  .gso_datagrams = ends_gso };
         char msg[256] = "";
         int rc = rifl_phy_udp_create(&c, &e->phy[i], msg, sizeof msg);
         CHECK_MSG(rc == RIFL_OK, "%s", msg);
@@ -189,6 +194,60 @@ static void t_lanes_lossy(void)
         CHECK(s->tx_lost > 0 && s->tx_duplicated > 0);
         CHECK(s->rx_late > 0 && s->rx_missing > 0 && s->rx_erasures > 0);
     }
+    free_ends(&e);
+}
+
+/* Datagrams held and sent several to a system call (UDP_SEGMENT), read
+ * coalesced (UDP_GRO): every packet once and in order, clean and with
+ * datagrams lost and duplicated; the calls show the batches.  A kernel that
+ * refuses either still delivers everything, one call per datagram. */
+static void t_lanes_gso(void)
+{
+    struct ends e = { .spare = -1 };
+    ends_gso = 8;
+    test_push_every = 40; /* two and a half datagrams: one is being filled */
+    bool made = make_ends(&e, 16, 0, 0, test_seed);
+    ends_gso = 0;
+    if (!made) {
+        test_push_every = 0;
+        free_ends(&e);
+        return;
+    }
+    uint64_t got = 0, replays = 0;
+    test_run_lanes(e.phy, F, 16, 20000, &got, &replays);
+    CHECK(got > 300);
+    CHECK_EQ_U(replays, 0);
+    for (int i = 0; i < 2; i++) {
+        const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(e.phy[i]);
+        printf("  end %d: %llu datagrams in %llu calls (%llu of several), %llu coalesced reads, "
+               "fallbacks %llu, UDP_GRO %s\n", i, (unsigned long long)s->dgrams_sent,
+               (unsigned long long)s->tx_calls, (unsigned long long)s->gso_sends,
+               (unsigned long long)s->gro_reads, (unsigned long long)s->gso_fallbacks,
+               s->gro_off ? "refused" : "on");
+        CHECK_EQ_U(s->rx_late + s->rx_missing + s->rx_malformed, 0);
+        if (!s->gso_fallbacks) {
+            /* 2 or 3 datagrams of 16 frames each 40 slots: one call */
+            CHECK(s->gso_sends > 0 && s->tx_calls * 2 <= s->dgrams_sent);
+        }
+        if (!s->gro_off && !rifl_phy_udp_get_stats(e.phy[1 - i])->gso_fallbacks)
+            CHECK(s->gro_reads > 0);
+    }
+    free_ends(&e);
+    /* lost and duplicated datagrams among the held ones */
+    e = (struct ends){ .spare = -1 };
+    ends_gso = 8;
+    test_push_every = 44;
+    made = make_ends(&e, 8, 0.005, 0.01, test_seed * 5);
+    ends_gso = 0;
+    if (made) {
+        test_run_lanes(e.phy, F, 8, 60000, &got, &replays);
+        CHECK(got > 200 && replays > 5);
+        for (int i = 0; i < 2; i++) {
+            const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(e.phy[i]);
+            CHECK(s->tx_lost > 0 && s->tx_duplicated > 0 && s->rx_late > 0);
+        }
+    }
+    test_push_every = 0;
     free_ends(&e);
 }
 
@@ -467,5 +526,6 @@ static void t_rx_every(void)
 
 TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
+          { "lanes_gso", t_lanes_gso },
           { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber },
           { "rejoin", t_rejoin }, { "rx_every", t_rx_every })

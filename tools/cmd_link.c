@@ -32,6 +32,7 @@ struct bench_opts {
     const char *phy, *pcap;
     double loss, ber, rate;
     uint64_t bytes, requests, request_bytes, seed, frame_bits, fpd, timeout, keepalive_us;
+    uint64_t gso;
     uint64_t pcap_frames;
     bool one_way, json;
 };
@@ -361,6 +362,7 @@ static int child(int i, const struct where *w, const struct bench_opts *o,
         c.udp.remote = remote;
     }
     c.udp.frames_per_datagram = (unsigned)o->fpd;
+    c.udp.gso_datagrams = (unsigned)o->gso;
     c.udp.epoch = sd->epoch[i];
     c.udp.loss = o->loss;
     c.udp.ber = o->ber;
@@ -650,12 +652,14 @@ static void print_json(const struct bench_opts *o, const struct seeds *sd,
                ", \"fc_off\": %" PRIu64 ", \"ext\": %" PRIu64 "}, \"tx_replayed\": %" PRIu64
                ", \"tx_idle\": %" PRIu64 ", \"tx_pause\": %" PRIu64 ", \"tx_retransmit\": %"
                PRIu64 ", \"rx_delivered_data\": %" PRIu64 ", \"captured_frames\": %" PRIu64
-               ", \"capture_skipped\": %" PRIu64 "}",
+               ", \"capture_skipped\": %" PRIu64 ", \"tx_calls\": %" PRIu64 ", \"gso_sends\": %"
+               PRIu64 ", \"gso_fallbacks\": %" PRIu64 ", \"gro_reads\": %" PRIu64 "}",
                r[i].udp.epoch, r[i].phy.delivered, L->tx_frames[RIFL_KIND_DATA],
                L->tx_frames[RIFL_KIND_FILLER], L->tx_frames[RIFL_KIND_FC_ON],
                L->tx_frames[RIFL_KIND_FC_OFF], L->tx_frames[RIFL_KIND_EXT], L->tx_replayed,
                L->tx_idle, L->tx_pause, L->tx_retransmit, L->rx_delivered[RIFL_KIND_DATA],
-               r[i].link.captured_frames, r[i].link.capture_skipped);
+               r[i].link.captured_frames, r[i].link.capture_skipped, r[i].udp.tx_calls,
+               r[i].udp.gso_sends, r[i].udp.gso_fallbacks, r[i].udp.gro_reads);
     }
     printf("], \"wall_s\": %.2f}\n", wall);
 }
@@ -698,7 +702,7 @@ static void print_text(const struct bench_opts *o, const struct end_result *r, b
 static int run(int argc, char **argv)
 {
     struct bench_opts o = { .phy = NULL, .rate = 1.0, .bytes = 50000000, .requests = 10000,
-                            .request_bytes = 1024, .seed = 1, .frame_bits = 2048, .fpd = 16,
+                            .request_bytes = 1024, .seed = 1, .frame_bits = 2048, .fpd = 16, .gso = 8,
                             .timeout = 120, .keepalive_us = 1000, .pcap_frames = 100000 };
     struct cli_opt opts[] = {
         { "phy", CLI_STRING, &o.phy, "the PHY under the lane: udp (on loopback) or eth (raw "
@@ -722,6 +726,8 @@ static int run(int argc, char **argv)
           RIFL_UDP_MAX_FRAMES },
         { "keepalive-us", CLI_UINT, &o.keepalive_us, "one slot per this many microseconds "
           "while idle", 10, 1e6 },
+        { "gso", CLI_UINT, &o.gso, "UDP: datagrams sent together in one system call with "
+          "segmentation offload, and read coalesced (0 or 1: one call each)", 0, 64 },
         { "seed", CLI_UINT, &o.seed, "seed of every random choice (packets, loss, bit errors)", 0,
           18446744073709551615.0 },
         { "timeout", CLI_UINT, &o.timeout, "seconds each end may run before it gives up", 1,

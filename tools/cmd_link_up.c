@@ -28,7 +28,7 @@
 struct up_opts {
     const char *phy, *local, *remote, *name, *tap, *state_dir, *ifname, *peer_mac, *pcap;
     double rate, loss, ber;
-    uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s, pcap_frames;
+    uint64_t frame_bits, fpd, seed, keepalive_us, mtu, connect_s, duration_s, pcap_frames, gso;
     bool quiet;
 };
 
@@ -328,7 +328,7 @@ static int run_link(struct up *u)
 
 static int run(int argc, char **argv)
 {
-    struct up_opts o = { .rate = 1.0, .frame_bits = 2048, .fpd = 16, .seed = 1,
+    struct up_opts o = { .rate = 1.0, .frame_bits = 2048, .fpd = 16, .gso = 8, .seed = 1,
                          .keepalive_us = 1000, .mtu = 1500, .connect_s = 30,
                          .pcap_frames = 100000 };
     struct cli_opt opts[] = {
@@ -353,6 +353,8 @@ static int run(int argc, char **argv)
           RIFL_UDP_MAX_FRAMES },
         { "keepalive-us", CLI_UINT, &o.keepalive_us, "one slot per this many microseconds "
           "while idle", 10, 1e6 },
+        { "gso", CLI_UINT, &o.gso, "UDP: datagrams sent together in one system call with "
+          "segmentation offload, and read coalesced (0 or 1: one call each)", 0, 64 },
         { "loss", CLI_DOUBLE, &o.loss, "drop each datagram sent with this probability (tests)",
           0, 0.5 },
         { "ber", CLI_DOUBLE, &o.ber, "flip each bit of the frames sent with this probability "
@@ -441,6 +443,7 @@ static int run(int argc, char **argv)
     rifl_udplink_defaults(&c);
     c.udp.frame_bits = (unsigned)o.frame_bits;
     c.udp.frames_per_datagram = (unsigned)o.fpd;
+    c.udp.gso_datagrams = (unsigned)o.gso;
     if (eth) {
         c.eth_ifname = o.ifname;
         c.eth_peer_mac = o.peer_mac;

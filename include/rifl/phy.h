@@ -293,6 +293,16 @@ typedef struct rifl_phy_udp_config {
                                    draws */
     double ber;                 /* flip each bit of the frames sent with this
                                    probability (0 .. 0.5; tests) */
+    unsigned gso_datagrams;     /* UDP only, 0 or 1: one system call per
+                                   datagram.  More: datagrams are held, up to
+                                   this many (and 64 KB), and go out
+                                   together in one call with UDP
+                                   segmentation offload (UDP_SEGMENT) at
+                                   rifl_phy_udp_push, a flush, or when the
+                                   hold is full; the socket also takes
+                                   coalesced datagrams (UDP_GRO).  A kernel
+                                   that refuses either: one call each, as
+                                   with 0.  At most 64. */
 } rifl_phy_udp_config;
 
 typedef struct rifl_phy_udp_stats {
@@ -340,6 +350,13 @@ typedef struct rifl_phy_udp_stats {
                                    minimum payload that came padded: taken */
     uint64_t rx_buffer_bytes;   /* the socket's receive buffer, as the
                                    kernel granted it (4 MB asked) */
+    /* gso_datagrams above 1 */
+    uint64_t tx_calls;          /* system calls that sent datagrams of frames */
+    uint64_t gso_sends;         /* of them, calls that sent several at once */
+    uint64_t gso_fallbacks;     /* the kernel refused segmentation offload:
+                                   one call per datagram since */
+    uint64_t gro_reads;         /* datagrams read that held several coalesced */
+    uint64_t gro_off;           /* 1: the kernel refused UDP_GRO */
 } rifl_phy_udp_stats;
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
@@ -359,6 +376,10 @@ RIFL_API unsigned rifl_phy_udp_local_port(const rifl_phy *phy);
  * socket, to wait for datagrams with poll(). */
 RIFL_API int rifl_phy_udp_poll(rifl_phy *phy);
 RIFL_API int rifl_phy_udp_flush(rifl_phy *phy);
+/* Send the datagrams held for one call (gso_datagrams above 1); the
+ * part-filled datagram stays.  A driver calls it after each batch of
+ * slots. */
+RIFL_API int rifl_phy_udp_push(rifl_phy *phy);
 RIFL_API int rifl_phy_udp_fd(const rifl_phy *phy);
 /* Round-trip probes (docs/udp.md, "Probes"): send a probe carrying
  * `token`; the peer's PHY answers it with the same token whenever it

@@ -75,6 +75,74 @@ int rifl_udp_header_read(const uint8_t *d, size_t len, rifl_udp_header *h)
 #define PROBE_ANSWER 2
 #define PROBE_SEQ 3   /* the token is the sender's next sequence number */
 
+/* The datagram being filled: frames already in it stay where they are for
+ * the lane's next frame (tx[WIRE]). */
+static void set_tx(struct dgram *u)
+{
+    u->phy.tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb;
+}
+
+static void count_failed(struct dgram *u, unsigned n)
+{
+    u->st.tx_failed += n;
+    u->st.tx_last_errno = errno;
+}
+
+/* Send the datagrams held: each run of one size (its last may be shorter)
+ * in one call where the PHY can, else one call each.  The datagram being
+ * filled moves to the front of the buffer. */
+static void push(struct dgram *u)
+{
+    unsigned i = 0;
+    size_t off = 0;
+    while (i < u->held) {
+        size_t seg = u->held_len[i], total = seg;
+        unsigned j = i + 1;
+        while (u->hold_max > 1 && j < u->held && u->held_len[j - 1] == seg &&
+               u->held_len[j] <= seg)
+            total += u->held_len[j++];
+        const uint8_t *b = u->txbuf + off;
+        unsigned n = j - i;
+        bool done = false;
+        if (n > 1 && u->io->send_segments && !u->gso_off) {
+            u->st.tx_calls++;
+            if (u->io->send_segments(u, b, total, seg)) {
+                u->st.dgrams_sent += n;
+                u->st.gso_sends++;
+                done = true;
+            } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+                count_failed(u, n); /* full: lost, as one datagram would be */
+                done = true;
+            } else {
+                /* refused: one call per datagram from now on */
+                u->gso_off = true;
+                u->st.gso_fallbacks++;
+            }
+        }
+        for (size_t o = 0; !done && o < total; o += seg) {
+            size_t len = total - o < seg ? total - o : seg;
+            u->st.tx_calls++;
+            if (u->io->send(u, b + o, len))
+                u->st.dgrams_sent++;
+            else
+                count_failed(u, 1);
+        }
+        off += total;
+        i = j;
+    }
+    if (u->held && u->out != u->txbuf) {
+        memmove(u->txbuf, u->out, RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb);
+        u->out = u->txbuf;
+        set_tx(u);
+    }
+    u->held = 0;
+    u->held_bytes = 0;
+}
+
+/* The datagram being filled is complete: its header written, it is held
+ * (twice when duplicated, not at all when lost), and the held ones go when
+ * the hold is full, or at once after a part-filled one (so that a run of
+ * one size ends there). */
 static void send_dgram(struct dgram *u)
 {
     if (!u->out_count)
@@ -86,21 +154,23 @@ static void send_dgram(struct dgram *u)
     u->out_count = 0;
     if (u->cfg.loss > 0 && rifl_rng_double(&u->rng) < u->cfg.loss) {
         u->st.tx_lost++;
-        return;
+        return; /* the next datagram is filled in its place */
     }
     unsigned copies = 1;
     if (u->cfg.dup > 0 && rifl_rng_double(&u->rng) < u->cfg.dup) {
         copies = 2;
         u->st.tx_duplicated++;
+        memcpy(u->out + len, u->out, len);
     }
     for (unsigned c = 0; c < copies; c++) {
-        if (u->io->send(u, u->out, len)) {
-            u->st.dgrams_sent++;
-        } else {
-            u->st.tx_failed++;
-            u->st.tx_last_errno = errno;
-        }
+        u->held_len[u->held++] = (uint16_t)len;
+        u->held_bytes += len;
     }
+    u->out = u->txbuf + u->held_bytes;
+    /* (room for two more, a duplicate's copy included, within 64 KB) */
+    if (u->held >= u->hold_max || len < u->full_len ||
+        u->held_bytes + 2 * u->full_len > DGRAM_GSO_BYTES)
+        push(u);
 }
 
 /* Flip the bits of a frame sent that the bit error rate hits: `gap` counts
@@ -125,6 +195,7 @@ static void flip_bits(struct dgram *u, uint8_t *frame)
 /* Send a probe datagram of `kind` with `token`. */
 static int send_probe(struct dgram *u, unsigned kind, uint64_t token)
 {
+    push(u); /* what is held goes first: a probe may announce how far it got */
     uint8_t d[DGRAM_PROBE_BYTES];
     memset(d, 0, sizeof d);
     d[0] = 'R';
@@ -317,7 +388,7 @@ unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_
     if (u->out_count == u->cfg.frames_per_datagram ||
         (u->out_count && now >= u->out_first + u->cfg.flush_slots - 1))
         send_dgram(u);
-    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb;
+    set_tx(u);
     if (++u->since_rx >= u->cfg.rx_every_slots) {
         u->since_rx = 0;
         receive(u);
@@ -348,7 +419,7 @@ void dgram_destroy(rifl_phy *p)
     struct dgram *u = (struct dgram *)p;
     if (u->fd >= 0)
         close(u->fd);
-    free(u->out);
+    free(u->txbuf);
     for (unsigned i = 0; i < DGRAM_RX_BATCH; i++)
         free(u->in[i]);
     free(u->q);
@@ -409,6 +480,11 @@ int dgram_check(rifl_phy_udp_config *cfg, char *msg, size_t msglen)
                  c.frames_per_datagram, RIFL_UDP_MAX_FRAMES);
         return RIFL_ERR_CONFIG;
     }
+    if (c.gso_datagrams > DGRAM_GSO_MAX) {
+        rifl_msg(msg, msglen, "%u datagrams per send is too many; use 0 to %u (0 or 1: one "
+                 "system call per datagram)", c.gso_datagrams, DGRAM_GSO_MAX);
+        return RIFL_ERR_CONFIG;
+    }
     if (c.rx_every_slots > 64) {
         rifl_msg(msg, msglen, "reading the socket every %u slots is too seldom; use 1 to 64",
                  c.rx_every_slots);
@@ -460,13 +536,23 @@ int dgram_create(const rifl_phy_udp_config *cfg, const rifl_phy_ops *ops, const 
     u->q_cap = c.rx_frames;
     rifl_rng_seed(&u->rng, c.seed);
     u->gap = rifl_rng_geometric(&u->rng, c.ber);
-    u->out = calloc(1, u->dgram_bytes);
+    /* held datagrams (at most 64 KB, two more for a duplicate and the one
+     * being filled) */
+    u->full_len = RIFL_UDP_HEADER_BYTES + (size_t)c.frames_per_datagram * u->fb;
+    u->hold_max = c.gso_datagrams > 1 ? c.gso_datagrams : 1;
+    if (u->hold_max > 1 && DGRAM_GSO_BYTES / u->full_len < u->hold_max)
+        u->hold_max = (unsigned)(DGRAM_GSO_BYTES / u->full_len);
+    if (u->hold_max < 1)
+        u->hold_max = 1;
+    u->txbuf = calloc(1, u->hold_max > 1 ? DGRAM_GSO_BYTES + 2 * u->dgram_bytes
+                                         : 3 * u->dgram_bytes);
+    u->out = u->txbuf;
     u->q = calloc(u->q_cap, u->fb);
     u->handed = calloc(u->q_cap, u->fb);
     for (unsigned i = 0; i < DGRAM_RX_BATCH; i++)
         if (!(u->in[i] = malloc(u->dgram_bytes + 1)))
             rc = RIFL_ERR_NOMEM;
-    if (!u->out || !u->q || !u->handed)
+    if (!u->txbuf || !u->q || !u->handed)
         rc = RIFL_ERR_NOMEM;
     if (rc != RIFL_OK) {
         dgram_destroy(&u->phy);
@@ -506,7 +592,17 @@ int rifl_phy_udp_flush(rifl_phy *p)
     if (!u)
         return RIFL_ERR_INVALID_ARG;
     send_dgram(u);
-    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    push(u);
+    set_tx(u);
+    return RIFL_OK;
+}
+
+int rifl_phy_udp_push(rifl_phy *p)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u)
+        return RIFL_ERR_INVALID_ARG;
+    push(u);
     return RIFL_OK;
 }
 
@@ -539,7 +635,8 @@ int rifl_phy_udp_announce(rifl_phy *p)
     if (!u)
         return RIFL_ERR_INVALID_ARG;
     send_dgram(u);
-    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    push(u);
+    set_tx(u);
     u->st.announcements++;
     return send_probe(u, PROBE_SEQ, u->tx_seq);
 }
@@ -575,8 +672,11 @@ int rifl_phy_udp_rejoin(rifl_phy *p, uint32_t epoch)
     }
     /* sequence numbers from 0 both ways; nothing of before goes on */
     u->out_count = 0;
+    u->held = 0;
+    u->held_bytes = 0;
+    u->out = u->txbuf;
     u->tx_seq = 0;
-    p->tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES;
+    set_tx(u);
     u->rx_next = 0;
     u->st.rx_next = 0;
     u->q_head = u->q_count = 0;

@@ -15,6 +15,8 @@
 #include "rifl/rng.h"
 
 #define DGRAM_RX_BATCH 16   /* datagrams read per receive call */
+#define DGRAM_GSO_MAX 64    /* datagrams held for one send, at most */
+#define DGRAM_GSO_BYTES 65000 /* and their bytes (a UDP datagram's limit) */
 #define DGRAM_PROBE_RING 64 /* probe answers kept until the driver takes them */
 /* a probe datagram: the header with no frames, then an 8-byte value, the
  * epoch the sender knows for the peer and the sender's epoch before its
@@ -29,6 +31,10 @@ struct dgram;
 typedef struct dgram_io {
     /* Send one datagram; false with errno set when the socket refused it. */
     bool (*send)(struct dgram *d, const uint8_t *buf, size_t len);
+    /* Send `len` bytes as datagrams of `seg` bytes (the last may be
+     * shorter) in one call; NULL when the PHY cannot.  False with errno set
+     * when the socket refused them. */
+    bool (*send_segments)(struct dgram *d, const uint8_t *buf, size_t len, size_t seg);
     /* Read up to `n` datagrams waiting now into bufs[i] (at most `cap`
      * bytes each), their lengths into lens[i] (DGRAM_SKIP for one the
      * socket dropped and counted); the number read, 0 for none. */
@@ -44,8 +50,15 @@ struct dgram {
     int fd;
     unsigned fb;                  /* F/8 */
     size_t dgram_bytes;           /* largest datagram */
-    /* sending */
-    uint8_t *out;                 /* the datagram being filled */
+    /* sending: datagrams held for one call (gso), end to end in txbuf, then
+     * the one being filled */
+    uint8_t *txbuf;
+    size_t held_bytes;
+    unsigned held, hold_max;      /* hold_max 1: each goes at once */
+    size_t full_len;              /* a datagram of frames_per_datagram frames */
+    bool gso_off;                 /* the kernel refused UDP_SEGMENT */
+    uint16_t held_len[DGRAM_GSO_MAX + 2];
+    uint8_t *out;                 /* the datagram being filled: txbuf + held_bytes */
     unsigned out_count;
     uint64_t out_first;           /* slot of its first frame */
     uint64_t tx_seq;              /* sequence number of the next frame */

@@ -78,7 +78,7 @@ static unsigned eth_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size
     return got;
 }
 
-static const dgram_io eth_io = { eth_send, eth_recv };
+static const dgram_io eth_io = { .send = eth_send, .send_segments = NULL, .recv = eth_recv };
 
 static const rifl_phy_ops eth_ops = {
     .name = "eth", .exchange = dgram_exchange, .next_due = dgram_next_due,

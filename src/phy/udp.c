@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,22 +17,104 @@
 
 #include "dgram.h"
 
+/* The UDP PHY: the datagram core, and what a read with UDP_GRO gave that
+ * is not handed out yet (several datagrams the kernel coalesced). */
+struct udp {
+    struct dgram d;
+    bool gro;                     /* the socket has UDP_GRO */
+    uint8_t *gbuf;                /* a coalesced read, GRO_BYTES */
+    size_t glen, goff, gseg;      /* its length, what is handed out, segment size */
+};
+#define GRO_BYTES 65536
+
 static bool udp_send(struct dgram *u, const uint8_t *buf, size_t len)
 {
     return send(u->fd, buf, len, MSG_DONTWAIT) == (ssize_t)len;
 }
 
+/* Several datagrams of `seg` bytes in one call: the kernel cuts them
+ * (UDP segmentation offload). */
+static bool udp_send_segments(struct dgram *u, const uint8_t *buf, size_t len, size_t seg)
+{
+    struct iovec v = { (void *)buf, len };
+    union {
+        char b[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.b,
+                        .msg_controllen = sizeof ctl.b };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t s16 = (uint16_t)seg;
+    memcpy(CMSG_DATA(c), &s16, sizeof s16);
+    return sendmsg(u->fd, &m, MSG_DONTWAIT) == (ssize_t)len;
+}
+
+/* One read with UDP_GRO into the PHY's buffer: false when nothing waits.
+ * A read without the kernel's segment size is one datagram. */
+static bool gro_read(struct udp *g)
+{
+    struct iovec v = { g->gbuf, GRO_BYTES };
+    union {
+        char b[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.b,
+                        .msg_controllen = sizeof ctl.b };
+    ssize_t got = recvmsg(g->d.fd, &m, MSG_DONTWAIT);
+    if (got <= 0)
+        return false;
+    g->glen = (size_t)got;
+    g->goff = 0;
+    g->gseg = (size_t)got;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(c), sizeof seg);
+            if (seg > 0 && (size_t)seg < g->glen) {
+                g->gseg = (size_t)seg;
+                g->d.st.gro_reads++;
+            }
+        }
+    return true;
+}
+
 static unsigned udp_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size_t *lens,
                          unsigned n)
 {
-    return dgram_recv_batch(u->fd, bufs, cap, lens, n, NULL, 0, NULL);
+    struct udp *g = (struct udp *)u;
+    if (!g->gro)
+        return dgram_recv_batch(u->fd, bufs, cap, lens, n, NULL, 0, NULL);
+    /* the datagrams of coalesced reads, one at a time into bufs (one
+     * longer than cap is too long: cap bytes of it, which shows) */
+    unsigned k = 0;
+    while (k < n) {
+        if (g->goff == g->glen && !gro_read(g))
+            break;
+        size_t len = g->glen - g->goff < g->gseg ? g->glen - g->goff : g->gseg;
+        size_t take = len < cap ? len : cap;
+        memcpy(bufs[k], g->gbuf + g->goff, take);
+        lens[k++] = take;
+        g->goff += len;
+    }
+    return k;
 }
 
-static const dgram_io udp_io = { udp_send, udp_recv };
+static const dgram_io udp_io = { .send = udp_send, .send_segments = udp_send_segments,
+                                 .recv = udp_recv };
+
+static void udp_destroy(rifl_phy *p)
+{
+    free(((struct udp *)p)->gbuf);
+    dgram_destroy(p);
+}
 
 static const rifl_phy_ops udp_ops = {
     .name = "udp", .exchange = dgram_exchange, .next_due = dgram_next_due,
-    .destroy = dgram_destroy,
+    .destroy = udp_destroy,
 };
 
 /* "ADDRESS:PORT" (IPv6 as [ADDRESS]:PORT), numeric, into an address. */
@@ -110,15 +193,28 @@ int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *ms
         return rifl_null_arg(msg, msglen, "rifl_phy_udp_create", cfg ? "out" : "cfg");
     *out = NULL;
     struct dgram *u = NULL;
-    int rc = dgram_create(cfg, &udp_ops, &udp_io, sizeof *u, &u, msg, msglen);
+    int rc = dgram_create(cfg, &udp_ops, &udp_io, sizeof(struct udp), &u, msg, msglen);
     if (rc == RIFL_ERR_NOMEM && cfg->fd >= 0)
         close(cfg->fd);
     if (rc != RIFL_OK)
         return rc;
     u->fd = cfg->fd; /* the PHY's from now on, closed with it */
     rc = open_socket(u, &u->cfg, msg, msglen);
+    if (rc == RIFL_OK && u->hold_max > 1) {
+        /* coalesced reads: when the kernel takes UDP_GRO */
+        struct udp *g = (struct udp *)u;
+        int one = 1;
+        if (setsockopt(u->fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0) {
+            g->gbuf = malloc(GRO_BYTES);
+            g->gro = g->gbuf != NULL;
+            if (!g->gbuf)
+                rc = RIFL_ERR_NOMEM;
+        } else {
+            u->st.gro_off = 1;
+        }
+    }
     if (rc != RIFL_OK) {
-        dgram_destroy(&u->phy);
+        udp_destroy(&u->phy);
         return rc;
     }
     *out = &u->phy;

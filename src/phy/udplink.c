@@ -63,6 +63,7 @@ void rifl_udplink_defaults(rifl_udplink_config *cfg)
     cfg->udp.frame_bits = 2048;
     cfg->udp.fd = -1;
     cfg->udp.frames_per_datagram = 16;
+    cfg->udp.gso_datagrams = 8;
     cfg->udp.epoch = 1;
     cfg->rate_gbps = 1.0;
 }
@@ -596,6 +597,8 @@ int rifl_udplink_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         rejoin(l);
         *wake_ns = now_ns;
     }
+    /* the datagrams of this step's slots go out together */
+    rifl_phy_udp_push(l->phy);
     return rc;
 }
 
