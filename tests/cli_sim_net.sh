@@ -7,10 +7,13 @@ rifl=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# has WANT CMD...: CMD succeeds and its output holds WANT (the output is
+# read whole, never cut off by a pipe)
+has() { local want=$1; shift; "$@" > "$tmp/has.out" && grep -q -- "$want" "$tmp/has.out"; }
 val() { grep -o "\"$1\": [^,}]*" "$2" | head -1 | sed 's/^[^:]*: *//; s/"//g'; }
 ok() { awk "BEGIN { exit !($1) }"; }
 
-"$rifl" sim net --help | grep -q -- "--topology" || fail "--help lacks --topology"
+has "--topology" "$rifl" sim net --help || fail "--help lacks --topology"
 # refusals name the problem
 expect_err() {
   local want=$1; shift
@@ -45,7 +48,7 @@ cmp -s "$tmp/b.json" "$tmp/c.json" || fail "same seed, different output"
 "$rifl" sim net --topology single:4 --bytes-per-flow 20KB --load 0.5 --json > "$tmp/f.json"
 grep -q '"measure": "finite workload: 20000 bytes per flow' "$tmp/f.json" || fail "finite label"
 [ "$(val finished "$tmp/f.json")" = true ] || fail "finite run not finished"
-"$rifl" sim net --time-us 5 --json | grep -q '"measure": "steady state' || fail "window label"
+has '"measure": "steady state' "$rifl" sim net --time-us 5 --json || fail "window label"
 
 # message sizes from a CDF file
 printf '# sizes\n100 0.5\n700 1\n' > "$tmp/s.cdf"
@@ -57,8 +60,8 @@ expect_err "must be 1" --msg-cdf "$tmp/bad.cdf"
 expect_err "drop --msg-bytes" --msg-cdf "$tmp/s.cdf" --msg-bytes 100
 
 # CSV and the summary
-"$rifl" sim net --time-us 5 --csv | head -1 | grep -q "^load,ber,latency_p50_ns" || fail csv
-"$rifl" sim net --time-us 5 | grep -q "latency (from generation)" || fail summary
+has "^load,ber,latency_p50_ns" "$rifl" sim net --time-us 5 --csv || fail csv
+has "latency (from generation)" "$rifl" sim net --time-us 5 || fail summary
 
 # sweeps: one row per point, the same output whatever the number of jobs
 "$rifl" sim net --sweep "load=0.3,0.9 fc=voq,link" --time-us 5 --csv --jobs 1 > "$tmp/s1.csv"

@@ -7,13 +7,16 @@ src=${3:-.}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# has WANT CMD...: CMD succeeds and its output holds WANT (the output is
+# read whole, never cut off by a pipe)
+has() { local want=$1; shift; "$@" > "$tmp/has.out" && grep -q -- "$want" "$tmp/has.out"; }
 # first value of "KEY": in a JSON file (no python needed)
 val() { grep -o "\"$1\": [^,}]*" "$2" | head -1 | sed 's/^[^:]*: *//; s/"//g'; }
 # awk comparison: ok "EXPR" (with the values substituted)
 ok() { awk "BEGIN { exit !($1) }"; }
 
-"$rifl" sim switch --help | grep -q -- "--scheduler" || fail "--help lacks --scheduler"
-"$rifl" bench switch --help | grep -q -- "--slots" || fail "bench --help lacks --slots"
+has "--scheduler" "$rifl" sim switch --help || fail "--help lacks --scheduler"
+has "--slots" "$rifl" bench switch --help || fail "bench --help lacks --slots"
 
 small=(--ports 8 --bytes-per-pair 20KB)
 # JSON summary has the documented keys
@@ -71,7 +74,7 @@ done
 "$rifl" sim switch "${sweep[@]}" --jobs 300 > /dev/null 2>&1 && fail "--jobs 300 accepted"
 
 # summary prints the seed
-"$rifl" sim switch "${small[@]}" --seed 42 | grep -q "seed 42" || fail "summary lacks the seed"
+has "seed 42" "$rifl" sim switch "${small[@]}" --seed 42 || fail "summary lacks the seed"
 
 # CSV sweep: header + one row per run
 "$rifl" sim switch "${small[@]}" --csv --sweep "scheduler=islip,safc load=0.2,0.8" > "$tmp/s.csv"
