@@ -387,14 +387,14 @@ static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
     *bytes = sb / k;
 }
 
-/* The lanes of a link of `cable_m` metres and `xcvr_ns` of transceivers
- * (below 0: the run's): the run's lane settings, K the smallest safe one
- * for its round trip (at least 5, as rifl sim link: a replay resends 2^K
- * frames, so a larger K costs goodput at every error).  `what` names the
- * link in a message. */
+/* The lanes of a link of `cable_m` metres, `xcvr_ns` of transceivers and
+ * `rate_gbps` (each below 0: the run's): the run's lane settings, K the
+ * smallest safe one for its round trip (at least 5, as rifl sim link: a
+ * replay resends 2^K frames, so a larger K costs goodput at every error).
+ * `what` names the link in a message, or all links (`all`). */
 static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, double cable_m,
-                     double xcvr_ns, double rate_gbps, const char *what, rifl_lane_config *lc,
-                     char *err, size_t errlen)
+                     double xcvr_ns, double rate_gbps, const char *what, bool all,
+                     rifl_lane_config *lc, char *err, size_t errlen)
 {
     *lc = *base;
     lc->link.cable_m = cable_m >= 0 ? cable_m : cfg->cable_m;
@@ -412,7 +412,7 @@ static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, d
         rifl_msg(err, errlen, "%s of %g m at %g Gbit/s %s too long for any frame-ID width "
                               "(K would be %u > 12): shorten the cables or lower the rate",
                  what, lc->link.cable_m, lc->link.lane_rate_gbps,
-                 strncmp(what, "links", 5) ? "is" : "are", K);
+                 all ? "are" : "is", K);
         return RIFL_ERR_CONFIG;
     }
     lc->fid_bits = K < 5 ? 5 : K;
@@ -466,8 +466,8 @@ static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v
     if (b->is_switch)
         snprintf(eb + strlen(eb), sizeof eb - strlen(eb), ":%u", a->peer_port[p]);
     snprintf(what, sizeof what, "the link %s - %s", ea, eb);
-    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, what, lc,
-                     err, errlen);
+    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, what, false,
+                     lc, err, errlen);
 }
 
 /* Each switch's VOQs sized for the longest round trip among its links. */
@@ -604,7 +604,7 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     base.link.lane_rate_gbps = cfg->link_gbps;
     base.link.ns_per_m = 5.0;
     n->base_mbps = (uint64_t)llround(cfg->link_gbps * 1000);
-    rc = link_lane(cfg, &base, -1, -1, -1, "links", &lc, err, errlen);
+    rc = link_lane(cfg, &base, -1, -1, -1, "links", true, &lc, err, errlen);
     if (rc != RIFL_OK)
         goto fail;
     unsigned pb = rifl_payload_bytes(lc.frame_bits);
