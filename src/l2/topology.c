@@ -266,7 +266,7 @@ static int parse_link_settings(char **tok, int n, unsigned line, bool given[LK_C
             return RIFL_ERR_PARSE;
         }
         if (given[k] || (k == LK_BER && (given[LK_BER_AB] || given[LK_BER_BA])) ||
-            (k != LK_BER && k >= LK_BER_AB && given[LK_BER])) {
+            (k >= LK_BER_AB && given[LK_BER])) {
             rifl_msg(err, errlen, "line %u: '%s' given twice (or with 'ber'); give each of "
                      "a link's settings once, 'ber' or 'ber-ab'/'ber-ba'", line, tok[i]);
             return RIFL_ERR_PARSE;
