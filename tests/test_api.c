@@ -7,7 +7,7 @@
 
 static void t_error_texts(void)
 {
-    for (int e = 0; e >= RIFL_ERR_UNSUPPORTED; e--) {
+    for (int e = 0; e >= RIFL_ERR_TIMEOUT; e--) {
         const char *t = rifl_strerror(e);
         CHECK(t != NULL && strcmp(t, "unknown error") != 0);
     }

@@ -28,7 +28,12 @@ typedef enum rifl_err {
     RIFL_ERR_UNREACHABLE = -9,   /* no route to a destination */
     RIFL_ERR_STATE = -10,        /* call not valid in the current state */
     RIFL_ERR_BUFFER = -11,       /* caller's buffer too small */
-    RIFL_ERR_UNSUPPORTED = -12   /* not available on this machine (CPU features) */
+    RIFL_ERR_UNSUPPORTED = -12,  /* not available on this machine (CPU features) */
+    RIFL_ERR_PROTECTION = -13,   /* local memory: not registered to the domain,
+                                    out of bounds or without the right */
+    RIFL_ERR_REMOTE_PROTECTION = -14, /* the remote end refused the access */
+    RIFL_ERR_RETRY_EXCEEDED = -15,    /* given up after the retries allowed */
+    RIFL_ERR_TIMEOUT = -16            /* no answer in the time allowed */
 } rifl_err;
 
 /* Fixed text for an error code; never NULL. */

@@ -34,6 +34,7 @@
 #include "rifl/port.h"
 
 /* RDMA: the engine's wire formats */
+#include "rifl/rdma.h"
 #include "rifl/rdma_wire.h"
 
 #endif

@@ -20,6 +20,10 @@ const char *rifl_strerror(int err)
     case RIFL_ERR_STATE: return "not valid in the current state";
     case RIFL_ERR_BUFFER: return "buffer too small";
     case RIFL_ERR_UNSUPPORTED: return "not supported on this machine";
+    case RIFL_ERR_PROTECTION: return "local protection error";
+    case RIFL_ERR_REMOTE_PROTECTION: return "remote protection error";
+    case RIFL_ERR_RETRY_EXCEEDED: return "retries exceeded";
+    case RIFL_ERR_TIMEOUT: return "timed out";
     default: return "unknown error";
     }
 }

@@ -13,6 +13,7 @@
 #include "rifl/sim/linksim.h"
 #include "rifl/sim/netsim.h"
 #include "rifl/sim/pair.h"
+#include "rifl/sim/rdmasim.h"
 #include "rifl/sim/switch_sim.h"
 #include "rifl/sim/traffic.h"
 

@@ -1,0 +1,234 @@
+/* The RDMA engine's private state, shared by its roles: engine.c (set-up,
+ * memory, mailboxes, completions), transfer.c (work requests, blocks,
+ * responses, timers), send.c (scheduler, packetizer, bundles) and recv.c
+ * (the receiver). */
+#ifndef RIFL_RDMA_PRIV_H
+#define RIFL_RDMA_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rifl/rdma.h"
+
+#define TIDS RIFL_RDMA_TIDS
+#define POOL_PACKETS 4096u       /* built packets waiting in the adapter */
+#define PRIO_SLOTS 32u           /* responses and notifications per route */
+#define CTX_WAYS 16u
+#define CTX_SETS 16u
+#define FAULT_RING 256u
+#define NO_PKT 0xFFFFu
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+struct region {
+    bool used;
+    uint16_t pdid;
+    unsigned access;
+    uint64_t va;
+    size_t len;
+    uint8_t *mem;
+    uint8_t *absent;   /* one byte per page: 1 not resident */
+    uint8_t *raised;   /* one byte per page: fault raised and not yet served */
+};
+
+struct pd {
+    bool used;
+    uint16_t pdid;
+    unsigned writes, reads, serves; /* transfers in flight */
+    unsigned objects;               /* regions and mailboxes */
+};
+
+struct mailbox {
+    bool used;
+    uint16_t pdid;
+    unsigned index, depth, head, count;
+    uint8_t (*msg)[RIFL_RDMA_MAX_PAYLOAD];
+    uint16_t *len;
+    uint32_t *src;
+};
+
+/* ---- routes and the adapter's stages -------------------------------------------------- */
+
+struct route_q {
+    uint16_t *data;     /* stage_packets pool indexes, a ring */
+    uint16_t prio[PRIO_SLOTS];
+    unsigned dh, dn, ph, pn;
+    bool listed;        /* in the engine's ring of routes with packets */
+};
+
+struct node {
+    bool used;
+    uint32_t node;
+    unsigned routes;
+    unsigned inflight;  /* blocks in flight to it */
+    struct route_q q[RIFL_RDMA_MAX_ROUTES];
+};
+
+/* ---- transfers and blocks --------------------------------------------------------------- */
+
+enum xf_kind { XF_FREE = 0, XF_WRITE, XF_READ, XF_SEND, XF_SERVE };
+
+struct xfer {
+    enum xf_kind kind;
+    uint16_t pdid;
+    uint64_t wr_id;
+    uint64_t posted;
+    int src_region;     /* where its source bytes are (writes, serves) */
+    uint64_t src_va;
+    uint32_t dst_node;
+    uint64_t dst_va;
+    uint64_t len;
+    uint64_t issued;    /* bytes cut into blocks so far */
+    unsigned blocks_total, blocks_acked, blocks_out;
+    unsigned next_path;
+    bool notify;
+    rifl_rdma_notify nt;
+    int status;         /* a failure waiting for its blocks to be let go */
+    uint64_t deadline;  /* reads: when they fail */
+    unsigned last_tid;  /* the block that carries the notification */
+    bool request_acked; /* reads: the READ_REQ was accepted */
+    unsigned next_issue;/* in the list of transfers with blocks to issue */
+    bool issuing;
+    /* sends and read requests: the single packet's payload */
+    uint8_t inline_payload[RIFL_RDMA_MAX_PAYLOAD];
+    unsigned inline_len;
+};
+
+enum blk_state {
+    B_FREE = 0,
+    B_ACTIVE,   /* in the scheduler: packets (or its NOTIFY) to cut */
+    B_HOLD,     /* data sent; its NOTIFY waits for the transfer's other blocks */
+    B_SENT,     /* all sent, waiting for its response (timer armed) */
+    B_RETRY,    /* NACKed: re-initiated at `due` */
+    B_PAGE      /* stopped at a source page not resident */
+};
+
+struct block {
+    enum blk_state state;
+    unsigned xf;        /* its transfer */
+    unsigned type;      /* WRITE, READ_REQ */
+    uint32_t dst_node;
+    uint64_t dst_va;
+    uint64_t src_va;
+    uint32_t len;
+    uint32_t off;       /* bytes cut so far in this attempt */
+    bool last_block;    /* of its transfer */
+    bool send_notify;
+    bool notify_sent;   /* this attempt's NOTIFY went */
+    unsigned gen, attempt, path;
+    unsigned timeouts, page_faults;
+    uint64_t due;       /* B_SENT: timeout; B_RETRY: re-initiation */
+    uint64_t wait_page; /* B_PAGE */
+    int node_ix;
+    unsigned k;         /* its place among the transfer's blocks */
+    bool in_sched;      /* in the scheduler's ring */
+    bool inline_data;   /* a send or read request: the transfer's own bytes */
+};
+
+/* ---- the receiver ----------------------------------------------------------------------- */
+
+enum ctx_state { C_FREE = 0, C_ACTIVE, C_DONE };
+
+struct ctx {
+    uint8_t state;
+    bool failed, have_notify, wants_notify;
+    uint32_t src;
+    uint16_t tid, gen, pdid;
+    uint8_t attempt;
+    int16_t acked_attempt;  /* -1: none */
+    int16_t first, last;    /* packet indexes seen, -1 none */
+    uint64_t bitmap;
+    uint64_t last_time, done_time;
+    uint8_t notify[RIFL_RDMA_NOTIFY_BYTES];
+};
+
+struct read_req {
+    rifl_rdma_read_req r;
+    uint16_t pdid;
+    unsigned path;
+    uint32_t from;
+};
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+struct rifl_rdma {
+    rifl_rdma_config cfg;
+    rifl_rdma_stats st;
+
+    struct node *nodes;       /* max_nodes, open addressing on the node number */
+    unsigned node_slots;      /* a power of two, at least 2 max_nodes */
+    unsigned nodes_used;
+    uint16_t *stage_mem;
+
+    struct region *regions;
+    unsigned regions_hi;      /* regions at this index and above are unused */
+    uint64_t next_va;
+    struct pd *pds;
+    struct mailbox *mailboxes;
+
+    struct xfer *xf;
+    unsigned n_xf;
+    unsigned xf_free_head;    /* free list through next_issue */
+    unsigned pending;         /* transfers not completed */
+    unsigned issue_head;      /* transfers with blocks to issue, in post order */
+    unsigned issue_tail;
+
+    struct block blocks[TIDS];
+    unsigned tid_gen[TIDS];
+    uint16_t tid_free[TIDS];
+    unsigned tf_head, tf_count;
+    uint16_t sched[TIDS];     /* the scheduler's round robin */
+    unsigned sh, sn;
+
+    uint8_t (*pool)[RIFL_RDMA_MAX_PACKET];
+    uint16_t *pool_len;
+    uint16_t *pool_free;
+    unsigned pool_nfree;
+    unsigned staged;
+
+    uint32_t *active;         /* routes with packets: node slot << 5 | route */
+    unsigned ah, an, active_cap;
+
+    struct ctx ctx[CTX_SETS * CTX_WAYS];
+
+    struct read_req *req;     /* the engine mailbox's request FIFO */
+    unsigned rh, rn;
+
+    rifl_rdma_wc *cq;
+    unsigned ch, cn;
+
+    uint64_t due_min;         /* no timer is due before this (a lower bound) */
+    uint64_t faults[FAULT_RING];
+    unsigned fh, fn;
+};
+
+#define XF_NONE 0xFFFFFFFFu
+
+/* engine.c */
+int rdma_node_slot(const rifl_rdma *e, uint32_t node);
+int rdma_region_find(const rifl_rdma *e, uint16_t pdid, uint64_t va, uint64_t len,
+                     unsigned need);
+int rdma_region_of(const rifl_rdma *e, uint64_t va);
+bool rdma_resident(const rifl_rdma *e, int region, uint64_t va, uint64_t len,
+                   uint64_t *page);
+void rdma_raise_fault(rifl_rdma *e, int region, uint64_t page_va);
+struct pd *rdma_pd(rifl_rdma *e, uint16_t pdid);
+struct mailbox *rdma_mailbox(rifl_rdma *e, uint16_t pdid, unsigned index);
+bool rdma_mailbox_put(struct mailbox *m, const uint8_t *msg, unsigned len, uint32_t src);
+void rdma_complete(rifl_rdma *e, unsigned xf, int status, uint64_t now);
+
+/* transfer.c */
+void rdma_issue(rifl_rdma *e, uint64_t now);
+void rdma_response(rifl_rdma *e, const rifl_rdma_packet *p, uint64_t now);
+void rdma_block_sent(rifl_rdma *e, unsigned tid, uint64_t now);
+bool rdma_notify_ready(const rifl_rdma *e, unsigned tid);
+void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *record,
+                      uint64_t now);
+void rdma_serve_requests(rifl_rdma *e, uint64_t now);
+
+/* send.c */
+void rdma_sched_push(rifl_rdma *e, unsigned tid);
+bool rdma_stage_response(rifl_rdma *e, rifl_rdma_route to, const rifl_rdma_hdr *h,
+                         const rifl_rdma_ftr *f);
+
+#endif

@@ -1,0 +1,514 @@
+/* The transfer layer (the thesis's co-processor): work requests cut into
+ * 16 KB blocks, one transaction ID each; responses matched to blocks;
+ * selective retransmission after a NACK, a timeout or a source page
+ * fault; reads served as writes back to their initiator; the timers. */
+#include <string.h>
+
+#include "rdma_priv.h"
+
+static unsigned xf_alloc(rifl_rdma *e)
+{
+    unsigned x = e->xf_free_head;
+    if (x == XF_NONE)
+        return XF_NONE;
+    e->xf_free_head = e->xf[x].next_issue;
+    struct xfer *t = &e->xf[x];
+    memset(t, 0, sizeof *t);
+    t->src_region = -1;
+    t->next_issue = XF_NONE;
+    return x;
+}
+
+/* Put a new transfer at the end of the list of those with blocks to issue. */
+static void xf_start(rifl_rdma *e, unsigned x)
+{
+    struct xfer *t = &e->xf[x];
+    t->issuing = true;
+    t->next_issue = XF_NONE;
+    if (e->issue_tail == XF_NONE)
+        e->issue_head = x;
+    else
+        e->xf[e->issue_tail].next_issue = x;
+    e->issue_tail = x;
+    e->pending++;
+}
+
+static unsigned blocks_of(uint64_t dst_va, uint64_t len)
+{
+    uint64_t first = RIFL_RDMA_BLOCK_MAX - dst_va % RIFL_RDMA_BLOCK_MAX;
+    if (len <= first)
+        return 1;
+    return 1 + (unsigned)((len - first + RIFL_RDMA_BLOCK_MAX - 1) / RIFL_RDMA_BLOCK_MAX);
+}
+
+/* Checks every post shares: the domain, the queue room, the route. */
+static int post_common(rifl_rdma *e, uint16_t pdid, uint32_t node, struct pd **pd)
+{
+    *pd = rdma_pd(e, pdid);
+    if (!*pd)
+        return RIFL_ERR_INVALID_ARG;
+    if (node > RIFL_RDMA_NODE_MAX)
+        return RIFL_ERR_INVALID_ARG;
+    if (rdma_node_slot(e, node) < 0)
+        return RIFL_ERR_UNREACHABLE;
+    if (e->pending + e->cn >= e->cfg.cq_depth || e->xf_free_head == XF_NONE)
+        return RIFL_ERR_AGAIN;
+    return RIFL_OK;
+}
+
+int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t dst_node,
+                         uint64_t dst_va, uint64_t len, unsigned path,
+                         const rifl_rdma_notification *notify, uint64_t wr_id, uint64_t now)
+{
+    if (!e || len == 0 || len > UINT32_MAX || path > 31 || dst_va > RIFL_RDMA_VA_MASK ||
+        len > RIFL_RDMA_VA_MASK + 1 - dst_va)
+        return RIFL_ERR_INVALID_ARG;
+    if (notify && rifl_rdma_gva_node(notify->target) != dst_node)
+        return RIFL_ERR_INVALID_ARG; /* the record is written on the receiving node */
+    struct pd *pd;
+    int rc = post_common(e, pdid, dst_node, &pd);
+    if (rc)
+        return rc;
+    int reg = rdma_region_find(e, pdid, src_va, len, 0);
+    if (reg < 0)
+        return RIFL_ERR_PROTECTION;
+    if (pd->writes >= e->cfg.transfers_per_pd)
+        return RIFL_ERR_AGAIN;
+    unsigned x = xf_alloc(e);
+    struct xfer *t = &e->xf[x];
+    t->kind = XF_WRITE;
+    t->pdid = pdid;
+    t->wr_id = wr_id;
+    t->posted = now;
+    t->src_region = reg;
+    t->src_va = src_va;
+    t->dst_node = dst_node;
+    t->dst_va = dst_va;
+    t->len = len;
+    t->blocks_total = blocks_of(dst_va, len);
+    t->next_path = path;
+    if (notify) {
+        t->notify = true;
+        t->nt = (rifl_rdma_notify){ notify->target, notify->cookie, (uint32_t)len,
+                                    notify->immediate };
+    }
+    pd->writes++;
+    xf_start(e, x);
+    rdma_issue(e, now);
+    return RIFL_OK;
+}
+
+int rifl_rdma_post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t src_node,
+                        uint64_t src_va, uint64_t len, unsigned path, uint64_t wr_id, uint64_t now)
+{
+    if (!e || len == 0 || len > UINT32_MAX || path > 31 || src_va > RIFL_RDMA_VA_MASK ||
+        len > RIFL_RDMA_VA_MASK + 1 - src_va)
+        return RIFL_ERR_INVALID_ARG;
+    struct pd *pd;
+    int rc = post_common(e, pdid, src_node, &pd);
+    if (rc)
+        return rc;
+    if (rdma_region_find(e, pdid, dst_va, len, RIFL_RDMA_REMOTE_WRITE) < 0)
+        return RIFL_ERR_PROTECTION;
+    if (pd->reads >= e->cfg.transfers_per_pd)
+        return RIFL_ERR_AGAIN;
+    unsigned x = xf_alloc(e);
+    struct xfer *t = &e->xf[x];
+    t->kind = XF_READ;
+    t->pdid = pdid;
+    t->wr_id = wr_id;
+    t->posted = now;
+    t->dst_node = src_node;
+    t->dst_va = RIFL_RDMA_PERIPHERAL(0);
+    t->len = len;
+    t->blocks_total = 1;
+    t->next_path = path;
+    t->deadline = now + e->cfg.read_timeout_ns;
+    if (t->deadline < e->due_min)
+        e->due_min = t->deadline;
+    rifl_rdma_read_req rq = {
+        .src_va = src_va,
+        .dst = rifl_rdma_gva_word(e->cfg.node, dst_va),
+        .length = (uint32_t)len,
+        .immediate = 0,
+        .cookie = wr_id,
+        .notify_target = rifl_rdma_gva_word(e->cfg.node, RIFL_RDMA_PERIPHERAL(1)),
+    };
+    rifl_rdma_read_req_pack(&rq, t->inline_payload);
+    t->inline_len = RIFL_RDMA_READ_REQ_BYTES;
+    pd->reads++;
+    xf_start(e, x);
+    rdma_issue(e, now);
+    return RIFL_OK;
+}
+
+int rifl_rdma_post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mailbox,
+                        const void *buf, size_t len, uint64_t wr_id, uint64_t now)
+{
+    if (!e || !buf || len == 0 || len > RIFL_RDMA_MAX_PAYLOAD ||
+        mailbox < RIFL_RDMA_MAILBOX_FIRST || mailbox > RIFL_RDMA_MAILBOX_LAST)
+        return RIFL_ERR_INVALID_ARG;
+    struct pd *pd;
+    int rc = post_common(e, pdid, node, &pd);
+    if (rc)
+        return rc;
+    if (pd->writes >= e->cfg.transfers_per_pd)
+        return RIFL_ERR_AGAIN;
+    unsigned x = xf_alloc(e);
+    struct xfer *t = &e->xf[x];
+    t->kind = XF_SEND;
+    t->pdid = pdid;
+    t->wr_id = wr_id;
+    t->posted = now;
+    t->dst_node = node;
+    t->dst_va = RIFL_RDMA_PERIPHERAL(mailbox);
+    t->len = len;
+    t->blocks_total = 1;
+    memcpy(t->inline_payload, buf, len);
+    t->inline_len = (unsigned)len;
+    pd->writes++;
+    xf_start(e, x);
+    rdma_issue(e, now);
+    return RIFL_OK;
+}
+
+/* ---- issuing blocks ----------------------------------------------------------------------- */
+
+static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
+{
+    struct xfer *t = &e->xf[x];
+    if (!e->tf_count || n->inflight >= e->cfg.blocks_per_node)
+        return false;
+    unsigned tid = e->tid_free[e->tf_head];
+    e->tf_head = (e->tf_head + 1) % TIDS;
+    e->tf_count--;
+    struct block *b = &e->blocks[tid];
+    unsigned in_sched = b->in_sched;
+    memset(b, 0, sizeof *b);
+    b->in_sched = in_sched;
+    b->xf = x;
+    b->node_ix = nix;
+    b->dst_node = t->dst_node;
+    b->gen = e->tid_gen[tid] = (e->tid_gen[tid] + 1) & 1023u;
+    b->path = t->next_path++ & 31u;
+    b->k = t->blocks_out + t->blocks_acked;
+    if (t->kind == XF_WRITE || t->kind == XF_SERVE) {
+        uint64_t dst = t->dst_va + t->issued;
+        b->type = RIFL_RDMA_WRITE;
+        b->dst_va = dst;
+        b->src_va = t->src_va + t->issued;
+        b->len = rifl_rdma_block_len(dst, t->len - t->issued, false);
+    } else {
+        b->type = t->kind == XF_READ ? RIFL_RDMA_READ_REQ : RIFL_RDMA_WRITE;
+        b->dst_va = t->dst_va;
+        b->len = t->inline_len;
+        b->inline_data = true;
+    }
+    t->issued += t->kind == XF_WRITE || t->kind == XF_SERVE ? b->len : t->len;
+    b->last_block = t->issued == t->len;
+    b->send_notify = b->last_block && t->notify;
+    if (b->last_block)
+        t->last_tid = tid;
+    t->blocks_out++;
+    n->inflight++;
+    b->state = B_ACTIVE;
+    rdma_sched_push(e, tid);
+    return true;
+}
+
+void rdma_issue(rifl_rdma *e, uint64_t now)
+{
+    (void)now;
+    unsigned prev = XF_NONE;
+    for (unsigned x = e->issue_head; x != XF_NONE && e->tf_count;) {
+        struct xfer *t = &e->xf[x];
+        unsigned next = t->next_issue;
+        int nix = rdma_node_slot(e, t->dst_node);
+        while (t->issued < t->len && issue_block(e, x, &e->nodes[nix], nix))
+            ;
+        if (t->issued == t->len) { /* all issued: off the list */
+            t->issuing = false;
+            if (prev == XF_NONE)
+                e->issue_head = next;
+            else
+                e->xf[prev].next_issue = next;
+            if (e->issue_tail == x)
+                e->issue_tail = prev;
+        } else {
+            prev = x;
+        }
+        x = next;
+    }
+}
+
+/* Take a transfer off the issue list (it failed before all was issued). */
+static void issue_unlink(rifl_rdma *e, unsigned x)
+{
+    unsigned prev = XF_NONE;
+    for (unsigned y = e->issue_head; y != XF_NONE; prev = y, y = e->xf[y].next_issue)
+        if (y == x) {
+            unsigned next = e->xf[y].next_issue;
+            if (prev == XF_NONE)
+                e->issue_head = next;
+            else
+                e->xf[prev].next_issue = next;
+            if (e->issue_tail == y)
+                e->issue_tail = prev;
+            break;
+        }
+    e->xf[x].issuing = false;
+}
+
+static void xf_finish(rifl_rdma *e, unsigned x, int status, uint64_t now)
+{
+    if (e->xf[x].issuing)
+        issue_unlink(e, x);
+    rdma_complete(e, x, status, now);
+}
+
+/* ---- a block's life ------------------------------------------------------------------------- */
+
+static uint64_t timeout_of(const rifl_rdma *e, const struct block *b)
+{
+    uint64_t t = e->cfg.block_timeout_ns;
+    for (unsigned i = 0; i < b->timeouts && t < e->cfg.block_timeout_max_ns; i++)
+        t *= 2;
+    return t < e->cfg.block_timeout_max_ns ? t : e->cfg.block_timeout_max_ns;
+}
+
+bool rdma_notify_ready(const rifl_rdma *e, unsigned tid)
+{
+    const struct block *b = &e->blocks[tid];
+    const struct xfer *t = &e->xf[b->xf];
+    return t->issued == t->len && t->blocks_acked + 1 == t->blocks_total;
+}
+
+void rdma_block_sent(rifl_rdma *e, unsigned tid, uint64_t now)
+{
+    struct block *b = &e->blocks[tid];
+    b->state = B_SENT;
+    b->due = now + timeout_of(e, b);
+    if (b->due < e->due_min)
+        e->due_min = b->due;
+    e->st.blocks_sent++;
+}
+
+/* Send block `tid` again, whole, as a new attempt on the next path. */
+static void reinit(rifl_rdma *e, unsigned tid, uint64_t now)
+{
+    struct block *b = &e->blocks[tid];
+    if (b->attempt == RIFL_RDMA_ATTEMPT_MAX) {
+        xf_finish(e, b->xf, RIFL_ERR_RETRY_EXCEEDED, now);
+        return;
+    }
+    b->attempt++;
+    b->path = (b->path + 1) & 31u;
+    b->off = 0;
+    b->notify_sent = false;
+    b->state = B_ACTIVE;
+    e->st.retransmitted_blocks++;
+    rdma_sched_push(e, tid);
+}
+
+/* Go-back-N (for comparison): the transfer's later blocks already sent go
+ * again too. */
+static void go_back(rifl_rdma *e, unsigned tid, uint64_t now)
+{
+    unsigned x = e->blocks[tid].xf, k = e->blocks[tid].k;
+    for (unsigned t = 0; t < TIDS; t++) {
+        struct block *b = &e->blocks[t];
+        if (t != tid && b->xf == x && b->k > k &&
+            (b->state == B_SENT || b->state == B_HOLD || b->state == B_ACTIVE)) {
+            reinit(e, t, now);
+            if (e->xf[x].kind == XF_FREE)
+                return;
+        }
+    }
+}
+
+static void retry(rifl_rdma *e, unsigned tid, uint64_t now)
+{
+    unsigned x = e->blocks[tid].xf;
+    reinit(e, tid, now);
+    if (e->cfg.go_back_n && e->xf[x].kind != XF_FREE)
+        go_back(e, tid, now);
+}
+
+static void block_acked(rifl_rdma *e, unsigned tid, uint64_t now)
+{
+    struct block *b = &e->blocks[tid];
+    unsigned x = b->xf;
+    struct xfer *t = &e->xf[x];
+    e->nodes[b->node_ix].inflight--;
+    b->state = B_FREE;
+    e->tid_free[(e->tf_head + e->tf_count++) % TIDS] = (uint16_t)tid;
+    t->blocks_out--;
+    t->blocks_acked++;
+    e->st.blocks_acked++;
+    if (t->kind == XF_READ) {
+        t->request_acked = true; /* completes when the data's record comes */
+    } else if (t->blocks_acked == t->blocks_total) {
+        xf_finish(e, x, RIFL_OK, now);
+    } else if (t->notify && t->issued == t->len && e->blocks[t->last_tid].state == B_HOLD &&
+               rdma_notify_ready(e, t->last_tid)) {
+        e->blocks[t->last_tid].state = B_ACTIVE; /* its NOTIFY may go now */
+        rdma_sched_push(e, t->last_tid);
+    }
+    rdma_issue(e, now);
+}
+
+void rdma_response(rifl_rdma *e, const rifl_rdma_packet *p, uint64_t now)
+{
+    const rifl_rdma_ftr *f = &p->ftr;
+    struct block *b = &e->blocks[f->tid & (TIDS - 1)];
+    unsigned tid = f->tid & (TIDS - 1);
+    if (f->status >= RIFL_RDMA_STATUS_COUNT) {
+        e->st.stale_responses++;
+        return;
+    }
+    if (f->status != RIFL_RDMA_ACK)
+        e->st.nacks_rx[f->status]++;
+    if (b->state == B_FREE || b->dst_node != f->src_node || b->gen != f->gen ||
+        f->attempt > b->attempt) {
+        e->st.stale_responses++;
+        return;
+    }
+    if (f->status == RIFL_RDMA_ACK) {
+        e->st.acks_rx++;
+        block_acked(e, tid, now);
+        return;
+    }
+    /* a NACK counts for the current attempt only, once */
+    if (f->attempt != b->attempt || b->state == B_RETRY || b->state == B_PAGE) {
+        e->st.stale_responses++;
+        return;
+    }
+    switch (f->status) {
+    case RIFL_RDMA_NACK_PROTECTION:
+        xf_finish(e, b->xf, RIFL_ERR_REMOTE_PROTECTION, now);
+        return;
+    case RIFL_RDMA_NACK_PAGE_FAULT: {
+        uint64_t wait = e->cfg.page_fault_retry_ns;
+        for (unsigned i = 0; i < b->page_faults && wait < e->cfg.block_timeout_max_ns; i++)
+            wait *= 2;
+        b->page_faults++;
+        b->state = B_RETRY;
+        b->due = now + wait;
+        if (b->due < e->due_min)
+            e->due_min = b->due;
+        return;
+    }
+    case RIFL_RDMA_NACK_NO_CONTEXT:
+        b->state = B_RETRY;
+        b->due = now + e->cfg.no_context_retry_ns;
+        if (b->due < e->due_min)
+            e->due_min = b->due;
+        return;
+    default: /* CRC, DECODE: at once */
+        retry(e, tid, now);
+        return;
+    }
+}
+
+/* ---- reads ------------------------------------------------------------------------------------ */
+
+static uint64_t be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *record,
+                      uint64_t now)
+{
+    uint64_t cookie = be64(record);
+    unsigned best = XF_NONE;
+    for (unsigned x = 0; x < e->n_xf; x++) {
+        const struct xfer *t = &e->xf[x];
+        if (t->kind == XF_READ && t->wr_id == cookie && t->dst_node == src && t->pdid == pdid &&
+            (best == XF_NONE || t->posted < e->xf[best].posted))
+            best = x;
+    }
+    if (best != XF_NONE)
+        xf_finish(e, best, RIFL_OK, now);
+    else
+        e->st.stale_responses++;
+}
+
+void rdma_serve_requests(rifl_rdma *e, uint64_t now)
+{
+    while (e->rn) {
+        struct read_req *q = &e->req[e->rh];
+        struct pd *pd = rdma_pd(e, q->pdid);
+        int reg = pd ? rdma_region_find(e, q->pdid, q->r.src_va, q->r.length,
+                                        RIFL_RDMA_REMOTE_READ)
+                     : -1;
+        uint32_t to = rifl_rdma_gva_node(q->r.dst);
+        if (reg >= 0 && rdma_node_slot(e, to) >= 0) {
+            if (pd->serves >= e->cfg.transfers_per_pd || e->xf_free_head == XF_NONE)
+                return; /* waits for a transfer to finish */
+            unsigned x = xf_alloc(e);
+            struct xfer *t = &e->xf[x];
+            t->kind = XF_SERVE;
+            t->pdid = q->pdid;
+            t->posted = now;
+            t->src_region = reg;
+            t->src_va = q->r.src_va;
+            t->dst_node = to;
+            t->dst_va = rifl_rdma_gva_va(q->r.dst);
+            t->len = q->r.length;
+            t->blocks_total = blocks_of(t->dst_va, t->len);
+            t->next_path = q->path;
+            t->notify = true;
+            t->nt = (rifl_rdma_notify){ q->r.notify_target, q->r.cookie, q->r.length,
+                                        q->r.immediate };
+            pd->serves++;
+            xf_start(e, x);
+        } else {
+            e->st.failed_transfers++; /* unregistered since, or no way back */
+        }
+        e->rh = (e->rh + 1) % e->cfg.req_fifo;
+        e->rn--;
+    }
+}
+
+/* ---- timers ------------------------------------------------------------------------------------ */
+
+uint64_t rifl_rdma_next_due(const rifl_rdma *e)
+{
+    return e ? e->due_min : UINT64_MAX;
+}
+
+void rifl_rdma_advance(rifl_rdma *e, uint64_t now)
+{
+    if (!e)
+        return;
+    for (unsigned t = 0; t < TIDS; t++) {
+        struct block *b = &e->blocks[t];
+        if (b->state == B_SENT && b->due <= now) {
+            e->st.timeouts++;
+            b->timeouts++;
+            retry(e, t, now);
+        } else if (b->state == B_RETRY && b->due <= now) {
+            retry(e, t, now);
+        }
+    }
+    for (unsigned x = 0; x < e->n_xf; x++)
+        if (e->xf[x].kind == XF_READ && e->xf[x].deadline <= now)
+            xf_finish(e, x, RIFL_ERR_TIMEOUT, now);
+    /* the next timer, exactly */
+    uint64_t due = UINT64_MAX;
+    for (unsigned t = 0; t < TIDS; t++) {
+        const struct block *b = &e->blocks[t];
+        if ((b->state == B_SENT || b->state == B_RETRY) && b->due < due)
+            due = b->due;
+    }
+    for (unsigned x = 0; x < e->n_xf; x++)
+        if (e->xf[x].kind == XF_READ && e->xf[x].deadline < due)
+            due = e->xf[x].deadline;
+    e->due_min = due;
+    rdma_serve_requests(e, now);
+    rdma_issue(e, now);
+}

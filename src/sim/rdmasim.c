@@ -1,0 +1,641 @@
+/* `rifl sim rdma`: RDMA engines on hosts over a path model of RIFL Layer 2
+ * (rifl/sim/rdmasim.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rifl/frame.h"
+#include "rifl/l2.h"
+#include "rifl/rdma.h"
+#include "rifl/rng.h"
+#include "rifl/sim/rdmasim.h"
+
+const rifl_rdmasim_config rifl_rdmasim_default_config = {
+    .senders = 1,
+    .op = RIFL_RDMASIM_WRITE,
+    .size = 1000000,
+    .flows = 32,
+    .bytes = 64000000,
+    .link_gbps = 10,
+    .frame_bits = 256,
+    .hops = 1,
+    .paths = 1,
+    .link_ns = 100,
+    .switch_ns = 200,
+    .bundle_packets = 7,
+    .go_back_n = false,
+    .block_timeout_ns = 1e6,
+    .page_fault = 0,
+    .page_in_ns = 10000,
+    .payload_crc = 0,
+    .drop = 0,
+    .wrong_pd = false,
+    .seed = 1,
+    .max_ns = 1e10,
+};
+
+#define MAX_HOSTS 64
+#define PD_DATA 1
+#define PD_OTHER 2
+#define MAILBOX 2
+
+int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
+{
+    if (!c)
+        return rifl_null_arg(msg, msglen, "rifl_rdmasim_check", "cfg");
+#define BAD(...)                                                                            \
+    do {                                                                                    \
+        rifl_msg(msg, msglen, __VA_ARGS__);                                                 \
+        return RIFL_ERR_CONFIG;                                                             \
+    } while (0)
+    if (c->senders < 1 || c->senders >= MAX_HOSTS)
+        BAD("senders is %u; give 1 to %u", c->senders, MAX_HOSTS - 1);
+    if (c->op > RIFL_RDMASIM_SEND)
+        BAD("op is %d; give write, read or send", (int)c->op);
+    if (c->size < 1 || c->size > (c->op == RIFL_RDMASIM_SEND ? 256u : 1u << 30))
+        BAD("size is %llu bytes; give 1 to %s", (unsigned long long)c->size,
+            c->op == RIFL_RDMASIM_SEND ? "256 for sends (one mailbox message)" : "1 GiB");
+    if (c->flows < 1 || c->flows > 1024)
+        BAD("flows is %u; give 1 to 1024", c->flows);
+    if ((double)c->flows * (double)c->size * c->senders > 4e9)
+        BAD("flows x size x senders is %.3g bytes of buffers; keep it under 4 GB",
+            (double)c->flows * (double)c->size * c->senders);
+    if (c->bytes < 1 || c->bytes / c->size > 100000000)
+        BAD("bytes gives %llu transfers per sender; give 1 to 1e8 of them",
+            (unsigned long long)(c->bytes / c->size));
+    if (!(c->link_gbps >= 0.001 && c->link_gbps <= 10000))
+        BAD("link_gbps is %g; give 0.001 to 10000", c->link_gbps);
+    if (rifl_frame_width_check(c->frame_bits) != RIFL_OK)
+        BAD("frame_bits is %u; give 64, 128, 256, 512, 1024 or 2048", c->frame_bits);
+    if (c->hops < 1 || c->hops > RIFL_L2_MAX_HOPS)
+        BAD("hops is %u; give 1 to %u", c->hops, RIFL_L2_MAX_HOPS);
+    if (c->paths < 1 || c->paths > RIFL_RDMA_MAX_ROUTES)
+        BAD("paths is %u; give 1 to %u", c->paths, RIFL_RDMA_MAX_ROUTES);
+    if (!(c->link_ns >= 0 && c->link_ns <= 1e9) || !(c->switch_ns >= 0 && c->switch_ns <= 1e9))
+        BAD("link_ns and switch_ns must be 0 to 1e9");
+    if (c->bundle_packets < 1 || c->bundle_packets > 227)
+        BAD("bundle_packets is %u; give 1 to 227 (a bundle holds at most 65535 bytes)",
+            c->bundle_packets);
+    if (!(c->block_timeout_ns >= 1000 && c->block_timeout_ns <= 1e10))
+        BAD("block_timeout_ns is %g; give 1000 to 1e10", c->block_timeout_ns);
+    if (!(c->page_fault >= 0 && c->page_fault <= 1) || !(c->payload_crc >= 0 && c->payload_crc <= 0.5) ||
+        !(c->drop >= 0 && c->drop <= 0.5))
+        BAD("fault rates: page-fault 0 to 1, payload-crc and drop 0 to 0.5");
+    if (!(c->page_in_ns >= 0 && c->page_in_ns <= 1e9))
+        BAD("page_in_ns is %g; give 0 to 1e9", c->page_in_ns);
+    if (!(c->max_ns > 0 && c->max_ns <= 1e13))
+        BAD("max_ns is %g; give up to 1e13", c->max_ns);
+#undef BAD
+    return RIFL_OK;
+}
+
+/* ---- the network ------------------------------------------------------------------------- */
+
+struct msg {
+    double at;
+    unsigned to;
+    rifl_rdma_route from;
+    size_t len;
+    uint8_t *bytes;
+};
+
+struct fault {
+    double at;
+    unsigned host;
+    uint64_t page;
+};
+
+struct host {
+    rifl_rdma *e;
+    uint8_t *buf;             /* memory: source or target slices */
+    rifl_rdma_mr mr;
+    uint8_t *rec;             /* notification records, one per flow */
+    rifl_rdma_mr rec_mr;
+    double up_free, down_free;
+    uint8_t *queued;          /* the bundle waiting beside the one on the wire */
+    size_t queued_len;
+    rifl_rdma_route queued_to;
+    uint64_t posted, done;    /* transfers */
+    uint64_t *seq;            /* per flow: transfers posted */
+    double *post_ns;
+};
+
+struct sim {
+    const rifl_rdmasim_config *c;
+    rifl_rdmasim_result *r;
+    rifl_rng rng;
+    unsigned nhosts;
+    struct host h[MAX_HOSTS];
+    uint64_t stride, per_sender;
+    double cell_ns, hop_ns;
+    struct msg *q;            /* a binary heap on `at` */
+    size_t qn, qcap;
+    struct fault *f;
+    size_t fn, fcap;
+    uint8_t *out;
+    size_t out_cap;
+    double now, last_done;
+    double lat_sum;
+    bool oom;
+};
+
+static void heap_push(struct sim *s, struct msg m)
+{
+    if (s->qn == s->qcap) {
+        size_t cap = s->qcap ? 2 * s->qcap : 256;
+        struct msg *q = realloc(s->q, cap * sizeof *q);
+        if (!q) {
+            s->oom = true;
+            free(m.bytes);
+            return;
+        }
+        s->q = q;
+        s->qcap = cap;
+    }
+    size_t i = s->qn++;
+    while (i && s->q[(i - 1) / 2].at > m.at) {
+        s->q[i] = s->q[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->q[i] = m;
+}
+
+static struct msg heap_pop(struct sim *s)
+{
+    struct msg top = s->q[0], last = s->q[--s->qn];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->qn)
+            break;
+        if (c + 1 < s->qn && s->q[c + 1].at < s->q[c].at)
+            c++;
+        if (s->q[c].at >= last.at)
+            break;
+        s->q[i] = s->q[c];
+        i = c;
+    }
+    if (s->qn)
+        s->q[i] = last;
+    return top;
+}
+
+/* Damage the payload of WRITE packets in a bundle, each with probability P. */
+static void damage(struct sim *s, uint8_t *b, size_t len)
+{
+    rifl_rdma_bundle_reader rd;
+    rifl_rdma_bundle_reader_init(&rd, b + RIFL_RDMA_BUNDLE_PREFIX, len - RIFL_RDMA_BUNDLE_PREFIX,
+                                 b[1]);
+    size_t off = RIFL_RDMA_BUNDLE_PREFIX;
+    rifl_rdma_packet p;
+    rifl_rdma_check ck;
+    while (rifl_rdma_bundle_next(&rd, &p, &ck) == RIFL_RDMA_WALK_PACKET) {
+        if (p.hdr.type == RIFL_RDMA_WRITE && p.hdr.length &&
+            rifl_rng_double(&s->rng) < s->c->payload_crc) {
+            b[off + RIFL_RDMA_HDR_BYTES + rifl_rng_below(&s->rng, p.hdr.length)] ^= 0x5A;
+            s->r->damaged_packets++;
+        }
+        off += p.bytes;
+    }
+}
+
+/* Put a bundle on host a's link toward its destination at time t0. */
+static void transmit(struct sim *s, unsigned a, const uint8_t *b, size_t len, rifl_rdma_route to)
+{
+    unsigned dst = to.node;
+    uint64_t cells = (len + RIFL_L2_CELL_PAYLOAD - 1) / RIFL_L2_CELL_PAYLOAD;
+    double t0 = s->now > s->h[a].up_free ? s->now : s->h[a].up_free;
+    double up_end = t0 + (double)cells * s->cell_ns;
+    s->h[a].up_free = up_end;
+    s->r->cells += cells;
+    s->r->bundles++;
+    bool lost = false;
+    if (s->c->drop > 0)
+        for (uint64_t i = 0; i < cells; i++)
+            if (rifl_rng_double(&s->rng) < s->c->drop) {
+                s->r->dropped_cells++;
+                lost = true;
+            }
+    if (lost) {
+        s->r->dropped_bundles++;
+        return; /* the receiving NIC never completes the message */
+    }
+    /* the last switch sends the cells on the receiver's link one at a time */
+    double arrive = up_end + s->hop_ns;
+    double end = arrive + s->cell_ns;
+    double busy = s->h[dst].down_free + (double)cells * s->cell_ns;
+    if (busy > end)
+        end = busy;
+    s->h[dst].down_free = end;
+    struct msg m = { end + s->c->link_ns, dst, { (uint32_t)a, to.route }, len, malloc(len) };
+    if (!m.bytes) {
+        s->oom = true;
+        return;
+    }
+    memcpy(m.bytes, b, len);
+    if (s->c->payload_crc > 0)
+        damage(s, m.bytes, len);
+    heap_push(s, m);
+}
+
+/* Host a's port: the link takes the waiting bundle when it is free, and the
+ * engine fills the place beside it (only full bundles while the link is
+ * busy, whatever is staged once the port is empty). */
+static void pump(struct sim *s, unsigned a)
+{
+    struct host *h = &s->h[a];
+    for (;;) {
+        if (h->up_free > s->now) {
+            if (!h->queued_len) {
+                rifl_rdma_route to;
+                size_t n = rifl_rdma_output(h->e, (uint64_t)s->now, false, h->queued, s->out_cap, &to);
+                if (n) {
+                    h->queued_len = n;
+                    h->queued_to = to;
+                }
+            }
+            return;
+        }
+        if (h->queued_len) {
+            transmit(s, a, h->queued, h->queued_len, h->queued_to);
+            h->queued_len = 0;
+            continue;
+        }
+        rifl_rdma_route to;
+        size_t n = rifl_rdma_output(h->e, (uint64_t)s->now, true, s->out, s->out_cap, &to);
+        if (!n)
+            return;
+        transmit(s, a, s->out, n, to);
+    }
+}
+
+/* ---- transfers ----------------------------------------------------------------------------- */
+
+static void fill(uint8_t *p, uint64_t n, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (uint64_t i = 0; i < n; i += 8) {
+        uint64_t v = rifl_splitmix64(&x);
+        memcpy(p + i, &v, n - i < 8 ? n - i : 8);
+    }
+}
+
+static uint64_t flow_seed(const struct sim *s, unsigned host, unsigned flow, uint64_t seq)
+{
+    return s->c->seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)host << 48) ^ ((uint64_t)flow << 32) ^ seq;
+}
+
+static int post(struct sim *s, unsigned a, unsigned flow)
+{
+    struct host *h = &s->h[a];
+    const rifl_rdmasim_config *c = s->c;
+    uint64_t off = (uint64_t)flow * s->stride;
+    uint64_t seq = h->seq[flow]++;
+    uint64_t now = (uint64_t)s->now;
+    unsigned path = (unsigned)((flow + a) % 32);
+    int rc;
+    h->post_ns[flow] = s->now;
+    h->posted++;
+    switch (c->op) {
+    case RIFL_RDMASIM_WRITE: {
+        fill(h->buf + off, c->size, flow_seed(s, a, flow, seq));
+        rifl_rdma_notification n = {
+            rifl_rdma_gva_word(0, s->h[0].rec_mr.va + ((a - 1) * c->flows + flow) * 32u),
+            flow, (uint32_t)seq };
+        rc = rifl_rdma_post_write(h->e, PD_DATA, h->mr.va + off, 0,
+                                  s->h[0].mr.va + (uint64_t)(a - 1) * c->flows * s->stride + off,
+                                  c->size, path, &n, flow, now);
+        break;
+    }
+    case RIFL_RDMASIM_READ:
+        /* host 0 reads sender a's slice `flow` into its own */
+        fill(h->buf + off, c->size, flow_seed(s, a, flow, seq));
+        rc = rifl_rdma_post_read(s->h[0].e, PD_DATA,
+                                 s->h[0].mr.va + (uint64_t)(a - 1) * c->flows * s->stride + off,
+                                 a, h->mr.va + off, c->size, path,
+                                 (uint64_t)a << 32 | flow, now);
+        break;
+    default: {
+        uint8_t m[256];
+        fill(m, c->size, flow_seed(s, a, flow, seq));
+        if (c->size >= 8)
+            memcpy(m, &seq, 4), memcpy(m + 4, &flow, 4);
+        rc = rifl_rdma_post_send(h->e, PD_DATA, 0, MAILBOX, m, c->size, flow, now);
+        break;
+    }
+    }
+    return rc;
+}
+
+static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
+{
+    const rifl_rdmasim_config *c = s->c;
+    rifl_rdmasim_result *r = s->r;
+    unsigned flow = (unsigned)(wc->wr_id & 0xFFFFFFFFu);
+    struct host *h = &s->h[a];
+    r->transfers++;
+    h->done++;
+    double lat = s->now - h->post_ns[flow];
+    s->lat_sum += lat;
+    if (lat < r->latency_ns_min)
+        r->latency_ns_min = lat;
+    s->last_done = s->now;
+    if (wc->status != RIFL_OK) {
+        if (!r->failed)
+            r->first_error = wc->status;
+        r->failed++;
+    } else {
+        r->bytes += c->size;
+        uint64_t off = (uint64_t)flow * s->stride;
+        const uint8_t *want = h->buf + off;
+        const uint8_t *got = s->h[0].buf + (uint64_t)(a - 1) * c->flows * s->stride + off;
+        if (c->op != RIFL_RDMASIM_SEND && memcmp(want, got, c->size))
+            r->mismatches++;
+    }
+    if (h->posted < s->per_sender)
+        post(s, a, flow);
+}
+
+/* Host 0's mailbox (sends): every message checked against what was sent. */
+static void drain_mailbox(struct sim *s)
+{
+    uint8_t m[256], want[256];
+    size_t len;
+    uint32_t src;
+    while (rifl_rdma_poll_mailbox(s->h[0].e, PD_DATA, MAILBOX, m, sizeof m, &len, &src) == 1) {
+        if (src < 1 || src > s->c->senders || len != s->c->size) {
+            s->r->mismatches++;
+            continue;
+        }
+        uint32_t seq = 0, flow = 0;
+        if (len >= 8) {
+            memcpy(&seq, m, 4);
+            memcpy(&flow, m + 4, 4);
+        }
+        fill(want, len, flow_seed(s, src, flow, seq));
+        if (len >= 8)
+            memcpy(want, &seq, 4), memcpy(want + 4, &flow, 4);
+        if (flow >= s->c->flows || memcmp(want, m, len))
+            s->r->mismatches++;
+    }
+}
+
+static void watch_records(struct sim *s)
+{
+    struct host *t = &s->h[0];
+    for (unsigned i = 0; i < s->c->senders * s->c->flows; i++) {
+        uint8_t *rec = t->rec + (size_t)i * 32;
+        if (rec[31] != 1)
+            continue;
+        rec[31] = 0;
+        unsigned a = 1 + i / s->c->flows, flow = i % s->c->flows;
+        double lat = s->now - s->h[a].post_ns[flow];
+        if (lat < s->r->notify_ns_min)
+            s->r->notify_ns_min = lat;
+    }
+}
+
+static void poll_all(struct sim *s)
+{
+    rifl_rdma_wc wc[64];
+    unsigned n;
+    if (s->c->op == RIFL_RDMASIM_READ) {
+        while ((n = rifl_rdma_poll_cq(s->h[0].e, wc, 64)))
+            for (unsigned i = 0; i < n; i++)
+                completed(s, (unsigned)(wc[i].wr_id >> 32), &wc[i]);
+    } else {
+        for (unsigned a = 1; a <= s->c->senders; a++)
+            while ((n = rifl_rdma_poll_cq(s->h[a].e, wc, 64)))
+                for (unsigned i = 0; i < n; i++)
+                    completed(s, a, &wc[i]);
+    }
+}
+
+static void faults(struct sim *s)
+{
+    for (unsigned a = 0; a < s->nhosts; a++) {
+        uint64_t page;
+        while (rifl_rdma_poll_fault(s->h[a].e, &page)) {
+            if (s->fn == s->fcap) {
+                size_t cap = s->fcap ? 2 * s->fcap : 64;
+                struct fault *f = realloc(s->f, cap * sizeof *f);
+                if (!f) {
+                    s->oom = true;
+                    return;
+                }
+                s->f = f;
+                s->fcap = cap;
+            }
+            s->f[s->fn++] = (struct fault){ s->now + s->c->page_in_ns, a, page };
+        }
+    }
+    for (size_t i = 0; i < s->fn;) {
+        if (s->f[i].at <= s->now) {
+            rifl_rdma_page_in(s->h[s->f[i].host].e, s->f[i].page, (uint64_t)s->now);
+            s->r->page_faults_served++;
+            s->f[i] = s->f[--s->fn];
+        } else {
+            i++;
+        }
+    }
+}
+
+/* ---- set-up and the run -------------------------------------------------------------------- */
+
+static int setup(struct sim *s, char *msg, size_t msglen)
+{
+    const rifl_rdmasim_config *c = s->c;
+    s->nhosts = c->senders + 1;
+    unsigned per_frame = c->frame_bits / 8 - 2;
+    unsigned f = (RIFL_L2_CELL_BYTES + per_frame - 1) / per_frame;
+    s->cell_ns = f * c->frame_bits / c->link_gbps;
+    s->hop_ns = c->hops * (c->link_ns + c->switch_ns);
+    s->stride = (c->size + RIFL_RDMA_PAGE - 1) / RIFL_RDMA_PAGE * RIFL_RDMA_PAGE;
+    s->per_sender = (c->bytes + c->size - 1) / c->size;
+    s->out_cap = RIFL_RDMA_BUNDLE_PREFIX + (size_t)c->bundle_packets * RIFL_RDMA_MAX_PACKET;
+    s->out = malloc(s->out_cap);
+    if (!s->out)
+        return RIFL_ERR_NOMEM;
+    rifl_rdma_config ec = rifl_rdma_default_config;
+    ec.bundle_packets = c->bundle_packets;
+    ec.stage_packets = 2 * c->bundle_packets > 255 ? 255 : 2 * c->bundle_packets;
+    ec.max_nodes = s->nhosts;
+    ec.block_timeout_ns = (uint64_t)c->block_timeout_ns;
+    ec.block_timeout_max_ns = 8 * ec.block_timeout_ns;
+    ec.go_back_n = c->go_back_n;
+    ec.transfers_per_pd = c->flows > 32 ? c->flows : 32;
+    ec.max_transfers = c->flows * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
+    if (ec.max_transfers < 1024)
+        ec.max_transfers = 1024;
+    ec.req_fifo = c->flows > 64 ? c->flows : 64;
+    ec.cq_depth = ec.max_transfers + 64;
+    uint64_t target_bytes = (uint64_t)c->senders * c->flows * s->stride;
+    for (unsigned a = 0; a < s->nhosts; a++) {
+        struct host *h = &s->h[a];
+        ec.node = a;
+        int rc = rifl_rdma_open(&ec, &h->e, msg, msglen);
+        if (rc)
+            return rc;
+        for (unsigned b = 0; b < s->nhosts; b++)
+            rifl_rdma_add_node(h->e, b, c->paths);
+        rifl_rdma_alloc_pd(h->e, PD_DATA);
+        rifl_rdma_alloc_pd(h->e, PD_OTHER);
+        uint64_t bytes = a ? (uint64_t)c->flows * s->stride : target_bytes;
+        h->buf = calloc(bytes ? bytes : 1, 1);
+        h->queued = malloc(s->out_cap);
+        h->seq = calloc(c->flows, sizeof *h->seq);
+        h->post_ns = calloc(c->flows, sizeof *h->post_ns);
+        if (!h->buf || !h->queued || !h->seq || !h->post_ns)
+            return RIFL_ERR_NOMEM;
+        uint16_t pd = a == 0 && c->wrong_pd ? PD_OTHER : PD_DATA;
+        unsigned acc = RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE | RIFL_RDMA_REMOTE_READ;
+        rc = rifl_rdma_reg_mr(h->e, pd, h->buf, bytes, acc, &h->mr);
+        if (rc)
+            return rc;
+        if (a == 0) {
+            h->rec = calloc((size_t)c->senders * c->flows, 32);
+            if (!h->rec)
+                return RIFL_ERR_NOMEM;
+            rc = rifl_rdma_reg_mr(h->e, pd, h->rec, (size_t)c->senders * c->flows * 32, acc,
+                                  &h->rec_mr);
+            if (rc)
+                return rc;
+            rc = rifl_rdma_create_mailbox(h->e, pd, MAILBOX, 4096);
+            if (rc)
+                return rc;
+            if (c->wrong_pd)
+                memset(h->buf, 0xC5, bytes); /* a canary that must stay */
+        }
+        if (c->page_fault > 0 && a == 0) /* the target's pages */
+            for (uint64_t p = 0; p < (bytes + RIFL_RDMA_PAGE - 1) / RIFL_RDMA_PAGE; p++)
+                if (rifl_rng_double(&s->rng) < c->page_fault)
+                    rifl_rdma_set_resident(h->e, h->mr.va + p * RIFL_RDMA_PAGE,
+                                           RIFL_RDMA_PAGE < bytes - p * RIFL_RDMA_PAGE
+                                               ? RIFL_RDMA_PAGE
+                                               : bytes - p * RIFL_RDMA_PAGE,
+                                           false);
+    }
+    return RIFL_OK;
+}
+
+static void teardown(struct sim *s)
+{
+    for (unsigned a = 0; a < s->nhosts; a++) {
+        rifl_rdma_close(s->h[a].e);
+        free(s->h[a].buf);
+        free(s->h[a].rec);
+        free(s->h[a].queued);
+        free(s->h[a].seq);
+        free(s->h[a].post_ns);
+    }
+    for (size_t i = 0; i < s->qn; i++)
+        free(s->q[i].bytes);
+    free(s->q);
+    free(s->f);
+    free(s->out);
+}
+
+int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char *msg,
+                     size_t msglen)
+{
+    if (!r)
+        return rifl_null_arg(msg, msglen, "rifl_rdmasim_run", "res");
+    int rc = rifl_rdmasim_check(c, msg, msglen);
+    if (rc)
+        return rc;
+    memset(r, 0, sizeof *r);
+    r->latency_ns_min = INFINITY;
+    r->notify_ns_min = INFINITY;
+    struct sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return RIFL_ERR_NOMEM;
+    s->c = c;
+    s->r = r;
+    rifl_rng_seed(&s->rng, c->seed);
+    rc = setup(s, msg, msglen);
+    if (rc) {
+        if (rc == RIFL_ERR_NOMEM)
+            rifl_msg(msg, msglen, "out of memory for %u hosts with %u flows of %llu bytes",
+                     s->nhosts, c->flows, (unsigned long long)c->size);
+        teardown(s);
+        free(s);
+        return rc;
+    }
+    for (unsigned a = 1; a <= c->senders; a++)
+        for (unsigned f = 0; f < c->flows && s->h[a].posted < s->per_sender; f++)
+            if ((rc = post(s, a, f)) != RIFL_OK) {
+                rifl_msg(msg, msglen, "rdma sim: transfer %u of host %u could not be posted: %s (%s)",
+                         f, a, rifl_rdma_strerror(rc), rifl_strerror(rc));
+                teardown(s);
+                free(s);
+                return RIFL_ERR_STATE;
+            }
+    uint64_t want = s->per_sender * c->senders;
+    while (r->transfers < want && !s->oom) {
+        while (s->qn && s->q[0].at <= s->now) {
+            struct msg m = heap_pop(s);
+            uint64_t before = rifl_rdma_get_stats(s->h[m.to].e)->notifications_written;
+            rifl_rdma_input(s->h[m.to].e, (uint64_t)s->now, m.bytes, m.len, m.from);
+            free(m.bytes);
+            if (m.to == 0 && rifl_rdma_get_stats(s->h[0].e)->notifications_written != before &&
+                c->op == RIFL_RDMASIM_WRITE)
+                watch_records(s);
+        }
+        for (unsigned a = 0; a < s->nhosts; a++)
+            if (rifl_rdma_next_due(s->h[a].e) <= (uint64_t)s->now)
+                rifl_rdma_advance(s->h[a].e, (uint64_t)s->now);
+        faults(s);
+        if (c->op == RIFL_RDMASIM_SEND)
+            drain_mailbox(s);
+        poll_all(s);
+        for (unsigned a = 0; a < s->nhosts; a++)
+            pump(s, a);
+        /* the next event */
+        double next = s->qn ? s->q[0].at : INFINITY;
+        for (unsigned a = 0; a < s->nhosts; a++) {
+            double due = (double)rifl_rdma_next_due(s->h[a].e);
+            if (due < next)
+                next = due;
+            if (s->h[a].up_free > s->now && s->h[a].up_free < next)
+                next = s->h[a].up_free;
+        }
+        for (size_t i = 0; i < s->fn; i++)
+            if (s->f[i].at < next)
+                next = s->f[i].at;
+        if (!(next < INFINITY) || next > c->max_ns)
+            break;
+        s->now = next > s->now ? ceil(next) : s->now + 1;
+    }
+    if (c->op == RIFL_RDMASIM_SEND)
+        drain_mailbox(s);
+    r->finished = r->transfers == want;
+    r->sim_ns = s->last_done;
+    r->throughput_gbps = s->last_done > 0 ? (double)r->bytes * 8 / s->last_done : 0;
+    r->capacity_gbps = rifl_rdma_capacity_gbps(c->link_gbps, c->frame_bits, c->bundle_packets, false);
+    r->ratio = r->capacity_gbps > 0 ? r->throughput_gbps / r->capacity_gbps : 0;
+    r->latency_ns_mean = r->transfers ? s->lat_sum / (double)r->transfers : 0;
+    if (!(r->latency_ns_min < INFINITY))
+        r->latency_ns_min = 0;
+    if (!(r->notify_ns_min < INFINITY))
+        r->notify_ns_min = 0;
+    r->verified = r->mismatches == 0 && r->finished;
+    if (c->wrong_pd) { /* nothing may have reached the target's memory */
+        uint64_t bytes = (uint64_t)c->senders * c->flows * s->stride;
+        for (uint64_t i = 0; i < bytes; i++)
+            if (s->h[0].buf[i] != 0xC5) {
+                r->verified = false;
+                break;
+            }
+    }
+    r->sender = *rifl_rdma_get_stats(s->h[1].e);
+    r->target = *rifl_rdma_get_stats(s->h[0].e);
+    bool oom = s->oom;
+    teardown(s);
+    free(s);
+    if (oom) {
+        rifl_msg(msg, msglen, "rdma sim: out of memory while running");
+        return RIFL_ERR_NOMEM;
+    }
+    return RIFL_OK;
+}

@@ -1,0 +1,276 @@
+/* `rifl sim rdma`: the RDMA engine between hosts over a RIFL Layer 2 path
+ * (rifl/sim/rdmasim.h): throughput against the route's capacity, every
+ * byte checked, faults injected on purpose. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rifl/rdma.h"
+#include "rifl/sim/rdmasim.h"
+
+struct opts {
+    const char *op, *fault, *sizes;
+    uint64_t size, bytes, flows, senders, hops, paths, frame_bits, bundle, seed;
+    double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s;
+    bool go_back_n, json, csv;
+};
+
+/* --fault KIND:P[,KIND:P...]: page-fault, payload-crc, drop; and pd */
+static int parse_faults(const char *spec, rifl_rdmasim_config *c)
+{
+    if (!spec || !*spec)
+        return 0;
+    char *copy = strdup(spec);
+    if (!copy)
+        return 2;
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "pd")) {
+            c->wrong_pd = true;
+            continue;
+        }
+        char *colon = strchr(tok, ':');
+        double p;
+        if (!colon || cli_parse_double(colon + 1, &p) || !(p >= 0 && p <= 1)) {
+            fprintf(stderr, "error: option --fault: '%s' is not KIND:P with P from 0 to 1 "
+                            "(kinds: page-fault, payload-crc, drop; and pd alone)\n", tok);
+            rc = 2;
+            break;
+        }
+        *colon = '\0';
+        if (!strcmp(tok, "page-fault"))
+            c->page_fault = p;
+        else if (!strcmp(tok, "payload-crc"))
+            c->payload_crc = p;
+        else if (!strcmp(tok, "drop"))
+            c->drop = p;
+        else {
+            fprintf(stderr, "error: option --fault: unknown fault '%s'; give page-fault:P, "
+                            "payload-crc:P, drop:P or pd\n", tok);
+            rc = 2;
+            break;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
+                        const rifl_rdmasim_result *r)
+{
+    const rifl_rdma_stats *s = &r->sender, *t = &r->target;
+    uint64_t nacks = 0;
+    for (unsigned i = 1; i < RIFL_RDMA_STATUS_COUNT; i++)
+        nacks += s->nacks_rx[i] + t->nacks_rx[i];
+    fprintf(f, "{\"op\": ");
+    json_str(f, op);
+    fprintf(f, ", \"size\": %llu, \"flows\": %u, \"senders\": %u, \"hops\": %u, \"paths\": %u, "
+               "\"link_gbps\": %g, \"frame_bits\": %u, \"bundle_packets\": %u, \"go_back_n\": %s, "
+               "\"seed\": %llu, ",
+            (unsigned long long)c->size, c->flows, c->senders, c->hops, c->paths, c->link_gbps,
+            c->frame_bits, c->bundle_packets, c->go_back_n ? "true" : "false",
+            (unsigned long long)c->seed);
+    fprintf(f, "\"throughput_gbps\": %.6g, \"capacity_gbps\": %.6g, \"ratio\": %.6g, "
+               "\"verified\": %s, \"finished\": %s, \"completions\": %llu, \"failed\": %llu, "
+               "\"first_error\": ",
+            r->throughput_gbps, r->capacity_gbps, r->ratio, r->verified ? "true" : "false",
+            r->finished ? "true" : "false", (unsigned long long)r->transfers,
+            (unsigned long long)r->failed);
+    json_str(f, r->failed ? rifl_rdma_strerror(r->first_error) : "");
+    fprintf(f, ", \"retransmitted_blocks\": %llu, \"nacks\": %llu, \"timeouts\": %llu, "
+               "\"sim_us\": %.6g, \"latency_us_mean\": %.6g, \"latency_us_min\": %.6g, "
+               "\"notify_us_min\": %.6g, \"cells\": %llu, \"bundles\": %llu, "
+               "\"dropped_bundles\": %llu, \"damaged_packets\": %llu, \"page_faults_served\": %llu, ",
+            (unsigned long long)(s->retransmitted_blocks + t->retransmitted_blocks),
+            (unsigned long long)nacks, (unsigned long long)(s->timeouts + t->timeouts),
+            r->sim_ns / 1e3, r->latency_ns_mean / 1e3, r->latency_ns_min / 1e3,
+            r->notify_ns_min / 1e3, (unsigned long long)r->cells, (unsigned long long)r->bundles,
+            (unsigned long long)r->dropped_bundles, (unsigned long long)r->damaged_packets,
+            (unsigned long long)r->page_faults_served);
+    size_t n;
+    const rifl_counter *ct = rifl_rdma_counters(&n);
+    fprintf(f, "\"sender\": ");
+    json_counters(f, ct, n, s);
+    fprintf(f, ", \"target\": ");
+    json_counters(f, ct, n, t);
+    fprintf(f, "}\n");
+}
+
+static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdmasim_result *r)
+{
+    const rifl_rdma_stats *s = &r->sender, *t = &r->target;
+    uint64_t nacks = 0;
+    for (unsigned i = 1; i < RIFL_RDMA_STATUS_COUNT; i++)
+        nacks += s->nacks_rx[i] + t->nacks_rx[i];
+    printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s, %u hop%s, %u path%s, "
+           "%g Gbit/s links, F=%u, N=%u, seed %llu\n",
+           op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
+           c->hops, c->hops == 1 ? "" : "s", c->paths, c->paths == 1 ? "" : "s", c->link_gbps,
+           c->frame_bits, c->bundle_packets, (unsigned long long)c->seed);
+    printf("  %llu transfers completed (%llu failed%s%s), %.4g MB in %.4g us: %.4g Gbit/s of %.4g "
+           "(ratio %.4f)\n",
+           (unsigned long long)r->transfers, (unsigned long long)r->failed,
+           r->failed ? ", first: " : "", r->failed ? rifl_rdma_strerror(r->first_error) : "",
+           (double)r->bytes / 1e6, r->sim_ns / 1e3, r->throughput_gbps, r->capacity_gbps,
+           r->ratio);
+    printf("  latency post to completion: mean %.4g us, min %.4g us", r->latency_ns_mean / 1e3,
+           r->latency_ns_min / 1e3);
+    if (r->notify_ns_min > 0)
+        printf("; post to notification written: min %.4g us", r->notify_ns_min / 1e3);
+    printf("\n  %llu bundles, %llu cells; retransmitted blocks %llu, NACKs %llu, timeouts %llu, "
+           "page faults served %llu, bundles dropped %llu, payloads damaged %llu\n",
+           (unsigned long long)r->bundles, (unsigned long long)r->cells,
+           (unsigned long long)(s->retransmitted_blocks + t->retransmitted_blocks),
+           (unsigned long long)nacks, (unsigned long long)(s->timeouts + t->timeouts),
+           (unsigned long long)r->page_faults_served, (unsigned long long)r->dropped_bundles,
+           (unsigned long long)r->damaged_packets);
+    printf("  verified: %s%s\n", r->verified ? "yes" : "NO",
+           r->verified ? (c->wrong_pd ? " (the target's memory untouched)"
+                                      : " (every byte of every transfer compared)")
+                       : (r->finished ? " (bytes differ)" : " (not every transfer completed)"));
+}
+
+static int run(int argc, char **argv)
+{
+    struct opts o = {
+        .op = "write", .fault = "", .sizes = "", .size = 1000000, .bytes = 64000000,
+        .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 7,
+        .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
+        .timeout_us = 1000, .max_s = 10,
+    };
+    const struct cli_opt opts[] = {
+        { "op", CLI_STRING, &o.op, "write, read or send (to a mailbox, 1 to 256 bytes)", 0, 0 },
+        { "size", CLI_BYTES, &o.size, "bytes per transfer", 1, 1073741824.0 },
+        { "sizes", CLI_STRING, &o.sizes, "a comma-separated list of sizes: one run each, a table", 0, 0 },
+        { "flows", CLI_UINT, &o.flows, "transfers outstanding per sender", 1, 1024 },
+        { "bytes", CLI_BYTES, &o.bytes, "payload per sender in all (whole transfers)", 1, 1e14 },
+        { "senders", CLI_UINT, &o.senders, "hosts sending to host 0 (more than 1: an incast)", 1, 63 },
+        { "link-gbps", CLI_DOUBLE, &o.link_gbps, "frame bit rate of every link", 0.001, 10000 },
+        { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },
+        { "hops", CLI_UINT, &o.hops, "switches on the path", 1, 5 },
+        { "paths", CLI_UINT, &o.paths, "routes between two hosts (blocks spread over them)", 1, 32 },
+        { "link-ns", CLI_DOUBLE, &o.link_ns, "each link's cable and transceivers, ns", 0, 1e9 },
+        { "switch-ns", CLI_DOUBLE, &o.switch_ns, "each switch's pipeline, ns", 0, 1e9 },
+        { "bundle", CLI_UINT, &o.bundle, "packets in a full bundle (N)", 1, 227 },
+        { "go-back-n", CLI_BOOL, &o.go_back_n, "on a NACK or timeout resend the later blocks too", 0, 0 },
+        { "timeout-us", CLI_DOUBLE, &o.timeout_us, "a block's first timeout", 1, 1e7 },
+        { "fault", CLI_STRING, &o.fault,
+          "faults: page-fault:P (destination pages), payload-crc:P (WRITE packets), drop:P "
+          "(cells at a switch), pd (target in another domain); comma-separated", 0, 0 },
+        { "page-in-ns", CLI_DOUBLE, &o.page_in_ns, "time to serve a page fault", 0, 1e9 },
+        { "max-s", CLI_DOUBLE, &o.max_s, "give up after this much simulated time, s", 1e-6, 1e4 },
+        { "seed", CLI_UINT, &o.seed, "run seed", 0, 0 },
+        { "json", CLI_FLAG, &o.json, "one JSON object per run", 0, 0 },
+        { "csv", CLI_FLAG, &o.csv, "CSV: a header and one line per run", 0, 0 },
+        CLI_END
+    };
+    int rc = cli_parse(argc, argv, opts, "rifl sim rdma [options]",
+                       "Runs the RDMA engine (docs/rdma.md) between hosts over a RIFL Layer 2 "
+                       "path: senders post transfers to host 0, --flows at a time, each checked "
+                       "byte for byte; prints the throughput against what the route can carry.",
+                       NULL, 0, NULL);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    rifl_rdmasim_config c = rifl_rdmasim_default_config;
+    if (!strcmp(o.op, "write"))
+        c.op = RIFL_RDMASIM_WRITE;
+    else if (!strcmp(o.op, "read"))
+        c.op = RIFL_RDMASIM_READ;
+    else if (!strcmp(o.op, "send"))
+        c.op = RIFL_RDMASIM_SEND;
+    else
+        return cli_fail(opts, "op", "'%s' is not an operation; give write, read or send", o.op);
+    if (cli_frame_width(opts, "frame-bits", o.frame_bits))
+        return 2;
+    c.size = o.size;
+    if (c.op == RIFL_RDMASIM_SEND && !cli_is_set(opts, "size"))
+        c.size = 256;
+    c.bytes = o.bytes;
+    c.flows = (unsigned)o.flows;
+    c.senders = (unsigned)o.senders;
+    c.link_gbps = o.link_gbps;
+    c.frame_bits = (unsigned)o.frame_bits;
+    c.hops = (unsigned)o.hops;
+    c.paths = (unsigned)o.paths;
+    c.link_ns = o.link_ns;
+    c.switch_ns = o.switch_ns;
+    c.bundle_packets = (unsigned)o.bundle;
+    c.go_back_n = o.go_back_n;
+    c.block_timeout_ns = o.timeout_us * 1e3;
+    c.page_in_ns = o.page_in_ns;
+    c.seed = o.seed;
+    c.max_ns = o.max_s * 1e9;
+    if (parse_faults(o.fault, &c))
+        return 2;
+    double sizes[64];
+    int nsizes = 1;
+    sizes[0] = (double)c.size;
+    if (*o.sizes) {
+        nsizes = 0;
+        const char *p = o.sizes;
+        while (*p) {
+            char tok[64];
+            size_t n = strcspn(p, ",");
+            uint64_t v;
+            if (n == 0 || n >= sizeof tok || nsizes == 64)
+                return cli_fail(opts, "sizes", "give up to 64 sizes separated by commas");
+            memcpy(tok, p, n);
+            tok[n] = '\0';
+            if (cli_parse_bytes(tok, &v) || v < 1 || v > (1u << 30))
+                return cli_fail(opts, "sizes", "'%s' is not a size from 1 byte to 1 GiB", tok);
+            sizes[nsizes++] = (double)v;
+            p += n + (p[n] == ',');
+        }
+    }
+    if (o.csv)
+        printf("op,size,flows,senders,hops,paths,link_gbps,throughput_gbps,capacity_gbps,ratio,"
+               "verified,completions,failed,retransmitted_blocks,nacks,timeouts,latency_us_mean\n");
+    int status = 0;
+    for (int i = 0; i < nsizes; i++) {
+        c.size = (uint64_t)sizes[i];
+        char msg[256] = "";
+        if (rifl_rdmasim_check(&c, msg, sizeof msg) != RIFL_OK) {
+            fprintf(stderr, "error: %s\n", msg);
+            return 2;
+        }
+        rifl_rdmasim_result r;
+        if (nsizes > 1 && !o.json && !o.csv)
+            cli_progress("sim rdma", (double)i / nsizes, NULL, false);
+        rc = rifl_rdmasim_run(&c, &r, msg, sizeof msg);
+        if (rc) {
+            fprintf(stderr, "error: %s\n", msg[0] ? msg : rifl_strerror(rc));
+            return 1;
+        }
+        if (o.json) {
+            json_result(stdout, &c, o.op, &r);
+        } else if (o.csv) {
+            const rifl_rdma_stats *s = &r.sender, *t = &r.target;
+            uint64_t nacks = 0;
+            for (unsigned k = 1; k < RIFL_RDMA_STATUS_COUNT; k++)
+                nacks += s->nacks_rx[k] + t->nacks_rx[k];
+            printf("%s,%llu,%u,%u,%u,%u,%g,%.6g,%.6g,%.6g,%s,%llu,%llu,%llu,%llu,%llu,%.6g\n", o.op,
+                   (unsigned long long)c.size, c.flows, c.senders, c.hops, c.paths, c.link_gbps,
+                   r.throughput_gbps, r.capacity_gbps, r.ratio, r.verified ? "true" : "false",
+                   (unsigned long long)r.transfers, (unsigned long long)r.failed,
+                   (unsigned long long)(s->retransmitted_blocks + t->retransmitted_blocks),
+                   (unsigned long long)nacks, (unsigned long long)(s->timeouts + t->timeouts),
+                   r.latency_ns_mean / 1e3);
+        } else {
+            summary(&c, o.op, &r);
+        }
+        fflush(stdout);
+        /* wrong bytes or a run that could not finish is an error; transfers
+         * failed by an injected protection fault are what was asked */
+        if (!r.verified || (r.failed && !c.wrong_pd))
+            status = 1;
+    }
+    if (nsizes > 1 && !o.json && !o.csv)
+        cli_progress_done(false);
+    return status;
+}
+
+const struct rifl_command rifl_cmd_sim_rdma = {
+    "sim rdma", "the RDMA engine between hosts over a RIFL path (simulation)", run
+};
