@@ -166,7 +166,7 @@ static int run(int argc, char **argv)
         { "csv", CLI_FLAG, &o.csv, "CSV: a header and one line per run", 0, 0 },
         CLI_END
     };
-    int rc = cli_parse(argc, argv, opts, "rifl sim rdma [options]",
+    int rc = cli_parse(argc, argv, opts, "[options]",
                        "Runs the RDMA engine (docs/rdma.md) between hosts over a RIFL Layer 2 "
                        "path: senders post transfers to host 0, --flows at a time, each checked "
                        "byte for byte; prints the throughput against what the route can carry.",
@@ -187,6 +187,9 @@ static int run(int argc, char **argv)
     c.size = o.size;
     if (c.op == RIFL_RDMASIM_SEND && !cli_is_set(opts, "size"))
         c.size = 256;
+    if (c.op == RIFL_RDMASIM_SEND && c.size > 256)
+        return cli_fail(opts, "size", "a send is one mailbox message of 1 to 256 bytes, not %llu",
+                        (unsigned long long)c.size);
     c.bytes = o.bytes;
     c.flows = (unsigned)o.flows;
     c.senders = (unsigned)o.senders;

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# CLI checks for `rifl sim rdma`: the JSON keys, writes, reads and sends
+# verified byte for byte, near the route's capacity; retransmission after
+# damaged payloads and lost cells; a transfer into another protection domain
+# refused without touching memory; clear refusals.
+# usage: cli_sim_rdma.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
+set -euo pipefail
+rifl=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# has WANT CMD...: CMD succeeds and its output holds WANT (the output is
+# read whole, never cut off by a pipe)
+has() { local want=$1; shift; "$@" > "$tmp/has.out" && grep -q -- "$want" "$tmp/has.out"; }
+# json FILE EXPR: FILE parses as JSON and EXPR (on it as d) holds
+json() {
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert eval(sys.argv[2]), {k: d.get(k) for k in ("throughput_gbps", "capacity_gbps", "ratio",
+    "verified", "finished", "completions", "failed", "first_error", "retransmitted_blocks",
+    "nacks", "timeouts")}' "$1" "$2"
+}
+
+has "--op" "$rifl" sim rdma --help || fail "--help lacks --op"
+grep -q -- "--fault" "$tmp/has.out" || fail "--help lacks --fault"
+
+# small runs: 2 MB per sender in transfers of 64 KiB
+small=(--bytes 2MB --size 64KiB --seed 1)
+has "verified: yes" "$rifl" sim rdma "${small[@]}" || fail "write run not verified: $(cat "$tmp/has.out")"
+
+# the JSON summary: its keys, verified, and near what the route carries
+"$rifl" sim rdma "${small[@]}" --json > "$tmp/w.json" || fail "write --json run"
+for k in throughput_gbps capacity_gbps ratio verified retransmitted_blocks nacks timeouts \
+         completions; do
+  json "$tmp/w.json" "'$k' in d" || fail "JSON lacks $k: $(cat "$tmp/w.json")"
+done
+json "$tmp/w.json" 'd["verified"] is True and d["completions"] > 0 and d["failed"] == 0' ||
+  fail "write run not verified"
+json "$tmp/w.json" 'd["ratio"] >= 0.9 and 0 < d["throughput_gbps"] <= d["capacity_gbps"]' ||
+  fail "write throughput below 0.9 of capacity"
+
+# reads and sends to a mailbox
+has "verified: yes" "$rifl" sim rdma "${small[@]}" --op read || fail "read run not verified: $(cat "$tmp/has.out")"
+has "verified: yes" "$rifl" sim rdma --bytes 200KB --op send --size 200 --seed 1 ||
+  fail "send run not verified: $(cat "$tmp/has.out")"
+
+# damaged payloads: NACKed, the blocks sent again, every byte right
+"$rifl" sim rdma "${small[@]}" --fault payload-crc:0.01 --json > "$tmp/crc.json" ||
+  fail "payload-crc run"
+json "$tmp/crc.json" 'd["retransmitted_blocks"] > 0 and d["nacks"] > 0' ||
+  fail "no retransmission with damaged payloads"
+json "$tmp/crc.json" 'd["verified"] is True and d["failed"] == 0' || fail "payload-crc run not verified"
+
+# lost cells: the blocks time out and go again, every byte right
+"$rifl" sim rdma "${small[@]}" --fault drop:0.001 --json > "$tmp/drop.json" || fail "drop run"
+json "$tmp/drop.json" 'd["timeouts"] > 0 and d["retransmitted_blocks"] > 0' ||
+  fail "no timeouts with lost cells"
+json "$tmp/drop.json" 'd["verified"] is True and d["failed"] == 0' || fail "drop run not verified"
+
+# the target in another domain: every transfer fails with the remote's
+# refusal, the target's memory untouched, and the run itself succeeds
+"$rifl" sim rdma "${small[@]}" --fault pd --json > "$tmp/pd.json" || fail "pd run exit status $?"
+json "$tmp/pd.json" 'd["completions"] > 0 and d["failed"] == d["completions"]' ||
+  fail "pd run: not every transfer failed"
+json "$tmp/pd.json" 'd["first_error"] == "E_REMOTE_PROTECTION"' || fail "pd run: first_error"
+json "$tmp/pd.json" 'd["verified"] is True' || fail "pd run: memory touched"
+
+# refusals: exit status 2, naming the option
+expect_err() {
+  local want=$1; shift
+  local rc=0
+  "$rifl" sim rdma --bytes 2MB "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
+  [ "$rc" = 2 ] || fail "exit status $rc, not 2, for: $*"
+  grep -q -- "$want" "$tmp/err" || fail "message for '$*' lacks '$want': $(cat "$tmp/err")"
+}
+expect_err "--op" --op bogus
+expect_err "--fault" --fault nonsense:0.1
+expect_err "--fault" --fault drop:2
+expect_err "--frame-bits" --frame-bits 100
+expect_err "option --size" --op send --size 300
+echo "cli_sim_rdma: ok"
