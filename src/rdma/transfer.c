@@ -19,6 +19,25 @@ static unsigned xf_alloc(rifl_rdma *e)
     return x;
 }
 
+/* A new transfer of `kind` with the fields every kind sets. */
+static struct xfer *xf_new(rifl_rdma *e, unsigned *x, enum xf_kind kind, uint16_t pdid,
+                           uint64_t wr_id, uint64_t now, uint32_t dst_node, uint64_t dst_va,
+                           uint64_t len, unsigned blocks, unsigned path)
+{
+    *x = xf_alloc(e);
+    struct xfer *t = &e->xf[*x];
+    t->kind = kind;
+    t->pdid = pdid;
+    t->wr_id = wr_id;
+    t->posted = now;
+    t->dst_node = dst_node;
+    t->dst_va = dst_va;
+    t->len = len;
+    t->blocks_total = blocks;
+    t->next_path = path;
+    return t;
+}
+
 /* Put a new transfer at the end of the list of those with blocks to issue. */
 static void xf_start(rifl_rdma *e, unsigned x)
 {
@@ -74,19 +93,11 @@ int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t 
         return RIFL_ERR_PROTECTION;
     if (pd->writes >= e->cfg.transfers_per_pd)
         return RIFL_ERR_AGAIN;
-    unsigned x = xf_alloc(e);
-    struct xfer *t = &e->xf[x];
-    t->kind = XF_WRITE;
-    t->pdid = pdid;
-    t->wr_id = wr_id;
-    t->posted = now;
+    unsigned x;
+    struct xfer *t = xf_new(e, &x, XF_WRITE, pdid, wr_id, now, dst_node, dst_va, len,
+                            blocks_of(dst_va, len), path);
     t->src_region = reg;
     t->src_va = src_va;
-    t->dst_node = dst_node;
-    t->dst_va = dst_va;
-    t->len = len;
-    t->blocks_total = blocks_of(dst_va, len);
-    t->next_path = path;
     if (notify) {
         t->notify = true;
         t->nt = (rifl_rdma_notify){ notify->target, notify->cookie, (uint32_t)len,
@@ -112,17 +123,9 @@ int rifl_rdma_post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t s
         return RIFL_ERR_PROTECTION;
     if (pd->reads >= e->cfg.transfers_per_pd)
         return RIFL_ERR_AGAIN;
-    unsigned x = xf_alloc(e);
-    struct xfer *t = &e->xf[x];
-    t->kind = XF_READ;
-    t->pdid = pdid;
-    t->wr_id = wr_id;
-    t->posted = now;
-    t->dst_node = src_node;
-    t->dst_va = RIFL_RDMA_PERIPHERAL(0);
-    t->len = len;
-    t->blocks_total = 1;
-    t->next_path = path;
+    unsigned x;
+    struct xfer *t = xf_new(e, &x, XF_READ, pdid, wr_id, now, src_node, RIFL_RDMA_PERIPHERAL(0),
+                            len, 1, path);
     t->deadline = now + e->cfg.read_timeout_ns;
     if (t->deadline < e->due_min)
         e->due_min = t->deadline;
@@ -154,16 +157,9 @@ int rifl_rdma_post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mai
         return rc;
     if (pd->writes >= e->cfg.transfers_per_pd)
         return RIFL_ERR_AGAIN;
-    unsigned x = xf_alloc(e);
-    struct xfer *t = &e->xf[x];
-    t->kind = XF_SEND;
-    t->pdid = pdid;
-    t->wr_id = wr_id;
-    t->posted = now;
-    t->dst_node = node;
-    t->dst_va = RIFL_RDMA_PERIPHERAL(mailbox);
-    t->len = len;
-    t->blocks_total = 1;
+    unsigned x;
+    struct xfer *t = xf_new(e, &x, XF_SEND, pdid, wr_id, now, node,
+                            RIFL_RDMA_PERIPHERAL(mailbox), len, 1, 0);
     memcpy(t->inline_payload, buf, len);
     t->inline_len = (unsigned)len;
     pd->writes++;
@@ -449,18 +445,12 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now)
         if (reg >= 0 && rdma_node_slot(e, to) >= 0) {
             if (pd->serves >= e->cfg.transfers_per_pd || e->xf_free_head == XF_NONE)
                 return; /* waits for a transfer to finish */
-            unsigned x = xf_alloc(e);
-            struct xfer *t = &e->xf[x];
-            t->kind = XF_SERVE;
-            t->pdid = q->pdid;
-            t->posted = now;
+            unsigned x;
+            uint64_t dst_va = rifl_rdma_gva_va(q->r.dst);
+            struct xfer *t = xf_new(e, &x, XF_SERVE, q->pdid, 0, now, to, dst_va, q->r.length,
+                                    blocks_of(dst_va, q->r.length), q->path);
             t->src_region = reg;
             t->src_va = q->r.src_va;
-            t->dst_node = to;
-            t->dst_va = rifl_rdma_gva_va(q->r.dst);
-            t->len = q->r.length;
-            t->blocks_total = blocks_of(t->dst_va, t->len);
-            t->next_path = q->path;
             t->notify = true;
             t->nt = (rifl_rdma_notify){ q->r.notify_target, q->r.cookie, q->r.length,
                                         q->r.immediate };
