@@ -215,6 +215,18 @@ static void t_record(void)
         0x00, 0x00, 0x04, 0x00, 0x1C, 0x05, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0x01,
     };
     CHECK(memcmp(r, want, 32) == 0);
+    rifl_rdma_record back;
+    rifl_rdma_record_unpack(r, &back);
+    CHECK_EQ_U(back.cookie, 0x1122334455667788ull);
+    CHECK_EQ_U(back.transfer_length, 4096);
+    CHECK_EQ_U(back.immediate, 0xABCD);
+    CHECK_EQ_U(back.src_node, 1);
+    CHECK_EQ_U(back.pdid, 7);
+    CHECK_EQ_U(back.tid, 5);
+    CHECK(back.written);
+    r[31] = 0;
+    rifl_rdma_record_unpack(r, &back);
+    CHECK(!back.written);
 }
 
 static void t_capacity(void)

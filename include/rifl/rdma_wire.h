@@ -291,6 +291,19 @@ RIFL_API void rifl_rdma_record_pack(uint64_t cookie, uint32_t transfer_length,
                                     uint32_t immediate, uint32_t src_node, uint16_t pdid,
                                     unsigned tid, uint8_t out[RIFL_RDMA_RECORD_BYTES]);
 
+/* A notification record read back: `written` is byte 31 (set last). */
+typedef struct rifl_rdma_record {
+    uint64_t cookie;
+    uint32_t transfer_length, immediate;
+    uint32_t src_node;
+    uint16_t pdid;
+    unsigned tid;
+    bool written;
+} rifl_rdma_record;
+
+RIFL_API void rifl_rdma_record_unpack(const uint8_t in[RIFL_RDMA_RECORD_BYTES],
+                                      rifl_rdma_record *r);
+
 /* User bytes per second a route can carry, in Gbit/s: the frame bit rate of
  * its slowest link (all lanes) times user bytes per wire byte with full
  * bundles of `bundle_packets` packets of 256 bytes (or, in cell_mode, one

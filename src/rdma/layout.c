@@ -151,6 +151,26 @@ void rifl_rdma_record_pack(uint64_t cookie, uint32_t transfer_length, uint32_t i
     put_be64(out + 24, 1);
 }
 
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void rifl_rdma_record_unpack(const uint8_t in[RIFL_RDMA_RECORD_BYTES], rifl_rdma_record *r)
+{
+    uint64_t w1 = get_be64(in + 8), w2 = get_be64(in + 16);
+    *r = (rifl_rdma_record){ .cookie = get_be64(in),
+                             .transfer_length = (uint32_t)(w1 >> 32),
+                             .immediate = (uint32_t)w1,
+                             .src_node = (uint32_t)(w2 >> 42),
+                             .pdid = (uint16_t)(w2 >> 26),
+                             .tid = (unsigned)(w2 >> 16) & 1023u,
+                             .written = in[31] == 1 };
+}
+
 double rifl_rdma_capacity_gbps(double frame_rate_gbps, unsigned frame_bits,
                                unsigned bundle_packets, bool cell_mode)
 {

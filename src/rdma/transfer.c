@@ -408,18 +408,12 @@ void rdma_response(rifl_rdma *e, const rifl_rdma_packet *p, uint64_t now)
 
 /* ---- reads ------------------------------------------------------------------------------------ */
 
-static uint64_t be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *record,
                       uint64_t now)
 {
-    uint64_t cookie = be64(record);
+    rifl_rdma_record rec;
+    rifl_rdma_record_unpack(record, &rec);
+    uint64_t cookie = rec.cookie;
     unsigned best = XF_NONE;
     for (unsigned x = 0; x < e->n_xf; x++) {
         const struct xfer *t = &e->xf[x];
