@@ -18,7 +18,7 @@ struct opts {
 };
 
 /* --fault KIND:P[,KIND:P...]: page-fault, payload-crc, drop; and pd */
-static int parse_faults(const char *spec, rifl_rdmasim_config *c)
+static int parse_faults(const char *spec, rifl_rdmasim_config *c, bool quiet)
 {
     if (!spec || !*spec)
         return 0;
@@ -34,8 +34,9 @@ static int parse_faults(const char *spec, rifl_rdmasim_config *c)
         char *colon = strchr(tok, ':');
         double p;
         if (!colon || cli_parse_double(colon + 1, &p) || !(p >= 0 && p <= 1)) {
-            fprintf(stderr, "error: option --fault: '%s' is not KIND:P with P from 0 to 1 "
-                            "(kinds: page-fault, payload-crc, drop; and pd alone)\n", tok);
+            if (!quiet)
+                fprintf(stderr, "error: option --fault: '%s' is not KIND:P with P from 0 to 1 "
+                                "(kinds: page-fault, payload-crc, drop; and pd alone)\n", tok);
             rc = 2;
             break;
         }
@@ -47,8 +48,9 @@ static int parse_faults(const char *spec, rifl_rdmasim_config *c)
         else if (!strcmp(tok, "drop"))
             c->drop = p;
         else {
-            fprintf(stderr, "error: option --fault: unknown fault '%s'; give page-fault:P, "
-                            "payload-crc:P, drop:P or pd\n", tok);
+            if (!quiet)
+                fprintf(stderr, "error: option --fault: unknown fault '%s'; give page-fault:P, "
+                                "payload-crc:P, drop:P or pd\n", tok);
             rc = 2;
             break;
         }
@@ -60,10 +62,6 @@ static int parse_faults(const char *spec, rifl_rdmasim_config *c)
 static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
                         const rifl_rdmasim_result *r)
 {
-    const rifl_rdma_stats *s = &r->sender, *t = &r->target;
-    uint64_t nacks = 0;
-    for (unsigned i = 1; i < RIFL_RDMA_STATUS_COUNT; i++)
-        nacks += s->nacks_rx[i] + t->nacks_rx[i];
     fprintf(f, "{\"op\": ");
     json_str(f, op);
     fprintf(f, ", \"size\": %llu, \"flows\": %u, \"senders\": %u, \"hops\": %u, \"paths\": %u, "
@@ -83,27 +81,22 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
                "\"sim_us\": %.6g, \"latency_us_mean\": %.6g, \"latency_us_min\": %.6g, "
                "\"notify_us_min\": %.6g, \"cells\": %llu, \"bundles\": %llu, "
                "\"dropped_bundles\": %llu, \"damaged_packets\": %llu, \"page_faults_served\": %llu, ",
-            (unsigned long long)(s->retransmitted_blocks + t->retransmitted_blocks),
-            (unsigned long long)nacks, (unsigned long long)(s->timeouts + t->timeouts),
-            r->sim_ns / 1e3, r->latency_ns_mean / 1e3, r->latency_ns_min / 1e3,
+            (unsigned long long)r->retransmitted_blocks, (unsigned long long)r->nacks,
+            (unsigned long long)r->timeouts, r->sim_ns / 1e3, r->latency_ns_mean / 1e3, r->latency_ns_min / 1e3,
             r->notify_ns_min / 1e3, (unsigned long long)r->cells, (unsigned long long)r->bundles,
             (unsigned long long)r->dropped_bundles, (unsigned long long)r->damaged_packets,
             (unsigned long long)r->page_faults_served);
     size_t n;
     const rifl_counter *ct = rifl_rdma_counters(&n);
     fprintf(f, "\"sender\": ");
-    json_counters(f, ct, n, s);
+    json_counters(f, ct, n, &r->sender);
     fprintf(f, ", \"target\": ");
-    json_counters(f, ct, n, t);
+    json_counters(f, ct, n, &r->target);
     fprintf(f, "}\n");
 }
 
 static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdmasim_result *r)
 {
-    const rifl_rdma_stats *s = &r->sender, *t = &r->target;
-    uint64_t nacks = 0;
-    for (unsigned i = 1; i < RIFL_RDMA_STATUS_COUNT; i++)
-        nacks += s->nacks_rx[i] + t->nacks_rx[i];
     printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s, %u hop%s, %u path%s, "
            "%g Gbit/s links, F=%u, N=%u, seed %llu\n",
            op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
@@ -122,9 +115,8 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdm
     printf("\n  %llu bundles, %llu cells; retransmitted blocks %llu, NACKs %llu, timeouts %llu, "
            "page faults served %llu, bundles dropped %llu, payloads damaged %llu\n",
            (unsigned long long)r->bundles, (unsigned long long)r->cells,
-           (unsigned long long)(s->retransmitted_blocks + t->retransmitted_blocks),
-           (unsigned long long)nacks, (unsigned long long)(s->timeouts + t->timeouts),
-           (unsigned long long)r->page_faults_served, (unsigned long long)r->dropped_bundles,
+           (unsigned long long)r->retransmitted_blocks, (unsigned long long)r->nacks,
+           (unsigned long long)r->timeouts, (unsigned long long)r->page_faults_served, (unsigned long long)r->dropped_bundles,
            (unsigned long long)r->damaged_packets);
     printf("  verified: %s%s\n", r->verified ? "yes" : "NO",
            r->verified ? (c->wrong_pd ? " (the target's memory untouched)"
@@ -132,17 +124,59 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdm
                        : (r->finished ? " (bytes differ)" : " (not every transfer completed)"));
 }
 
+/* The simulator's configuration from the options (0), or 2 for an
+ * operation or fault list that does not parse (said unless `quiet`). */
+static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
+{
+    *c = rifl_rdmasim_default_config;
+    if (!strcmp(o->op, "write"))
+        c->op = RIFL_RDMASIM_WRITE;
+    else if (!strcmp(o->op, "read"))
+        c->op = RIFL_RDMASIM_READ;
+    else if (!strcmp(o->op, "send"))
+        c->op = RIFL_RDMASIM_SEND;
+    else
+        return 2;
+    c->size = o->size ? o->size : c->op == RIFL_RDMASIM_SEND ? 256 : 1000000;
+    c->bytes = o->bytes;
+    c->flows = (unsigned)o->flows;
+    c->senders = (unsigned)o->senders;
+    c->link_gbps = o->link_gbps;
+    c->frame_bits = (unsigned)o->frame_bits;
+    c->hops = (unsigned)o->hops;
+    c->paths = (unsigned)o->paths;
+    c->link_ns = o->link_ns;
+    c->switch_ns = o->switch_ns;
+    c->bundle_packets = (unsigned)o->bundle;
+    c->go_back_n = o->go_back_n;
+    c->block_timeout_ns = o->timeout_us * 1e3;
+    c->page_in_ns = o->page_in_ns;
+    c->seed = o->seed;
+    c->max_ns = o->max_s * 1e9;
+    return parse_faults(o->fault, c, quiet);
+}
+
+/* for cli_blame: 0 when the settings pass the simulator's checks */
+static int config_ok(void *ctx)
+{
+    rifl_rdmasim_config c;
+    char msg[16];
+    if (build_cfg(ctx, &c, true))
+        return -1;
+    return rifl_rdmasim_check(&c, msg, sizeof msg) == RIFL_OK ? 0 : -1;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
-        .op = "write", .fault = "", .sizes = "", .size = 1000000, .bytes = 64000000,
+        .op = "write", .fault = "", .sizes = "", .size = 0, .bytes = 64000000,
         .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 7,
         .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
         .timeout_us = 1000, .max_s = 10,
     };
     const struct cli_opt opts[] = {
         { "op", CLI_STRING, &o.op, "write, read or send (to a mailbox, 1 to 256 bytes)", 0, 0 },
-        { "size", CLI_BYTES, &o.size, "bytes per transfer", 1, 1073741824.0 },
+        { "size", CLI_BYTES, &o.size, "bytes per transfer (0: 1 MB, and 256 for sends)", 0, 1073741824.0 },
         { "sizes", CLI_STRING, &o.sizes, "a comma-separated list of sizes: one run each, a table", 0, 0 },
         { "flows", CLI_UINT, &o.flows, "transfers outstanding per sender", 1, 1024 },
         { "bytes", CLI_BYTES, &o.bytes, "payload per sender in all (whole transfers)", 1, 1e14 },
@@ -173,39 +207,12 @@ static int run(int argc, char **argv)
                        NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
-    rifl_rdmasim_config c = rifl_rdmasim_default_config;
-    if (!strcmp(o.op, "write"))
-        c.op = RIFL_RDMASIM_WRITE;
-    else if (!strcmp(o.op, "read"))
-        c.op = RIFL_RDMASIM_READ;
-    else if (!strcmp(o.op, "send"))
-        c.op = RIFL_RDMASIM_SEND;
-    else
+    if (strcmp(o.op, "write") && strcmp(o.op, "read") && strcmp(o.op, "send"))
         return cli_fail(opts, "op", "'%s' is not an operation; give write, read or send", o.op);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
-    c.size = o.size;
-    if (c.op == RIFL_RDMASIM_SEND && !cli_is_set(opts, "size"))
-        c.size = 256;
-    if (c.op == RIFL_RDMASIM_SEND && c.size > 256)
-        return cli_fail(opts, "size", "a send is one mailbox message of 1 to 256 bytes, not %llu",
-                        (unsigned long long)c.size);
-    c.bytes = o.bytes;
-    c.flows = (unsigned)o.flows;
-    c.senders = (unsigned)o.senders;
-    c.link_gbps = o.link_gbps;
-    c.frame_bits = (unsigned)o.frame_bits;
-    c.hops = (unsigned)o.hops;
-    c.paths = (unsigned)o.paths;
-    c.link_ns = o.link_ns;
-    c.switch_ns = o.switch_ns;
-    c.bundle_packets = (unsigned)o.bundle;
-    c.go_back_n = o.go_back_n;
-    c.block_timeout_ns = o.timeout_us * 1e3;
-    c.page_in_ns = o.page_in_ns;
-    c.seed = o.seed;
-    c.max_ns = o.max_s * 1e9;
-    if (parse_faults(o.fault, &c))
+    rifl_rdmasim_config c;
+    if (build_cfg(&o, &c, false))
         return 2;
     double sizes[64];
     int nsizes = 1;
@@ -235,8 +242,12 @@ static int run(int argc, char **argv)
         c.size = (uint64_t)sizes[i];
         char msg[256] = "";
         if (rifl_rdmasim_check(&c, msg, sizeof msg) != RIFL_OK) {
-            fprintf(stderr, "error: %s\n", msg);
-            return 2;
+            if (*o.sizes) {
+                fprintf(stderr, "error: option --sizes (%llu): %s\n",
+                        (unsigned long long)c.size, msg);
+                return 2;
+            }
+            return cli_blame(opts, config_ok, &o, msg);
         }
         rifl_rdmasim_result r;
         if (nsizes > 1 && !o.json && !o.csv)
@@ -249,17 +260,12 @@ static int run(int argc, char **argv)
         if (o.json) {
             json_result(stdout, &c, o.op, &r);
         } else if (o.csv) {
-            const rifl_rdma_stats *s = &r.sender, *t = &r.target;
-            uint64_t nacks = 0;
-            for (unsigned k = 1; k < RIFL_RDMA_STATUS_COUNT; k++)
-                nacks += s->nacks_rx[k] + t->nacks_rx[k];
             printf("%s,%llu,%u,%u,%u,%u,%g,%.6g,%.6g,%.6g,%s,%llu,%llu,%llu,%llu,%llu,%.6g\n", o.op,
                    (unsigned long long)c.size, c.flows, c.senders, c.hops, c.paths, c.link_gbps,
                    r.throughput_gbps, r.capacity_gbps, r.ratio, r.verified ? "true" : "false",
                    (unsigned long long)r.transfers, (unsigned long long)r.failed,
-                   (unsigned long long)(s->retransmitted_blocks + t->retransmitted_blocks),
-                   (unsigned long long)nacks, (unsigned long long)(s->timeouts + t->timeouts),
-                   r.latency_ns_mean / 1e3);
+                   (unsigned long long)r.retransmitted_blocks, (unsigned long long)r.nacks,
+                   (unsigned long long)r.timeouts, r.latency_ns_mean / 1e3);
         } else {
             summary(&c, o.op, &r);
         }

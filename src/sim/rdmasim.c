@@ -628,6 +628,13 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
                 break;
             }
     }
+    for (unsigned a = 0; a < s->nhosts; a++) {
+        const rifl_rdma_stats *st = rifl_rdma_get_stats(s->h[a].e);
+        r->retransmitted_blocks += st->retransmitted_blocks;
+        r->timeouts += st->timeouts;
+        for (unsigned k = 1; k < RIFL_RDMA_STATUS_COUNT; k++)
+            r->nacks += st->nacks_rx[k];
+    }
     r->sender = *rifl_rdma_get_stats(s->h[1].e);
     r->target = *rifl_rdma_get_stats(s->h[0].e);
     bool oom = s->oom;

@@ -84,6 +84,8 @@ typedef struct rifl_rdmasim_result {
                                  (writes with a notification: the first) */
     uint64_t cells, bundles, dropped_cells, dropped_bundles, damaged_packets;
     uint64_t page_faults_served;
+    /* every host's engine together */
+    uint64_t retransmitted_blocks, nacks, timeouts;
     rifl_rdma_stats sender;   /* host 1's counters */
     rifl_rdma_stats target;   /* host 0's counters */
 } rifl_rdmasim_result;
