@@ -497,13 +497,14 @@ void rdma_complete(rifl_rdma *e, unsigned x, int status, uint64_t now)
             e->st.failed_transfers++;
     }
     /* its blocks still in flight are let go: their answers are stale now */
-    for (unsigned b = 0; b < TIDS; b++) {
+    for (unsigned b = 0; t->blocks_out && b < TIDS; b++) {
         struct block *k = &e->blocks[b];
         if (k->state != B_FREE && k->xf == x) {
             if (k->node_ix >= 0)
                 e->nodes[k->node_ix].inflight--;
             k->state = B_FREE;
             e->tid_free[(e->tf_head + e->tf_count++) % TIDS] = (uint16_t)b;
+            t->blocks_out--;
         }
     }
     t->kind = XF_FREE;

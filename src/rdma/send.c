@@ -234,7 +234,6 @@ size_t rifl_rdma_output(rifl_rdma *e, uint64_t now, bool idle, uint8_t *buf, siz
             e->an--; /* it was put at the back just now */
         }
         *to = (rifl_rdma_route){ e->nodes[slot].node, route };
-        schedule(e, now); /* refill what left */
         return len;
     }
     return 0;
