@@ -65,6 +65,20 @@ json "$tmp/pd.json" 'd["completions"] > 0 and d["failed"] == d["completions"]' |
 json "$tmp/pd.json" 'd["first_error"] == "E_REMOTE_PROTECTION"' || fail "pd run: first_error"
 json "$tmp/pd.json" 'd["verified"] is True' || fail "pd run: memory touched"
 
+# the mappings: one packet per cell, and compact bundles carrying more than
+# the spec's over the same link
+"$rifl" sim rdma "${small[@]}" --mapping cell --json > "$tmp/cell.json" || fail "cell mapping run"
+json "$tmp/cell.json" 'd["verified"] is True and d["mapping"] == "cell" and d["cells"] == d["bundles"]' ||
+  fail "cell mapping run"
+"$rifl" sim rdma "${small[@]}" --mapping compact --json > "$tmp/compact.json" ||
+  fail "compact mapping run"
+json "$tmp/compact.json" 'd["verified"] is True and d["bundle_packets"] == 11' ||
+  fail "compact mapping run"
+python3 -c 'import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert b["throughput_gbps"] > 1.02 * a["throughput_gbps"], (a["throughput_gbps"], b["throughput_gbps"])' \
+  "$tmp/w.json" "$tmp/compact.json" || fail "compact mapping not faster than bundles"
+
 # refusals: exit status 2, naming the option
 expect_err() {
   local want=$1; shift
@@ -78,4 +92,7 @@ expect_err "--fault" --fault nonsense:0.1
 expect_err "--fault" --fault drop:2
 expect_err "--frame-bits" --frame-bits 100
 expect_err "option --size" --op send --size 300
+expect_err "--mapping" --mapping bogus
+expect_err "--mapping" --mapping compact --fault payload-crc:0.01
+expect_err "--bundle" --mapping cell --bundle 7
 echo "cli_sim_rdma: ok"

@@ -11,7 +11,7 @@
 #include "rifl/sim/rdmasim.h"
 
 struct opts {
-    const char *op, *fault, *sizes;
+    const char *op, *fault, *sizes, *mapping;
     uint64_t size, bytes, flows, senders, hops, paths, frame_bits, bundle, seed;
     double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s;
     bool go_back_n, json, csv;
@@ -65,10 +65,12 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
     fprintf(f, "{\"op\": ");
     json_str(f, op);
     fprintf(f, ", \"size\": %llu, \"flows\": %u, \"senders\": %u, \"hops\": %u, \"paths\": %u, "
-               "\"link_gbps\": %g, \"frame_bits\": %u, \"bundle_packets\": %u, \"go_back_n\": %s, "
+               "\"link_gbps\": %g, \"frame_bits\": %u, \"mapping\": \"%s\", \"bundle_packets\": %u, "
+               "\"go_back_n\": %s, "
                "\"seed\": %llu, ",
             (unsigned long long)c->size, c->flows, c->senders, c->hops, c->paths, c->link_gbps,
-            c->frame_bits, c->bundle_packets, c->go_back_n ? "true" : "false",
+            c->frame_bits, rifl_rdma_mapping_name(c->mapping), r->bundle_packets,
+            c->go_back_n ? "true" : "false",
             (unsigned long long)c->seed);
     fprintf(f, "\"throughput_gbps\": %.6g, \"capacity_gbps\": %.6g, \"ratio\": %.6g, "
                "\"verified\": %s, \"finished\": %s, \"completions\": %llu, \"failed\": %llu, "
@@ -98,10 +100,11 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
 static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdmasim_result *r)
 {
     printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s, %u hop%s, %u path%s, "
-           "%g Gbit/s links, F=%u, N=%u, seed %llu\n",
+           "%g Gbit/s links, F=%u, %s mapping, N=%u, seed %llu\n",
            op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
            c->hops, c->hops == 1 ? "" : "s", c->paths, c->paths == 1 ? "" : "s", c->link_gbps,
-           c->frame_bits, c->bundle_packets, (unsigned long long)c->seed);
+           c->frame_bits, rifl_rdma_mapping_name(c->mapping), r->bundle_packets,
+           (unsigned long long)c->seed);
     printf("  %llu transfers completed (%llu failed%s%s), %.4g MB in %.4g us: %.4g Gbit/s of %.4g "
            "(ratio %.4f)\n",
            (unsigned long long)r->transfers, (unsigned long long)r->failed,
@@ -137,6 +140,14 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
         c->op = RIFL_RDMASIM_SEND;
     else
         return 2;
+    if (!strcmp(o->mapping, "bundle"))
+        c->mapping = RIFL_RDMA_MAP_BUNDLE;
+    else if (!strcmp(o->mapping, "cell"))
+        c->mapping = RIFL_RDMA_MAP_CELL;
+    else if (!strcmp(o->mapping, "compact"))
+        c->mapping = RIFL_RDMA_MAP_COMPACT;
+    else
+        return 2;
     c->size = o->size ? o->size : c->op == RIFL_RDMASIM_SEND ? 256 : 1000000;
     c->bytes = o->bytes;
     c->flows = (unsigned)o->flows;
@@ -169,8 +180,8 @@ static int config_ok(void *ctx)
 static int run(int argc, char **argv)
 {
     struct opts o = {
-        .op = "write", .fault = "", .sizes = "", .size = 0, .bytes = 64000000,
-        .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 7,
+        .op = "write", .mapping = "bundle", .fault = "", .sizes = "", .size = 0, .bytes = 64000000,
+        .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 0,
         .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
         .timeout_us = 1000, .max_s = 10,
     };
@@ -187,7 +198,10 @@ static int run(int argc, char **argv)
         { "paths", CLI_UINT, &o.paths, "routes between two hosts (blocks spread over them)", 1, 32 },
         { "link-ns", CLI_DOUBLE, &o.link_ns, "each link's cable and transceivers, ns", 0, 1e9 },
         { "switch-ns", CLI_DOUBLE, &o.switch_ns, "each switch's pipeline, ns", 0, 1e9 },
-        { "bundle", CLI_UINT, &o.bundle, "packets in a full bundle (N)", 1, 227 },
+        { "mapping", CLI_STRING, &o.mapping,
+          "bundle (the spec's), cell (one packet per cell) or compact (no check codes or "
+          "padding: the link keeps every byte)", 0, 0 },
+        { "bundle", CLI_UINT, &o.bundle, "packets in a full bundle (N; 0: the mapping's, 7, 1 or 11)", 0, 227 },
         { "go-back-n", CLI_BOOL, &o.go_back_n, "on a NACK or timeout resend the later blocks too", 0, 0 },
         { "timeout-us", CLI_DOUBLE, &o.timeout_us, "a block's first timeout", 1, 1e7 },
         { "fault", CLI_STRING, &o.fault,
@@ -209,6 +223,9 @@ static int run(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     if (strcmp(o.op, "write") && strcmp(o.op, "read") && strcmp(o.op, "send"))
         return cli_fail(opts, "op", "'%s' is not an operation; give write, read or send", o.op);
+    if (strcmp(o.mapping, "bundle") && strcmp(o.mapping, "cell") && strcmp(o.mapping, "compact"))
+        return cli_fail(opts, "mapping", "'%s' is not a mapping; give bundle, cell or compact",
+                        o.mapping);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
     rifl_rdmasim_config c;

@@ -48,8 +48,10 @@ extern "C" {
 
 typedef struct rifl_rdma_config {
     uint32_t node;               /* this engine's node, 0..0x3FFFFE */
-    unsigned bundle_packets;     /* N: packets in a full bundle, 1..255 (7) */
-    unsigned stage_packets;      /* packets staged per route, N..255 (2 N) */
+    rifl_rdma_mapping mapping;   /* how packets ride on Layer 2 (both ends the same) */
+    unsigned bundle_packets;     /* N: packets in a full bundle, 1..255; 0: the
+                                    mapping's (7, 1 for cells, 11 for compact) */
+    unsigned stage_packets;      /* packets staged per route, N..255; 0: 2 N */
     unsigned max_nodes;          /* nodes in the route table, 1..65536 */
     unsigned max_regions;        /* registered regions at once */
     unsigned max_pds;            /* protection domains at once */
@@ -70,7 +72,7 @@ typedef struct rifl_rdma_config {
                                     InfiniBand RC does (for comparison; off) */
 } rifl_rdma_config;
 
-/* node 0, N = 7 with 14 staged, 256 nodes, 256 regions, 64 domains, 64
+/* node 0, the spec's bundles with the mapping's N (7) and 2 N staged, 256 nodes, 256 regions, 64 domains, 64
  * mailboxes, 4096 completions, 1024 transfers, and the limits and timers
  * of docs/rdma.md. */
 RIFL_API extern const rifl_rdma_config rifl_rdma_default_config;
@@ -201,9 +203,9 @@ typedef struct rifl_rdma_route {
 } rifl_rdma_route;
 
 /* The next bundle to send, a whole Layer 2 message (prefix 0x02, count,
- * bytes, then the packets) written to `buf` (`cap` of at least
- * RIFL_RDMA_BUNDLE_CAP bytes): returns its length, or 0 when nothing may
- * go.  A route with N packets staged sends a full bundle; with `idle`
+ * bytes, then the packets; with the cell mapping one packet alone) written
+ * to `buf` (`cap` of at least RIFL_RDMA_BUNDLE_CAP bytes): returns its
+ * length, or 0 when nothing may go.  A route with N packets staged sends a full bundle; with `idle`
  * (the caller's port has nothing queued) a route sends whatever it has.
  * Responses and notifications go first. */
 #define RIFL_RDMA_BUNDLE_CAP (RIFL_RDMA_BUNDLE_PREFIX + 255 * RIFL_RDMA_MAX_PACKET)

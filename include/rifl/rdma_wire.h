@@ -146,6 +146,26 @@ typedef struct rifl_rdma_packet {
 RIFL_API rifl_rdma_check rifl_rdma_packet_parse(const uint8_t *in, size_t len,
                                                 rifl_rdma_packet *p);
 
+/* ---- the compact mapping (docs/rdma.md, a project rule) -------------------------------
+ * A RIFL link delivers every byte unchanged, so the compact mapping drops
+ * what only guards against damage: a packet is the header's first 14
+ * bytes (hdr_edc left out), the payload's `length` bytes without padding,
+ * and the footer's first 8 bytes (payload_crc and ftr_crc left out); a
+ * header-only type is its 14 bytes.  Fields keep their bits. */
+#define RIFL_RDMA_COMPACT_HDR 14
+#define RIFL_RDMA_COMPACT_FTR 8
+
+/* 14, 22 + length, or 0 as rifl_rdma_packet_bytes. */
+RIFL_API size_t rifl_rdma_compact_bytes(unsigned type, unsigned length);
+/* As rifl_rdma_packet_build, in the compact format. */
+RIFL_API int rifl_rdma_compact_build(const rifl_rdma_hdr *h, const rifl_rdma_ftr *f,
+                                     const uint8_t *payload, uint8_t *out, size_t cap,
+                                     size_t *len);
+/* As rifl_rdma_packet_parse, in the compact format: never BAD_HDR,
+ * BAD_FTR or BAD_PAYLOAD (there is no check code). */
+RIFL_API rifl_rdma_check rifl_rdma_compact_parse(const uint8_t *in, size_t len,
+                                                 rifl_rdma_packet *p);
+
 /* ---- payloads, descriptor, addresses --------------------------------------------- */
 
 /* A node and VA in one 64-bit word: node in 63:42, VA in 41:0. */
@@ -247,6 +267,7 @@ typedef struct rifl_rdma_bundle {
     uint8_t *buf;
     size_t cap, len;          /* len: prefix included */
     unsigned count;
+    bool compact;             /* packets in the compact format (false after init) */
 } rifl_rdma_bundle;
 
 RIFL_API int rifl_rdma_bundle_init(rifl_rdma_bundle *b, uint8_t *buf, size_t cap);
@@ -265,6 +286,7 @@ typedef struct rifl_rdma_bundle_reader {
     size_t len, off;
     unsigned count, seen;
     bool stopped;
+    bool compact;             /* packets in the compact format (false after init) */
 } rifl_rdma_bundle_reader;
 
 typedef enum rifl_rdma_walk {
@@ -311,6 +333,26 @@ RIFL_API void rifl_rdma_record_unpack(const uint8_t in[RIFL_RDMA_RECORD_BYTES],
  * of ceil(262 / (F/8 - 2)) frames.  0 for a bad width or bundle size. */
 RIFL_API double rifl_rdma_capacity_gbps(double frame_rate_gbps, unsigned frame_bits,
                                         unsigned bundle_packets, bool cell_mode);
+
+/* How RDMA packets ride on Layer 2 (docs/rdma.md; both ends must agree):
+ * bundles of packets in the spec's format (the default), one packet per
+ * cell (the spec's cell_mode), or bundles of compact packets. */
+typedef enum rifl_rdma_mapping {
+    RIFL_RDMA_MAP_BUNDLE = 0,
+    RIFL_RDMA_MAP_CELL = 1,
+    RIFL_RDMA_MAP_COMPACT = 2
+} rifl_rdma_mapping;
+
+/* "bundle", "cell", "compact"; NULL for another value. */
+RIFL_API const char *rifl_rdma_mapping_name(rifl_rdma_mapping m);
+/* A full bundle's packets when the configuration leaves it to the
+ * mapping: 7 (8 cells), 1, and 11 for compact packets (3062 bytes, 12
+ * cells); 0 for another value. */
+RIFL_API unsigned rifl_rdma_mapping_packets(rifl_rdma_mapping m);
+/* rifl_rdma_capacity_gbps for any mapping (bundle_packets is ignored by
+ * the cell mapping). */
+RIFL_API double rifl_rdma_capacity_map_gbps(double frame_rate_gbps, unsigned frame_bits,
+                                            unsigned bundle_packets, rifl_rdma_mapping m);
 
 /* Whether generation g1 is newer than g0: (g1 - g0) mod 1024 in 1-511. */
 static inline bool rifl_rdma_gen_newer(unsigned g1, unsigned g0)

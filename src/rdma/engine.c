@@ -8,8 +8,9 @@
 
 const rifl_rdma_config rifl_rdma_default_config = {
     .node = 0,
-    .bundle_packets = 7,
-    .stage_packets = 14,
+    .mapping = RIFL_RDMA_MAP_BUNDLE,
+    .bundle_packets = 0,
+    .stage_packets = 0,
     .max_nodes = 256,
     .max_regions = 256,
     .max_pds = 64,
@@ -40,6 +41,16 @@ static int check_config(const rifl_rdma_config *c, char *msg, size_t msglen)
         return RIFL_ERR_CONFIG;                                                            \
     }
     RANGE(node, 0, RIFL_RDMA_NODE_MAX);
+    if (!rifl_rdma_mapping_name(c->mapping)) {
+        rifl_msg(msg, msglen, "rdma: mapping is %d; give RIFL_RDMA_MAP_BUNDLE, _CELL or _COMPACT",
+                 (int)c->mapping);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->mapping == RIFL_RDMA_MAP_CELL && c->bundle_packets > 1) {
+        rifl_msg(msg, msglen, "rdma: bundle_packets is %u with the cell mapping, which sends "
+                 "one packet per cell; give 0 or 1", c->bundle_packets);
+        return RIFL_ERR_CONFIG;
+    }
     RANGE(bundle_packets, 1, 255);
     RANGE(stage_packets, c->bundle_packets, 255);
     RANGE(max_nodes, 1, 65536);
@@ -68,13 +79,19 @@ int rifl_rdma_open(const rifl_rdma_config *cfg, rifl_rdma **out, char *msg, size
     *out = NULL;
     if (!cfg)
         return rifl_null_arg(msg, msglen, "rifl_rdma_open", "cfg");
-    int rc = check_config(cfg, msg, msglen);
+    rifl_rdma_config c = *cfg; /* 0 for N or the stage: the mapping's */
+    if (!c.bundle_packets)
+        c.bundle_packets = rifl_rdma_mapping_packets(c.mapping);
+    if (!c.stage_packets)
+        c.stage_packets = 2 * c.bundle_packets < 255 ? 2 * c.bundle_packets : 255;
+    int rc = check_config(&c, msg, msglen);
     if (rc)
         return rc;
     rifl_rdma *e = calloc(1, sizeof *e);
     if (!e)
         return RIFL_ERR_NOMEM;
-    e->cfg = *cfg;
+    e->cfg = c;
+    cfg = &e->cfg;
     unsigned slots = 2;
     while (slots < 2 * cfg->max_nodes)
         slots <<= 1;

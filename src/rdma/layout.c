@@ -69,13 +69,14 @@ int rifl_rdma_bundle_init(rifl_rdma_bundle *b, uint8_t *buf, size_t cap)
 {
     if (!b || !buf || cap < RIFL_RDMA_BUNDLE_PREFIX + RIFL_RDMA_HDR_BYTES)
         return RIFL_ERR_INVALID_ARG;
-    *b = (rifl_rdma_bundle){ buf, cap, RIFL_RDMA_BUNDLE_PREFIX, 0 };
+    *b = (rifl_rdma_bundle){ buf, cap, RIFL_RDMA_BUNDLE_PREFIX, 0, false };
     return RIFL_OK;
 }
 
 int rifl_rdma_bundle_add(rifl_rdma_bundle *b, const uint8_t *pkt, size_t len)
 {
-    if (!b || !pkt || len < RIFL_RDMA_HDR_BYTES || len > RIFL_RDMA_MAX_PACKET || len % 16)
+    if (!b || !pkt || len > RIFL_RDMA_MAX_PACKET ||
+        (b->compact ? len < RIFL_RDMA_COMPACT_HDR : len < RIFL_RDMA_HDR_BYTES || len % 16))
         return RIFL_ERR_INVALID_ARG;
     if (b->count == RIFL_RDMA_BUNDLE_MAX_PACKETS ||
         b->len - RIFL_RDMA_BUNDLE_PREFIX + len > RIFL_RDMA_BUNDLE_MAX_BYTES ||
@@ -105,7 +106,7 @@ int rifl_rdma_bundle_finish(rifl_rdma_bundle *b, size_t *len)
 void rifl_rdma_bundle_reader_init(rifl_rdma_bundle_reader *r, const uint8_t *data, size_t len,
                                   unsigned count)
 {
-    *r = (rifl_rdma_bundle_reader){ data, data ? len : 0, 0, count, 0, false };
+    *r = (rifl_rdma_bundle_reader){ data, data ? len : 0, 0, count, 0, false, false };
 }
 
 rifl_rdma_walk rifl_rdma_bundle_next(rifl_rdma_bundle_reader *r, rifl_rdma_packet *p,
@@ -119,7 +120,8 @@ rifl_rdma_walk rifl_rdma_bundle_next(rifl_rdma_bundle_reader *r, rifl_rdma_packe
         r->stopped = !agree;
         return agree ? RIFL_RDMA_WALK_END : RIFL_RDMA_WALK_DROPPED;
     }
-    rifl_rdma_check c = rifl_rdma_packet_parse(r->data + r->off, r->len - r->off, p);
+    rifl_rdma_check c = r->compact ? rifl_rdma_compact_parse(r->data + r->off, r->len - r->off, p)
+                                   : rifl_rdma_packet_parse(r->data + r->off, r->len - r->off, p);
     *check = c;
     if (c == RIFL_RDMA_PKT_SHORT || c == RIFL_RDMA_PKT_BAD_HDR || c == RIFL_RDMA_PKT_RESERVED) {
         r->stopped = true;
@@ -171,21 +173,52 @@ void rifl_rdma_record_unpack(const uint8_t in[RIFL_RDMA_RECORD_BYTES], rifl_rdma
                              .written = in[31] == 1 };
 }
 
+const char *rifl_rdma_mapping_name(rifl_rdma_mapping m)
+{
+    switch (m) {
+    case RIFL_RDMA_MAP_BUNDLE: return "bundle";
+    case RIFL_RDMA_MAP_CELL: return "cell";
+    case RIFL_RDMA_MAP_COMPACT: return "compact";
+    default: return NULL;
+    }
+}
+
+unsigned rifl_rdma_mapping_packets(rifl_rdma_mapping m)
+{
+    switch (m) {
+    case RIFL_RDMA_MAP_BUNDLE: return 7;
+    case RIFL_RDMA_MAP_CELL: return 1;
+    case RIFL_RDMA_MAP_COMPACT: return 11;
+    default: return 0;
+    }
+}
+
 double rifl_rdma_capacity_gbps(double frame_rate_gbps, unsigned frame_bits,
                                unsigned bundle_packets, bool cell_mode)
 {
-    if (rifl_frame_width_check(frame_bits) != RIFL_OK || !(frame_rate_gbps > 0))
+    return rifl_rdma_capacity_map_gbps(frame_rate_gbps, frame_bits, bundle_packets,
+                                       cell_mode ? RIFL_RDMA_MAP_CELL : RIFL_RDMA_MAP_BUNDLE);
+}
+
+double rifl_rdma_capacity_map_gbps(double frame_rate_gbps, unsigned frame_bits,
+                                   unsigned bundle_packets, rifl_rdma_mapping m)
+{
+    if (rifl_frame_width_check(frame_bits) != RIFL_OK || !(frame_rate_gbps > 0) ||
+        !rifl_rdma_mapping_name(m))
         return 0;
     unsigned per_frame = frame_bits / 8 - 2;
     unsigned f = (RIFL_L2_CELL_BYTES + per_frame - 1) / per_frame; /* frames per cell */
     double user, cells;
-    if (cell_mode) {
+    if (m == RIFL_RDMA_MAP_CELL) {
         user = RIFL_RDMA_CELL_PAYLOAD;
         cells = 1;
     } else {
+        unsigned packet = m == RIFL_RDMA_MAP_COMPACT
+                              ? RIFL_RDMA_COMPACT_HDR + RIFL_RDMA_MAX_PAYLOAD + RIFL_RDMA_COMPACT_FTR
+                              : RIFL_RDMA_MAX_PACKET;
         if (bundle_packets < 1 || bundle_packets > RIFL_RDMA_BUNDLE_MAX_PACKETS)
             return 0;
-        unsigned bytes = RIFL_RDMA_BUNDLE_PREFIX + bundle_packets * RIFL_RDMA_MAX_PACKET;
+        unsigned bytes = RIFL_RDMA_BUNDLE_PREFIX + bundle_packets * packet;
         if (bytes - RIFL_RDMA_BUNDLE_PREFIX > RIFL_RDMA_BUNDLE_MAX_BYTES)
             return 0;
         user = (double)bundle_packets * RIFL_RDMA_MAX_PAYLOAD;

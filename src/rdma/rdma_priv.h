@@ -112,6 +112,7 @@ struct block {
     uint64_t src_va;
     uint32_t len;
     uint32_t off;       /* bytes cut so far in this attempt */
+    unsigned pkt_n;     /* packets cut so far in this attempt */
     bool last_block;    /* of its transfer */
     bool send_notify;
     bool notify_sent;   /* this attempt's NOTIFY went */

@@ -43,6 +43,8 @@ static bool decode_ok(const rifl_rdma *e, const rifl_rdma_packet *p)
     if (h->dst_node != e->cfg.node)
         return false;
     uint64_t va = h->dst_va;
+    if (e->cfg.mapping == RIFL_RDMA_MAP_CELL && h->length > RIFL_RDMA_CELL_PAYLOAD)
+        return false; /* a packet must fit its cell */
     switch (h->type) {
     case RIFL_RDMA_WRITE:
         if (is_peripheral(va)) {
@@ -50,8 +52,9 @@ static bool decode_ok(const rifl_rdma *e, const rifl_rdma_packet *p)
             return (va & 0xFFFFFFFFu) == 0 && i >= RIFL_RDMA_MAILBOX_FIRST && f->first &&
                    f->last && f->pkt_index == 0 && !f->notify;
         }
+        /* with the cell mapping pkt_index counts the block's packets */
         return (va % RIFL_RDMA_PAGE) + h->length <= RIFL_RDMA_PAGE &&
-               f->pkt_index == ((va >> 8) & 63u);
+               (e->cfg.mapping == RIFL_RDMA_MAP_CELL || f->pkt_index == ((va >> 8) & 63u));
     case RIFL_RDMA_READ_REQ:
         return va == RIFL_RDMA_PERIPHERAL(0) && f->first && f->last && f->pkt_index == 0 &&
                !f->notify;
@@ -297,56 +300,77 @@ static void data_packet(struct rx *x, rifl_rdma_check check)
         complete_block(x, c);
 }
 
+/* One packet, as the walk found it; false when the rest of its bundle is
+ * dropped. */
+static bool one_packet(struct rx *x, rifl_rdma_packet *p, rifl_rdma_check check)
+{
+    rifl_rdma *e = x->e;
+    if (check == RIFL_RDMA_PKT_SKIPPED) {
+        e->st.skipped_packets++;
+        return true;
+    }
+    if (check == RIFL_RDMA_PKT_BAD_FTR) { /* 1: the rest of the bundle goes too */
+        e->st.ftr_crc_errors++;
+        return false;
+    }
+    e->st.rx_packets++;
+    x->p = p;
+    if (p->hdr.type == RIFL_RDMA_RESP) {
+        /* 2: a response for this node, to its engine mailbox */
+        if (p->hdr.dst_node == e->cfg.node && p->hdr.dst_va == RIFL_RDMA_PERIPHERAL(0) &&
+            check == RIFL_RDMA_PKT_OK)
+            rdma_response(e, p, x->now);
+        else
+            e->st.stale_responses++;
+        return true;
+    }
+    data_packet(x, check);
+    return true;
+}
+
+/* A walk or parse that stopped: count why. */
+static void dropped(rifl_rdma *e, rifl_rdma_check check)
+{
+    if (check == RIFL_RDMA_PKT_BAD_HDR)
+        e->st.hdr_edc_errors++;
+    else
+        e->st.bundle_errors++;
+}
+
 int rifl_rdma_input(rifl_rdma *e, uint64_t now, const uint8_t *msg, size_t len,
                     rifl_rdma_route from)
 {
     if (!e || (!msg && len))
         return RIFL_ERR_INVALID_ARG;
-    if (len < RIFL_RDMA_BUNDLE_PREFIX || msg[0] != RIFL_L2_PROTO_RDMA) {
-        e->st.bundle_errors++;
-        return RIFL_OK;
-    }
-    size_t bytes = (size_t)msg[2] << 8 | msg[3];
-    if (bytes > len - RIFL_RDMA_BUNDLE_PREFIX) {
-        e->st.bundle_errors++;
-        return RIFL_OK;
-    }
-    rifl_rdma_bundle_reader rd;
-    rifl_rdma_bundle_reader_init(&rd, msg + RIFL_RDMA_BUNDLE_PREFIX, bytes, msg[1]);
     struct rx x = { e, now, from, NULL };
-    for (;;) {
-        rifl_rdma_packet p;
-        rifl_rdma_check check = RIFL_RDMA_PKT_OK;
-        rifl_rdma_walk w = rifl_rdma_bundle_next(&rd, &p, &check);
-        if (w == RIFL_RDMA_WALK_END)
-            break;
-        if (w == RIFL_RDMA_WALK_DROPPED) {
-            if (check == RIFL_RDMA_PKT_BAD_HDR)
-                e->st.hdr_edc_errors++;
-            else
-                e->st.bundle_errors++;
-            break;
+    rifl_rdma_packet p;
+    rifl_rdma_check check = RIFL_RDMA_PKT_OK;
+    if (e->cfg.mapping == RIFL_RDMA_MAP_CELL) { /* one packet, the cell's padding after it */
+        check = rifl_rdma_packet_parse(msg, len, &p);
+        if (check == RIFL_RDMA_PKT_SHORT || check == RIFL_RDMA_PKT_BAD_HDR ||
+            check == RIFL_RDMA_PKT_RESERVED)
+            dropped(e, check);
+        else
+            one_packet(&x, &p, check);
+    } else if (len < RIFL_RDMA_BUNDLE_PREFIX || msg[0] != RIFL_L2_PROTO_RDMA ||
+               ((size_t)msg[2] << 8 | msg[3]) > len - RIFL_RDMA_BUNDLE_PREFIX) {
+        e->st.bundle_errors++;
+    } else {
+        rifl_rdma_bundle_reader rd;
+        rifl_rdma_bundle_reader_init(&rd, msg + RIFL_RDMA_BUNDLE_PREFIX,
+                                     (size_t)msg[2] << 8 | msg[3], msg[1]);
+        rd.compact = e->cfg.mapping == RIFL_RDMA_MAP_COMPACT;
+        for (;;) {
+            rifl_rdma_walk w = rifl_rdma_bundle_next(&rd, &p, &check);
+            if (w == RIFL_RDMA_WALK_END)
+                break;
+            if (w == RIFL_RDMA_WALK_DROPPED) {
+                dropped(e, check);
+                break;
+            }
+            if (!one_packet(&x, &p, check))
+                break;
         }
-        if (check == RIFL_RDMA_PKT_SKIPPED) {
-            e->st.skipped_packets++;
-            continue;
-        }
-        if (check == RIFL_RDMA_PKT_BAD_FTR) { /* 1: the rest of the bundle goes too */
-            e->st.ftr_crc_errors++;
-            break;
-        }
-        e->st.rx_packets++;
-        x.p = &p;
-        if (p.hdr.type == RIFL_RDMA_RESP) {
-            /* 2: a response for this node, to its engine mailbox */
-            if (p.hdr.dst_node == e->cfg.node && p.hdr.dst_va == RIFL_RDMA_PERIPHERAL(0) &&
-                check == RIFL_RDMA_PKT_OK)
-                rdma_response(e, &p, now);
-            else
-                e->st.stale_responses++;
-            continue;
-        }
-        data_packet(&x, check);
     }
     rdma_serve_requests(e, now);
     rdma_issue(e, now);

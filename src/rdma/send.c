@@ -33,7 +33,10 @@ static int pool_build(rifl_rdma *e, const rifl_rdma_hdr *h, const rifl_rdma_ftr 
 {
     unsigned i = e->pool_free[--e->pool_nfree];
     size_t len;
-    if (rifl_rdma_packet_build(h, f, payload, e->pool[i], RIFL_RDMA_MAX_PACKET, &len) != RIFL_OK) {
+    int rc = e->cfg.mapping == RIFL_RDMA_MAP_COMPACT
+                 ? rifl_rdma_compact_build(h, f, payload, e->pool[i], RIFL_RDMA_MAX_PACKET, &len)
+                 : rifl_rdma_packet_build(h, f, payload, e->pool[i], RIFL_RDMA_MAX_PACKET, &len);
+    if (rc != RIFL_OK) {
         e->pool_nfree++;
         return -1;
     }
@@ -109,7 +112,14 @@ static enum cut_result cut(rifl_rdma *e, unsigned tid, uint64_t now)
         len = b->len;
         src = t->inline_payload;
     } else {
+        /* to the next 256 bytes of the destination; with cells to 224 bytes
+         * or the page's end */
         unsigned room = RIFL_RDMA_MAX_PAYLOAD - (unsigned)(dst % RIFL_RDMA_MAX_PAYLOAD);
+        if (e->cfg.mapping == RIFL_RDMA_MAP_CELL) {
+            room = RIFL_RDMA_PAGE - (unsigned)(dst % RIFL_RDMA_PAGE);
+            if (room > RIFL_RDMA_CELL_PAYLOAD)
+                room = RIFL_RDMA_CELL_PAYLOAD;
+        }
         len = b->len - b->off < room ? b->len - b->off : room;
         uint64_t sva = b->src_va + b->off, page;
         const struct region *r = &e->regions[t->src_region];
@@ -122,7 +132,7 @@ static enum cut_result cut(rifl_rdma *e, unsigned tid, uint64_t now)
             return CUT_DONE;
         }
         src = r->mem + (sva - r->va);
-        f.pkt_index = (unsigned)(dst >> 8) & 63u;
+        f.pkt_index = e->cfg.mapping == RIFL_RDMA_MAP_CELL ? b->pkt_n : (unsigned)(dst >> 8) & 63u;
     }
     h.type = b->type;
     h.dst_va = dst;
@@ -133,6 +143,7 @@ static enum cut_result cut(rifl_rdma *e, unsigned tid, uint64_t now)
         return CUT_NO_ROOM;
     e->st.tx_packets++;
     b->off += len;
+    b->pkt_n++;
     if (b->off < b->len)
         return CUT_MORE;
     if (b->send_notify && !b->notify_sent) {
@@ -176,29 +187,50 @@ static void schedule(rifl_rdma *e, uint64_t now)
 
 /* ---- bundles out ----------------------------------------------------------------------------- */
 
+/* The packet at the head of a route's queues (responses and notifications
+ * first): its pool index. */
+static unsigned head_of(const struct route_q *q, bool *prio)
+{
+    *prio = q->pn != 0;
+    return *prio ? q->prio[q->ph] : q->data[q->dh];
+}
+
+/* Take the head packet off its queue and give its buffer back. */
+static void pop_head(rifl_rdma *e, struct route_q *q, bool prio, unsigned i)
+{
+    if (prio) {
+        q->ph = (q->ph + 1) % PRIO_SLOTS;
+        q->pn--;
+    } else {
+        q->dh = (q->dh + 1) % e->cfg.stage_packets;
+        q->dn--;
+    }
+    e->pool_free[e->pool_nfree++] = (uint16_t)i;
+    e->staged--;
+}
+
 static size_t bundle_from(rifl_rdma *e, struct route_q *q, uint8_t *buf, size_t cap)
 {
-    rifl_rdma_bundle bb;
-    rifl_rdma_bundle_init(&bb, buf, cap);
-    unsigned want = e->cfg.bundle_packets;
-    while (bb.count < want && (q->pn || q->dn)) {
-        bool prio = q->pn != 0;
-        unsigned i = prio ? q->prio[q->ph] : q->data[q->dh];
-        if (rifl_rdma_bundle_add(&bb, e->pool[i], e->pool_len[i]) != RIFL_OK)
-            break;
-        if (prio) {
-            q->ph = (q->ph + 1) % PRIO_SLOTS;
-            q->pn--;
-        } else {
-            q->dh = (q->dh + 1) % e->cfg.stage_packets;
-            q->dn--;
-        }
-        e->pool_free[e->pool_nfree++] = (uint16_t)i;
-        e->staged--;
-    }
+    bool prio;
     size_t len = 0;
-    if (rifl_rdma_bundle_finish(&bb, &len) != RIFL_OK)
-        return 0;
+    if (e->cfg.mapping == RIFL_RDMA_MAP_CELL) { /* a packet alone, no prefix */
+        unsigned i = head_of(q, &prio);
+        len = e->pool_len[i];
+        memcpy(buf, e->pool[i], len);
+        pop_head(e, q, prio, i);
+    } else {
+        rifl_rdma_bundle bb;
+        rifl_rdma_bundle_init(&bb, buf, cap);
+        bb.compact = e->cfg.mapping == RIFL_RDMA_MAP_COMPACT;
+        while (bb.count < e->cfg.bundle_packets && (q->pn || q->dn)) {
+            unsigned i = head_of(q, &prio);
+            if (rifl_rdma_bundle_add(&bb, e->pool[i], e->pool_len[i]) != RIFL_OK)
+                break;
+            pop_head(e, q, prio, i);
+        }
+        if (rifl_rdma_bundle_finish(&bb, &len) != RIFL_OK)
+            return 0;
+    }
     e->st.bundles_tx++;
     e->st.tx_bytes += len;
     e->st.cells_tx += (len + 255) / 256;

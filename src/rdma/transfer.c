@@ -52,12 +52,19 @@ static void xf_start(rifl_rdma *e, unsigned x)
     e->pending++;
 }
 
-static unsigned blocks_of(uint64_t dst_va, uint64_t len)
+/* The blocks of `len` bytes to `dst_va`: one per 16 KB window, or with
+ * the cell mapping one per 12 KB within each window. */
+static unsigned blocks_of(const rifl_rdma *e, uint64_t dst_va, uint64_t len)
 {
-    uint64_t first = RIFL_RDMA_BLOCK_MAX - dst_va % RIFL_RDMA_BLOCK_MAX;
-    if (len <= first)
-        return 1;
-    return 1 + (unsigned)((len - first + RIFL_RDMA_BLOCK_MAX - 1) / RIFL_RDMA_BLOCK_MAX);
+    const uint64_t W = RIFL_RDMA_BLOCK_MAX, C = RIFL_RDMA_CELL_BLOCK_MAX;
+    bool cell = e->cfg.mapping == RIFL_RDMA_MAP_CELL;
+    uint64_t first = W - dst_va % W;
+    if (first > len)
+        first = len;
+    uint64_t full = (len - first) / W, last = len - first - full * W;
+    uint64_t n = cell ? (first + C - 1) / C + 2 * full + (last + C - 1) / C
+                      : 1 + full + (last ? 1 : 0);
+    return (unsigned)n;
 }
 
 /* Checks every post shares: the domain, the queue room, the route. */
@@ -95,7 +102,7 @@ int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t 
         return RIFL_ERR_AGAIN;
     unsigned x;
     struct xfer *t = xf_new(e, &x, XF_WRITE, pdid, wr_id, now, dst_node, dst_va, len,
-                            blocks_of(dst_va, len), path);
+                            blocks_of(e, dst_va, len), path);
     t->src_region = reg;
     t->src_va = src_va;
     if (notify) {
@@ -193,7 +200,8 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
         b->type = RIFL_RDMA_WRITE;
         b->dst_va = dst;
         b->src_va = t->src_va + t->issued;
-        b->len = rifl_rdma_block_len(dst, t->len - t->issued, false);
+        b->len = rifl_rdma_block_len(dst, t->len - t->issued,
+                                     e->cfg.mapping == RIFL_RDMA_MAP_CELL);
     } else {
         b->type = t->kind == XF_READ ? RIFL_RDMA_READ_REQ : RIFL_RDMA_WRITE;
         b->dst_va = t->dst_va;
@@ -300,6 +308,7 @@ static void reinit(rifl_rdma *e, unsigned tid, uint64_t now)
     b->attempt++;
     b->path = (b->path + 1) & 31u;
     b->off = 0;
+    b->pkt_n = 0;
     b->notify_sent = false;
     b->state = B_ACTIVE;
     e->st.retransmitted_blocks++;
@@ -442,7 +451,7 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now)
             unsigned x;
             uint64_t dst_va = rifl_rdma_gva_va(q->r.dst);
             struct xfer *t = xf_new(e, &x, XF_SERVE, q->pdid, 0, now, to, dst_va, q->r.length,
-                                    blocks_of(dst_va, q->r.length), q->path);
+                                    blocks_of(e, dst_va, q->r.length), q->path);
             t->src_region = reg;
             t->src_va = q->r.src_va;
             t->notify = true;

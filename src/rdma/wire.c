@@ -142,10 +142,21 @@ uint32_t rifl_crc32c(const uint8_t *p, size_t n)
 
 /* ---- header and footer ------------------------------------------------------------ */
 
+static bool hdr_fits(const rifl_rdma_hdr *h)
+{
+    return h->type <= 15 && h->dst_node <= 0x3FFFFFu && h->dst_va <= RIFL_RDMA_VA_MASK &&
+           h->length <= RIFL_RDMA_MAX_PAYLOAD && h->path <= 31;
+}
+
+static bool ftr_fits(const rifl_rdma_ftr *f)
+{
+    return f->src_node <= 0x3FFFFFu && f->tid <= 1023 && f->gen <= 1023 && f->attempt <= 15 &&
+           f->pkt_index <= 63 && f->status <= 15;
+}
+
 int rifl_rdma_hdr_pack(const rifl_rdma_hdr *h, uint8_t out[RIFL_RDMA_HDR_BYTES])
 {
-    if (!h || !out || h->type > 15 || h->dst_node > 0x3FFFFFu || h->dst_va > RIFL_RDMA_VA_MASK ||
-        h->length > RIFL_RDMA_MAX_PAYLOAD || h->path > 31)
+    if (!h || !out || !hdr_fits(h))
         return RIFL_ERR_INVALID_ARG;
     struct w128 w = { 0, 0 };
     set_field(&w, 127, 4, h->type);
@@ -178,8 +189,7 @@ int rifl_rdma_hdr_unpack(const uint8_t in[RIFL_RDMA_HDR_BYTES], rifl_rdma_hdr *h
 
 int rifl_rdma_ftr_pack(const rifl_rdma_ftr *f, uint8_t out[RIFL_RDMA_FTR_BYTES])
 {
-    if (!f || !out || f->src_node > 0x3FFFFFu || f->tid > 1023 || f->gen > 1023 ||
-        f->attempt > 15 || f->pkt_index > 63 || f->status > 15)
+    if (!f || !out || !ftr_fits(f))
         return RIFL_ERR_INVALID_ARG;
     struct w128 w = { 0, 0 };
     set_field(&w, 127, 22, f->src_node);
@@ -397,4 +407,71 @@ int rifl_rdma_desc_unpack(const uint64_t words[4], rifl_rdma_desc *d)
     bool reserved = bits64(w2, 61, 2) || bits64(w3, 63, 45);
     bool length_bad = d->transfer_length < 1 || d->transfer_length > RIFL_RDMA_BLOCK_MAX;
     return reserved || length_bad ? RIFL_ERR_FRAME : RIFL_OK;
+}
+
+/* ---- the compact mapping ------------------------------------------------------------ */
+
+size_t rifl_rdma_compact_bytes(unsigned type, unsigned length)
+{
+    if (header_only(type))
+        return RIFL_RDMA_COMPACT_HDR;
+    if (!length_ok(type, length))
+        return 0;
+    return RIFL_RDMA_COMPACT_HDR + length + RIFL_RDMA_COMPACT_FTR;
+}
+
+int rifl_rdma_compact_build(const rifl_rdma_hdr *h, const rifl_rdma_ftr *f,
+                            const uint8_t *payload, uint8_t *out, size_t cap, size_t *len)
+{
+    if (!h || !out || !len)
+        return RIFL_ERR_INVALID_ARG;
+    *len = 0;
+    size_t bytes = rifl_rdma_compact_bytes(h->type, h->length);
+    if (!bytes || (!header_only(h->type) && (!f || !ftr_fits(f))) || (h->length && !payload) ||
+        !hdr_fits(h))
+        return RIFL_ERR_INVALID_ARG;
+    if (bytes > cap)
+        return RIFL_ERR_TOO_BIG;
+    /* the default header and footer, less their check codes */
+    uint8_t word[RIFL_RDMA_HDR_BYTES];
+    rifl_rdma_hdr_pack(h, word);
+    memcpy(out, word, RIFL_RDMA_COMPACT_HDR);
+    if (!header_only(h->type)) {
+        if (h->length)
+            memcpy(out + RIFL_RDMA_COMPACT_HDR, payload, h->length);
+        rifl_rdma_ftr ft = *f;
+        ft.payload_crc = 0;
+        rifl_rdma_ftr_pack(&ft, word);
+        memcpy(out + RIFL_RDMA_COMPACT_HDR + h->length, word, RIFL_RDMA_COMPACT_FTR);
+    }
+    *len = bytes;
+    return RIFL_OK;
+}
+
+rifl_rdma_check rifl_rdma_compact_parse(const uint8_t *in, size_t len, rifl_rdma_packet *p)
+{
+    memset(p, 0, sizeof *p);
+    if (!in || len < RIFL_RDMA_COMPACT_HDR)
+        return RIFL_RDMA_PKT_SHORT;
+    uint8_t word[RIFL_RDMA_HDR_BYTES] = { 0 };
+    memcpy(word, in, RIFL_RDMA_COMPACT_HDR);
+    rifl_rdma_hdr_unpack(word, &p->hdr); /* no check code to compare */
+    unsigned type = p->hdr.type, length = p->hdr.length;
+    if (!known(type))
+        return RIFL_RDMA_PKT_RESERVED;
+    if (header_only(type)) {
+        p->bytes = RIFL_RDMA_COMPACT_HDR;
+        return RIFL_RDMA_PKT_SKIPPED;
+    }
+    p->bytes = RIFL_RDMA_COMPACT_HDR + length + RIFL_RDMA_COMPACT_FTR;
+    if (len < p->bytes)
+        return RIFL_RDMA_PKT_SHORT;
+    memset(word, 0, sizeof word);
+    memcpy(word, in + RIFL_RDMA_COMPACT_HDR + length, RIFL_RDMA_COMPACT_FTR);
+    rifl_rdma_ftr_unpack(word, &p->ftr);
+    p->ftr.payload_crc = 0;
+    if (!length_ok(type, length))
+        return RIFL_RDMA_PKT_BAD_LENGTH;
+    p->payload = length ? in + RIFL_RDMA_COMPACT_HDR : NULL;
+    return RIFL_RDMA_PKT_OK;
 }

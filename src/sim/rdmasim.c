@@ -23,7 +23,8 @@ const rifl_rdmasim_config rifl_rdmasim_default_config = {
     .paths = 1,
     .link_ns = 100,
     .switch_ns = 200,
-    .bundle_packets = 7,
+    .mapping = RIFL_RDMA_MAP_BUNDLE,
+    .bundle_packets = 0,
     .go_back_n = false,
     .block_timeout_ns = 1e6,
     .page_fault = 0,
@@ -74,14 +75,23 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
         BAD("paths is %u; give 1 to %u", c->paths, RIFL_RDMA_MAX_ROUTES);
     if (!(c->link_ns >= 0 && c->link_ns <= 1e9) || !(c->switch_ns >= 0 && c->switch_ns <= 1e9))
         BAD("link_ns and switch_ns must be 0 to 1e9");
-    if (c->bundle_packets < 1 || c->bundle_packets > 227)
-        BAD("bundle_packets is %u; give 1 to 227 (a bundle holds at most 65535 bytes)",
+    if (!rifl_rdma_mapping_name(c->mapping))
+        BAD("mapping is %d; give bundle, cell or compact", (int)c->mapping);
+    if (c->bundle_packets > 227)
+        BAD("bundle_packets is %u; give 1 to 227 (a bundle holds at most 65535 bytes), or 0 "
+            "for the mapping's", c->bundle_packets);
+    if (c->mapping == RIFL_RDMA_MAP_CELL && c->bundle_packets > 1)
+        BAD("bundle_packets is %u with the cell mapping (one packet per cell); give 0 or 1",
             c->bundle_packets);
     if (!(c->block_timeout_ns >= 1000 && c->block_timeout_ns <= 1e10))
         BAD("block_timeout_ns is %g; give 1000 to 1e10", c->block_timeout_ns);
     if (!(c->page_fault >= 0 && c->page_fault <= 1) || !(c->payload_crc >= 0 && c->payload_crc <= 0.5) ||
         !(c->drop >= 0 && c->drop <= 0.5))
         BAD("fault rates: page-fault 0 to 1, payload-crc and drop 0 to 0.5");
+    if (c->payload_crc > 0 && c->mapping == RIFL_RDMA_MAP_COMPACT)
+        BAD("payload_crc is %g with the compact mapping, which has no payload check (it "
+            "relies on the RIFL link, which delivers every byte unchanged); damage payloads "
+            "only with the bundle or cell mapping", c->payload_crc);
     if (!(c->page_in_ns >= 0 && c->page_in_ns <= 1e9))
         BAD("page_in_ns is %g; give 0 to 1e9", c->page_in_ns);
     if (!(c->max_ns > 0 && c->max_ns <= 1e13))
@@ -128,6 +138,7 @@ struct sim {
     unsigned nhosts;
     struct host h[MAX_HOSTS];
     uint64_t stride, per_sender;
+    unsigned n;               /* N */
     double cell_ns, hop_ns;
     struct msg *q;            /* a binary heap on `at` */
     size_t qn, qcap;
@@ -181,21 +192,33 @@ static struct msg heap_pop(struct sim *s)
     return top;
 }
 
-/* Damage the payload of WRITE packets in a bundle, each with probability P. */
+/* Damage the payload of one WRITE packet at `pkt` with probability P. */
+static void damage_one(struct sim *s, uint8_t *pkt, const rifl_rdma_packet *p)
+{
+    if (p->hdr.type == RIFL_RDMA_WRITE && p->hdr.length &&
+        rifl_rng_double(&s->rng) < s->c->payload_crc) {
+        pkt[RIFL_RDMA_HDR_BYTES + rifl_rng_below(&s->rng, p->hdr.length)] ^= 0x5A;
+        s->r->damaged_packets++;
+    }
+}
+
+/* Damage the payloads of WRITE packets in a message (a bundle, or with the
+ * cell mapping one packet), each with probability P. */
 static void damage(struct sim *s, uint8_t *b, size_t len)
 {
+    rifl_rdma_packet p;
+    if (s->c->mapping == RIFL_RDMA_MAP_CELL) {
+        if (rifl_rdma_packet_parse(b, len, &p) == RIFL_RDMA_PKT_OK)
+            damage_one(s, b, &p);
+        return;
+    }
     rifl_rdma_bundle_reader rd;
     rifl_rdma_bundle_reader_init(&rd, b + RIFL_RDMA_BUNDLE_PREFIX, len - RIFL_RDMA_BUNDLE_PREFIX,
                                  b[1]);
     size_t off = RIFL_RDMA_BUNDLE_PREFIX;
-    rifl_rdma_packet p;
     rifl_rdma_check ck;
     while (rifl_rdma_bundle_next(&rd, &p, &ck) == RIFL_RDMA_WALK_PACKET) {
-        if (p.hdr.type == RIFL_RDMA_WRITE && p.hdr.length &&
-            rifl_rng_double(&s->rng) < s->c->payload_crc) {
-            b[off + RIFL_RDMA_HDR_BYTES + rifl_rng_below(&s->rng, p.hdr.length)] ^= 0x5A;
-            s->r->damaged_packets++;
-        }
+        damage_one(s, b + off, &p);
         off += p.bytes;
     }
 }
@@ -453,13 +476,15 @@ static int setup(struct sim *s, char *msg, size_t msglen)
     s->hop_ns = c->hops * (c->link_ns + c->switch_ns);
     s->stride = (c->size + RIFL_RDMA_PAGE - 1) / RIFL_RDMA_PAGE * RIFL_RDMA_PAGE;
     s->per_sender = (c->bytes + c->size - 1) / c->size;
-    s->out_cap = RIFL_RDMA_BUNDLE_PREFIX + (size_t)c->bundle_packets * RIFL_RDMA_MAX_PACKET;
+    s->n = c->bundle_packets ? c->bundle_packets : rifl_rdma_mapping_packets(c->mapping);
+    s->out_cap = RIFL_RDMA_BUNDLE_PREFIX + (size_t)s->n * RIFL_RDMA_MAX_PACKET;
     s->out = malloc(s->out_cap);
     if (!s->out)
         return RIFL_ERR_NOMEM;
     rifl_rdma_config ec = rifl_rdma_default_config;
-    ec.bundle_packets = c->bundle_packets;
-    ec.stage_packets = 2 * c->bundle_packets > 255 ? 255 : 2 * c->bundle_packets;
+    ec.mapping = c->mapping;
+    ec.bundle_packets = s->n;
+    ec.stage_packets = 0;
     ec.max_nodes = s->nhosts;
     ec.block_timeout_ns = (uint64_t)c->block_timeout_ns;
     ec.block_timeout_max_ns = 8 * ec.block_timeout_ns;
@@ -612,7 +637,8 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
     r->finished = r->transfers == want;
     r->sim_ns = s->last_done;
     r->throughput_gbps = s->last_done > 0 ? (double)r->bytes * 8 / s->last_done : 0;
-    r->capacity_gbps = rifl_rdma_capacity_gbps(c->link_gbps, c->frame_bits, c->bundle_packets, false);
+    r->bundle_packets = s->n;
+    r->capacity_gbps = rifl_rdma_capacity_map_gbps(c->link_gbps, c->frame_bits, s->n, c->mapping);
     r->ratio = r->capacity_gbps > 0 ? r->throughput_gbps / r->capacity_gbps : 0;
     r->latency_ns_mean = r->transfers ? s->lat_sum / (double)r->transfers : 0;
     if (!(r->latency_ns_min < INFINITY))

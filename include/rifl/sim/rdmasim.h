@@ -46,7 +46,8 @@ typedef struct rifl_rdmasim_config {
     unsigned paths;           /* routes between two hosts, 1..32 */
     double link_ns;           /* each link's cable and transceivers */
     double switch_ns;         /* each switch's pipeline */
-    unsigned bundle_packets;  /* N */
+    rifl_rdma_mapping mapping;/* how packets ride on Layer 2 */
+    unsigned bundle_packets;  /* N; 0: the mapping's (7, 1, 11) */
     bool go_back_n;           /* resend later blocks too (for comparison) */
     double block_timeout_ns;
     /* faults */
@@ -61,7 +62,7 @@ typedef struct rifl_rdmasim_config {
 
 /* One sender, writes of 1 MB, 32 flows, 64 MB, 10 Gbit/s links, F = 256,
  * 1 hop, 1 path, 100 ns per link (2 m and 2 x 40 ns transceivers), 200 ns
- * per switch, N = 7, 1 ms block timeout, no faults (page-in 10 us), seed 1,
+ * per switch, the spec's bundles of 7, 1 ms block timeout, no faults (page-in 10 us), seed 1,
  * at most 10 s simulated. */
 RIFL_API extern const rifl_rdmasim_config rifl_rdmasim_default_config;
 
@@ -76,7 +77,9 @@ typedef struct rifl_rdmasim_result {
     bool finished;            /* all transfers completed before max_ns */
     double sim_ns;            /* first post to last completion */
     double throughput_gbps;   /* bytes x 8 / sim_ns, every sender */
-    double capacity_gbps;     /* docs/rdma.md: what host 0's link can carry */
+    double capacity_gbps;     /* docs/rdma.md: what host 0's link can carry with
+                                 this mapping and N */
+    unsigned bundle_packets;  /* N as used */
     double ratio;
     double latency_ns_mean;   /* post to completion */
     double latency_ns_min;
