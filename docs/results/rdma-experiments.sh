@@ -12,8 +12,15 @@ for op in write read; do
   done
 done > "$out/rdma-e1-e2.csv.tmp"
 # one header only
-awk 'NR == 1 || $1 != "op"' "$out/rdma-e1-e2.csv.tmp" > "$out/rdma-e1-e2.csv"
+awk -F, 'NR == 1 || $1 != "op"' "$out/rdma-e1-e2.csv.tmp" > "$out/rdma-e1-e2.csv"
 rm -f "$out/rdma-e1-e2.csv.tmp"
+# The three mappings side by side: writes vs size at 10 and 100 Gbit/s
+for m in bundle cell compact; do
+  for g in 10 100; do
+    "$rifl" sim rdma --mapping $m --link-gbps $g --sizes 256,4KiB,16KiB,1MiB --csv |
+      awk -F, -v m=$m 'NR == 1 { print "mapping," $0; next } { print m "," $0 }'
+  done
+done | awk -F, 'NR == 1 || $1 != "mapping"' > "$out/rdma-mappings.csv"
 # E3: 1 MB writes over 1 to 5 hops
 {
   echo "hops,throughput_gbps,ratio,latency_us_mean"
@@ -44,4 +51,4 @@ rm -f "$out/rdma-e1-e2.csv.tmp"
     done
   done
 } > "$out/rdma-faults.csv"
-echo "written: $out/rdma-e1-e2.csv rdma-e3.csv rdma-e4.json rdma-e5.csv rdma-faults.csv"
+echo "written: $out/rdma-e1-e2.csv rdma-mappings.csv rdma-e3.csv rdma-e4.json rdma-e5.csv rdma-faults.csv"
