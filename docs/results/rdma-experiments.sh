@@ -51,4 +51,8 @@ done | awk -F, 'NR == 1 || $1 != "mapping"' > "$out/rdma-mappings.csv"
     done
   done
 } > "$out/rdma-faults.csv"
+# the figures (docs/figures/rdma.gp reads docs/results/): gnuplot, when there
+if [ "$out" = docs/results ] && command -v gnuplot > /dev/null; then
+  gnuplot docs/figures/rdma.gp
+fi
 echo "written: $out/rdma-e1-e2.csv rdma-mappings.csv rdma-e3.csv rdma-e4.json rdma-e5.csv rdma-faults.csv"
