@@ -16,6 +16,14 @@ static void t_check_codes(void)
     CHECK_EQ_U(rifl_rdma_crc8(check_string, 9), 0xF4);
     CHECK_EQ_U(rifl_crc32c(check_string, 9), 0xE3069283u);
     CHECK_EQ_U(rifl_crc32c(check_string, 0), 0);
+    CHECK_EQ_U(rifl_crc32c_portable(check_string, 9), 0xE3069283u);
+    /* the CPU's path against the portable one: every length and alignment */
+    uint8_t buf[300];
+    for (unsigned i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 131 + 17);
+    for (unsigned off = 0; off < 8; off++)
+        for (unsigned n = 0; n + off <= sizeof buf; n += 1 + n / 16)
+            CHECK_EQ_U(rifl_crc32c(buf + off, n), rifl_crc32c_portable(buf + off, n));
 }
 
 /* docs/rdma.md: node 1 to node 2, pdid 7, tid 5, gen 3, attempt 0; a

@@ -65,6 +65,9 @@ RIFL_API uint8_t rifl_rdma_crc8(const uint8_t *p, size_t n);
 /* CRC-32C (poly 0x1EDC6F41 reflected, init and xorout 0xFFFFFFFF): the
  * payload's check. */
 RIFL_API uint32_t rifl_crc32c(const uint8_t *p, size_t n);
+/* The same without the CPU's CRC instruction (rifl_crc32c uses SSE 4.2's
+ * crc32 where the CPU has it): for tests and comparison. */
+RIFL_API uint32_t rifl_crc32c_portable(const uint8_t *p, size_t n);
 
 /* ---- header and footer ------------------------------------------------------ */
 

@@ -124,7 +124,7 @@ uint8_t rifl_rdma_crc8(const uint8_t *p, size_t n)
 
 /* Reflected: the polynomial 0x1EDC6F41 bit-reversed is 0x82F63B78.  A
  * nibble table keeps it short and fast enough for 256-byte payloads. */
-uint32_t rifl_crc32c(const uint8_t *p, size_t n)
+static uint32_t crc32c_nibbles(const uint8_t *p, size_t n)
 {
     static const uint32_t nib[16] = {
         0x00000000u, 0x105EC76Fu, 0x20BD8EDEu, 0x30E349B1u, 0x417B1DBCu, 0x5125DAD3u,
@@ -139,6 +139,34 @@ uint32_t rifl_crc32c(const uint8_t *p, size_t n)
     }
     return crc ^ 0xFFFFFFFFu;
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* SSE 4.2's crc32 instruction computes exactly this CRC, 8 bytes at a time. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(const uint8_t *p, size_t n)
+{
+    uint64_t crc = 0xFFFFFFFFu;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        crc = __builtin_ia32_crc32di(crc, v);
+    }
+    uint32_t c = (uint32_t)crc;
+    for (; n; p++, n--)
+        c = __builtin_ia32_crc32qi(c, *p);
+    return c ^ 0xFFFFFFFFu;
+}
+#endif
+
+uint32_t rifl_crc32c(const uint8_t *p, size_t n)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("sse4.2"))
+        return crc32c_sse42(p, n);
+#endif
+    return crc32c_nibbles(p, n);
+}
+
+uint32_t rifl_crc32c_portable(const uint8_t *p, size_t n) { return crc32c_nibbles(p, n); }
 
 /* ---- header and footer ------------------------------------------------------------ */
 
