@@ -384,5 +384,83 @@ static void t_contexts(void)
     rifl_topo_free(t);
 }
 
+/* A whole message with its own prefix (an RDMA bundle) goes into cells as
+ * it is, on the route the caller names, and arrives byte for byte with its
+ * prefix reported; prefixes that are reserved or disagree are refused. */
+static void t_post_msg(void)
+{
+    rifl_topology *t = gen("leafspine:2x3x1");
+    REQUIRE(t);
+    rifl_nic_map *m = NULL;
+    rifl_nic *s = NULL, *d = NULL;
+    char err[256];
+    REQUIRE(rifl_nic_map_create(t, 3, &m, err, sizeof err) == RIFL_OK);
+    REQUIRE(rifl_nic_create(&rifl_nic_default_config, m, 0, &s, err, sizeof err) == RIFL_OK);
+    REQUIRE(rifl_nic_create(&rifl_nic_default_config, m, 1, &d, err, sizeof err) == RIFL_OK);
+    static uint8_t bundle[4 + 700];
+    fill(bundle + 4, 700, 9);
+    bundle[0] = RIFL_L2_PROTO_RDMA;
+    bundle[1] = 3; /* packet count: the NIC does not look */
+    bundle[2] = 700 >> 8;
+    bundle[3] = 700 & 0xFF;
+    unsigned c;
+    rifl_nic_map_routes(m, 0, 1, &c);
+    REQUIRE(c == 3);
+    CHECK_EQ_I(rifl_nic_post_msg(s, 1, 3, bundle, sizeof bundle, 0, 0), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_nic_post_msg(s, 1, 0, bundle, sizeof bundle - 1, 0, 0),
+               RIFL_ERR_INVALID_ARG); /* the prefix says 700 */
+    CHECK_EQ_I(rifl_nic_post_msg(s, 1, 0, bundle, 4, 0, 0), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_nic_post_msg(s, 0, 0, bundle, sizeof bundle, 0, 0), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_nic_post_msg(NULL, 1, 0, bundle, sizeof bundle, 0, 0), RIFL_ERR_INVALID_ARG);
+    bundle[0] = 0x07;
+    CHECK_EQ_I(rifl_nic_post_msg(s, 1, 0, bundle, sizeof bundle, 0, 0), RIFL_ERR_INVALID_ARG);
+    bundle[0] = RIFL_L2_PROTO_RDMA;
+    CHECK_EQ_U(rifl_nic_get_stats(s)->msg_posted, 0);
+    /* on route 2, and a data message with its own prefix on route 1 */
+    REQUIRE(rifl_nic_post_msg(s, 1, 2, bundle, sizeof bundle, 77, 3) == RIFL_OK);
+    uint8_t data[4 + 10] = { RIFL_L2_PROTO_DATA, 0, 0, 10 };
+    fill(data + 4, 10, 4);
+    REQUIRE(rifl_nic_post_msg(s, 1, 1, data, sizeof data, 78, 3) == RIFL_OK);
+    CHECK_EQ_U(rifl_nic_tx_cells(s), 3 + 1);
+    static uint8_t got[704];
+    size_t have = 0;
+    uint8_t cell[RIFL_L2_CELL_BYTES];
+    rifl_nic_tx tx;
+    rifl_nic_rx rx;
+    for (unsigned k = 0; k < 3; k++) {
+        REQUIRE(rifl_nic_next_cell(s, 4, cell, &tx) == 1);
+        CHECK_EQ_U(tx.path, 2);
+        CHECK_EQ_U(tx.tag, 77);
+        CHECK_EQ_U(tx.cells, 3);
+        CHECK(tx.last == (k == 2));
+        if (k == 2) /* padded with zeros */
+            for (unsigned i = RIFL_L2_HDR_BYTES + 704 - 512; i < RIFL_L2_CELL_BYTES; i++)
+                CHECK_EQ_U(cell[i], 0);
+        REQUIRE(carry(t, (unsigned)rifl_nic_map_node(m, 0), cell) >= 0);
+        REQUIRE(rifl_nic_receive(d, 5, cell, sizeof cell, &rx) == RIFL_OK);
+        CHECK_EQ_U(rx.proto, RIFL_L2_PROTO_RDMA);
+        CHECK_EQ_U(rx.msg_len, 700);
+        CHECK_EQ_U(rx.offset, have);
+        if (k == 0)
+            CHECK(rx.first && !memcmp(rx.prefix, bundle, 4));
+        memcpy(got + have, rx.data, rx.len);
+        have += rx.len;
+    }
+    CHECK(rx.last);
+    CHECK_EQ_U(have, 700);
+    CHECK(!memcmp(got, bundle + 4, 700));
+    REQUIRE(rifl_nic_next_cell(s, 4, cell, &tx) == 1);
+    CHECK_EQ_U(tx.path, 1);
+    REQUIRE(carry(t, (unsigned)rifl_nic_map_node(m, 0), cell) >= 0);
+    REQUIRE(rifl_nic_receive(d, 6, cell, sizeof cell, &rx) == RIFL_OK);
+    CHECK(rx.first && rx.last && rx.proto == RIFL_L2_PROTO_DATA && rx.len == 10 &&
+          !memcmp(rx.data, data + 4, 10));
+    rifl_nic_free(s);
+    rifl_nic_free(d);
+    rifl_nic_map_free(m);
+    rifl_topo_free(t);
+}
+
 TEST_MAIN({ "map", t_map }, { "end_to_end", t_end_to_end }, { "pause", t_pause },
-          { "refusals", t_refusals }, { "contexts", t_contexts })
+          { "refusals", t_refusals }, { "contexts", t_contexts },
+          { "post_msg", t_post_msg })

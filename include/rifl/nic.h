@@ -107,6 +107,15 @@ RIFL_API unsigned rifl_nic_host(const rifl_nic *nic);
  * or a NULL message. */
 RIFL_API int rifl_nic_post(rifl_nic *nic, unsigned dst, uint64_t flow, const void *msg,
                            size_t len, uint64_t tag, uint64_t now);
+/* Post a whole endpoint message that already starts with its 4-byte prefix
+ * (rifl-l2.md section 1: an RDMA bundle from rifl_rdma_output, or a data
+ * message built by the caller) for host `dst` on route `path` (an index
+ * into rifl_nic_map_routes; the caller spreads its own traffic).  The NIC
+ * cuts it into cells as they are and pads the last.  RIFL_ERR_INVALID_ARG
+ * as rifl_nic_post, and for a path out of range or a prefix that is
+ * reserved or disagrees with `len`; RIFL_ERR_AGAIN when the queue is full. */
+RIFL_API int rifl_nic_post_msg(rifl_nic *nic, unsigned dst, unsigned path, const void *msg,
+                               size_t len, uint64_t tag, uint64_t now);
 
 /* What rifl_nic_next_cell handed out. */
 typedef struct rifl_nic_tx {
@@ -146,6 +155,7 @@ typedef struct rifl_nic_rx {
     const uint8_t *data;     /* this cell's message bytes (inside the cell) */
     size_t len;
     bool first, last;        /* the message's first and last cell */
+    uint8_t prefix[RIFL_L2_MSG_PREFIX_BYTES]; /* the message's prefix (first cell) */
 } rifl_nic_rx;
 
 /* A cell (RIFL_L2_CELL_BYTES) arrived.  RIFL_OK with *rx filled, or the

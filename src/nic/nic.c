@@ -66,18 +66,17 @@ unsigned rifl_nic_host(const rifl_nic *n) { return n ? n->host : 0; }
 
 /* ---- sending ------------------------------------------------------------------ */
 
-int rifl_nic_post(rifl_nic *n, unsigned dst, uint64_t flow, const void *data, size_t len,
-                  uint64_t tag, uint64_t now)
+/* Queue message bytes for `dst` on route `path`; `raw`: they carry their
+ * own prefix and go into cells as they are. */
+static int enqueue(rifl_nic *n, unsigned dst, unsigned path, const void *data, size_t len,
+                   bool raw, uint64_t tag, uint64_t now)
 {
-    if (!n || !data || dst >= n->hosts || dst == n->host || len == 0 || len > RIFL_L2_MSG_MAX)
-        return RIFL_ERR_INVALID_ARG;
     if (n->free_msg == NIC_NONE) {
         n->st.post_refused++;
         return RIFL_ERR_AGAIN;
     }
     unsigned count;
     const rifl_nic_route *r = rifl_nic_map_routes(n->map, n->host, dst, &count);
-    unsigned path = rifl_topo_flow_path(n->host, dst, flow, count);
     uint32_t i = n->free_msg;
     struct nic_msg *m = &n->msg[i];
     n->free_msg = m->next;
@@ -85,7 +84,9 @@ int rifl_nic_post(rifl_nic *n, unsigned dst, uint64_t flow, const void *data, si
     m->tag = tag;
     m->posted = now;
     m->len = (uint32_t)len;
-    m->cells = (uint32_t)rifl_l2_msg_cells(len);
+    m->raw = raw;
+    m->cells = raw ? (uint32_t)((len + RIFL_L2_CELL_PAYLOAD - 1) / RIFL_L2_CELL_PAYLOAD)
+                   : (uint32_t)rifl_l2_msg_cells(len);
     m->sent = 0;
     m->next = NIC_NONE;
     m->path = (uint8_t)path;
@@ -103,6 +104,36 @@ int rifl_nic_post(rifl_nic *n, unsigned dst, uint64_t flow, const void *data, si
     n->queued_cells += m->cells;
     n->st.msg_posted++;
     return RIFL_OK;
+}
+
+int rifl_nic_post(rifl_nic *n, unsigned dst, uint64_t flow, const void *data, size_t len,
+                  uint64_t tag, uint64_t now)
+{
+    if (!n || !data || dst >= n->hosts || dst == n->host || len == 0 || len > RIFL_L2_MSG_MAX)
+        return RIFL_ERR_INVALID_ARG;
+    unsigned count;
+    rifl_nic_map_routes(n->map, n->host, dst, &count);
+    return enqueue(n, dst, rifl_topo_flow_path(n->host, dst, flow, count), data, len, false,
+                   tag, now);
+}
+
+int rifl_nic_post_msg(rifl_nic *n, unsigned dst, unsigned path, const void *data, size_t len,
+                      uint64_t tag, uint64_t now)
+{
+    if (!n || !data || dst >= n->hosts || dst == n->host ||
+        len <= RIFL_L2_MSG_PREFIX_BYTES || len > RIFL_L2_MSG_PREFIX_BYTES + RIFL_L2_MSG_MAX)
+        return RIFL_ERR_INVALID_ARG;
+    unsigned count;
+    rifl_nic_map_routes(n->map, n->host, dst, &count);
+    if (path >= count)
+        return RIFL_ERR_INVALID_ARG;
+    const uint8_t *p = data;
+    uint64_t body = p[0] == RIFL_L2_PROTO_DATA   ? (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3]
+                    : p[0] == RIFL_L2_PROTO_RDMA ? (uint64_t)p[2] << 8 | p[3]
+                                                 : 0;
+    if (body + RIFL_L2_MSG_PREFIX_BYTES != len)
+        return RIFL_ERR_INVALID_ARG; /* reserved protocol, or the prefix's length is not len's */
+    return enqueue(n, dst, path, data, len, true, tag, now);
 }
 
 static inline bool voq_paused(const rifl_nic *n, unsigned q)
@@ -151,7 +182,15 @@ int rifl_nic_next_cell(rifl_nic *n, uint64_t now, uint8_t cell[RIFL_L2_CELL_BYTE
     rifl_l2_hdr h;
     rifl_l2_hdr_make(&h, r->rel, r->hops);
     memcpy(cell, h.b, RIFL_L2_HDR_BYTES);
-    rifl_l2_msg_cell(m->data, m->len, m->sent, cell + RIFL_L2_HDR_BYTES);
+    if (m->raw) {
+        size_t off = (size_t)m->sent * RIFL_L2_CELL_PAYLOAD, k = m->len - off;
+        if (k > RIFL_L2_CELL_PAYLOAD)
+            k = RIFL_L2_CELL_PAYLOAD;
+        memcpy(cell + RIFL_L2_HDR_BYTES, m->data + off, k);
+        memset(cell + RIFL_L2_HDR_BYTES + k, 0, RIFL_L2_CELL_PAYLOAD - k);
+    } else {
+        rifl_l2_msg_cell(m->data, m->len, m->sent, cell + RIFL_L2_HDR_BYTES);
+    }
     if (tx) {
         tx->dst = d;
         tx->path = m->path;
@@ -283,6 +322,7 @@ int rifl_nic_receive(rifl_nic *n, uint64_t now, const uint8_t *cell, size_t len,
         c->msg_len = ml;
         c->got = 0;
         rx->first = true;
+        memcpy(rx->prefix, p, RIFL_L2_MSG_PREFIX_BYTES);
         p += RIFL_L2_MSG_PREFIX_BYTES;
     }
     size_t room = (size_t)(RIFL_L2_CELL_BYTES - (p - cell));

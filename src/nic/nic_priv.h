@@ -24,6 +24,7 @@ struct nic_msg {
     uint32_t len, cells, sent; /* bytes; cells; cells handed out */
     uint32_t next;             /* next message of its destination, or NIC_NONE */
     uint8_t path, voq;
+    bool raw;                  /* carries its own prefix */
 };
 
 /* A destination's queue. */
