@@ -211,6 +211,13 @@ typedef struct rifl_rdma_route {
 #define RIFL_RDMA_BUNDLE_CAP (RIFL_RDMA_BUNDLE_PREFIX + 255 * RIFL_RDMA_MAX_PACKET)
 RIFL_API size_t rifl_rdma_output(rifl_rdma *e, uint64_t now, bool idle, uint8_t *buf,
                                  size_t cap, rifl_rdma_route *to);
+/* The same for one destination: the next bundle for `node`, its routes
+ * taken in turn, with `idle` meaning the caller's queue toward that node is
+ * empty.  For a port with a queue per destination (a NIC), which asks for
+ * each destination it can take a bundle for, so that a destination that
+ * is held never fills the port with its bundles. */
+RIFL_API size_t rifl_rdma_output_to(rifl_rdma *e, uint64_t now, uint32_t node, bool idle,
+                                    uint8_t *buf, size_t cap, rifl_rdma_route *to);
 /* Packets staged and not yet in a bundle. */
 RIFL_API unsigned rifl_rdma_staged(const rifl_rdma *e);
 

@@ -61,6 +61,7 @@ struct node {
     uint32_t node;
     unsigned routes;
     unsigned inflight;  /* blocks in flight to it */
+    unsigned next_route;/* rifl_rdma_output_to: the route to look at first */
     struct route_q q[RIFL_RDMA_MAX_ROUTES];
 };
 

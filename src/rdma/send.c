@@ -270,3 +270,29 @@ size_t rifl_rdma_output(rifl_rdma *e, uint64_t now, bool idle, uint8_t *buf, siz
     }
     return 0;
 }
+
+size_t rifl_rdma_output_to(rifl_rdma *e, uint64_t now, uint32_t node, bool idle, uint8_t *buf,
+                           size_t cap, rifl_rdma_route *to)
+{
+    if (!e || !buf || !to || cap < RIFL_RDMA_BUNDLE_PREFIX + (size_t)e->cfg.bundle_packets *
+                                        RIFL_RDMA_MAX_PACKET)
+        return 0;
+    int slot = rdma_node_slot(e, node);
+    if (slot < 0)
+        return 0;
+    rdma_serve_requests(e, now);
+    rdma_issue(e, now);
+    schedule(e, now);
+    struct node *n = &e->nodes[slot];
+    for (unsigned k = 0; k < n->routes; k++) {
+        unsigned route = (n->next_route + k) % n->routes;
+        struct route_q *q = &n->q[route];
+        unsigned have = q->pn + q->dn;
+        if (!have || (have < e->cfg.bundle_packets && !idle))
+            continue;
+        n->next_route = (route + 1) % n->routes;
+        *to = (rifl_rdma_route){ node, route };
+        return bundle_from(e, q, buf, cap);
+    }
+    return 0;
+}
