@@ -165,7 +165,7 @@ struct rifl_net {
     uint64_t seg_n[RIFL_L2_MAX_HOPS + 1][RIFL_NET_MAX_SEGMENTS];
     uint64_t gen_cells, deliv_cells, done_msgs, outstanding;
     uint64_t corrupt, stalls, inconsistent, nic_drops, lost, victim_bytes, victim_cells;
-    bool window_done, finished;
+    bool window_done, finished, app_done;
     unsigned senders, senders_done;  /* finite workload */
     uint64_t total_bytes, deliv_bytes;
 };
@@ -353,6 +353,15 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
         rifl_msg(err, errlen, "host interface %g Gbit/s, round trip %g ns: give 1 to 10000 "
                               "Gbit/s (0: none) and 0 to 1e6 ns (the paper's NIC: 90 Gbit/s, "
                               "2500 ns)", c->pcie_gbps, c->pcie_rtt_ns);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->app && (!c->app->tick || !c->app->deliver || !c->app->sent || !c->app->done)) {
+        rifl_msg(err, errlen, "a host application needs its tick, deliver, sent and done calls");
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->app && c->pcie_gbps > 0) {
+        rifl_msg(err, errlen, "a host application runs without the host interface: give "
+                              "pcie_gbps 0");
         return RIFL_ERR_CONFIG;
     }
     if (c->pcie_gbps > 0 && c->nic_messages == 0) {
@@ -755,7 +764,11 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     n->warm = (uint64_t)ceil(cfg->warmup_ns / n->slot_ns);
     n->win_end = n->warm + (uint64_t)ceil(cfg->window_ns / n->slot_ns);
     n->limit = n->win_end + (uint64_t)ceil(cfg->drain_ns / n->slot_ns);
-    if (cfg->bytes_per_flow) {
+    if (cfg->app) {
+        /* the application's run, measured whole */
+        n->warm = 0;
+        n->win_end = UINT64_MAX;
+    } else if (cfg->bytes_per_flow) {
         /* every message counts; the run ends when the workload has arrived */
         n->warm = 0;
         n->win_end = UINT64_MAX;
@@ -1010,8 +1023,60 @@ static void read_fc_switch(rifl_net *n, struct sw *w, unsigned p)
         rifl_switch_fc_receive(w->sw, p, &fc);
 }
 
+/* A measured cell arrived at `now`: its latencies and each hop's share. */
+static void measure_cell(rifl_net *n, const struct rec *r, const uint8_t *cell, size_t bytes,
+                         uint64_t now)
+{
+    n->deliv_cells++;
+    n->deliv_bytes += bytes;
+    rifl_hist_add(&n->lat, now - r->gen);
+    rifl_hist_add(&n->head, now - r->head);
+    /* segments: host queue, NIC to link, then link and switch per hop */
+    rifl_l2_hdr hd;
+    memcpy(hd.b, cell, RIFL_L2_HDR_BYTES);
+    unsigned hops = rifl_l2_total_hops(&hd);
+    if (hops > RIFL_L2_MAX_HOPS)
+        hops = RIFL_L2_MAX_HOPS;
+    double *s = n->seg_sum[hops];
+    uint64_t *c = n->seg_n[hops];
+    s[0] += (double)(r->head - r->gen);
+    s[1] += (double)(r->sent - r->head);
+    uint64_t prev = r->sent;
+    unsigned k = 2;
+    for (unsigned j = 0; j < hops; j++) {
+        s[k++] += (double)(r->in[j] - prev);
+        s[k++] += (double)(r->out[j] - r->in[j]);
+        prev = r->out[j];
+    }
+    s[k++] += (double)(now - prev);
+    for (unsigned j = 0; j < k; j++)
+        c[j]++;
+}
+
+/* A cell for a host application: measured, then handed over. */
+static void deliver_app(rifl_net *n, unsigned h, struct end *e)
+{
+    struct host *x = &n->host[h];
+    struct rec *r = &REC(n, e->rec);
+    rifl_nic_rx rx;
+    if (rifl_nic_receive(x->nic, n->t, e->buf, RIFL_L2_CELL_BYTES, &rx) != RIFL_OK) {
+        n->nic_drops++; /* counted by the NIC */
+        n->lost++;
+    } else {
+        measure_cell(n, r, e->buf, rx.len, n->t);
+        x->rx_bytes += rx.len;
+        n->cfg.app->deliver(n->cfg.app->ctx, n, h, &rx, (double)n->t * n->slot_ns);
+    }
+    rec_free(n, e->rec);
+    e->rec = NONE;
+}
+
 static void deliver(rifl_net *n, unsigned h, struct end *e)
 {
+    if (n->cfg.app) {
+        deliver_app(n, h, e);
+        return;
+    }
     struct host *x = &n->host[h];
     struct rec *r = &REC(n, e->rec);
     struct msg *m = &MSG(n, r->msg);
@@ -1046,32 +1111,8 @@ static void deliver(rifl_net *n, unsigned h, struct end *e)
             n->victim_cells++;
         }
     }
-    if (m->measured) {
-        n->deliv_cells++;
-        n->deliv_bytes += rx.len;
-        rifl_hist_add(&n->lat, now - r->gen);
-        rifl_hist_add(&n->head, now - r->head);
-        /* segments: host queue, NIC to link, then link and switch per hop */
-        rifl_l2_hdr hd;
-        memcpy(hd.b, e->buf, RIFL_L2_HDR_BYTES);
-        unsigned hops = rifl_l2_total_hops(&hd);
-        if (hops > RIFL_L2_MAX_HOPS)
-            hops = RIFL_L2_MAX_HOPS;
-        double *s = n->seg_sum[hops];
-        uint64_t *c = n->seg_n[hops];
-        s[0] += (double)(r->head - r->gen);
-        s[1] += (double)(r->sent - r->head);
-        uint64_t prev = r->sent;
-        unsigned k = 2;
-        for (unsigned j = 0; j < hops; j++) {
-            s[k++] += (double)(r->in[j] - prev);
-            s[k++] += (double)(r->out[j] - r->in[j]);
-            prev = r->out[j];
-        }
-        s[k++] += (double)(now - prev);
-        for (unsigned j = 0; j < k; j++)
-            c[j]++;
-    }
+    if (m->measured)
+        measure_cell(n, r, e->buf, rx.len, now);
     if (++m->arrived == m->cells) {
         if (m->measured) {
             n->done_msgs++;
@@ -1132,7 +1173,10 @@ static int host_cell_time(rifl_net *n, unsigned h)
         deliver(n, h, e);
     /* the source, then the NIC: one cell in the lane's queue behind the one
      * going out keeps the link busy */
-    int rc = generate(n, h, n->t / n->C);
+    int rc = n->cfg.app ? n->cfg.app->tick(n->cfg.app->ctx, n, h, (double)n->t * n->slot_ns)
+                        : generate(n, h, n->t / n->C);
+    if (rc > 0)
+        rc = RIFL_OK;
     if (rc == RIFL_OK && n->cfg.pcie_gbps > 0)
         rc = dma_post(n, h);
     if (rc != RIFL_OK)
@@ -1145,11 +1189,19 @@ static int host_cell_time(rifl_net *n, unsigned h)
             if (ri == NONE)
                 return RIFL_ERR_NOMEM;
             struct rec *r = &REC(n, ri);
-            struct msg *m = &MSG(n, tx.tag);
-            r->gen = m->gen;
+            if (n->cfg.app) {
+                /* the application's message: from its post */
+                r->gen = tx.posted;
+                r->msg = NONE;
+                n->gen_cells++;
+                if (tx.last)
+                    n->cfg.app->sent(n->cfg.app->ctx, h, tx.tag);
+            } else {
+                r->gen = MSG(n, tx.tag).gen;
+                r->msg = (uint32_t)tx.tag;
+            }
             r->head = tx.head;
             r->sent = n->t;
-            r->msg = (uint32_t)tx.tag;
             r->index = tx.index;
             if (rifl_lane_send(ln, cell, sizeof cell) != RIFL_OK ||
                 !tag_push(&k->q[x->side], ri))
@@ -1192,7 +1244,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         int v = rifl_switch_input(w->sw, p, &c, cslot);
         if (v != RIFL_SW_STORED) {
             /* dropped and counted by the switch */
-            n->lost += MSG(n, r->msg).measured;
+            n->lost += r->msg == NONE || MSG(n, r->msg).measured;
             rec_free(n, e->rec);
         }
         e->full = false;
@@ -1318,6 +1370,12 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             for (unsigned s = 0; s < n->S; s++)
                 switch_cell_time(n, s);
             n->pipe_pos = n->pipe_pos + 1 == n->pipe_len ? 0 : n->pipe_pos + 1;
+            if (n->cfg.app && n->cfg.app->done(n->cfg.app->ctx)) {
+                n->window_done = true;
+                n->finished = true;
+                n->app_done = true;
+                break;
+            }
         }
         unsigned watched = n->cfg.observe && n->t < n->cfg.observe_slots
                                ? n->host[n->cfg.observe_host].link
@@ -1370,7 +1428,8 @@ double rifl_net_progress(const rifl_net *n)
 {
     if (!n || n->finished)
         return 1.0;
-    double f = n->cfg.bytes_per_flow
+    double f = n->cfg.app ? (double)n->t / (double)(n->limit ? n->limit : 1)
+               : n->cfg.bytes_per_flow
                    ? (double)n->deliv_bytes / (double)(n->total_bytes ? n->total_bytes : 1)
                    : (double)n->t / (double)(n->win_end ? n->win_end : 1);
     return f < 0.99 ? f : 0.99;
@@ -1415,7 +1474,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     if (!n || !r)
         return RIFL_ERR_INVALID_ARG;
     memset(r, 0, sizeof *r);
-    r->finished = n->window_done && n->outstanding == 0;
+    r->finished = n->cfg.app ? n->app_done : n->window_done && n->outstanding == 0;
     r->hosts = n->H;
     r->switches = n->S;
     r->links = n->L;
@@ -1455,7 +1514,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->link = calloc(2 * (size_t)n->L, sizeof *r->link);
     if (!r->link)
         return RIFL_ERR_NOMEM;
-    r->finite = n->cfg.bytes_per_flow != 0;
+    r->finite = n->cfg.bytes_per_flow != 0 || n->cfg.app;
     double win_ns = r->finite ? r->sim_ns : n->cfg.window_ns;
     uint64_t win_slots = r->finite ? n->t : n->win_end - n->warm;
     for (unsigned l = 0; l < n->L; l++)
@@ -1500,6 +1559,25 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->victim_gbps = (double)n->victim_bytes * 8 / win_ns;
     r->victim_cells = n->victim_cells;
     return RIFL_OK;
+}
+
+int rifl_net_post(rifl_net *n, unsigned host, unsigned dst, unsigned path, const void *msg,
+                  size_t len, uint64_t tag)
+{
+    if (!n || host >= n->H)
+        return RIFL_ERR_INVALID_ARG;
+    if (!n->cfg.app)
+        return RIFL_ERR_STATE;
+    return rifl_nic_post_msg(n->host[host].nic, dst, path, msg, len, tag, n->t);
+}
+
+unsigned rifl_net_paths(const rifl_net *n, unsigned src, unsigned dst)
+{
+    if (!n || src >= n->H || dst >= n->H || src == dst)
+        return 0;
+    unsigned count;
+    rifl_nic_map_routes(n->map, src, dst, &count);
+    return count;
 }
 
 const struct rifl_nic *rifl_net_nic(const rifl_net *n, unsigned host)

@@ -41,6 +41,28 @@ extern "C" {
 
 struct rifl_pair_slot;
 struct rifl_nic;
+struct rifl_nic_rx;
+typedef struct rifl_net rifl_net;
+
+/* A host application in place of the generated traffic (an RDMA engine per
+ * host, for example: `rifl sim rdma --net`).  Once per cell time the
+ * simulator calls `tick` for every host, before that host's NIC picks its
+ * next cell, and the application posts whole messages (each with its own
+ * endpoint prefix) with rifl_net_post; `deliver` gets every cell that
+ * arrives at a host, as its NIC reassembled it; `sent` says a message's
+ * last cell has left its NIC, so its bytes are free again; after the
+ * hosts, `done` says whether the run is over.  Time is `now_ns`, the
+ * simulated nanoseconds.  With an application the run has no warm-up or
+ * window: it is measured whole, from slot 0 until `done` (or until
+ * warmup_ns + window_ns + drain_ns: then `finished` is false). */
+typedef struct rifl_net_app {
+    void *ctx;
+    int (*tick)(void *ctx, rifl_net *n, unsigned host, double now_ns); /* a negative error stops the run */
+    void (*deliver)(void *ctx, rifl_net *n, unsigned host, const struct rifl_nic_rx *rx,
+                    double now_ns);
+    void (*sent)(void *ctx, unsigned host, uint64_t tag);
+    bool (*done)(void *ctx);
+} rifl_net_app;
 
 typedef enum rifl_net_fc {
     RIFL_NET_FC_VOQ = 0,  /* per-VOQ ON/OFF (paper 004) over the lanes' own */
@@ -139,6 +161,8 @@ typedef struct rifl_net_config {
      * 2.5 us. */
     double pcie_gbps;         /* 0: no host interface; else 1 to 10000 */
     double pcie_rtt_ns;       /* its round trip, 0 to 1e6 */
+    const rifl_net_app *app;  /* NULL: the traffic above; else the hosts run
+                                 this application (no host interface) */
 } rifl_net_config;
 
 /* single:32 at 10% load, Bernoulli, uniform, one-cell messages (252 bytes),
@@ -219,6 +243,16 @@ RIFL_API double rifl_net_progress(const rifl_net *n);
 /* The result (its link array owned by the caller: rifl_net_result_free). */
 RIFL_API int rifl_net_result_get(const rifl_net *n, rifl_net_result *r);
 RIFL_API void rifl_net_result_free(rifl_net_result *r);
+/* For a host application: post a whole message (with its prefix, see
+ * rifl_nic_post_msg) from `host` to `dst` on route `path` (below
+ * rifl_net_paths); `tag` comes back in the application's `sent`.  The bytes
+ * must stay until then.  RIFL_ERR_AGAIN when the NIC's queue is full,
+ * RIFL_ERR_INVALID_ARG for a bad host, route or message, RIFL_ERR_STATE
+ * without an application. */
+RIFL_API int rifl_net_post(rifl_net *n, unsigned host, unsigned dst, unsigned path,
+                           const void *msg, size_t len, uint64_t tag);
+/* Routes from host `src` to host `dst` (0 for a bad pair). */
+RIFL_API unsigned rifl_net_paths(const rifl_net *n, unsigned src, unsigned dst);
 /* Host h's NIC (its counters), or NULL. */
 RIFL_API const struct rifl_nic *rifl_net_nic(const rifl_net *n, unsigned host);
 
