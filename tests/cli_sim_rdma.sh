@@ -79,6 +79,33 @@ a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 assert b["throughput_gbps"] > 1.02 * a["throughput_gbps"], (a["throughput_gbps"], b["throughput_gbps"])' \
   "$tmp/w.json" "$tmp/compact.json" || fail "compact mapping not faster than bundles"
 
+# over a sim net network: NICs, a switch and lanes; near capacity, bytes
+# verified, link errors repaired by replays underneath
+net=(--net single:4 --link-gbps 100 --bytes 4MB --seed 1)
+"$rifl" sim rdma "${net[@]}" --json > "$tmp/net.json" || fail "network run"
+json "$tmp/net.json" 'd["verified"] is True and d["net"] == "single:4" and d["ratio"] >= 0.97' ||
+  fail "network run below 0.97 of capacity or not verified: $(cat "$tmp/net.json")"
+"$rifl" sim rdma "${net[@]}" --ber 1e-6 --op read --paths 2 --json > "$tmp/ber.json" ||
+  fail "network run with bit errors"
+json "$tmp/ber.json" 'd["replays"] > 0 and d["verified"] is True and d["retransmitted_blocks"] == 0' ||
+  fail "bit errors not repaired by the links alone: $(cat "$tmp/ber.json")"
+has "verified: yes" "$rifl" sim rdma --net leafspine:2x2x2 --senders 3 --paths 2 --op send \
+  --size 200 --bytes 100KB --link-gbps 100 || fail "send over a leaf-spine: $(cat "$tmp/has.out")"
+
+# an incast of writes with a victim flow from one of the senders: per-VOQ
+# flow control lets the victim through, link-level flow control holds it
+# behind the congested destination (head-of-line blocking)
+inc=(--net single:6 --senders 4 --victim --flows 8 --bytes 2MB --link-gbps 100 --seed 1)
+"$rifl" sim rdma "${inc[@]}" --fc voq --json > "$tmp/voq.json" || fail "incast, per-VOQ"
+"$rifl" sim rdma "${inc[@]}" --fc link --json > "$tmp/link.json" || fail "incast, link-level"
+python3 -c 'import json, sys
+v = json.load(open(sys.argv[1])); l = json.load(open(sys.argv[2]))
+for d in (v, l):
+    assert d["verified"] and d["ratio"] >= 0.95, d
+assert v["victim_gbps"] > 3 * l["victim_gbps"], (v["victim_gbps"], l["victim_gbps"])
+assert l["victim_gbps"] < 1.2 * l["sender_gbps_max"], (l["victim_gbps"], l["sender_gbps_max"])' \
+  "$tmp/voq.json" "$tmp/link.json" || fail "victim flow: per-VOQ vs link-level"
+
 # refusals: exit status 2, naming the option
 expect_err() {
   local want=$1; shift
@@ -95,4 +122,10 @@ expect_err "option --size" --op send --size 300
 expect_err "--mapping" --mapping bogus
 expect_err "--mapping" --mapping compact --fault payload-crc:0.01
 expect_err "--bundle" --mapping cell --bundle 7
+expect_err "--hops" --net single:4 --hops 2
+expect_err "--victim" --victim
+expect_err "--fc" --net single:4 --fc credit
+expect_err "--senders" --net single:4 --senders 3 --victim
+expect_err "--fault" --net single:4 --fault drop:0.01
+expect_err "--net" --net nope:3
 echo "cli_sim_rdma: ok"

@@ -182,6 +182,9 @@ void json_counters(FILE *f, const struct rifl_counter *ct, size_t n, const void 
 struct rifl_topology;
 int cli_load_topology(const struct cli_opt *table, const char *path,
                       struct rifl_topology **topo);
+/* The same for an option of another name. */
+int cli_load_topology_as(const struct cli_opt *table, const char *option, const char *path,
+                         struct rifl_topology **topo);
 
 void cli_progress(const char *what, double fraction, const char *extra, bool force);
 void cli_progress_done(bool force);

@@ -11,10 +11,11 @@
 #include "rifl/sim/rdmasim.h"
 
 struct opts {
-    const char *op, *fault, *sizes, *mapping;
+    const char *op, *fault, *sizes, *mapping, *net, *fc;
     uint64_t size, bytes, flows, senders, hops, paths, frame_bits, bundle, seed;
-    double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s;
-    bool go_back_n, json, csv;
+    double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s, ber;
+    bool go_back_n, json, csv, victim;
+    const rifl_topology *topo; /* --net, loaded */
 };
 
 /* --fault KIND:P[,KIND:P...]: page-fault, payload-crc, drop; and pd */
@@ -59,11 +60,13 @@ static int parse_faults(const char *spec, rifl_rdmasim_config *c, bool quiet)
     return rc;
 }
 
-static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
+static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op, const char *net,
                         const rifl_rdmasim_result *r)
 {
     fprintf(f, "{\"op\": ");
     json_str(f, op);
+    fprintf(f, ", \"net\": ");
+    json_str(f, net);
     fprintf(f, ", \"size\": %llu, \"flows\": %u, \"senders\": %u, \"hops\": %u, \"paths\": %u, "
                "\"link_gbps\": %g, \"frame_bits\": %u, \"mapping\": \"%s\", \"bundle_packets\": %u, "
                "\"go_back_n\": %s, "
@@ -88,6 +91,18 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
             r->notify_ns_min / 1e3, (unsigned long long)r->cells, (unsigned long long)r->bundles,
             (unsigned long long)r->dropped_bundles, (unsigned long long)r->damaged_packets,
             (unsigned long long)r->page_faults_served);
+    fprintf(f, "\"sender_gbps_min\": %.6g, \"sender_gbps_max\": %.6g, ", r->sender_gbps_min,
+            r->sender_gbps_max);
+    if (c->topo) {
+        fprintf(f, "\"fc\": \"%s\", \"ber\": %g, \"victim\": %s, \"victim_gbps\": %.6g, "
+                   "\"victim_transfers\": %llu, \"replays\": %llu, \"fc_frames\": %llu, "
+                   "\"max_voq_cells\": %llu, \"link_verify_fails\": %llu, \"cell_p99_us\": %.6g, ",
+                c->fc == RIFL_NET_FC_VOQ ? "voq" : "link", c->ber, c->victim ? "true" : "false",
+                r->victim_gbps, (unsigned long long)r->victim_transfers,
+                (unsigned long long)r->replays, (unsigned long long)r->fc_frames,
+                (unsigned long long)r->max_voq_cells, (unsigned long long)r->link_verify_fails,
+                r->cell_p99_ns / 1e3);
+    }
     size_t n;
     const rifl_counter *ct = rifl_rdma_counters(&n);
     fprintf(f, "\"sender\": ");
@@ -97,14 +112,25 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op,
     fprintf(f, "}\n");
 }
 
-static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdmasim_result *r)
+static void summary(const rifl_rdmasim_config *c, const char *op, const char *net,
+                    const rifl_rdmasim_result *r)
 {
-    printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s, %u hop%s, %u path%s, "
-           "%g Gbit/s links, F=%u, %s mapping, N=%u, seed %llu\n",
-           op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
-           c->hops, c->hops == 1 ? "" : "s", c->paths, c->paths == 1 ? "" : "s", c->link_gbps,
-           c->frame_bits, rifl_rdma_mapping_name(c->mapping), r->bundle_packets,
-           (unsigned long long)c->seed);
+    if (c->topo)
+        printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s over the network %s "
+               "(%s flow control%s), up to %u path%s, %g Gbit/s links, F=%u, BER %g, %s mapping, "
+               "N=%u, seed %llu\n",
+               op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
+               net, c->fc == RIFL_NET_FC_VOQ ? "per-VOQ" : "link-level",
+               c->victim ? ", a victim flow" : "", c->paths, c->paths == 1 ? "" : "s",
+               c->link_gbps, c->frame_bits, c->ber, rifl_rdma_mapping_name(c->mapping),
+               r->bundle_packets, (unsigned long long)c->seed);
+    else
+        printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s, %u hop%s, %u path%s, "
+               "%g Gbit/s links, F=%u, %s mapping, N=%u, seed %llu\n",
+               op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
+               c->hops, c->hops == 1 ? "" : "s", c->paths, c->paths == 1 ? "" : "s", c->link_gbps,
+               c->frame_bits, rifl_rdma_mapping_name(c->mapping), r->bundle_packets,
+               (unsigned long long)c->seed);
     printf("  %llu transfers completed (%llu failed%s%s), %.4g MB in %.4g us: %.4g Gbit/s of %.4g "
            "(ratio %.4f)\n",
            (unsigned long long)r->transfers, (unsigned long long)r->failed,
@@ -121,6 +147,17 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const rifl_rdm
            (unsigned long long)r->retransmitted_blocks, (unsigned long long)r->nacks,
            (unsigned long long)r->timeouts, (unsigned long long)r->page_faults_served, (unsigned long long)r->dropped_bundles,
            (unsigned long long)r->damaged_packets);
+    if (c->senders > 1)
+        printf("  each sender: %.4g to %.4g Gbit/s\n", r->sender_gbps_min, r->sender_gbps_max);
+    if (c->topo) {
+        printf("  network: %llu link replays, %llu flow-control frames, largest VOQ %llu cells, "
+               "cell latency p99 %.4g us\n",
+               (unsigned long long)r->replays, (unsigned long long)r->fc_frames,
+               (unsigned long long)r->max_voq_cells, r->cell_p99_ns / 1e3);
+        if (c->victim)
+            printf("  victim flow (host 1 to host %u): %.4g Gbit/s, %llu transfers\n",
+                   c->senders + 1, r->victim_gbps, (unsigned long long)r->victim_transfers);
+    }
     printf("  verified: %s%s\n", r->verified ? "yes" : "NO",
            r->verified ? (c->wrong_pd ? " (the target's memory untouched)"
                                       : " (every byte of every transfer compared)")
@@ -164,6 +201,15 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
     c->page_in_ns = o->page_in_ns;
     c->seed = o->seed;
     c->max_ns = o->max_s * 1e9;
+    c->topo = o->topo;
+    c->ber = o->ber;
+    c->victim = o->victim;
+    if (!strcmp(o->fc, "voq"))
+        c->fc = RIFL_NET_FC_VOQ;
+    else if (!strcmp(o->fc, "link"))
+        c->fc = RIFL_NET_FC_LINK;
+    else
+        return 2;
     return parse_faults(o->fault, c, quiet);
 }
 
@@ -177,13 +223,15 @@ static int config_ok(void *ctx)
     return rifl_rdmasim_check(&c, msg, sizeof msg) == RIFL_OK ? 0 : -1;
 }
 
+static int run_all(const struct cli_opt *opts, struct opts *op);
+
 static int run(int argc, char **argv)
 {
     struct opts o = {
         .op = "write", .mapping = "bundle", .fault = "", .sizes = "", .size = 0, .bytes = 64000000,
         .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 0,
         .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
-        .timeout_us = 1000, .max_s = 10,
+        .timeout_us = 1000, .max_s = 10, .net = "", .fc = "voq", .ber = 0,
     };
     const struct cli_opt opts[] = {
         { "op", CLI_STRING, &o.op, "write, read or send (to a mailbox, 1 to 256 bytes)", 0, 0 },
@@ -208,6 +256,13 @@ static int run(int argc, char **argv)
           "faults: page-fault:P (destination pages), payload-crc:P (WRITE packets), drop:P "
           "(cells at a switch), pd (target in another domain); comma-separated", 0, 0 },
         { "page-in-ns", CLI_DOUBLE, &o.page_in_ns, "time to serve a page fault", 0, 1e9 },
+        { "net", CLI_STRING, &o.net,
+          "run over a sim net network instead of the path model: single:N, leafspine:LxSxH, "
+          "fattree:K or a topology file (hosts 0..senders take part)", 0, 0 },
+        { "fc", CLI_STRING, &o.fc, "with --net: voq (per-VOQ ON/OFF) or link (the lanes' only)", 0, 0 },
+        { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate", 0, 1e-3 },
+        { "victim", CLI_FLAG, &o.victim,
+          "with --net: host 1 also writes to host senders+1 all through the run", 0, 0 },
         { "max-s", CLI_DOUBLE, &o.max_s, "give up after this much simulated time, s", 1e-6, 1e4 },
         { "seed", CLI_UINT, &o.seed, "run seed", 0, 0 },
         { "json", CLI_FLAG, &o.json, "one JSON object per run", 0, 0 },
@@ -228,15 +283,42 @@ static int run(int argc, char **argv)
                         o.mapping);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
+    if (strcmp(o.fc, "voq") && strcmp(o.fc, "link"))
+        return cli_fail(opts, "fc", "'%s' is not a flow control; give voq or link", o.fc);
+    rifl_topology *topo = NULL;
+    if (*o.net) {
+        static const char *const path_only[] = { "hops", "link-ns", "switch-ns" };
+        for (size_t i = 0; i < sizeof path_only / sizeof *path_only; i++)
+            if (cli_unused(opts, path_only[i], "with --net: the topology and sim net's link and "
+                                               "switch delays give the path"))
+                return 2;
+        if (cli_load_topology_as(opts, "net", o.net, &topo))
+            return 2;
+        o.topo = topo;
+    } else {
+        static const char *const net_only[] = { "fc", "ber", "victim" };
+        for (size_t i = 0; i < sizeof net_only / sizeof *net_only; i++)
+            if (cli_unused(opts, net_only[i], "without --net (the path model has no lanes or "
+                                              "shared switch)"))
+                return 2;
+    }
+    int status = run_all(opts, &o);
+    rifl_topo_free(topo);
+    return status;
+}
+
+static int run_all(const struct cli_opt *opts, struct opts *o)
+{
+    int rc;
     rifl_rdmasim_config c;
-    if (build_cfg(&o, &c, false))
+    if (build_cfg(o, &c, false))
         return 2;
     double sizes[64];
     int nsizes = 1;
     sizes[0] = (double)c.size;
-    if (*o.sizes) {
+    if (*o->sizes) {
         nsizes = 0;
-        const char *p = o.sizes;
+        const char *p = o->sizes;
         while (*p) {
             char tok[64];
             size_t n = strcspn(p, ",");
@@ -251,7 +333,7 @@ static int run(int argc, char **argv)
             p += n + (p[n] == ',');
         }
     }
-    if (o.csv)
+    if (o->csv)
         printf("op,size,flows,senders,hops,paths,link_gbps,throughput_gbps,capacity_gbps,ratio,"
                "verified,completions,failed,retransmitted_blocks,nacks,timeouts,latency_us_mean\n");
     int status = 0;
@@ -259,32 +341,32 @@ static int run(int argc, char **argv)
         c.size = (uint64_t)sizes[i];
         char msg[256] = "";
         if (rifl_rdmasim_check(&c, msg, sizeof msg) != RIFL_OK) {
-            if (*o.sizes) {
+            if (*o->sizes) {
                 fprintf(stderr, "error: option --sizes (%llu): %s\n",
                         (unsigned long long)c.size, msg);
                 return 2;
             }
-            return cli_blame(opts, config_ok, &o, msg);
+            return cli_blame(opts, config_ok, o, msg);
         }
         rifl_rdmasim_result r;
-        if (nsizes > 1 && !o.json && !o.csv)
+        if (nsizes > 1 && !o->json && !o->csv)
             cli_progress("sim rdma", (double)i / nsizes, NULL, false);
         rc = rifl_rdmasim_run(&c, &r, msg, sizeof msg);
         if (rc) {
             fprintf(stderr, "error: %s\n", msg[0] ? msg : rifl_strerror(rc));
             return 1;
         }
-        if (o.json) {
-            json_result(stdout, &c, o.op, &r);
-        } else if (o.csv) {
-            printf("%s,%llu,%u,%u,%u,%u,%g,%.6g,%.6g,%.6g,%s,%llu,%llu,%llu,%llu,%llu,%.6g\n", o.op,
+        if (o->json) {
+            json_result(stdout, &c, o->op, o->net, &r);
+        } else if (o->csv) {
+            printf("%s,%llu,%u,%u,%u,%u,%g,%.6g,%.6g,%.6g,%s,%llu,%llu,%llu,%llu,%llu,%.6g\n", o->op,
                    (unsigned long long)c.size, c.flows, c.senders, c.hops, c.paths, c.link_gbps,
                    r.throughput_gbps, r.capacity_gbps, r.ratio, r.verified ? "true" : "false",
                    (unsigned long long)r.transfers, (unsigned long long)r.failed,
                    (unsigned long long)r.retransmitted_blocks, (unsigned long long)r.nacks,
                    (unsigned long long)r.timeouts, r.latency_ns_mean / 1e3);
         } else {
-            summary(&c, o.op, &r);
+            summary(&c, o->op, o->net, &r);
         }
         fflush(stdout);
         /* wrong bytes or a run that could not finish is an error; transfers
@@ -292,7 +374,7 @@ static int run(int argc, char **argv)
         if (!r.verified || (r.failed && !c.wrong_pd))
             status = 1;
     }
-    if (nsizes > 1 && !o.json && !o.csv)
+    if (nsizes > 1 && !o->json && !o->csv)
         cli_progress_done(false);
     return status;
 }

@@ -519,23 +519,29 @@ static void pretty_value(char *buf, size_t n, const char *key, const char *v)
 
 int cli_load_topology(const struct cli_opt *table, const char *path, rifl_topology **topo)
 {
+    return cli_load_topology_as(table, "topology", path, topo);
+}
+
+int cli_load_topology_as(const struct cli_opt *table, const char *option, const char *path,
+                         rifl_topology **topo)
+{
     if (rifl_topo_is_generator(path)) {
         char err[512];
         if (rifl_topo_generate(path, topo, err, sizeof err) != RIFL_OK) {
-            fprintf(stderr, "error: %s: %s\n", cli_where(table, "topology"), err);
+            fprintf(stderr, "error: %s: %s\n", cli_where(table, option), err);
             return 2;
         }
         return 0;
     }
     size_t len;
-    char *text = cli_read_named(path, cli_where(table, "topology"), &len);
+    char *text = cli_read_named(path, cli_where(table, option), &len);
     if (!text)
         return 2;
     char err[512];
     int prc = rifl_topo_parse(text, len, topo, err, sizeof err);
     free(text);
     if (prc) {
-        fprintf(stderr, "error: %s: %s: %s\n", cli_where(table, "topology"), path, err);
+        fprintf(stderr, "error: %s: %s: %s\n", cli_where(table, option), path, err);
         return 2;
     }
     return 0;

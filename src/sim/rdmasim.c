@@ -7,6 +7,7 @@
 
 #include "rifl/frame.h"
 #include "rifl/l2.h"
+#include "rifl/nic.h"
 #include "rifl/rdma.h"
 #include "rifl/rng.h"
 #include "rifl/sim/rdmasim.h"
@@ -34,6 +35,10 @@ const rifl_rdmasim_config rifl_rdmasim_default_config = {
     .wrong_pd = false,
     .seed = 1,
     .max_ns = 1e10,
+    .topo = NULL,
+    .fc = RIFL_NET_FC_VOQ,
+    .ber = 0,
+    .victim = false,
 };
 
 #define MAX_HOSTS 64
@@ -96,6 +101,25 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
         BAD("page_in_ns is %g; give 0 to 1e9", c->page_in_ns);
     if (!(c->max_ns > 0 && c->max_ns <= 1e13))
         BAD("max_ns is %g; give up to 1e13", c->max_ns);
+    if (c->topo) {
+        unsigned need = c->senders + 1 + (c->victim ? 1 : 0);
+        if (c->topo->nhosts < need)
+            BAD("the topology has %u hosts; %u senders to host 0%s need %u", c->topo->nhosts,
+                c->senders, c->victim ? " and the victim" : "", need);
+        if (c->drop > 0)
+            BAD("drop is %g over a network: its links lose nothing (replays repair bit "
+                "errors); give drop 0, or use the path model (no topology)", c->drop);
+        if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK)
+            BAD("fc is %d; give voq or link", (int)c->fc);
+        if (!(c->ber >= 0 && c->ber < 1e-3))
+            BAD("ber is %g; give 0 to 1e-3 (exclusive)", c->ber);
+    } else if (c->victim || c->ber > 0) {
+        BAD("%s needs a network (a topology): the path model has no shared links%s",
+            c->victim ? "a victim flow" : "a bit error rate",
+            c->victim ? "" : " or lanes");
+    }
+    if (c->victim && c->op != RIFL_RDMASIM_WRITE)
+        BAD("a victim flow is of writes; give op write");
 #undef BAD
     return RIFL_OK;
 }
@@ -129,6 +153,17 @@ struct host {
     uint64_t posted, done;    /* transfers */
     uint64_t *seq;            /* per flow: transfers posted */
     double *post_ns;
+    uint64_t bytes_done;      /* payload of its successful transfers */
+    double done_ns;           /* its last completion */
+    /* over a network: bundles waiting in the NIC, their buffers, and the
+     * messages being reassembled per source and receive context */
+    uint8_t **nb;             /* [nbufs] */
+    uint32_t *nb_free;
+    unsigned nb_nfree;
+    uint8_t *nb_dst;          /* [nbufs]: its destination */
+    unsigned *nic_to;         /* [nhosts]: bundles waiting in the NIC per destination */
+    uint8_t **rx;             /* [nhosts * paths], allocated when first used */
+    size_t *rx_len;
 };
 
 struct sim {
@@ -149,6 +184,12 @@ struct sim {
     double now, last_done;
     double lat_sum;
     bool oom;
+    /* over a network */
+    rifl_net *net;
+    unsigned victim;          /* the victim host, or 0 */
+    unsigned rx_paths;        /* receive contexts per source */
+    uint64_t target_notes;    /* host 0's notifications seen */
+    uint64_t victim_bytes;
 };
 
 static void heap_push(struct sim *s, struct msg m)
@@ -319,6 +360,12 @@ static int post(struct sim *s, unsigned a, unsigned flow)
     unsigned path = (unsigned)((flow + a) % 32);
     int rc;
     h->post_ns[flow] = s->now;
+    if (flow >= c->flows) { /* the victim flow: host 1 to the victim host */
+        fill(h->buf + off, c->size, flow_seed(s, a, flow, seq));
+        return rifl_rdma_post_write(h->e, PD_DATA, h->mr.va + off, s->victim,
+                                    s->h[s->victim].mr.va + (uint64_t)(flow - c->flows) * s->stride,
+                                    c->size, path, NULL, flow, now);
+    }
     h->posted++;
     switch (c->op) {
     case RIFL_RDMASIM_WRITE: {
@@ -357,6 +404,21 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
     rifl_rdmasim_result *r = s->r;
     unsigned flow = (unsigned)(wc->wr_id & 0xFFFFFFFFu);
     struct host *h = &s->h[a];
+    uint64_t all = s->per_sender * c->senders;
+    if (flow >= c->flows) { /* the victim flow */
+        uint64_t off = (uint64_t)flow * s->stride;
+        if (wc->status != RIFL_OK ||
+            memcmp(h->buf + off, s->h[s->victim].buf + (uint64_t)(flow - c->flows) * s->stride,
+                   c->size))
+            r->mismatches++;
+        else if (r->transfers < all) {
+            r->victim_transfers++;
+            s->victim_bytes += c->size;
+        }
+        if (r->transfers < all && post(s, a, flow) != RIFL_OK)
+            r->mismatches++;
+        return;
+    }
     r->transfers++;
     h->done++;
     double lat = s->now - h->post_ns[flow];
@@ -370,6 +432,8 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
         r->failed++;
     } else {
         r->bytes += c->size;
+        h->bytes_done += c->size;
+        h->done_ns = s->now;
         uint64_t off = (uint64_t)flow * s->stride;
         const uint8_t *want = h->buf + off;
         const uint8_t *got = s->h[0].buf + (uint64_t)(a - 1) * c->flows * s->stride + off;
@@ -464,12 +528,180 @@ static void faults(struct sim *s)
     }
 }
 
+
+/* ---- over a network (rifl sim net) ---------------------------------------------------------- */
+
+/* What every host does once per cell time, done at host 0's turn: timers,
+ * page faults, completions. */
+static void net_engines(struct sim *s)
+{
+    for (unsigned a = 0; a < s->nhosts; a++)
+        if (rifl_rdma_next_due(s->h[a].e) <= (uint64_t)s->now)
+            rifl_rdma_advance(s->h[a].e, (uint64_t)s->now);
+    faults(s);
+    if (s->c->op == RIFL_RDMASIM_SEND)
+        drain_mailbox(s);
+    uint64_t notes = rifl_rdma_get_stats(s->h[0].e)->notifications_written;
+    if (notes != s->target_notes && s->c->op == RIFL_RDMASIM_WRITE)
+        watch_records(s);
+    s->target_notes = notes;
+    poll_all(s);
+}
+
+/* Host a's NIC takes bundles per destination, two waiting at most each. */
+static int net_pump(struct sim *s, unsigned a)
+{
+    struct host *h = &s->h[a];
+    for (unsigned d = 0; d < s->nhosts; d++) {
+        if (d == a)
+            continue;
+        while (h->nic_to[d] < 2 && h->nb_nfree) {
+            unsigned i = h->nb_free[h->nb_nfree - 1];
+            rifl_rdma_route to;
+            size_t len = rifl_rdma_output_to(h->e, (uint64_t)s->now, d, h->nic_to[d] == 0,
+                                             h->nb[i], s->out_cap, &to);
+            if (!len)
+                break;
+            s->r->cells += (len + RIFL_L2_CELL_PAYLOAD - 1) / RIFL_L2_CELL_PAYLOAD;
+            s->r->bundles++;
+            if (s->c->payload_crc > 0)
+                damage(s, h->nb[i], len);
+            int rc = rifl_net_post(s->net, a, d, to.route, h->nb[i], len, i);
+            if (rc != RIFL_OK)
+                return rc; /* the NIC holds far more than these buffers */
+            h->nb_nfree--;
+            h->nb_dst[i] = (uint8_t)d;
+            h->nic_to[d]++;
+        }
+    }
+    return RIFL_OK;
+}
+
+static int net_tick(void *ctx, rifl_net *n, unsigned host, double now_ns)
+{
+    (void)n;
+    struct sim *s = ctx;
+    s->now = now_ns;
+    if (host == 0)
+        net_engines(s);
+    if (host >= s->nhosts)
+        return RIFL_OK;
+    int rc = net_pump(s, host);
+    return s->oom ? RIFL_ERR_NOMEM : rc;
+}
+
+static void net_sent(void *ctx, unsigned host, uint64_t tag)
+{
+    struct sim *s = ctx;
+    struct host *h = &s->h[host];
+    h->nic_to[h->nb_dst[tag]]--;
+    h->nb_free[h->nb_nfree++] = (uint32_t)tag;
+}
+
+/* A cell at host `host`: the bundle it belongs to is put together per
+ * source and receive context, and handed to the engine whole. */
+static void net_deliver(void *ctx, rifl_net *n, unsigned host, const rifl_nic_rx *rx,
+                        double now_ns)
+{
+    (void)n;
+    struct sim *s = ctx;
+    if (host >= s->nhosts || rx->src >= s->nhosts || rx->proto != RIFL_L2_PROTO_RDMA ||
+        rx->context >= s->rx_paths) {
+        s->r->mismatches++; /* nothing else travels here */
+        return;
+    }
+    struct host *h = &s->h[host];
+    size_t k = (size_t)rx->src * s->rx_paths + rx->context;
+    if (!h->rx[k] && !(h->rx[k] = malloc(s->out_cap))) {
+        s->oom = true;
+        return;
+    }
+    if (rx->first) {
+        memcpy(h->rx[k], rx->prefix, RIFL_L2_MSG_PREFIX_BYTES);
+        h->rx_len[k] = RIFL_L2_MSG_PREFIX_BYTES;
+    }
+    if (h->rx_len[k] + rx->len > s->out_cap) {
+        s->r->mismatches++; /* larger than any bundle the engines make */
+        h->rx_len[k] = 0;
+        return;
+    }
+    memcpy(h->rx[k] + h->rx_len[k], rx->data, rx->len);
+    h->rx_len[k] += rx->len;
+    if (rx->last) {
+        s->now = now_ns;
+        unsigned routes = rifl_net_paths(s->net, host, rx->src);
+        if (routes > s->c->paths)
+            routes = s->c->paths;
+        rifl_rdma_input(h->e, (uint64_t)now_ns, h->rx[k], h->rx_len[k],
+                        (rifl_rdma_route){ rx->src, routes ? rx->context % routes : 0 });
+        h->rx_len[k] = 0;
+    }
+}
+
+static bool net_done(void *ctx)
+{
+    struct sim *s = ctx;
+    return s->oom || s->r->transfers >= s->per_sender * s->c->senders;
+}
+
+static const rifl_net_app net_app = {
+    .tick = net_tick, .deliver = net_deliver, .sent = net_sent, .done = net_done,
+};
+
+static int net_create(struct sim *s, rifl_net_app *app, char *msg, size_t msglen)
+{
+    const rifl_rdmasim_config *c = s->c;
+    *app = net_app;
+    app->ctx = s;
+    rifl_net_config nc = rifl_net_default_config;
+    nc.topo = c->topo;
+    nc.fc = c->fc;
+    nc.link_gbps = c->link_gbps;
+    nc.frame_bits = c->frame_bits;
+    nc.ber = c->ber;
+    nc.max_paths = c->paths;
+    nc.seed = c->seed;
+    nc.warmup_ns = 0;
+    nc.window_ns = c->max_ns;
+    nc.drain_ns = 0;
+    nc.app = app;
+    s->rx_paths = c->paths;
+    return rifl_net_create(&nc, &s->net, msg, msglen);
+}
+
+/* Run the network until the transfers are done (or max_ns). */
+static int net_run(struct sim *s, char *msg, size_t msglen)
+{
+    int rc;
+    while ((rc = rifl_net_run(s->net, 1u << 16)) == 0)
+        ;
+    if (rc < 0) {
+        rifl_msg(msg, msglen, "rdma sim: the network simulation stopped: %s", rifl_strerror(rc));
+        return rc;
+    }
+    rifl_net_result nr;
+    if ((rc = rifl_net_result_get(s->net, &nr)) != RIFL_OK)
+        return rc;
+    rifl_rdmasim_result *r = s->r;
+    r->replays = nr.replays;
+    r->fc_frames = nr.fc_frames;
+    r->max_voq_cells = nr.max_voq_cells;
+    r->link_verify_fails = nr.verify_fails;
+    r->cell_p99_ns = nr.latency.p99;
+    if (nr.dropped || nr.corrupt)
+        r->mismatches += nr.dropped + nr.corrupt;
+    rifl_net_result_free(&nr);
+    return RIFL_OK;
+}
+
 /* ---- set-up and the run -------------------------------------------------------------------- */
 
 static int setup(struct sim *s, char *msg, size_t msglen)
 {
     const rifl_rdmasim_config *c = s->c;
     s->nhosts = c->senders + 1;
+    if (c->victim)
+        s->victim = s->nhosts++;
     unsigned per_frame = c->frame_bits / 8 - 2;
     unsigned f = (RIFL_L2_CELL_BYTES + per_frame - 1) / per_frame;
     s->cell_ns = f * c->frame_bits / c->link_gbps;
@@ -489,8 +721,9 @@ static int setup(struct sim *s, char *msg, size_t msglen)
     ec.block_timeout_ns = (uint64_t)c->block_timeout_ns;
     ec.block_timeout_max_ns = 8 * ec.block_timeout_ns;
     ec.go_back_n = c->go_back_n;
-    ec.transfers_per_pd = c->flows > 32 ? c->flows : 32;
-    ec.max_transfers = c->flows * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
+    unsigned most = c->flows * (c->victim ? 2 : 1);
+    ec.transfers_per_pd = most > 32 ? most : 32;
+    ec.max_transfers = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
     if (ec.max_transfers < 1024)
         ec.max_transfers = 1024;
     ec.req_fifo = c->flows > 64 ? c->flows : 64;
@@ -502,17 +735,41 @@ static int setup(struct sim *s, char *msg, size_t msglen)
         int rc = rifl_rdma_open(&ec, &h->e, msg, msglen);
         if (rc)
             return rc;
-        for (unsigned b = 0; b < s->nhosts; b++)
-            rifl_rdma_add_node(h->e, b, c->paths);
+        for (unsigned b = 0; b < s->nhosts; b++) {
+            unsigned routes = c->paths;
+            if (s->net && b != a) { /* the routes the topology has, up to paths */
+                routes = rifl_net_paths(s->net, a, b);
+                if (routes > c->paths)
+                    routes = c->paths;
+            }
+            rifl_rdma_add_node(h->e, b, routes ? routes : 1);
+        }
         rifl_rdma_alloc_pd(h->e, PD_DATA);
         rifl_rdma_alloc_pd(h->e, PD_OTHER);
-        uint64_t bytes = a ? (uint64_t)c->flows * s->stride : target_bytes;
+        unsigned flows = c->flows * (a == 1 && c->victim ? 2 : 1);
+        uint64_t bytes = a ? (uint64_t)flows * s->stride : target_bytes;
         h->buf = calloc(bytes ? bytes : 1, 1);
         h->queued = malloc(s->out_cap);
-        h->seq = calloc(c->flows, sizeof *h->seq);
-        h->post_ns = calloc(c->flows, sizeof *h->post_ns);
+        h->seq = calloc(flows, sizeof *h->seq);
+        h->post_ns = calloc(flows, sizeof *h->post_ns);
         if (!h->buf || !h->queued || !h->seq || !h->post_ns)
             return RIFL_ERR_NOMEM;
+        if (s->net) {
+            unsigned nbufs = 2 * s->nhosts;
+            h->nb = calloc(nbufs, sizeof *h->nb);
+            h->nb_free = calloc(nbufs, sizeof *h->nb_free);
+            h->nb_dst = calloc(nbufs, 1);
+            h->nic_to = calloc(s->nhosts, sizeof *h->nic_to);
+            h->rx = calloc((size_t)s->nhosts * s->rx_paths, sizeof *h->rx);
+            h->rx_len = calloc((size_t)s->nhosts * s->rx_paths, sizeof *h->rx_len);
+            if (!h->nb || !h->nb_free || !h->nb_dst || !h->nic_to || !h->rx || !h->rx_len)
+                return RIFL_ERR_NOMEM;
+            for (unsigned i = 0; i < nbufs; i++) {
+                if (!(h->nb[i] = malloc(s->out_cap)))
+                    return RIFL_ERR_NOMEM;
+                h->nb_free[h->nb_nfree++] = nbufs - 1 - i;
+            }
+        }
         uint16_t pd = a == 0 && c->wrong_pd ? PD_OTHER : PD_DATA;
         unsigned acc = RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE | RIFL_RDMA_REMOTE_READ;
         rc = rifl_rdma_reg_mr(h->e, pd, h->buf, bytes, acc, &h->mr);
@@ -553,7 +810,20 @@ static void teardown(struct sim *s)
         free(s->h[a].queued);
         free(s->h[a].seq);
         free(s->h[a].post_ns);
+        if (s->h[a].nb)
+            for (unsigned i = 0; i < 2 * s->nhosts; i++)
+                free(s->h[a].nb[i]);
+        if (s->h[a].rx)
+            for (size_t i = 0; i < (size_t)s->nhosts * s->rx_paths; i++)
+                free(s->h[a].rx[i]);
+        free(s->h[a].nb);
+        free(s->h[a].nb_free);
+        free(s->h[a].nb_dst);
+        free(s->h[a].nic_to);
+        free(s->h[a].rx);
+        free(s->h[a].rx_len);
     }
+    rifl_net_free(s->net);
     for (size_t i = 0; i < s->qn; i++)
         free(s->q[i].bytes);
     free(s->q);
@@ -578,7 +848,10 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
     s->c = c;
     s->r = r;
     rifl_rng_seed(&s->rng, c->seed);
-    rc = setup(s, msg, msglen);
+    rifl_net_app app;
+    rc = c->topo ? net_create(s, &app, msg, msglen) : RIFL_OK;
+    if (rc == RIFL_OK)
+        rc = setup(s, msg, msglen);
     if (rc) {
         if (rc == RIFL_ERR_NOMEM)
             rifl_msg(msg, msglen, "out of memory for %u hosts with %u flows of %llu bytes",
@@ -596,8 +869,21 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
                 free(s);
                 return RIFL_ERR_STATE;
             }
+    for (unsigned f = c->flows; s->victim && f < 2 * c->flows; f++)
+        if ((rc = post(s, 1, f)) != RIFL_OK) {
+            rifl_msg(msg, msglen, "rdma sim: victim transfer %u could not be posted: %s",
+                     f - c->flows, rifl_rdma_strerror(rc));
+            teardown(s);
+            free(s);
+            return RIFL_ERR_STATE;
+        }
     uint64_t want = s->per_sender * c->senders;
-    while (r->transfers < want && !s->oom) {
+    if (s->net && (rc = net_run(s, msg, msglen)) != RIFL_OK) {
+        teardown(s);
+        free(s);
+        return rc;
+    }
+    while (!s->net && r->transfers < want && !s->oom) {
         while (s->qn && s->q[0].at <= s->now) {
             struct msg m = heap_pop(s);
             uint64_t before = rifl_rdma_get_stats(s->h[m.to].e)->notifications_written;
@@ -663,6 +949,15 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
         for (unsigned k = 1; k < RIFL_RDMA_STATUS_COUNT; k++)
             r->nacks += st->nacks_rx[k];
     }
+    r->sender_gbps_min = INFINITY;
+    for (unsigned a = 1; a <= c->senders; a++) {
+        double g = s->h[a].done_ns > 0 ? (double)s->h[a].bytes_done * 8 / s->h[a].done_ns : 0;
+        if (g < r->sender_gbps_min)
+            r->sender_gbps_min = g;
+        if (g > r->sender_gbps_max)
+            r->sender_gbps_max = g;
+    }
+    r->victim_gbps = s->last_done > 0 ? (double)s->victim_bytes * 8 / s->last_done : 0;
     r->sender = *rifl_rdma_get_stats(s->h[1].e);
     r->target = *rifl_rdma_get_stats(s->h[0].e);
     bool oom = s->oom;

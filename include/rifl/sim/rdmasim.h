@@ -23,6 +23,7 @@
 
 #include "rifl/error.h"
 #include "rifl/rdma.h"
+#include "rifl/sim/netsim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,6 +59,20 @@ typedef struct rifl_rdmasim_config {
     bool wrong_pd;            /* the target's memory is in another protection domain */
     uint64_t seed;
     double max_ns;            /* give up after this much simulated time */
+    /* Over a `rifl sim net` network instead of the path model: hosts with
+     * NICs, switches, and links that are pairs of lane engines (flow-control
+     * frames take slots, bit errors cause replays).  NULL: the path model.
+     * The topology's hosts 0..senders (and the victim) run engines; hops,
+     * link_ns, switch_ns and drop do not apply (the topology and sim net's
+     * defaults give the path); paths is the routes per host pair used, at
+     * most 32.  Bundles go into the NIC per destination, two waiting at
+     * most; completions are seen at the next cell time. */
+    const rifl_topology *topo;
+    rifl_net_fc fc;           /* with topo: per-VOQ or link-level flow control */
+    double ber;               /* with topo: every link's bit error rate */
+    bool victim;              /* with topo, writes: host 1 also writes to host
+                                 senders + 1 (a destination nobody else uses)
+                                 all through the run, `flows` transfers more */
 } rifl_rdmasim_config;
 
 /* One sender, writes of 1 MB, 32 flows, 64 MB, 10 Gbit/s links, F = 256,
@@ -89,6 +104,13 @@ typedef struct rifl_rdmasim_result {
     uint64_t page_faults_served;
     /* every host's engine together */
     uint64_t retransmitted_blocks, nacks, timeouts;
+    double sender_gbps_min, sender_gbps_max; /* each sender's bytes x 8 / the time of its
+                                                last completion */
+    /* with topo */
+    double victim_gbps;       /* the victim flow's completed bytes x 8 / sim_ns */
+    uint64_t victim_transfers;
+    uint64_t replays, fc_frames, max_voq_cells, link_verify_fails;
+    double cell_p99_ns;       /* cell latency, post to arrival, every cell */
     rifl_rdma_stats sender;   /* host 1's counters */
     rifl_rdma_stats target;   /* host 0's counters */
 } rifl_rdmasim_result;
