@@ -51,8 +51,39 @@ done | awk -F, 'NR == 1 || $1 != "mapping"' > "$out/rdma-mappings.csv"
     done
   done
 } > "$out/rdma-faults.csv"
+# Over a sim net network (NICs, a switch, links that are lane engines):
+# writes vs size, 1 switch, 10 and 100 Gbit/s, against the path model above
+{
+  echo "link_gbps,size,throughput_gbps,capacity_gbps,ratio,cell_p99_us,verified"
+  for g in 10 100; do
+    for sz in 256 4KiB 16KiB 1MiB; do
+      "$rifl" sim rdma --net single:2 --link-gbps $g --size $sz --bytes 16MB --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin); print("%g,%d,%.4f,%.4f,%.4f,%.3f,%s" % (r["link_gbps"], r["size"], r["throughput_gbps"], r["capacity_gbps"], r["ratio"], r["cell_p99_us"], r["verified"]))'
+    done
+  done
+} > "$out/rdma-net.csv"
+# Bit errors on every link: the lanes replay, RDMA never retransmits
+{
+  echo "ber,throughput_gbps,ratio,link_replays,retransmitted_blocks,verified"
+  for b in 0 1e-7 1e-6 1e-5; do
+    "$rifl" sim rdma --net single:2 --link-gbps 100 --bytes 16MB --ber $b --json |
+      python3 -c 'import json,sys; r=json.load(sys.stdin); print("%g,%.4f,%.4f,%d,%d,%s" % (r["ber"], r["throughput_gbps"], r["ratio"], r["replays"], r["retransmitted_blocks"], r["verified"]))'
+  done
+} > "$out/rdma-net-ber.csv"
+# Incast of 1 MB writes to host 0, with a victim flow from sender 1 to a
+# free host, under each flow control of sim net
+{
+  echo "fc,senders,throughput_gbps,ratio,sender_gbps_min,sender_gbps_max,victim_gbps,max_voq_cells,cell_p99_us,fc_frames,verified"
+  for fc in voq link; do
+    for n in 2 4 8; do
+      "$rifl" sim rdma --net single:10 --senders $n --victim --fc $fc --flows 8 --bytes 4MB \
+        --link-gbps 100 --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin); print("%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%d,%.3f,%d,%s" % (r["fc"], r["senders"], r["throughput_gbps"], r["ratio"], r["sender_gbps_min"], r["sender_gbps_max"], r["victim_gbps"], r["max_voq_cells"], r["cell_p99_us"], r["fc_frames"], r["verified"]))'
+    done
+  done
+} > "$out/rdma-incast.csv"
 # the figures (docs/figures/rdma.gp reads docs/results/): gnuplot, when there
 if [ "$out" = docs/results ] && command -v gnuplot > /dev/null; then
   gnuplot docs/figures/rdma.gp
 fi
-echo "written: $out/rdma-e1-e2.csv rdma-mappings.csv rdma-e3.csv rdma-e4.json rdma-e5.csv rdma-faults.csv"
+echo "written: $out/rdma-e1-e2.csv rdma-mappings.csv rdma-e3.csv rdma-e4.json rdma-e5.csv rdma-faults.csv rdma-net.csv rdma-net-ber.csv rdma-incast.csv"

@@ -42,6 +42,8 @@ const rifl_rdmasim_config rifl_rdmasim_default_config = {
 };
 
 #define MAX_HOSTS 64
+#define VICTIM_MAX 65536u  /* the victim's transfers: short, so that its rate
+                              counted in whole transfers is exact enough */
 #define PD_DATA 1
 #define PD_OTHER 2
 #define MAILBOX 2
@@ -187,6 +189,7 @@ struct sim {
     /* over a network */
     rifl_net *net;
     unsigned victim;          /* the victim host, or 0 */
+    uint64_t victim_size;     /* its transfers: size, at most 64 KiB */
     unsigned rx_paths;        /* receive contexts per source */
     uint64_t target_notes;    /* host 0's notifications seen */
     uint64_t victim_bytes;
@@ -361,10 +364,10 @@ static int post(struct sim *s, unsigned a, unsigned flow)
     int rc;
     h->post_ns[flow] = s->now;
     if (flow >= c->flows) { /* the victim flow: host 1 to the victim host */
-        fill(h->buf + off, c->size, flow_seed(s, a, flow, seq));
+        fill(h->buf + off, s->victim_size, flow_seed(s, a, flow, seq));
         return rifl_rdma_post_write(h->e, PD_DATA, h->mr.va + off, s->victim,
                                     s->h[s->victim].mr.va + (uint64_t)(flow - c->flows) * s->stride,
-                                    c->size, path, NULL, flow, now);
+                                    s->victim_size, path, NULL, flow, now);
     }
     h->posted++;
     switch (c->op) {
@@ -409,11 +412,11 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
         uint64_t off = (uint64_t)flow * s->stride;
         if (wc->status != RIFL_OK ||
             memcmp(h->buf + off, s->h[s->victim].buf + (uint64_t)(flow - c->flows) * s->stride,
-                   c->size))
+                   s->victim_size))
             r->mismatches++;
         else if (r->transfers < all) {
             r->victim_transfers++;
-            s->victim_bytes += c->size;
+            s->victim_bytes += s->victim_size;
         }
         if (r->transfers < all && post(s, a, flow) != RIFL_OK)
             r->mismatches++;
@@ -700,8 +703,10 @@ static int setup(struct sim *s, char *msg, size_t msglen)
 {
     const rifl_rdmasim_config *c = s->c;
     s->nhosts = c->senders + 1;
-    if (c->victim)
+    if (c->victim) {
         s->victim = s->nhosts++;
+        s->victim_size = c->size < VICTIM_MAX ? c->size : VICTIM_MAX;
+    }
     unsigned per_frame = c->frame_bits / 8 - 2;
     unsigned f = (RIFL_L2_CELL_BYTES + per_frame - 1) / per_frame;
     s->cell_ns = f * c->frame_bits / c->link_gbps;

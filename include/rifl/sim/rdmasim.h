@@ -72,7 +72,8 @@ typedef struct rifl_rdmasim_config {
     double ber;               /* with topo: every link's bit error rate */
     bool victim;              /* with topo, writes: host 1 also writes to host
                                  senders + 1 (a destination nobody else uses)
-                                 all through the run, `flows` transfers more */
+                                 all through the run, `flows` transfers more
+                                 of `size` bytes, at most 64 KiB */
 } rifl_rdmasim_config;
 
 /* One sender, writes of 1 MB, 32 flows, 64 MB, 10 Gbit/s links, F = 256,
