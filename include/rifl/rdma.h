@@ -178,6 +178,38 @@ typedef enum rifl_rdma_op {
     RIFL_RDMA_OP_SEND = 3
 } rifl_rdma_op;
 
+/* One work request of a chain (rifl_rdma_post_chain): the arguments of
+ * rifl_rdma_post_write, _read or _send in one place. */
+typedef struct rifl_rdma_wr {
+    rifl_rdma_op op;          /* RIFL_RDMA_OP_WRITE, _READ or _SEND */
+    uint16_t pdid;
+    uint32_t node;            /* write, send: the destination; read: the data's node */
+    uint64_t local_va;        /* write: the source; read: where the data lands */
+    uint64_t remote_va;       /* write: the destination; read: the source */
+    uint64_t len;
+    unsigned path;            /* write, read */
+    const rifl_rdma_notification *notify; /* write: NULL for none */
+    unsigned mailbox;         /* send */
+    const void *buf;          /* send: the bytes (copied at the post) */
+    uint64_t wr_id;
+} rifl_rdma_wr;
+
+/* Post `n` work requests as one chain (the spec's double buffering: `DB`,
+ * `chained`, `dependency_id`): their blocks are sent one after another,
+ * the blocks of wr[0] in order, then those of wr[1], ...: each block is
+ * held until the block before it has cut its last data packet for the
+ * first time, then goes.  A retry of a block neither holds nor restarts
+ * the blocks after it; a read chains its request (the data comes from the
+ * far node on its own).  Completions are each request's own and may come
+ * in any order; a transfer that fails leaves the chain and the others keep
+ * their order (docs/rdma.md).  Requests are posted in order until one is
+ * refused: returns RIFL_OK when all were posted, else the refused one's
+ * status (what its rifl_rdma_post_* would return; RIFL_ERR_INVALID_ARG
+ * also for NULL, n = 0 or an unknown op), those before it posted and
+ * chained.  *posted (may be NULL) is how many were posted. */
+RIFL_API int rifl_rdma_post_chain(rifl_rdma *e, const rifl_rdma_wr *wr, unsigned n,
+                                  unsigned *posted, uint64_t now);
+
 typedef struct rifl_rdma_wc {
     uint64_t wr_id;
     int status;               /* RIFL_OK or a RIFL_ERR_* (see above) */
@@ -248,7 +280,7 @@ typedef struct rifl_rdma_stats {
     uint64_t hdr_edc_errors, ftr_crc_errors, bundle_errors, skipped_packets;
     uint64_t notifications_written, scheduler_reenqueues, responses_dropped;
     uint64_t stale_responses, read_requests_served, completions, failed_transfers;
-    uint64_t mailbox_messages;
+    uint64_t mailbox_messages, chain_waits;
 } rifl_rdma_stats;
 
 RIFL_API const rifl_rdma_stats *rifl_rdma_get_stats(const rifl_rdma *e);

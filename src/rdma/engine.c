@@ -517,6 +517,7 @@ void rdma_complete(rifl_rdma *e, unsigned x, int status, uint64_t now)
     for (unsigned b = 0; t->blocks_out && b < TIDS; b++) {
         struct block *k = &e->blocks[b];
         if (k->state != B_FREE && k->xf == x) {
+            rdma_chain_drop(e, b); /* no block of a chain waits for it in vain */
             if (k->node_ix >= 0)
                 e->nodes[k->node_ix].inflight--;
             k->state = B_FREE;
@@ -591,6 +592,7 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, completions, "completions queued"),
     RIFL_COUNTER(S, failed_transfers, "transfers that failed"),
     RIFL_COUNTER(S, mailbox_messages, "messages put into user mailboxes"),
+    RIFL_COUNTER(S, chain_waits, "blocks held (DB) behind the block before them in a chain"),
 };
 #undef S
 RIFL_COUNTER_TABLE(rifl_rdma_counters, rdma_counters, rifl_rdma_stats)

@@ -90,6 +90,12 @@ struct xfer {
     bool request_acked; /* reads: the READ_REQ was accepted */
     unsigned next_issue;/* in the list of transfers with blocks to issue */
     bool issuing;
+    /* chaining (rifl_rdma_post_chain): the transfers before and after it in
+     * its chain (XF_NONE at the ends), and the last block it issued */
+    bool chain;
+    unsigned chain_prev, chain_next;
+    bool has_tail;
+    unsigned tail_tid, tail_gen;
     /* sends and read requests: the single packet's payload */
     uint8_t inline_payload[RIFL_RDMA_MAX_PAYLOAD];
     unsigned inline_len;
@@ -101,7 +107,10 @@ enum blk_state {
     B_HOLD,     /* data sent; its NOTIFY waits for the transfer's other blocks */
     B_SENT,     /* all sent, waiting for its response (timer armed) */
     B_RETRY,    /* NACKed: re-initiated at `due` */
-    B_PAGE      /* stopped at a source page not resident */
+    B_PAGE,     /* stopped at a source page not resident */
+    B_DB        /* double buffered: waits for the block before it in its chain
+                   to cut its last data packet (never in the scheduler, no
+                   timer) */
 };
 
 struct block {
@@ -125,6 +134,9 @@ struct block {
     unsigned k;         /* its place among the transfer's blocks */
     bool in_sched;      /* in the scheduler's ring */
     bool inline_data;   /* a send or read request: the transfer's own bytes */
+    bool done;          /* every data packet cut once (the descriptor's `done`) */
+    bool chained;       /* dep_tid (of generation dep_gen) waits in B_DB for it */
+    unsigned dep_tid, dep_gen; /* the descriptor's dependency_id, and its gen */
 };
 
 /* ---- the receiver ----------------------------------------------------------------------- */
@@ -227,6 +239,8 @@ bool rdma_notify_ready(const rifl_rdma *e, unsigned tid);
 void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *record,
                       uint64_t now);
 void rdma_serve_requests(rifl_rdma *e, uint64_t now);
+void rdma_chain_done(rifl_rdma *e, unsigned tid);
+void rdma_chain_drop(rifl_rdma *e, unsigned tid);
 
 /* send.c */
 void rdma_sched_push(rifl_rdma *e, unsigned tid);

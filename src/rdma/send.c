@@ -146,6 +146,7 @@ static enum cut_result cut(rifl_rdma *e, unsigned tid, uint64_t now)
     b->pkt_n++;
     if (b->off < b->len)
         return CUT_MORE;
+    rdma_chain_done(e, tid); /* the next block of its chain may go */
     if (b->send_notify && !b->notify_sent) {
         if (rdma_notify_ready(e, tid))
             return CUT_MORE; /* the NOTIFY on the next visit */

@@ -1,7 +1,9 @@
 /* The transfer layer (the thesis's co-processor): work requests cut into
- * 16 KB blocks, one transaction ID each; responses matched to blocks;
- * selective retransmission after a NACK, a timeout or a source page
- * fault; reads served as writes back to their initiator; the timers. */
+ * 16 KB blocks, one transaction ID each; chains of work requests whose
+ * blocks wait (DB) for the block before them; responses matched to
+ * blocks; selective retransmission after a NACK, a timeout or a source
+ * page fault; reads served as writes back to their initiator; the
+ * timers. */
 #include <string.h>
 
 #include "rdma_priv.h"
@@ -16,6 +18,7 @@ static unsigned xf_alloc(rifl_rdma *e)
     memset(t, 0, sizeof *t);
     t->src_region = -1;
     t->next_issue = XF_NONE;
+    t->chain_prev = t->chain_next = XF_NONE;
     return x;
 }
 
@@ -52,6 +55,25 @@ static void xf_start(rifl_rdma *e, unsigned x)
     e->pending++;
 }
 
+/* A transfer set up by a post: into its chain when `chain` is not NULL
+ * (*chain is the transfer before it, XF_NONE for the first, and becomes
+ * this one), onto the issue list, and its first blocks issued. */
+static void xf_post(rifl_rdma *e, unsigned x, unsigned *chain, uint64_t now)
+{
+    if (chain) {
+        struct xfer *t = &e->xf[x];
+        unsigned prev = *chain;
+        t->chain = true;
+        if (prev != XF_NONE && e->xf[prev].kind != XF_FREE && e->xf[prev].chain) {
+            t->chain_prev = prev;
+            e->xf[prev].chain_next = x;
+        }
+        *chain = x;
+    }
+    xf_start(e, x);
+    rdma_issue(e, now);
+}
+
 /* The blocks of `len` bytes to `dst_va`: one per 16 KB window, or with
  * the cell mapping one per 12 KB within each window. */
 static unsigned blocks_of(const rifl_rdma *e, uint64_t dst_va, uint64_t len)
@@ -82,9 +104,10 @@ static int post_common(rifl_rdma *e, uint16_t pdid, uint32_t node, struct pd **p
     return RIFL_OK;
 }
 
-int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t dst_node,
-                         uint64_t dst_va, uint64_t len, unsigned path,
-                         const rifl_rdma_notification *notify, uint64_t wr_id, uint64_t now)
+static int post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t dst_node,
+                      uint64_t dst_va, uint64_t len, unsigned path,
+                      const rifl_rdma_notification *notify, uint64_t wr_id, uint64_t now,
+                      unsigned *chain)
 {
     if (!e || len == 0 || len > UINT32_MAX || path > 31 || dst_va > RIFL_RDMA_VA_MASK ||
         len > RIFL_RDMA_VA_MASK + 1 - dst_va)
@@ -111,13 +134,20 @@ int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t 
                                     notify->immediate };
     }
     pd->writes++;
-    xf_start(e, x);
-    rdma_issue(e, now);
+    xf_post(e, x, chain, now);
     return RIFL_OK;
 }
 
-int rifl_rdma_post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t src_node,
-                        uint64_t src_va, uint64_t len, unsigned path, uint64_t wr_id, uint64_t now)
+int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t dst_node,
+                         uint64_t dst_va, uint64_t len, unsigned path,
+                         const rifl_rdma_notification *notify, uint64_t wr_id, uint64_t now)
+{
+    return post_write(e, pdid, src_va, dst_node, dst_va, len, path, notify, wr_id, now, NULL);
+}
+
+static int post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t src_node,
+                     uint64_t src_va, uint64_t len, unsigned path, uint64_t wr_id, uint64_t now,
+                     unsigned *chain)
 {
     if (!e || len == 0 || len > UINT32_MAX || path > 31 || src_va > RIFL_RDMA_VA_MASK ||
         len > RIFL_RDMA_VA_MASK + 1 - src_va)
@@ -147,13 +177,18 @@ int rifl_rdma_post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t s
     rifl_rdma_read_req_pack(&rq, t->inline_payload);
     t->inline_len = RIFL_RDMA_READ_REQ_BYTES;
     pd->reads++;
-    xf_start(e, x);
-    rdma_issue(e, now);
+    xf_post(e, x, chain, now);
     return RIFL_OK;
 }
 
-int rifl_rdma_post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mailbox,
-                        const void *buf, size_t len, uint64_t wr_id, uint64_t now)
+int rifl_rdma_post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t src_node,
+                        uint64_t src_va, uint64_t len, unsigned path, uint64_t wr_id, uint64_t now)
+{
+    return post_read(e, pdid, dst_va, src_node, src_va, len, path, wr_id, now, NULL);
+}
+
+static int post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mailbox,
+                     const void *buf, size_t len, uint64_t wr_id, uint64_t now, unsigned *chain)
 {
     if (!e || !buf || len == 0 || len > RIFL_RDMA_MAX_PAYLOAD ||
         mailbox < RIFL_RDMA_MAILBOX_FIRST || mailbox > RIFL_RDMA_MAILBOX_LAST)
@@ -170,9 +205,129 @@ int rifl_rdma_post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mai
     memcpy(t->inline_payload, buf, len);
     t->inline_len = (unsigned)len;
     pd->writes++;
-    xf_start(e, x);
-    rdma_issue(e, now);
+    xf_post(e, x, chain, now);
     return RIFL_OK;
+}
+
+int rifl_rdma_post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mailbox,
+                        const void *buf, size_t len, uint64_t wr_id, uint64_t now)
+{
+    return post_send(e, pdid, node, mailbox, buf, len, wr_id, now, NULL);
+}
+
+int rifl_rdma_post_chain(rifl_rdma *e, const rifl_rdma_wr *wr, unsigned n, unsigned *posted,
+                         uint64_t now)
+{
+    if (posted)
+        *posted = 0;
+    if (!e || !wr || n == 0)
+        return RIFL_ERR_INVALID_ARG;
+    unsigned chain = XF_NONE;
+    for (unsigned i = 0; i < n; i++) {
+        const rifl_rdma_wr *w = &wr[i];
+        int rc;
+        switch (w->op) {
+        case RIFL_RDMA_OP_WRITE:
+            rc = post_write(e, w->pdid, w->local_va, w->node, w->remote_va, w->len, w->path,
+                            w->notify, w->wr_id, now, &chain);
+            break;
+        case RIFL_RDMA_OP_READ:
+            rc = post_read(e, w->pdid, w->local_va, w->node, w->remote_va, w->len, w->path,
+                           w->wr_id, now, &chain);
+            break;
+        case RIFL_RDMA_OP_SEND:
+            rc = w->len > RIFL_RDMA_MAX_PAYLOAD
+                     ? RIFL_ERR_INVALID_ARG
+                     : post_send(e, w->pdid, w->node, w->mailbox, w->buf, (size_t)w->len,
+                                 w->wr_id, now, &chain);
+            break;
+        default:
+            rc = RIFL_ERR_INVALID_ARG;
+            break;
+        }
+        if (rc != RIFL_OK)
+            return rc;
+        if (posted)
+            *posted = i + 1;
+    }
+    return RIFL_OK;
+}
+
+/* ---- chaining (the descriptor's DB, chained and dependency_id) ---------------------------- */
+
+/* Block `tid` of generation `gen`, if it still waits in B_DB, goes. */
+static void chain_release(rifl_rdma *e, unsigned tid, unsigned gen)
+{
+    struct block *s = &e->blocks[tid];
+    if (s->state == B_DB && s->gen == gen) {
+        s->state = B_ACTIVE;
+        rdma_sched_push(e, tid);
+    }
+}
+
+/* Block `tid` has cut its last data packet: `done`, once; the block that
+ * waits for it goes (a retry later does not restart it). */
+void rdma_chain_done(rifl_rdma *e, unsigned tid)
+{
+    struct block *b = &e->blocks[tid];
+    if (b->done)
+        return;
+    b->done = true;
+    if (b->chained) {
+        b->chained = false;
+        chain_release(e, b->dep_tid, b->dep_gen);
+    }
+}
+
+/* Block `tid` is let go before it was done (its transfer finished): the
+ * block waiting for it now waits for the block it waited for, or goes
+ * when there is none, so that no block is left waiting for nothing. */
+void rdma_chain_drop(rifl_rdma *e, unsigned tid)
+{
+    struct block *x = &e->blocks[tid];
+    if (x->done)
+        return;
+    struct block *p = NULL;
+    if (x->state == B_DB) /* only a held block has a block holding it */
+        for (unsigned t = 0; t < TIDS && !p; t++) {
+            struct block *c = &e->blocks[t];
+            if (t != tid && c->state != B_FREE && c->chained && c->dep_tid == tid &&
+                c->dep_gen == x->gen)
+                p = c;
+        }
+    if (p) {
+        p->chained = x->chained;
+        p->dep_tid = x->dep_tid;
+        p->dep_gen = x->dep_gen;
+    } else if (x->chained) {
+        chain_release(e, x->dep_tid, x->dep_gen);
+    }
+    x->chained = false;
+}
+
+/* A chained transfer issues no block while the transfer before it in its
+ * chain has blocks to issue: the chain's blocks are issued in its order. */
+static bool chain_held(const rifl_rdma *e, const struct xfer *t)
+{
+    if (t->chain_prev == XF_NONE)
+        return false;
+    const struct xfer *p = &e->xf[t->chain_prev];
+    return p->issued < p->len;
+}
+
+/* A finished transfer leaves its chain; the one after it follows the one
+ * before it. */
+static void chain_leave(rifl_rdma *e, unsigned x)
+{
+    struct xfer *t = &e->xf[x];
+    if (!t->chain)
+        return;
+    if (t->chain_prev != XF_NONE)
+        e->xf[t->chain_prev].chain_next = t->chain_next;
+    if (t->chain_next != XF_NONE)
+        e->xf[t->chain_next].chain_prev = t->chain_prev;
+    t->chain_prev = t->chain_next = XF_NONE;
+    t->chain = false;
 }
 
 /* ---- issuing blocks ----------------------------------------------------------------------- */
@@ -185,6 +340,18 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
     unsigned tid = e->tid_free[e->tf_head];
     e->tf_head = (e->tf_head + 1) % TIDS;
     e->tf_count--;
+    /* in a chain: the block before this one (the transfer's last, or the
+     * last of the transfer before it), if it has not cut all its data yet */
+    struct block *pred = NULL;
+    if (t->chain) {
+        const struct xfer *pt = t->has_tail ? t
+                                : t->chain_prev != XF_NONE ? &e->xf[t->chain_prev] : NULL;
+        if (pt && pt->has_tail) {
+            struct block *c = &e->blocks[pt->tail_tid];
+            if (c->state != B_FREE && c->gen == pt->tail_gen && !c->done)
+                pred = c;
+        }
+    }
     struct block *b = &e->blocks[tid];
     unsigned in_sched = b->in_sched;
     memset(b, 0, sizeof *b);
@@ -215,6 +382,19 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
         t->last_tid = tid;
     t->blocks_out++;
     n->inflight++;
+    if (t->chain) {
+        t->has_tail = true;
+        t->tail_tid = tid;
+        t->tail_gen = b->gen;
+    }
+    if (pred) { /* DB: held until pred has cut its last data packet */
+        pred->chained = true;
+        pred->dep_tid = tid;
+        pred->dep_gen = b->gen;
+        b->state = B_DB;
+        e->st.chain_waits++;
+        return true;
+    }
     b->state = B_ACTIVE;
     rdma_sched_push(e, tid);
     return true;
@@ -228,7 +408,7 @@ void rdma_issue(rifl_rdma *e, uint64_t now)
         struct xfer *t = &e->xf[x];
         unsigned next = t->next_issue;
         int nix = rdma_node_slot(e, t->dst_node);
-        while (t->issued < t->len && issue_block(e, x, &e->nodes[nix], nix))
+        while (t->issued < t->len && !chain_held(e, t) && issue_block(e, x, &e->nodes[nix], nix))
             ;
         if (t->issued == t->len) { /* all issued: off the list */
             t->issuing = false;
@@ -267,6 +447,7 @@ static void xf_finish(rifl_rdma *e, unsigned x, int status, uint64_t now)
 {
     if (e->xf[x].issuing)
         issue_unlink(e, x);
+    chain_leave(e, x);
     rdma_complete(e, x, status, now);
 }
 
@@ -344,6 +525,7 @@ static void block_acked(rifl_rdma *e, unsigned tid, uint64_t now)
     struct block *b = &e->blocks[tid];
     unsigned x = b->xf;
     struct xfer *t = &e->xf[x];
+    rdma_chain_drop(e, tid); /* (done already, unless the answer was not to this use) */
     e->nodes[b->node_ix].inflight--;
     b->state = B_FREE;
     e->tid_free[(e->tf_head + e->tf_count++) % TIDS] = (uint16_t)tid;
@@ -373,8 +555,8 @@ void rdma_response(rifl_rdma *e, const rifl_rdma_packet *p, uint64_t now)
     }
     if (f->status != RIFL_RDMA_ACK)
         e->st.nacks_rx[f->status]++;
-    if (b->state == B_FREE || b->dst_node != f->src_node || b->gen != f->gen ||
-        f->attempt > b->attempt) {
+    if (b->state == B_FREE || b->state == B_DB || b->dst_node != f->src_node ||
+        b->gen != f->gen || f->attempt > b->attempt) {
         e->st.stale_responses++;
         return;
     }
