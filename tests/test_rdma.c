@@ -724,6 +724,680 @@ static void t_mappings(void)
                rifl_rdma_capacity_gbps(100, 256, 7, true)) < 1e-9);
 }
 
+/* ---- chains (rifl_rdma_post_chain) ---------------------------------------------------------- */
+
+/* Every WRITE and READ_REQ node 1 sends, in the order its bundles leave;
+ * optionally the chain's first block has its last packet of attempt 0
+ * damaged (NACK CRC) or taken out of its bundle (a timeout). */
+struct sent_pkt {
+    unsigned type, tid, gen, attempt, len;
+    uint64_t dst;
+    bool first, last;
+};
+static struct sent_pkt sent[8192];
+static unsigned sent_n;
+static enum { HIT_NONE, HIT_DAMAGE, HIT_CUT } hit_mode;
+static unsigned hit_tid;
+static bool hit_seen, hit_done;
+
+static bool record_sent(struct wire *w, struct pkt_msg *m)
+{
+    (void)w;
+    if (m->from.node != 1)
+        return true;
+    rifl_rdma_bundle_reader rd;
+    rifl_rdma_bundle_reader_init(&rd, m->b + 4, m->len - 4, m->b[1]);
+    rifl_rdma_packet p;
+    rifl_rdma_check ck;
+    size_t at = 0, bytes = 0;
+    while (rifl_rdma_bundle_next(&rd, &p, &ck) == RIFL_RDMA_WALK_PACKET) {
+        if (p.hdr.type != RIFL_RDMA_WRITE && p.hdr.type != RIFL_RDMA_READ_REQ)
+            continue;
+        CHECK(sent_n < sizeof sent / sizeof sent[0]);
+        if (sent_n < sizeof sent / sizeof sent[0])
+            sent[sent_n++] = (struct sent_pkt){ p.hdr.type, p.ftr.tid, p.ftr.gen, p.ftr.attempt,
+                                                p.hdr.length, p.hdr.dst_va, p.ftr.first,
+                                                p.ftr.last };
+        if (hit_mode == HIT_NONE || hit_done || p.hdr.type != RIFL_RDMA_WRITE)
+            continue;
+        if (!hit_seen && p.ftr.first) { /* the chain's first block */
+            hit_seen = true;
+            hit_tid = p.ftr.tid;
+        }
+        if (hit_seen && p.ftr.tid == hit_tid && p.ftr.last && p.ftr.attempt == 0) {
+            hit_done = true;
+            at = (size_t)(p.payload - m->b) - RIFL_RDMA_HDR_BYTES;
+            bytes = p.bytes;
+        }
+    }
+    if (!bytes)
+        return true;
+    if (hit_mode == HIT_DAMAGE) {
+        m->b[at + RIFL_RDMA_HDR_BYTES] ^= 0xFF;
+        return true;
+    }
+    if (m->b[1] == 1)
+        return false; /* the packet was the bundle */
+    memmove(m->b + at, m->b + at + bytes, m->len - at - bytes);
+    m->len -= bytes;
+    m->b[1]--;
+    m->b[2] = (uint8_t)((m->len - 4) >> 8);
+    m->b[3] = (uint8_t)(m->len - 4);
+    return true;
+}
+
+static void record_start(struct wire *w)
+{
+    w->tamper = record_sent;
+    sent_n = 0;
+    hit_mode = HIT_NONE;
+    hit_seen = hit_done = false;
+}
+
+/* Node 1 reaches the others over one route, so that its bundles leave in
+ * the order their packets were cut. */
+static void one_route(struct wire *w)
+{
+    for (unsigned m = 2; m <= NODES; m++)
+        REQUIRE(rifl_rdma_add_node(w->e[0], m, 1) == RIFL_OK);
+}
+
+/* The packets sent to [dst, dst + len) with `attempt` (-1: any): how many,
+ * and the places in `sent` of the first and the last. */
+struct span {
+    unsigned n, first, last;
+};
+static struct span span_of(unsigned type, uint64_t dst, uint64_t len, int attempt)
+{
+    struct span s = { 0, ~0u, 0 };
+    for (unsigned i = 0; i < sent_n; i++)
+        if (sent[i].type == type && sent[i].dst >= dst && sent[i].dst < dst + len &&
+            (attempt < 0 || sent[i].attempt == (unsigned)attempt)) {
+            if (!s.n)
+                s.first = i;
+            s.last = i;
+            s.n++;
+        }
+    return s;
+}
+
+/* The blocks of writes of len[k] bytes to va + dst[k], in chain order. */
+struct xblk {
+    uint64_t dst;
+    uint32_t len;
+    unsigned pkts;
+};
+static unsigned chain_blocks(uint64_t va, const uint64_t *dst, const uint64_t *len, unsigned n,
+                             struct xblk *out)
+{
+    unsigned nb = 0;
+    for (unsigned k = 0; k < n; k++)
+        for (uint64_t off = 0; off < len[k];) {
+            uint32_t bl = rifl_rdma_block_len(va + dst[k] + off, len[k] - off, false);
+            rifl_rdma_seg segs[RIFL_RDMA_BLOCK_PACKETS];
+            out[nb] = (struct xblk){ va + dst[k] + off, bl,
+                                     rifl_rdma_block_packets(va + dst[k] + off, bl, false, segs) };
+            nb++;
+            off += bl;
+        }
+    return nb;
+}
+
+static rifl_rdma_wr write_wr(const struct wire *w, unsigned to, uint64_t src, uint64_t dst,
+                             uint64_t len, uint64_t wr_id)
+{
+    return (rifl_rdma_wr){ .op = RIFL_RDMA_OP_WRITE, .pdid = PD, .node = to + 1,
+                           .local_va = w->mr[0].va + src, .remote_va = w->mr[to].va + dst,
+                           .len = len, .path = 0, .wr_id = wr_id };
+}
+
+/* Three writes of several blocks each: chained, every block's packets
+ * leave back to back and the blocks in chain order (although the chain
+ * goes down and up the target's memory); posted one by one, the round
+ * robin interleaves them. */
+static void t_chain_order(void)
+{
+    static const uint64_t src[3] = { 0, 100000, 300000 }, dst[3] = { 600100, 200007, 400000 },
+                          len[3] = { 40000, 30000, 20000 };
+    for (int chained = 1; chained >= 0; chained--) {
+        struct wire w;
+        wire_init(&w, NULL, 31 + (uint64_t)chained);
+        one_route(&w);
+        record_start(&w);
+        fill_random(w.mem[0], MEM / 2, 12);
+        struct xblk b[32];
+        unsigned nb = chain_blocks(w.mr[1].va, dst, len, 3, b);
+        CHECK_EQ_U(nb, 9); /* 6108, 2 x 16384, 1124; 12985, 16384, 631; 9600, 10400 */
+        rifl_rdma_wr wr[3];
+        for (unsigned k = 0; k < 3; k++)
+            wr[k] = write_wr(&w, 1, src[k], dst[k], len[k], 10 + k);
+        if (chained) {
+            unsigned posted = 99;
+            CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 3, &posted, w.now), RIFL_OK);
+            CHECK_EQ_U(posted, 3);
+        } else {
+            for (unsigned k = 0; k < 3; k++)
+                CHECK_EQ_I(rifl_rdma_post_write(w.e[0], PD, wr[k].local_va, 2, wr[k].remote_va,
+                                                len[k], 0, NULL, wr[k].wr_id, w.now),
+                           RIFL_OK);
+        }
+        rifl_rdma_wc wc[3];
+        REQUIRE(wire_wait(&w, 0, wc, 3, 2000000) == 3);
+        for (unsigned k = 0; k < 3; k++) {
+            CHECK_EQ_I(wc[k].status, RIFL_OK);
+            CHECK_MSG(memcmp(w.mem[1] + dst[k], w.mem[0] + src[k], len[k]) == 0,
+                      "write %u arrived damaged", k);
+        }
+        const rifl_rdma_stats *s = rifl_rdma_get_stats(w.e[0]);
+        CHECK_EQ_U(s->retransmitted_blocks, 0);
+        unsigned apart = 0; /* blocks whose packets did not leave back to back */
+        for (unsigned i = 0; i < nb; i++) {
+            struct span sp = span_of(RIFL_RDMA_WRITE, b[i].dst, b[i].len, -1);
+            CHECK_EQ_U(sp.n, b[i].pkts);
+            if (sp.last - sp.first + 1 != sp.n)
+                apart++;
+            if (chained) {
+                CHECK_MSG(sp.last - sp.first + 1 == sp.n, "block %u interleaved", i);
+                /* the next block's first packet right after this one's last */
+                CHECK_EQ_U(sp.first, i ? span_of(RIFL_RDMA_WRITE, b[i - 1].dst, b[i - 1].len, -1).last + 1
+                                       : 0);
+                CHECK(sent[sp.first].first && sent[sp.last].last);
+            }
+        }
+        CHECK_EQ_U(sent_n, chained ? span_of(RIFL_RDMA_WRITE, b[nb - 1].dst, b[nb - 1].len, -1).last + 1
+                                   : sent_n);
+        if (chained) {
+            CHECK_EQ_U(apart, 0);
+            CHECK_EQ_U(s->chain_waits, nb - 1);
+        } else {
+            CHECK(apart >= nb - 1);
+            CHECK_EQ_U(s->chain_waits, 0);
+        }
+        CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+        wire_free(&w);
+    }
+}
+
+/* A chained block sent again (its last packet damaged: NACK CRC; or lost:
+ * a timeout) after its successor was let go: the successor is not held or
+ * restarted (every other block's packets leave once, attempt 0), and the
+ * chain completes with every byte right. */
+static void t_chain_retry(void)
+{
+    static const uint64_t src[3] = { 0, 65536, 131072 }, dst[3] = { 327680, 163840, 491520 },
+                          len[3] = { 32768, 32768, 32768 };
+    for (int mode = HIT_DAMAGE; mode <= HIT_CUT; mode++) {
+        rifl_rdma_config c = rifl_rdma_default_config;
+        c.block_timeout_ns = 50000;
+        struct wire w;
+        wire_init(&w, &c, 40 + (uint64_t)mode);
+        one_route(&w);
+        record_start(&w);
+        hit_mode = mode;
+        fill_random(w.mem[0], MEM / 2, 13);
+        struct xblk b[8];
+        unsigned nb = chain_blocks(w.mr[1].va, dst, len, 3, b);
+        REQUIRE(nb == 6);
+        rifl_rdma_wr wr[3];
+        for (unsigned k = 0; k < 3; k++)
+            wr[k] = write_wr(&w, 1, src[k], dst[k], len[k], 20 + k);
+        unsigned posted = 0;
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 3, &posted, w.now), RIFL_OK);
+        CHECK_EQ_U(posted, 3);
+        rifl_rdma_wc wc[3];
+        REQUIRE(wire_wait(&w, 0, wc, 3, 5000000) == 3);
+        CHECK(hit_done);
+        for (unsigned k = 0; k < 3; k++) {
+            CHECK_EQ_I(wc[k].status, RIFL_OK);
+            CHECK_MSG(memcmp(w.mem[1] + dst[k], w.mem[0] + src[k], len[k]) == 0,
+                      "write %u arrived damaged", k);
+        }
+        const rifl_rdma_stats *s = rifl_rdma_get_stats(w.e[0]);
+        CHECK_EQ_U(s->retransmitted_blocks, 1);
+        if (mode == HIT_DAMAGE) {
+            CHECK_EQ_U(s->nacks_rx[RIFL_RDMA_NACK_CRC], 1);
+            CHECK_EQ_U(s->timeouts, 0);
+        } else {
+            CHECK_EQ_U(s->timeouts, 1);
+        }
+        CHECK_EQ_U(s->chain_waits, nb - 1);
+        /* the first block: attempt 0 whole (the hit packet counted before
+         * the wire hit it), then attempt 1 whole */
+        struct span a0 = span_of(RIFL_RDMA_WRITE, b[0].dst, b[0].len, 0);
+        struct span a1 = span_of(RIFL_RDMA_WRITE, b[0].dst, b[0].len, 1);
+        CHECK_EQ_U(a0.n, b[0].pkts);
+        CHECK_EQ_U(a1.n, b[0].pkts);
+        CHECK_EQ_U(span_of(RIFL_RDMA_WRITE, b[0].dst, b[0].len, -1).n, 2 * b[0].pkts);
+        /* the second block went right after the first attempt, before the
+         * retry */
+        struct span next = span_of(RIFL_RDMA_WRITE, b[1].dst, b[1].len, -1);
+        CHECK_EQ_U(next.first, a0.last + 1);
+        CHECK(next.first < a1.first);
+        /* every other block: once, attempt 0, in chain order behind the
+         * first attempt of the block before it */
+        unsigned prev_last = a0.last;
+        for (unsigned i = 1; i < nb; i++) {
+            struct span any = span_of(RIFL_RDMA_WRITE, b[i].dst, b[i].len, -1);
+            struct span z = span_of(RIFL_RDMA_WRITE, b[i].dst, b[i].len, 0);
+            CHECK_MSG(any.n == b[i].pkts && z.n == b[i].pkts,
+                      "block %u: %u packets, %u of attempt 0, for %u", i, any.n, z.n, b[i].pkts);
+            CHECK_MSG(z.first > prev_last, "block %u left before block %u was cut", i, i - 1);
+            prev_last = z.last;
+        }
+        CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+        wire_free(&w);
+    }
+}
+
+/* A source page of the chain's first write not resident: its block stops
+ * there and holds the rest of the chain (the write's later blocks and the
+ * next write) until the page is served; then the block is sent again and
+ * the chain goes on in order. */
+static void t_chain_page_fault(void)
+{
+    static const uint64_t src[2] = { 0, 100000 }, dst[2] = { 0, 200000 }, len[2] = { 40000, 20000 };
+    struct wire w;
+    wire_init(&w, NULL, 50);
+    one_route(&w);
+    record_start(&w);
+    fill_random(w.mem[0], MEM / 2, 14);
+    struct xblk b[8];
+    unsigned nb = chain_blocks(w.mr[1].va, dst, len, 2, b);
+    REQUIRE(nb == 5); /* 16384, 16384, 7232; 16384 - 200000 % 16384 = 12832, 7168 */
+    CHECK_EQ_I(rifl_rdma_set_resident(w.e[0], w.mr[0].va + 20480, 1, false), RIFL_OK);
+    rifl_rdma_wr wr[2] = { write_wr(&w, 1, src[0], dst[0], len[0], 30),
+                           write_wr(&w, 1, src[1], dst[1], len[1], 31) };
+    unsigned posted = 0;
+    CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 2, &posted, w.now), RIFL_OK);
+    CHECK_EQ_U(posted, 2);
+    rifl_rdma_wc wc[2];
+    CHECK_EQ_U(wire_wait(&w, 0, wc, 1, 300000), 0); /* nothing completes */
+    uint64_t page = 0;
+    CHECK(rifl_rdma_poll_fault(w.e[0], &page));
+    CHECK_EQ_U(page, w.mr[0].va + 20480);
+    const rifl_rdma_stats *s = rifl_rdma_get_stats(w.e[0]);
+    CHECK_EQ_U(s->src_page_faults, 1);
+    CHECK_EQ_U(s->blocks_acked, 1);
+    CHECK_EQ_U(s->chain_waits, nb - 1);
+    /* the first block whole; the second up to the page (16 packets of
+     * 256 bytes); nothing of the others */
+    CHECK_EQ_U(span_of(RIFL_RDMA_WRITE, b[0].dst, b[0].len, -1).n, b[0].pkts);
+    struct span held = span_of(RIFL_RDMA_WRITE, b[1].dst, b[1].len, -1);
+    CHECK_EQ_U(held.n, 16);
+    CHECK(held.n && sent[held.last].dst + sent[held.last].len == b[1].dst + 4096);
+    for (unsigned i = 2; i < nb; i++)
+        CHECK_MSG(span_of(RIFL_RDMA_WRITE, b[i].dst, b[i].len, -1).n == 0,
+                  "block %u left while the chain was held", i);
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 2);
+    unsigned before = sent_n;
+    CHECK_EQ_I(rifl_rdma_page_in(w.e[0], page, w.now), RIFL_OK);
+    REQUIRE(wire_wait(&w, 0, wc, 2, 2000000) == 2);
+    for (unsigned k = 0; k < 2; k++) {
+        CHECK_EQ_I(wc[k].status, RIFL_OK);
+        CHECK_MSG(memcmp(w.mem[1] + dst[k], w.mem[0] + src[k], len[k]) == 0,
+                  "write %u arrived damaged", k);
+    }
+    /* after the page came in: the second block again, whole, then the
+     * others in chain order, each back to back */
+    struct span again = span_of(RIFL_RDMA_WRITE, b[1].dst, b[1].len, 1);
+    CHECK_EQ_U(again.n, b[1].pkts);
+    CHECK_EQ_U(again.first, before);
+    unsigned prev_last = again.last;
+    for (unsigned i = 2; i < nb; i++) {
+        struct span sp = span_of(RIFL_RDMA_WRITE, b[i].dst, b[i].len, -1);
+        CHECK_EQ_U(sp.n, b[i].pkts);
+        CHECK_EQ_U(sp.first, prev_last + 1);
+        CHECK_EQ_U(sp.last - sp.first + 1, sp.n);
+        prev_last = sp.last;
+    }
+    CHECK_EQ_U(s->retransmitted_blocks, 1);
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+    wire_free(&w);
+}
+
+/* Refusals: NULL, no requests, a bad request in the middle; those before
+ * it are posted (and complete), nothing crashes. */
+static void t_chain_args(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 60);
+    fill_random(w.mem[0], 65536, 15);
+    rifl_rdma_wr wr[3] = { write_wr(&w, 1, 0, 0, 1000, 1), write_wr(&w, 1, 1000, 1000, 1000, 2),
+                           write_wr(&w, 1, 2000, 2000, 1000, 3) };
+    unsigned posted = 99;
+    CHECK_EQ_I(rifl_rdma_post_chain(NULL, wr, 3, &posted, w.now), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(posted, 0);
+    posted = 99;
+    CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], NULL, 3, &posted, w.now), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(posted, 0);
+    posted = 99;
+    CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 0, &posted, w.now), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(posted, 0);
+    CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 0, NULL, w.now), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+    /* a bad request in the middle, of each kind: what was before it is
+     * posted, it and what follows are not */
+    struct {
+        rifl_rdma_wr bad;
+        int rc;
+    } bad[] = {
+        { write_wr(&w, 1, 0, 0, 0, 9), RIFL_ERR_INVALID_ARG },              /* no bytes */
+        { write_wr(&w, 1, MEM - 10, 0, 100, 9), RIFL_ERR_PROTECTION },      /* past the region */
+        { write_wr(&w, 1, 0, 0, 100, 9), RIFL_ERR_UNREACHABLE },            /* unknown node */
+        { { .op = (rifl_rdma_op)99, .pdid = PD, .node = 2, .len = 1 }, RIFL_ERR_INVALID_ARG },
+        { { .op = RIFL_RDMA_OP_SEND, .pdid = PD, .node = 2, .mailbox = 5, .len = 4 },
+          RIFL_ERR_INVALID_ARG },                                           /* no buffer */
+        { { .op = RIFL_RDMA_OP_SEND, .pdid = PD, .node = 2, .mailbox = 5, .buf = "x",
+            .len = 1ull << 32 }, RIFL_ERR_INVALID_ARG },                    /* too long */
+        { { .op = RIFL_RDMA_OP_READ, .pdid = 9, .node = 2, .local_va = w.mr[0].va,
+            .remote_va = w.mr[1].va, .len = 100 }, RIFL_ERR_INVALID_ARG },  /* no such domain */
+    };
+    bad[2].bad.node = 77;
+    unsigned ok = 0;
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rifl_rdma_wr c[3] = { wr[0], bad[i].bad, wr[2] };
+        c[0].wr_id = 100 + i;
+        c[0].remote_va += 4096 * i;
+        posted = 99;
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], c, 3, &posted, w.now), bad[i].rc);
+        CHECK_EQ_U(posted, 1);
+        ok++;
+        /* the same request first: nothing posted */
+        c[0] = bad[i].bad;
+        posted = 99;
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], c, 3, &posted, w.now), bad[i].rc);
+        CHECK_EQ_U(posted, 0);
+    }
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), ok);
+    /* without *posted: the whole chain */
+    CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 3, NULL, w.now), RIFL_OK);
+    rifl_rdma_wc wc[16];
+    REQUIRE(wire_wait(&w, 0, wc, ok + 3, 2000000) == ok + 3);
+    for (unsigned i = 0; i < ok + 3; i++) {
+        CHECK_EQ_I(wc[i].status, RIFL_OK);
+        CHECK(wc[i].wr_id >= 100 ? wc[i].wr_id < 100 + ok : wc[i].wr_id >= 1 && wc[i].wr_id <= 3);
+    }
+    for (unsigned i = 0; i < ok; i++)
+        CHECK(memcmp(w.mem[1] + 4096 * i, w.mem[0], 1000) == 0);
+    CHECK(memcmp(w.mem[1] + 1000, w.mem[0] + 1000, 2000) == 0);
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+    wire_free(&w);
+}
+
+/* A transfer that fails leaves its chain; the others are never left
+ * waiting for it.  (a) The first write's target refuses it (PROTECTION)
+ * while its later blocks and the next write are held: the next write runs
+ * and completes.  (b) A read in the middle times out while it is held
+ * behind a write stopped at a source page: the write after the read now
+ * waits for that write, and goes once it has been cut. */
+static void t_chain_failure(void)
+{
+    {
+        struct wire w;
+        wire_init(&w, NULL, 70);
+        one_route(&w);
+        record_start(&w);
+        static uint8_t other[81920];
+        memset(other, 0x3C, sizeof other);
+        rifl_rdma_mr mr_other;
+        REQUIRE(rifl_rdma_alloc_pd(w.e[1], 9) == RIFL_OK);
+        REQUIRE(rifl_rdma_reg_mr(w.e[1], 9, other, sizeof other, RIFL_RDMA_REMOTE_WRITE,
+                                 &mr_other) == RIFL_OK);
+        fill_random(w.mem[0], MEM / 2, 16);
+        rifl_rdma_wr wr[2] = { write_wr(&w, 1, 0, 0, 70000, 1), write_wr(&w, 1, 100000, 300000,
+                                                                         20000, 2) };
+        wr[0].remote_va = mr_other.va;
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 2, NULL, w.now), RIFL_OK);
+        CHECK_EQ_U(rifl_rdma_get_stats(w.e[0])->chain_waits, 5 + 2 - 1);
+        rifl_rdma_wc wc[2];
+        REQUIRE(wire_wait(&w, 0, wc, 2, 2000000) == 2);
+        CHECK_EQ_U(wc[0].wr_id, 1);
+        CHECK_EQ_I(wc[0].status, RIFL_ERR_REMOTE_PROTECTION);
+        CHECK_EQ_U(wc[1].wr_id, 2);
+        CHECK_EQ_I(wc[1].status, RIFL_OK);
+        CHECK(memcmp(w.mem[1] + 300000, w.mem[0] + 100000, 20000) == 0);
+        for (size_t i = 0; i < sizeof other; i++)
+            if (other[i] != 0x3C) {
+                CHECK_MSG(0, "byte %zu of the refused region changed", i);
+                break;
+            }
+        /* the first write never got to its last block */
+        CHECK(span_of(RIFL_RDMA_WRITE, mr_other.va + 65536, 4464, -1).n == 0);
+        CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+        wire_free(&w);
+    }
+    {
+        rifl_rdma_config c = rifl_rdma_default_config;
+        c.read_timeout_ns = 100000;
+        struct wire w;
+        wire_init(&w, &c, 71);
+        one_route(&w);
+        record_start(&w);
+        fill_random(w.mem[0], MEM / 2, 17);
+        fill_random(w.mem[1] + 800000, 5000, 18);
+        CHECK_EQ_I(rifl_rdma_set_resident(w.e[0], w.mr[0].va + 20480, 1, false), RIFL_OK);
+        rifl_rdma_wr wr[3] = {
+            write_wr(&w, 1, 0, 0, 40000, 1),
+            { .op = RIFL_RDMA_OP_READ, .pdid = PD, .node = 2, .local_va = w.mr[0].va + 600000,
+              .remote_va = w.mr[1].va + 800000, .len = 5000, .wr_id = 2 },
+            write_wr(&w, 1, 100000, 300000, 20000, 3),
+        };
+        unsigned posted = 0;
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 3, &posted, w.now), RIFL_OK);
+        CHECK_EQ_U(posted, 3);
+        rifl_rdma_wc wc[2];
+        REQUIRE(wire_wait(&w, 0, wc, 1, 1000000) == 1);
+        CHECK_EQ_U(wc[0].wr_id, 2);
+        CHECK_EQ_I(wc[0].status, RIFL_ERR_TIMEOUT);
+        CHECK_EQ_U(wire_wait(&w, 0, wc, 1, 200000), 0); /* the rest still held */
+        CHECK_EQ_U(span_of(RIFL_RDMA_READ_REQ, RIFL_RDMA_PERIPHERAL(0), 1, -1).n, 0);
+        CHECK_EQ_U(span_of(RIFL_RDMA_WRITE, w.mr[1].va + 300000, 20000, -1).n, 0);
+        uint64_t page = 0;
+        CHECK(rifl_rdma_poll_fault(w.e[0], &page));
+        CHECK_EQ_I(rifl_rdma_page_in(w.e[0], page, w.now), RIFL_OK);
+        REQUIRE(wire_wait(&w, 0, wc, 2, 2000000) == 2);
+        CHECK(wc[0].wr_id == 1 || wc[1].wr_id == 1);
+        CHECK(wc[0].wr_id == 3 || wc[1].wr_id == 3);
+        CHECK(wc[0].status == RIFL_OK && wc[1].status == RIFL_OK);
+        CHECK(memcmp(w.mem[1], w.mem[0], 40000) == 0);
+        CHECK(memcmp(w.mem[1] + 300000, w.mem[0] + 100000, 20000) == 0);
+        /* the last write went after every packet of the first */
+        struct span first = span_of(RIFL_RDMA_WRITE, w.mr[1].va, 40000, -1);
+        struct span last = span_of(RIFL_RDMA_WRITE, w.mr[1].va + 300000, 20000, -1);
+        CHECK(last.n > 0 && last.first == first.last + 1);
+        CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+        wire_free(&w);
+    }
+}
+
+/* A write, a read and a send in one chain: the read's request leaves after
+ * the write's last packet and the send after the request; and a chain to
+ * two nodes with 2 blocks in flight per node: the second node's write
+ * waits until the first write has issued all its blocks, so its packets
+ * come after the first write's last block began. */
+static void t_chain_mixed(void)
+{
+    {
+        struct wire w;
+        wire_init(&w, NULL, 80);
+        one_route(&w);
+        record_start(&w);
+        REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 5, 4) == RIFL_OK);
+        fill_random(w.mem[0], 65536, 19);
+        fill_random(w.mem[1] + 500000, 30000, 20);
+        const char hello[] = "after the read";
+        rifl_rdma_wr wr[3] = {
+            write_wr(&w, 1, 0, 0, 20000, 1),
+            { .op = RIFL_RDMA_OP_READ, .pdid = PD, .node = 2, .local_va = w.mr[0].va + 600000,
+              .remote_va = w.mr[1].va + 500000, .len = 30000, .path = 1, .wr_id = 2 },
+            { .op = RIFL_RDMA_OP_SEND, .pdid = PD, .node = 2, .mailbox = 5, .buf = hello,
+              .len = sizeof hello, .wr_id = 3 },
+        };
+        unsigned posted = 0;
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 3, &posted, w.now), RIFL_OK);
+        CHECK_EQ_U(posted, 3);
+        rifl_rdma_wc wc[3];
+        REQUIRE(wire_wait(&w, 0, wc, 3, 2000000) == 3);
+        bool seen[4] = { false };
+        for (unsigned k = 0; k < 3; k++) {
+            CHECK_EQ_I(wc[k].status, RIFL_OK);
+            if (wc[k].wr_id >= 1 && wc[k].wr_id <= 3)
+                seen[wc[k].wr_id] = true;
+        }
+        CHECK(seen[1] && seen[2] && seen[3]);
+        CHECK(memcmp(w.mem[1], w.mem[0], 20000) == 0);
+        CHECK(memcmp(w.mem[0] + 600000, w.mem[1] + 500000, 30000) == 0);
+        char got[64];
+        size_t glen = 0;
+        CHECK_EQ_I(rifl_rdma_poll_mailbox(w.e[1], PD, 5, got, sizeof got, &glen, NULL), 1);
+        CHECK(glen == sizeof hello && memcmp(got, hello, sizeof hello) == 0);
+        struct span wsp = span_of(RIFL_RDMA_WRITE, w.mr[1].va, 20000, -1);
+        struct span req = span_of(RIFL_RDMA_READ_REQ, RIFL_RDMA_PERIPHERAL(0), 1, -1);
+        struct span snd = span_of(RIFL_RDMA_WRITE, RIFL_RDMA_PERIPHERAL(5), 1, -1);
+        CHECK(wsp.n == 64 + 15 && req.n == 1 && snd.n == 1); /* 16384 + 3616 bytes */
+        CHECK_EQ_U(req.first, wsp.last + 1);
+        CHECK_EQ_U(snd.first, req.first + 1);
+        CHECK_EQ_U(rifl_rdma_get_stats(w.e[0])->chain_waits, 2 + 1 + 1 - 1);
+        wire_free(&w);
+    }
+    {
+        rifl_rdma_config c = rifl_rdma_default_config;
+        c.blocks_per_node = 2;
+        struct wire w;
+        wire_init(&w, &c, 81);
+        one_route(&w);
+        record_start(&w);
+        fill_random(w.mem[0], MEM / 2, 21);
+        rifl_rdma_wr wr[2] = { write_wr(&w, 1, 0, 0, 81920, 1),
+                               write_wr(&w, 2, 100000, 200000, 20000, 2) };
+        CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 2, NULL, w.now), RIFL_OK);
+        rifl_rdma_wc wc[2];
+        REQUIRE(wire_wait(&w, 0, wc, 2, 4000000) == 2);
+        CHECK(wc[0].status == RIFL_OK && wc[1].status == RIFL_OK);
+        CHECK(memcmp(w.mem[1], w.mem[0], 81920) == 0);
+        CHECK(memcmp(w.mem[2] + 200000, w.mem[0] + 100000, 20000) == 0);
+        /* node 3's packets: none before node 2's last block began */
+        struct span lastb = span_of(RIFL_RDMA_WRITE, w.mr[1].va + 65536, 16384, -1);
+        unsigned first3 = ~0u;
+        for (unsigned i = 0; i < sent_n && first3 == ~0u; i++)
+            if (sent[i].type == RIFL_RDMA_WRITE && sent[i].dst >= w.mr[2].va + 200000 &&
+                sent[i].dst < w.mr[2].va + 220000)
+                first3 = i;
+        CHECK(lastb.n == 64 && first3 != ~0u && first3 > lastb.first);
+        CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+        wire_free(&w);
+    }
+}
+
+/* Seeded random chains of 1-4 writes and reads, each chain posted on one
+ * node to the others, through loss, duplication and reordering: every
+ * transfer completes, every byte arrives. */
+static void chain_random_run(uint64_t seed, double loss, double dup, double reorder,
+                             unsigned transfers, rifl_rdma_mapping mapping)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.mapping = mapping;
+    c.block_timeout_ns = 50000;
+    c.block_timeout_max_ns = 400000;
+    struct wire w;
+    wire_init(&w, &c, seed);
+    w.loss = loss;
+    w.dup = dup;
+    w.reorder = reorder;
+    rifl_rng r;
+    rifl_rng_seed(&r, seed * 17 + 3);
+    for (unsigned n = 0; n < NODES; n++)
+        fill_random(w.mem[n], MEM / 2, seed + n);
+    uint64_t slot = (MEM / 2) / 16;
+    struct {
+        unsigned a, b; /* the data's node and where it lands */
+        uint64_t src, dst, len;
+    } t[16];
+    bool busy[16] = { false };
+    unsigned active = 0, posted = 0, done = 0;
+    while (done < transfers && w.now < 2000000000ull) {
+        while (posted < transfers && active <= 12) {
+            unsigned p = (unsigned)rifl_rng_below(&r, NODES), n = 1 + (unsigned)rifl_rng_below(&r, 4);
+            if (n > transfers - posted)
+                n = transfers - posted;
+            rifl_rdma_wr wr[4];
+            unsigned ks[4];
+            for (unsigned i = 0; i < n; i++) {
+                unsigned k = 0;
+                while (busy[k] || (i && k <= ks[i - 1]))
+                    k++;
+                ks[i] = k;
+                unsigned q = (p + 1 + (unsigned)rifl_rng_below(&r, NODES - 1)) % NODES;
+                bool read = rifl_rng_below(&r, 3) == 0;
+                uint64_t len = 1 + rifl_rng_below(&r, rifl_rng_below(&r, 2) ? 300 : slot - 300);
+                uint64_t src = rifl_rng_below(&r, MEM / 2 - len);
+                uint64_t dst = MEM / 2 + k * slot + rifl_rng_below(&r, slot - len);
+                t[k].a = read ? q : p, t[k].b = read ? p : q;
+                t[k].src = src, t[k].dst = dst, t[k].len = len;
+                wr[i] = (rifl_rdma_wr){ .op = read ? RIFL_RDMA_OP_READ : RIFL_RDMA_OP_WRITE,
+                                        .pdid = PD, .node = q + 1,
+                                        .local_va = w.mr[p].va + (read ? dst : src),
+                                        .remote_va = w.mr[q].va + (read ? src : dst), .len = len,
+                                        .path = (unsigned)rifl_rng_below(&r, 32), .wr_id = k };
+            }
+            unsigned got = 0;
+            CHECK_EQ_I(rifl_rdma_post_chain(w.e[p], wr, n, &got, w.now), RIFL_OK);
+            CHECK_EQ_U(got, n);
+            for (unsigned i = 0; i < n; i++)
+                busy[ks[i]] = true;
+            active += n;
+            posted += n;
+        }
+        wire_step(&w);
+        for (unsigned n = 0; n < NODES; n++) {
+            rifl_rdma_wc wc;
+            while (rifl_rdma_poll_cq(w.e[n], &wc, 1)) {
+                unsigned k = (unsigned)wc.wr_id;
+                CHECK_EQ_I(wc.status, RIFL_OK);
+                CHECK(k < 16 && busy[k]);
+                if (k >= 16 || !busy[k])
+                    continue;
+                CHECK_MSG(memcmp(w.mem[t[k].b] + t[k].dst, w.mem[t[k].a] + t[k].src, t[k].len) == 0,
+                          "transfer %u of %llu bytes arrived damaged", done,
+                          (unsigned long long)t[k].len);
+                busy[k] = false;
+                active--;
+                done++;
+            }
+        }
+    }
+    CHECK_EQ_U(done, transfers);
+    /* the reads served finish once their blocks are acknowledged */
+    for (uint64_t end = w.now + 20000000; w.now < end;) {
+        unsigned left = 0;
+        for (unsigned n = 0; n < NODES; n++)
+            left += rifl_rdma_pending(w.e[n]);
+        if (!left)
+            break;
+        wire_step(&w);
+    }
+    uint64_t waits = 0, retx = 0;
+    for (unsigned n = 0; n < NODES; n++) {
+        waits += rifl_rdma_get_stats(w.e[n])->chain_waits;
+        retx += rifl_rdma_get_stats(w.e[n])->retransmitted_blocks;
+        CHECK_EQ_U(rifl_rdma_pending(w.e[n]), 0);
+    }
+    CHECK(waits > 0);
+    CHECK(loss > 0 ? retx > 0 : retx == 0);
+    wire_free(&w);
+}
+
+static void t_chain_random(void)
+{
+    chain_random_run(test_seed + 800, 0, 0, 0, 60, RIFL_RDMA_MAP_BUNDLE);
+    chain_random_run(test_seed + 900, 0.02, 0.02, 0.1, test_long_run ? 2000 : 60,
+                     RIFL_RDMA_MAP_BUNDLE);
+    chain_random_run(test_seed + 1000, 0.005, 0.02, 0.1, test_long_run ? 500 : 30,
+                     RIFL_RDMA_MAP_CELL);
+    chain_random_run(test_seed + 1100, 0.02, 0.02, 0.1, test_long_run ? 500 : 30,
+                     RIFL_RDMA_MAP_COMPACT);
+}
+
 /* The simulator: the route's capacity at 16 KB writes, and a run whose
  * faults all recover. */
 static void t_sim(void)
@@ -772,4 +1446,9 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "page_faults", t_page_faults }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
-          { "random_compact", t_random_compact }, { "mappings", t_mappings }, { "sim", t_sim })
+          { "random_compact", t_random_compact }, { "mappings", t_mappings },
+          { "chain_order", t_chain_order }, { "chain_retry", t_chain_retry },
+          { "chain_page_fault", t_chain_page_fault }, { "chain_args", t_chain_args },
+          { "chain_failure", t_chain_failure }, { "chain_mixed", t_chain_mixed },
+          { "chain_random", t_chain_random },
+          { "sim", t_sim })
