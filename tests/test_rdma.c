@@ -1439,6 +1439,47 @@ static void t_sim(void)
     CHECK(strstr(msg, "256") != NULL);
 }
 
+/* Bundles for one destination only (rifl_rdma_output_to): a port with a
+ * queue per destination asks for node 3's while node 2's stay staged; full
+ * bundles unless the port is idle; an unknown node gives none; what was
+ * taken this way and what the wire carries after completes byte for byte. */
+static void t_output_to(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 5);
+    fill_random(w.mem[0], 2 * 65536, 3);
+    REQUIRE(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va, 2, w.mr[1].va, 65536, 0, NULL, 1,
+                                 w.now) == RIFL_OK);
+    REQUIRE(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va + 65536, 3, w.mr[2].va, 65536, 0, NULL,
+                                 2, w.now) == RIFL_OK);
+    static uint8_t b[RIFL_RDMA_BUNDLE_CAP];
+    rifl_rdma_route to;
+    CHECK_EQ_U(rifl_rdma_output_to(w.e[0], w.now, 9, true, b, sizeof b, &to), 0);
+    CHECK_EQ_U(rifl_rdma_output_to(NULL, w.now, 3, true, b, sizeof b, &to), 0);
+    CHECK_EQ_U(rifl_rdma_output_to(w.e[0], w.now, 3, true, b, 100, &to), 0); /* too small */
+    unsigned got = 0;
+    for (unsigned k = 0; k < 40; k++) {
+        size_t len = rifl_rdma_output_to(w.e[0], w.now, 3, false, b, sizeof b, &to);
+        if (!len)
+            break;
+        got++;
+        CHECK_EQ_U(to.node, 3);
+        CHECK_EQ_U(b[0], 0x02);
+        CHECK_EQ_U(b[1], 7); /* not idle: full bundles only */
+        REQUIRE(rifl_rdma_input(w.e[2], w.now, b, len, (rifl_rdma_route){ 1, to.route }) ==
+                RIFL_OK);
+    }
+    CHECK(got >= 4);
+    CHECK(rifl_rdma_staged(w.e[0]) > 0);            /* node 2's wait */
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[1])->rx_packets, 0); /* none went to node 2 */
+    rifl_rdma_wc wc[2];
+    REQUIRE(wire_wait(&w, 0, wc, 2, 1000000) == 2);
+    CHECK(wc[0].status == RIFL_OK && wc[1].status == RIFL_OK);
+    CHECK(memcmp(w.mem[1], w.mem[0], 65536) == 0);
+    CHECK(memcmp(w.mem[2], w.mem[0] + 65536, 65536) == 0);
+    wire_free(&w);
+}
+
 TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_notify },
           { "packets_follow_layout", t_packets_follow_layout },
           { "read_and_send", t_read_and_send }, { "protection", t_protection },
@@ -1451,4 +1492,4 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "chain_page_fault", t_chain_page_fault }, { "chain_args", t_chain_args },
           { "chain_failure", t_chain_failure }, { "chain_mixed", t_chain_mixed },
           { "chain_random", t_chain_random },
-          { "sim", t_sim })
+          { "output_to", t_output_to }, { "sim", t_sim })
