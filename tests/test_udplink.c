@@ -534,7 +534,49 @@ static void t_restart(void)
     free_pair(&p);
 }
 
-TEST_MAIN({ "sizing", t_sizing }, { "probe_agree", t_probe_agree },
+/* A packet sent as soon as the link is up, while the peer has nothing to
+ * send: the lanes' start-up (no user data before 2^K new fillers) runs at
+ * the lane rate at both ends, so it arrives within a few times 2^K slots
+ * of the made-up clock, not at the pace of the peer's keepalives (about 60
+ * ms here). */
+static void t_first_packet(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    uint64_t sent_at = 0;
+    for (unsigned k = 0; k < 100000 && !p.got[1]; k++) {
+        p.now += 10000;
+        for (int i = 0; i < 2; i++) {
+            uint64_t wake;
+            char msg[512] = "";
+            REQUIRE(rifl_udplink_step(p.l[i], p.now, &wake, msg, sizeof msg) == RIFL_OK);
+        }
+        rifl_lane *lane = rifl_udplink_lane(p.l[0]);
+        if (lane && !sent_at) {
+            uint8_t pkt[2000];
+            size_t n = pkt_len(0);
+            rifl_packet_fill(p.stream[0], 0, pkt, n);
+            REQUIRE(rifl_lane_send(lane, pkt, n) == RIFL_OK);
+            p.sent[0] = 1;
+            sent_at = p.now;
+        }
+        drain(&p, 1);
+    }
+    CHECK_EQ_U(p.got[1], 1);
+    CHECK_EQ_U(p.bad, 0);
+    const rifl_udplink_sizing *z = rifl_udplink_get_sizing(p.l[0]);
+    printf("  first packet arrived %.3f ms after it was sent (K %u, %.1f ns slots, window %u)\n",
+           (double)(p.now - sent_at) / 1e6, z->fid_bits, z->slot_ns, z->window);
+    /* the start-up is 2^K slots of initialisation and 2^K new fillers:
+     * allow twice that and a window */
+    CHECK(p.now - sent_at < ((4u << z->fid_bits) + z->window) * z->slot_ns);
+    free_pair(&p);
+}
+
+TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_agree", t_probe_agree },
           { "probe_late_peer", t_probe_late_peer },
           { "probe_busy_start", t_probe_busy_start },
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },

@@ -344,14 +344,17 @@ static uint64_t activity(const rifl_lane *lane)
            s->rx_control + s->fc_on_received + s->fc_off_received + s->rx_verify_fail;
 }
 
-/* Whether the lane has something to do besides sending fillers. */
+/* Whether the lane has something to do besides sending fillers: that
+ * includes a lane not yet free to send user data (its start-up's 2^K new
+ * fillers, the wait after an error), which must run at the lane rate, or a
+ * packet queued now would wait for slots paced by the peer's keepalives. */
 static bool busy(rifl_udplink *l)
 {
     rifl_lane_flags f = rifl_lane_get_flags(l->lane);
     uint64_t a = activity(l->lane);
     bool changed = a != l->activity;
     l->activity = a;
-    return changed || rifl_lane_state(l->lane) != RIFL_TX_NORMAL ||
+    return changed || !rifl_lane_tx_ready(l->lane) || rifl_lane_state(l->lane) != RIFL_TX_NORMAL ||
            rifl_lane_tx_backlog(l->lane) > 0 || f.replay_active || f.frame_error ||
            f.peer_pause || f.peer_retransmit || f.peer_fc_on || f.local_fc_on;
 }
