@@ -64,6 +64,11 @@ json "$tmp/pd.json" 'd["completions"] > 0 and d["failed"] == d["completions"]' |
   fail "pd run: not every transfer failed"
 json "$tmp/pd.json" 'd["first_error"] == "E_REMOTE_PROTECTION"' || fail "pd run: first_error"
 json "$tmp/pd.json" 'd["verified"] is True' || fail "pd run: memory touched"
+# reads: the data's node refuses the request, the reader's memory untouched
+"$rifl" sim rdma "${small[@]}" --fault pd --op read --json > "$tmp/pdr.json" ||
+  fail "pd read run exit status $?"
+json "$tmp/pdr.json" 'd["completions"] > 0 and d["failed"] == d["completions"] and d["first_error"] == "E_REMOTE_PROTECTION" and d["verified"] is True' ||
+  fail "pd read run"
 
 # the mappings: one packet per cell, and compact bundles carrying more than
 # the spec's over the same link

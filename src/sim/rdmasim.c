@@ -775,7 +775,10 @@ static int setup(struct sim *s, char *msg, size_t msglen)
                 h->nb_free[h->nb_nfree++] = nbufs - 1 - i;
             }
         }
-        uint16_t pd = a == 0 && c->wrong_pd ? PD_OTHER : PD_DATA;
+        /* with wrong_pd the remote side's memory is in another domain: the
+         * target's for writes and sends, the data's node for reads */
+        bool other = c->wrong_pd && (c->op == RIFL_RDMASIM_READ ? a != 0 : a == 0);
+        uint16_t pd = other ? PD_OTHER : PD_DATA;
         unsigned acc = RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE | RIFL_RDMA_REMOTE_READ;
         rc = rifl_rdma_reg_mr(h->e, pd, h->buf, bytes, acc, &h->mr);
         if (rc)

@@ -56,7 +56,10 @@ typedef struct rifl_rdmasim_config {
     double page_in_ns;        /* time to serve a page fault */
     double payload_crc;       /* each WRITE packet's payload damaged before it leaves */
     double drop;              /* each cell dropped at a switch (its bundle lost) */
-    bool wrong_pd;            /* the target's memory is in another protection domain */
+    bool wrong_pd;            /* the remote memory is in another protection
+                                 domain: host 0's for writes and sends, the
+                                 senders' for reads (host 0's then stays
+                                 untouched) */
     uint64_t seed;
     double max_ns;            /* give up after this much simulated time */
     /* Over a `rifl sim net` network instead of the path model: hosts with
