@@ -648,6 +648,7 @@ static void t_app(void)
     CHECK_EQ_U(r.dropped, 0);
     CHECK(r.replays > 0);
     CHECK(r.latency.samples == r.delivered_cells);
+    rifl_net_result_free(&r);
     /* without an application nothing may be posted; a bad application is refused */
     rifl_net_config d = rifl_net_default_config;
     d.topo = t;
