@@ -238,15 +238,25 @@ static size_t bundle_from(rifl_rdma *e, struct route_q *q, uint8_t *buf, size_t 
     return len;
 }
 
-size_t rifl_rdma_output(rifl_rdma *e, uint64_t now, bool idle, uint8_t *buf, size_t cap,
-                        rifl_rdma_route *to)
+/* What both outputs do first: check the caller's buffer, then serve read
+ * requests, issue blocks and cut packets; false when nothing may go. */
+static bool output_prepare(rifl_rdma *e, uint64_t now, const uint8_t *buf, size_t cap,
+                           const rifl_rdma_route *to)
 {
     if (!e || !buf || !to || cap < RIFL_RDMA_BUNDLE_PREFIX + (size_t)e->cfg.bundle_packets *
                                         RIFL_RDMA_MAX_PACKET)
-        return 0;
+        return false;
     rdma_serve_requests(e, now);
     rdma_issue(e, now);
     schedule(e, now);
+    return true;
+}
+
+size_t rifl_rdma_output(rifl_rdma *e, uint64_t now, bool idle, uint8_t *buf, size_t cap,
+                        rifl_rdma_route *to)
+{
+    if (!output_prepare(e, now, buf, cap, to))
+        return 0;
     for (unsigned k = e->an; k; k--) {
         uint32_t id = e->active[e->ah];
         e->ah = (e->ah + 1) % e->active_cap;
@@ -275,15 +285,9 @@ size_t rifl_rdma_output(rifl_rdma *e, uint64_t now, bool idle, uint8_t *buf, siz
 size_t rifl_rdma_output_to(rifl_rdma *e, uint64_t now, uint32_t node, bool idle, uint8_t *buf,
                            size_t cap, rifl_rdma_route *to)
 {
-    if (!e || !buf || !to || cap < RIFL_RDMA_BUNDLE_PREFIX + (size_t)e->cfg.bundle_packets *
-                                        RIFL_RDMA_MAX_PACKET)
+    int slot = e ? rdma_node_slot(e, node) : -1;
+    if (slot < 0 || !output_prepare(e, now, buf, cap, to))
         return 0;
-    int slot = rdma_node_slot(e, node);
-    if (slot < 0)
-        return 0;
-    rdma_serve_requests(e, now);
-    rdma_issue(e, now);
-    schedule(e, now);
     struct node *n = &e->nodes[slot];
     for (unsigned k = 0; k < n->routes; k++) {
         unsigned route = (n->next_route + k) % n->routes;
