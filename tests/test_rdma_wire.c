@@ -246,6 +246,31 @@ static void t_refusals(void)
     CHECK_EQ_I(rifl_rdma_packet_parse(b, 16, &p), RIFL_RDMA_PKT_SKIPPED);
     CHECK_EQ_U(p.bytes, 16);
     CHECK_EQ_U(rifl_rdma_packet_bytes(RIFL_RDMA_FLOW_RATE, 0), 16);
+    /* a length field above 256 (the field holds up to 511): no packet has
+     * that size, so the parser gives no size to step on */
+    {
+        uint8_t big[16 + 512 + 16] = { 0 };
+        rifl_rdma_hdr o = { .type = RIFL_RDMA_WRITE, .length = 200 };
+        CHECK_EQ_I(rifl_rdma_hdr_pack(&o, big), RIFL_OK);
+        big[10] |= 0x08; /* bit 43, the field's top bit: length 456 */
+        rifl_rdma_hdr back;
+        uint16_t edc = rifl_rdma_crc16(big, 14);
+        big[14] = (uint8_t)(edc >> 8);
+        big[15] = (uint8_t)edc;
+        CHECK_EQ_I(rifl_rdma_hdr_unpack(big, &back), RIFL_OK);
+        CHECK_EQ_U(back.length, 456);
+        CHECK_EQ_I(rifl_rdma_packet_parse(big, sizeof big, &p), RIFL_RDMA_PKT_OVERSIZE);
+        CHECK_EQ_U(p.bytes, 0);
+        CHECK_EQ_I(rifl_rdma_compact_parse(big, sizeof big, &p), RIFL_RDMA_PKT_OVERSIZE);
+        CHECK_EQ_U(p.bytes, 0);
+        /* in a bundle, the walk stops there */
+        rifl_rdma_bundle_reader rd;
+        rifl_rdma_bundle_reader_init(&rd, big, sizeof big, 1);
+        rifl_rdma_check c;
+        CHECK_EQ_I(rifl_rdma_bundle_next(&rd, &p, &c), RIFL_RDMA_WALK_DROPPED);
+        CHECK_EQ_I(c, RIFL_RDMA_PKT_OVERSIZE);
+        CHECK(strcmp(rifl_rdma_check_name(c), "oversize") == 0);
+    }
     /* a length its type does not allow: checked after the footer */
     r = (rifl_rdma_hdr){ .type = RIFL_RDMA_NOTIFY, .length = 16 };
     CHECK_EQ_I(rifl_rdma_hdr_pack(&r, b), RIFL_OK);

@@ -126,6 +126,8 @@ typedef enum rifl_rdma_check {
     RIFL_RDMA_PKT_SHORT,        /* fewer bytes than a header, or than its type needs */
     RIFL_RDMA_PKT_BAD_HDR,      /* hdr_edc wrong: dropped silently, counted */
     RIFL_RDMA_PKT_RESERVED,     /* a reserved type: the rest of its bundle dropped */
+    RIFL_RDMA_PKT_OVERSIZE,     /* a length field above 256: no packet has that
+                                 * size, so the rest of its bundle is dropped */
     RIFL_RDMA_PKT_SKIPPED,      /* release or flow rate: skipped, counted */
     RIFL_RDMA_PKT_BAD_FTR,      /* ftr_crc wrong: dropped silently, counted */
     RIFL_RDMA_PKT_BAD_LENGTH,   /* a length its type does not allow: NACK DECODE */
@@ -144,8 +146,9 @@ typedef struct rifl_rdma_packet {
 
 /* Parse the packet at the start of `in` (`len` bytes available; a bundle
  * may hold more behind it).  Fills what it could read and returns where
- * the checks stopped; p->bytes is set whenever the type is known, so the
- * caller can step to the next packet of a bundle. */
+ * the checks stopped; p->bytes is set whenever the type is known and the
+ * length fits a packet (never above RIFL_RDMA_MAX_PACKET), so the caller can
+ * step to the next packet of a bundle. */
 RIFL_API rifl_rdma_check rifl_rdma_packet_parse(const uint8_t *in, size_t len,
                                                 rifl_rdma_packet *p);
 

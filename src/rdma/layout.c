@@ -123,7 +123,8 @@ rifl_rdma_walk rifl_rdma_bundle_next(rifl_rdma_bundle_reader *r, rifl_rdma_packe
     rifl_rdma_check c = r->compact ? rifl_rdma_compact_parse(r->data + r->off, r->len - r->off, p)
                                    : rifl_rdma_packet_parse(r->data + r->off, r->len - r->off, p);
     *check = c;
-    if (c == RIFL_RDMA_PKT_SHORT || c == RIFL_RDMA_PKT_BAD_HDR || c == RIFL_RDMA_PKT_RESERVED) {
+    if (c == RIFL_RDMA_PKT_SHORT || c == RIFL_RDMA_PKT_BAD_HDR || c == RIFL_RDMA_PKT_RESERVED ||
+        c == RIFL_RDMA_PKT_OVERSIZE) {
         r->stopped = true;
         return RIFL_RDMA_WALK_DROPPED;
     }

@@ -348,7 +348,8 @@ int rifl_rdma_input(rifl_rdma *e, uint64_t now, const uint8_t *msg, size_t len,
     if (e->cfg.mapping == RIFL_RDMA_MAP_CELL) { /* one packet, the cell's padding after it */
         check = rifl_rdma_packet_parse(msg, len, &p);
         if (check == RIFL_RDMA_PKT_SHORT || check == RIFL_RDMA_PKT_BAD_HDR ||
-            check == RIFL_RDMA_PKT_RESERVED)
+            check == RIFL_RDMA_PKT_RESERVED ||
+            check == RIFL_RDMA_PKT_OVERSIZE)
             dropped(e, check);
         else
             one_packet(&x, &p, check);

@@ -89,7 +89,7 @@ const char *rifl_rdma_status_name(unsigned status)
 }
 
 static const char *const check_names[RIFL_RDMA_PKT_CHECK_COUNT] = {
-    "ok", "short", "bad_hdr_edc", "reserved_type", "skipped_type", "bad_ftr_crc",
+    "ok", "short", "bad_hdr_edc", "reserved_type", "oversize", "skipped_type", "bad_ftr_crc",
     "bad_length", "bad_payload_crc",
 };
 
@@ -332,6 +332,8 @@ rifl_rdma_check rifl_rdma_packet_parse(const uint8_t *in, size_t len, rifl_rdma_
         p->bytes = RIFL_RDMA_HDR_BYTES;
         return RIFL_RDMA_PKT_SKIPPED;
     }
+    if (length > RIFL_RDMA_MAX_PAYLOAD)
+        return RIFL_RDMA_PKT_OVERSIZE; /* the 9-bit field goes to 511 */
     /* the header checks, so its length gives the packet's size */
     p->bytes = RIFL_RDMA_HDR_BYTES + padded(length) + RIFL_RDMA_FTR_BYTES;
     if (len < p->bytes)
@@ -491,6 +493,8 @@ rifl_rdma_check rifl_rdma_compact_parse(const uint8_t *in, size_t len, rifl_rdma
         p->bytes = RIFL_RDMA_COMPACT_HDR;
         return RIFL_RDMA_PKT_SKIPPED;
     }
+    if (length > RIFL_RDMA_MAX_PAYLOAD)
+        return RIFL_RDMA_PKT_OVERSIZE;
     p->bytes = RIFL_RDMA_COMPACT_HDR + length + RIFL_RDMA_COMPACT_FTR;
     if (len < p->bytes)
         return RIFL_RDMA_PKT_SHORT;
