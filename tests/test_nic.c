@@ -263,6 +263,45 @@ static void t_pause(void)
     rifl_topo_free(t);
 }
 
+/* Virtual lanes: a cell for host d goes on VL d mod vls; a destination
+ * whose VL has no credit waits, the others go on. */
+static void t_block_vls(void)
+{
+    rifl_topology *t = gen("single:4");
+    REQUIRE(t);
+    rifl_nic_map *m = NULL;
+    rifl_nic *n = NULL;
+    char err[256];
+    REQUIRE(rifl_nic_map_create(t, 1, &m, err, sizeof err) == RIFL_OK);
+    rifl_nic_config cfg = rifl_nic_default_config;
+    cfg.vls = 16;
+    CHECK_EQ_I(rifl_nic_create(&cfg, m, 0, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "virtual lanes") != NULL);
+    cfg.vls = 2;
+    REQUIRE(rifl_nic_create(&cfg, m, 0, &n, err, sizeof err) == RIFL_OK);
+    CHECK_EQ_I(rifl_nic_block_vls(n, 1u << 2), RIFL_ERR_INVALID_ARG);
+    uint8_t b[10];
+    fill(b, sizeof b, 2);
+    REQUIRE(rifl_nic_post(n, 1, 0, b, sizeof b, 1, 0) == RIFL_OK); /* VL 1 */
+    REQUIRE(rifl_nic_post(n, 2, 0, b, sizeof b, 2, 0) == RIFL_OK); /* VL 0 */
+    REQUIRE(rifl_nic_post(n, 3, 0, b, sizeof b, 3, 0) == RIFL_OK); /* VL 1 */
+    REQUIRE(rifl_nic_block_vls(n, 1u << 1) == RIFL_OK);
+    uint8_t cell[RIFL_L2_CELL_BYTES];
+    rifl_nic_tx tx;
+    REQUIRE(rifl_nic_next_cell(n, 1, cell, &tx) == 1);
+    CHECK_EQ_U(tx.dst, 2);
+    CHECK_EQ_U(tx.vl, 0);
+    CHECK_EQ_I(rifl_nic_next_cell(n, 2, cell, &tx), 0);
+    CHECK(rifl_nic_get_stats(n)->credit_skips >= 2);
+    CHECK_EQ_U(rifl_nic_get_stats(n)->paused_skips, 0);
+    REQUIRE(rifl_nic_block_vls(n, 0) == RIFL_OK);
+    REQUIRE(rifl_nic_next_cell(n, 3, cell, &tx) == 1);
+    CHECK(tx.vl == 1 && (tx.dst == 1 || tx.dst == 3));
+    rifl_nic_free(n);
+    rifl_nic_map_free(m);
+    rifl_topo_free(t);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:3");
@@ -462,5 +501,6 @@ static void t_post_msg(void)
 }
 
 TEST_MAIN({ "map", t_map }, { "end_to_end", t_end_to_end }, { "pause", t_pause },
+          { "block_vls", t_block_vls },
           { "refusals", t_refusals }, { "contexts", t_contexts },
           { "post_msg", t_post_msg })

@@ -44,6 +44,7 @@ extern "C" {
 #endif
 
 #define RIFL_NIC_MAX_PATHS 64
+#define RIFL_NIC_MAX_VLS 15   /* InfiniBand's data VLs, VL0..VL14 */
 
 /* ---- the central map ---------------------------------------------------------
  * Built once from the topology and shared by every NIC of the network: for
@@ -83,9 +84,12 @@ RIFL_API int rifl_nic_map_follow(const rifl_nic_map *map, unsigned from, const u
 
 typedef struct rifl_nic_config {
     unsigned tx_messages; /* messages posted and not yet sent, at most */
+    unsigned vls;         /* virtual lanes the cells go on, 1..15 (0 counts as
+                             1): a cell for host d goes on VL d mod vls, as
+                             an InfiniBand host picks a service level */
 } rifl_nic_config;
 
-/* 1024 messages. */
+/* 1024 messages, one virtual lane. */
 RIFL_API extern const rifl_nic_config rifl_nic_default_config;
 
 typedef struct rifl_nic rifl_nic;
@@ -122,6 +126,7 @@ typedef struct rifl_nic_tx {
     unsigned dst;        /* destination host */
     unsigned path;       /* its route, an index into rifl_nic_map_routes */
     unsigned voq;        /* the first-hop VOQ (the first switch's output) */
+    unsigned vl;         /* its virtual lane: dst mod vls */
     uint64_t tag;        /* the message's */
     uint32_t index;      /* cell number in the message, from 0 */
     uint32_t cells;      /* cells of the message */
@@ -139,6 +144,11 @@ RIFL_API int rifl_nic_next_cell(rifl_nic *nic, uint64_t now, uint8_t cell[RIFL_L
 RIFL_API int rifl_nic_fc(rifl_nic *nic, const rifl_l2_fc *fc);
 /* Whether the first-hop VOQ `voq` is paused. */
 RIFL_API bool rifl_nic_paused(const rifl_nic *nic, unsigned voq);
+/* Credit flow control: the virtual lanes (bit v for VL v) whose next cell
+ * has no credit on the link to the first switch.  A destination whose VL is
+ * blocked waits; the others go on.  RIFL_ERR_INVALID_ARG for a VL beyond
+ * vls. */
+RIFL_API int rifl_nic_block_vls(rifl_nic *nic, uint32_t mask);
 /* Messages queued and not yet fully sent; cells of them still to send. */
 RIFL_API unsigned rifl_nic_tx_messages(const rifl_nic *nic);
 RIFL_API uint64_t rifl_nic_tx_cells(const rifl_nic *nic);
@@ -175,6 +185,7 @@ typedef struct rifl_nic_stats {
     uint64_t cells_tx;       /* cells handed out */
     uint64_t msg_sent;       /* messages whose last cell was handed out */
     uint64_t paused_skips;   /* times a destination's head cell waited for a paused VOQ */
+    uint64_t credit_skips;   /* times a destination's head cell waited for credit */
     uint64_t fc_on, fc_off;  /* flow-control frames' ON and OFF */
     uint64_t cells_rx;       /* cells delivered */
     uint64_t msg_rx;         /* messages whose last cell was delivered */

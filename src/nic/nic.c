@@ -7,6 +7,7 @@
 
 const rifl_nic_config rifl_nic_default_config = {
     .tx_messages = 1024,
+    .vls = 1,
 };
 
 void rifl_nic_free(rifl_nic *n)
@@ -33,6 +34,11 @@ int rifl_nic_create(const rifl_nic_config *cfg, const rifl_nic_map *map, unsigne
         rifl_msg(msg, msglen, "tx_messages = %u: give 1 or more messages", cfg->tx_messages);
         return RIFL_ERR_CONFIG;
     }
+    if (cfg->vls > RIFL_NIC_MAX_VLS) {
+        rifl_msg(msg, msglen, "vls = %u: give 1 to %u virtual lanes", cfg->vls,
+                 RIFL_NIC_MAX_VLS);
+        return RIFL_ERR_CONFIG;
+    }
     if (host >= map->hosts) {
         rifl_msg(msg, msglen, "host %u: the network has hosts 0 to %u", host, map->hosts - 1);
         return RIFL_ERR_CONFIG;
@@ -43,6 +49,7 @@ int rifl_nic_create(const rifl_nic_config *cfg, const rifl_nic_map *map, unsigne
     n->cfg = *cfg;
     n->map = map;
     n->host = host;
+    n->vls = cfg->vls ? cfg->vls : 1;
     n->hosts = map->hosts;
     n->words = (map->hosts + 63) / 64;
     n->msg = calloc(cfg->tx_messages, sizeof *n->msg);
@@ -157,9 +164,15 @@ static int pick(rifl_nic *n)
             bits &= ~(~0ull << (start & 63));
         for (; bits; bits &= bits - 1) {
             unsigned d = w * 64 + (unsigned)__builtin_ctzll(bits);
-            if (!voq_paused(n, n->msg[n->dst[d].head].voq))
-                return (int)d;
-            n->st.paused_skips++;
+            if (voq_paused(n, n->msg[n->dst[d].head].voq)) {
+                n->st.paused_skips++;
+                continue;
+            }
+            if (n->vl_blocked && (n->vl_blocked >> (d % n->vls)) & 1) {
+                n->st.credit_skips++;
+                continue;
+            }
+            return (int)d;
         }
     }
     return -1;
@@ -195,6 +208,7 @@ int rifl_nic_next_cell(rifl_nic *n, uint64_t now, uint8_t cell[RIFL_L2_CELL_BYTE
         tx->dst = d;
         tx->path = m->path;
         tx->voq = m->voq;
+        tx->vl = d % n->vls;
         tx->tag = m->tag;
         tx->index = m->sent;
         tx->cells = m->cells;
@@ -242,6 +256,14 @@ int rifl_nic_fc(rifl_nic *n, const rifl_l2_fc *fc)
 bool rifl_nic_paused(const rifl_nic *n, unsigned voq)
 {
     return n && voq < 256 && voq_paused(n, voq);
+}
+
+int rifl_nic_block_vls(rifl_nic *n, uint32_t mask)
+{
+    if (!n || mask >> n->vls)
+        return RIFL_ERR_INVALID_ARG;
+    n->vl_blocked = mask;
+    return RIFL_OK;
 }
 
 unsigned rifl_nic_tx_messages(const rifl_nic *n) { return n ? n->queued : 0; }
@@ -352,6 +374,7 @@ static const rifl_counter nic_counters[] = {
     C(cells_tx, "cells handed out to the link"),
     C(msg_sent, "messages whose last cell was handed out"),
     C(paused_skips, "times a destination's head cell waited for a paused VOQ"),
+    C(credit_skips, "times a destination's head cell waited for credit on its virtual lane"),
     C(fc_on, "per-VOQ flow-control ONs received (VOQ paused)"),
     C(fc_off, "per-VOQ flow-control OFFs received (VOQ resumed)"),
     C(cells_rx, "cells delivered"),

@@ -54,6 +54,8 @@ struct rifl_nic {
     uint64_t *ready;           /* [words]: destinations with a message */
     unsigned rr;               /* next destination to look at first */
     uint64_t paused[4];        /* first-hop VOQs paused */
+    unsigned vls;              /* virtual lanes (>= 1) */
+    uint32_t vl_blocked;       /* VLs without credit */
     struct nic_ctx *ctx;       /* [hosts][paths] */
     rifl_nic_stats st;
 };
