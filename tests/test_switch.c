@@ -504,6 +504,49 @@ static void t_hold_output(void)
     }
 }
 
+/* Blocked virtual lanes, under both schedulers: a VOQ whose head cell is on
+ * a VL without credit at its output waits, another VOQ of the same output
+ * whose head is on another VL goes, and unblocked the first follows. */
+static void t_block_vls(void)
+{
+    for (int sched = 0; sched < 2; sched++) {
+        rifl_switch_config c = rifl_switch_default_config;
+        c.nports = 8;
+        c.scheduler = sched ? RIFL_SCHED_SAFC : RIFL_SCHED_ISLIP;
+        rifl_switch *sw = NULL;
+        char err[256];
+        REQUIRE(rifl_switch_create(&c, &sw, err, sizeof err) == RIFL_OK);
+        CHECK_EQ_I(rifl_switch_block_vls(sw, 8, 1), RIFL_ERR_INVALID_ARG);
+        CHECK_EQ_I(rifl_switch_block_vls(sw, 3, 1u << 15), RIFL_ERR_INVALID_ARG);
+        REQUIRE(rifl_switch_block_vls(sw, 3, 1u << 2) == RIFL_OK);
+        rifl_cell a = mkcell(8, 1, 3, 1, 0), b = mkcell(8, 2, 3, 2, 0);
+        a.vl = 2; /* blocked at output 3 */
+        b.vl = 0;
+        CHECK_EQ_I(rifl_switch_input(sw, 1, &a, 0), RIFL_SW_STORED);
+        CHECK_EQ_I(rifl_switch_input(sw, 2, &b, 0), RIFL_SW_STORED);
+        rifl_cell out[8];
+        uint8_t ov[8];
+        uint64_t now = 1;
+        unsigned from[3] = { 0, 0, 0 };
+        for (unsigned k = 0; k < 4; k++, now++) {
+            REQUIRE(rifl_switch_step(sw, now, out, ov, NULL, NULL) >= 0);
+            if (ov[3])
+                from[out[3].src]++;
+        }
+        CHECK_EQ_U(from[2], 1);
+        CHECK_EQ_U(from[1], 0);
+        CHECK_EQ_U(rifl_switch_voq_len(sw, 1, 3), 1);
+        rifl_switch_stats st;
+        rifl_switch_get_stats(sw, &st);
+        CHECK(st.credit_blocked_requests >= 4);
+        CHECK_EQ_U(st.fc_blocked_requests, 0);
+        REQUIRE(rifl_switch_block_vls(sw, 3, 0) == RIFL_OK);
+        REQUIRE(rifl_switch_step(sw, now, out, ov, NULL, NULL) == 1);
+        CHECK(ov[3] && out[3].src == 1 && out[3].vl == 2);
+        rifl_switch_free(sw);
+    }
+}
+
 /* rifl_switch_input_row against rifl_switch_input port by port, on two
  * switches given the same cells: unicast cells to every output and, now
  * and then, a broadcast, a misrouted cell, a bad port, bad hop counts and
@@ -916,7 +959,7 @@ static void t_fc_notices_change_only(void)
 
 TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "fc_notices_change_only", t_fc_notices_change_only },
-          { "hold_output", t_hold_output },
+          { "hold_output", t_hold_output }, { "block_vls", t_block_vls },
           { "fabric_permutations", t_fabric_permutations },
           { "fabric_duplicates_detected", t_fabric_duplicates_detected },
           { "fabric_needs_sorter", t_fabric_needs_sorter },

@@ -44,7 +44,8 @@ extern "C" {
  * switch carries along unchanged (the 256 payload bytes are not modelled). */
 typedef struct rifl_cell {
     rifl_l2_hdr hdr;
-    uint16_t bytes;   /* payload bytes that are message data (<= 256) */
+    unsigned bytes : 12; /* payload bytes that are message data (<= 256) */
+    unsigned vl : 4;     /* its virtual lane (rifl_switch_block_vls), 0..14 */
     uint16_t src;     /* caller's tags */
     uint16_t dst;
     uint32_t seq;
@@ -130,6 +131,12 @@ RIFL_API int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l
  * link cannot take a cell now (its lane's queue is full or paused). */
 RIFL_API int rifl_switch_hold_output(rifl_switch *sw, unsigned port, bool hold);
 
+/* Credit flow control: the virtual lanes (bit v for VL v) without credit
+ * for one more cell on output `port`'s link.  A VOQ whose head cell is on
+ * such a VL is left out of scheduling; the other VOQs of the output go on.
+ * The caller charges the credit of each cell the output sends. */
+RIFL_API int rifl_switch_block_vls(rifl_switch *sw, unsigned port, uint32_t mask);
+
 /* Cells in VOQ (in, out). */
 RIFL_API unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out);
 /* Cells stored in the whole switch. */
@@ -152,6 +159,7 @@ typedef struct rifl_switch_stats {
     uint64_t fc_on_received;     /* from downstream */
     uint64_t fc_off_received;
     uint64_t fc_blocked_requests;/* VOQ heads held back by downstream flow control */
+    uint64_t credit_blocked_requests; /* VOQ heads held back: no credit on their VL */
     uint64_t held_outputs;       /* slots x outputs with cells left out while held */
     uint64_t max_voq_cells;      /* highest VOQ occupancy seen */
     uint64_t occupancy_sum;      /* sum over slots of cells held */

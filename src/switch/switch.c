@@ -25,6 +25,7 @@ struct voq_entry {
     rifl_cell cell;
     uint64_t arrive;      /* slot the cell was stored */
 };
+_Static_assert(sizeof(struct voq_entry) == 32, "a stored cell takes 32 bytes");
 
 /* A VOQ: a circular list of pool entries, known by its newest (whose
  * successor is the oldest); 8 bytes, so that the n^2 of them stay in the
@@ -75,7 +76,8 @@ struct rifl_switch {
     uint16_t *down_nports, *down_in;
     uint64_t *down_paused; /* [n][4] queues paused downstream */
     uint16_t *down_npaused;
-    unsigned outputs_paused; /* outputs with any paused queue */
+    uint32_t *vl_block;    /* [n] per output: VLs without credit */
+    unsigned outputs_paused; /* outputs with any paused queue or blocked VL */
     uint64_t *out_held;    /* [words] outputs the caller holds (link busy) */
     unsigned outputs_held;
     uint16_t *rr;          /* SAFC tie-break pointer per output */
@@ -177,6 +179,7 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->down_in);
     free(sw->down_paused);
     free(sw->down_npaused);
+    free(sw->vl_block);
     free(sw->out_held);
     free(sw->rr);
     free(sw->match);
@@ -223,6 +226,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->down_in = calloc(n, sizeof *sw->down_in);
     sw->down_paused = calloc((size_t)n * 4, sizeof(uint64_t));
     sw->down_npaused = calloc(n, sizeof *sw->down_npaused);
+    sw->vl_block = calloc(n, sizeof *sw->vl_block);
     sw->out_held = calloc(sw->words, sizeof(uint64_t));
     sw->rr = calloc(n, sizeof *sw->rr);
     sw->match = calloc(n, sizeof *sw->match);
@@ -231,6 +235,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     if (!sw->pool || !sw->link || !sw->voq || !sw->out_nq ||
         !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_stopped || !sw->fc_pending || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
+        !sw->vl_block ||
         !sw->out_held || !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
         rifl_fabric_create(n, &sw->fabric)) {
@@ -426,12 +431,22 @@ int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
     return RIFL_OK;
 }
 
+/* Keep the count of outputs with a paused queue or a blocked VL. */
+static void paused_update(rifl_switch *sw, unsigned o, bool before)
+{
+    bool now = sw->down_npaused[o] || sw->vl_block[o];
+    if (!before && now)
+        sw->outputs_paused++;
+    else if (before && !now)
+        sw->outputs_paused--;
+}
+
 int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc)
 {
     if (!sw || !fc || port >= sw->n)
         return RIFL_ERR_INVALID_ARG;
     uint64_t *p = sw->down_paused + (size_t)port * 4;
-    unsigned before = sw->down_npaused[port];
+    bool before = sw->down_npaused[port] || sw->vl_block[port];
     if (fc->on_valid) {
         sw->st.fc_on_received++;
         if (!bs_get(p, fc->on_queue)) {
@@ -446,10 +461,17 @@ int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc)
             sw->down_npaused[port]--;
         }
     }
-    if (!before && sw->down_npaused[port])
-        sw->outputs_paused++;
-    else if (before && !sw->down_npaused[port])
-        sw->outputs_paused--;
+    paused_update(sw, port, before);
+    return RIFL_OK;
+}
+
+int rifl_switch_block_vls(rifl_switch *sw, unsigned port, uint32_t mask)
+{
+    if (!sw || port >= sw->n || mask >> 15)
+        return RIFL_ERR_INVALID_ARG;
+    bool before = sw->down_npaused[port] || sw->vl_block[port];
+    sw->vl_block[port] = mask;
+    paused_update(sw, port, before);
     return RIFL_OK;
 }
 
@@ -468,12 +490,17 @@ int rifl_switch_hold_output(rifl_switch *sw, unsigned port, bool hold)
     return RIFL_OK;
 }
 
-/* Is the head cell of VOQ (i, o) held back by downstream flow control? */
+/* Is the head cell of VOQ (i, o) held back: 1 by downstream flow control,
+ * 2 for want of credit on its VL, 0 not? */
 static int head_blocked(const rifl_switch *sw, unsigned i, unsigned o)
 {
-    if (!sw->down_npaused[o])
+    if (!sw->down_npaused[o] && !sw->vl_block[o])
         return 0;
     const rifl_cell *c = &sw->pool[voq_head(sw, &sw->voq[(size_t)i * sw->n + o])].cell;
+    if ((sw->vl_block[o] >> c->vl) & 1)
+        return 2;
+    if (!sw->down_npaused[o])
+        return 0;
     const uint64_t *p = sw->down_paused + (size_t)o * 4;
     if (!sw->down_nports[o])
         return bs_get(p, 0); /* an endpoint pauses its single queue 0 */
@@ -566,7 +593,7 @@ static const uint64_t *islip_requests(rifl_switch *sw)
         return sw->nonemptyT;
     memcpy(sw->reqT, sw->nonemptyT, (size_t)n * W * sizeof(uint64_t));
     for (unsigned o = 0; o < n; o++) {
-        if (!sw->down_npaused[o])
+        if (!sw->down_npaused[o] && !sw->vl_block[o])
             continue;
         uint64_t *row = sw->reqT + (size_t)o * W;
         for (unsigned w = 0; w < W; w++) {
@@ -574,8 +601,12 @@ static const uint64_t *islip_requests(rifl_switch *sw)
             while (bits) {
                 unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
                 bits &= bits - 1;
-                if (head_blocked(sw, i, o)) {
-                    sw->st.fc_blocked_requests++;
+                int why = head_blocked(sw, i, o);
+                if (why) {
+                    if (why == 2)
+                        sw->st.credit_blocked_requests++;
+                    else
+                        sw->st.fc_blocked_requests++;
                     bs_clr(row, i);
                 }
             }
@@ -661,8 +692,12 @@ static int safc_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
             while (bits) {
                 unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
                 bits &= bits - 1;
-                if (sw->outputs_paused && head_blocked(sw, i, o)) {
-                    sw->st.fc_blocked_requests++;
+                int why = sw->outputs_paused ? head_blocked(sw, i, o) : 0;
+                if (why) {
+                    if (why == 2)
+                        sw->st.credit_blocked_requests++;
+                    else
+                        sw->st.fc_blocked_requests++;
                     continue;
                 }
                 uint64_t t = sw->pool[voq_head(sw, &sw->voq[(size_t)i * n + o])].arrive;

@@ -21,6 +21,7 @@ static const rifl_counter switch_counters[] = {
     C(fc_on_received, "ON notices from downstream"),
     C(fc_off_received, "OFF notices from downstream"),
     C(fc_blocked_requests, "VOQ heads held back by downstream flow control"),
+    C(credit_blocked_requests, "VOQ heads held back: no credit on their virtual lane"),
     C(held_outputs, "slots x outputs with cells that waited because the output was held"),
     C(max_voq_cells, "highest VOQ occupancy seen"),
     C(occupancy_sum, "sum over slots of cells held"),
