@@ -126,8 +126,21 @@ expect_err "is not a column" --sweep "load=0.3,0.6" --plot "$tmp/x.png" --plot-y
 expect_err "add --sweep" --plot "$tmp/x.png"
 
 # refusals name the problem
-expect_err "credit flow control is not available" --fc credit
-expect_err "use voq or link" --fc nope
+expect_err "use voq, credit or link" --fc nope
+expect_err "are for --fc credit" --vls 2
+expect_err "are for --fc credit" --fc voq --credit-cells 8
+
+# credits per virtual lane: the run's VLs and credit in the JSON, nothing
+# dropped at full load with bit errors, FCPs counted as flow-control frames
+"$rifl" sim net --fc credit --vls 2 --topology leafspine:2x2x2 --load 1 --ber 1e-6 \
+  --time-us 5 --warmup-us 2 --json --seed 2 > "$tmp/c.json"
+[ "$(val fc "$tmp/c.json")" = credit ] || fail "credit: fc"
+[ "$(val vls "$tmp/c.json")" = 2 ] || fail "credit: vls"
+ok "$(val credit_cells "$tmp/c.json") > 0" || fail "credit: credit_cells"
+[ "$(val dropped "$tmp/c.json")" = 0 ] && [ "$(val lost "$tmp/c.json")" = 0 ] || fail "credit drops"
+ok "$(val fc_frames "$tmp/c.json") > 0" || fail "credit: no FCPs"
+has "credits: 2 virtual lanes" "$rifl" sim net --fc credit --vls 2 --time-us 5 ||
+  fail "credit: summary line"
 expect_err "use uniform, permutation" --pattern x
 expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0

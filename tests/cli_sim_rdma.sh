@@ -103,13 +103,17 @@ has "verified: yes" "$rifl" sim rdma --net leafspine:2x2x2 --senders 3 --paths 2
 inc=(--net single:6 --senders 4 --victim --flows 8 --bytes 2MB --link-gbps 100 --seed 1)
 "$rifl" sim rdma "${inc[@]}" --fc voq --json > "$tmp/voq.json" || fail "incast, per-VOQ"
 "$rifl" sim rdma "${inc[@]}" --fc link --json > "$tmp/link.json" || fail "incast, link-level"
+"$rifl" sim rdma "${inc[@]}" --fc credit --json > "$tmp/credit.json" || fail "incast, credit"
 python3 -c 'import json, sys
-v = json.load(open(sys.argv[1])); l = json.load(open(sys.argv[2]))
-for d in (v, l):
+v, l, c = (json.load(open(p)) for p in sys.argv[1:4])
+for d in (v, l, c):
     assert d["verified"] and d["ratio"] >= 0.95, d
+assert c["fc"] == "credit", c["fc"]
 assert v["victim_gbps"] > 2.5 * l["victim_gbps"], (v["victim_gbps"], l["victim_gbps"])
+# the victim (host 5) is on VL 1, the congested host 0 on VL 0
+assert c["victim_gbps"] > 2.5 * l["victim_gbps"], (c["victim_gbps"], l["victim_gbps"])
 assert l["victim_gbps"] < 1.2 * l["sender_gbps_max"], (l["victim_gbps"], l["sender_gbps_max"])' \
-  "$tmp/voq.json" "$tmp/link.json" || fail "victim flow: per-VOQ vs link-level"
+  "$tmp/voq.json" "$tmp/link.json" "$tmp/credit.json" || fail "victim flow: per-VOQ, credit, link-level"
 
 # refusals: exit status 2, naming the option
 expect_err() {
@@ -129,7 +133,7 @@ expect_err "--mapping" --mapping compact --fault payload-crc:0.01
 expect_err "--bundle" --mapping cell --bundle 7
 expect_err "--hops" --net single:4 --hops 2
 expect_err "--victim" --victim
-expect_err "--fc" --net single:4 --fc credit
+expect_err "--fc" --net single:4 --fc onoff
 expect_err "--senders" --net single:4 --senders 3 --victim
 expect_err "--fault" --net single:4 --fault drop:0.01
 expect_err "--net" --net nope:3

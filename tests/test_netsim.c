@@ -501,6 +501,105 @@ static void t_host_interface(void)
     rifl_topo_free(t);
 }
 
+/* Credits per virtual lane on every link: lossless under bit errors and
+ * overload, the same by reference as by content, reproducible, inputs
+ * holding no more than their credit, and VLs keeping a victim flow apart
+ * from an incast as per-VOQ flow control does. */
+static void t_credit(void)
+{
+    rifl_topology *t = gen("leafspine:3x2x3");
+    REQUIRE(t);
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = t;
+    c.fc = RIFL_NET_FC_CREDIT;
+    c.load = 0.9;
+    c.arrivals = RIFL_NET_BURSTY;
+    c.msg_min = 1;
+    c.msg_max = 1500;
+    c.ber = 2e-6;
+    c.warmup_ns = 3000;
+    c.window_ns = test_long_run ? 200000 : 15000;
+    c.seed = test_seed;
+    rifl_net_result a, b, d;
+    REQUIRE(run(&c, &a) == RIFL_OK);
+    clean(&a);
+    CHECK(a.replays > 0);
+    CHECK(a.fc_frames > 0);
+    CHECK_EQ_U(a.vls, 4);
+    CHECK(a.credit_cells > 0);
+    c.by_content = true;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    c.by_content = false;
+    REQUIRE(run(&c, &d) == RIFL_OK);
+    CHECK_EQ_U(a.delivered_cells, b.delivered_cells);
+    CHECK_EQ_U(a.fc_frames, b.fc_frames);
+    CHECK_EQ_U(a.credit_waits, b.credit_waits);
+    CHECK(a.latency.mean == b.latency.mean && a.mct.p99 == b.mct.p99);
+    CHECK_EQ_U(a.delivered_cells, d.delivered_cells);
+    CHECK(a.latency.max == d.latency.max && a.latency.mean == d.latency.mean);
+    rifl_net_result_free(&a);
+    rifl_net_result_free(&b);
+    rifl_net_result_free(&d);
+    /* overload on tight credit: no VOQ holds more than its input's credit */
+    c.load = 1.0;
+    c.ber = 0;
+    c.vls = 2;
+    c.credit_cells = 3;
+    c.pattern = RIFL_NET_ALL_TO_ALL;
+    REQUIRE(run(&c, &a) == RIFL_OK);
+    CHECK_EQ_U(a.dropped, 0);
+    CHECK_EQ_U(a.lost, 0);
+    CHECK_EQ_U(a.corrupt, 0);
+    CHECK(a.delivered_cells > 0);
+    CHECK(a.credit_waits > 0);
+    CHECK_MSG(a.max_voq_cells <= 2 * 3, "a VOQ held %llu cells, the input's credit is 6",
+              (unsigned long long)a.max_voq_cells);
+    rifl_net_result_free(&a);
+    rifl_topo_free(t);
+    /* incast with a victim: h1 sends to h0 (VL 0) and h6 (VL 6 mod vls) */
+    t = gen("single:8");
+    REQUIRE(t);
+    c = rifl_net_default_config;
+    c.topo = t;
+    c.pattern = RIFL_NET_INCAST;
+    c.incast = 5;
+    c.load = 1.0;
+    c.window_ns = 20000;
+    c.fc = RIFL_NET_FC_CREDIT;
+    c.vls = 4;
+    rifl_net_result four, one;
+    REQUIRE(run(&c, &four) == RIFL_OK);
+    c.vls = 1;
+    REQUIRE(run(&c, &one) == RIFL_OK);
+    CHECK_EQ_U(four.dropped + one.dropped, 0);
+    CHECK_EQ_U(four.lost + one.lost, 0);
+    CHECK_MSG(four.victim_gbps > 2 * one.victim_gbps,
+              "victim %.2f Gbit/s on its own VL, %.2f sharing one", four.victim_gbps,
+              one.victim_gbps);
+    rifl_net_result_free(&four);
+    rifl_net_result_free(&one);
+    /* refusals */
+    rifl_net *n = NULL;
+    char err[256];
+    c.vls = 16;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "virtual lanes") != NULL);
+    c.vls = 4;
+    c.credit_cells = 410;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "2048 blocks") != NULL);
+    c.credit_cells = 0;
+    c.frame_bits = 64;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "128-bit") != NULL);
+    c.frame_bits = 256;
+    c.cable_m = 700; /* a round trip of about 300 cells */
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "credit-cells") != NULL);
+    CHECK(n == NULL);
+    rifl_topo_free(t);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:4");
@@ -669,4 +768,4 @@ TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber
           { "finite", t_finite }, { "cdf", t_cdf },
           { "link_settings", t_link_settings }, { "link_rates", t_link_rates },
           { "host_interface", t_host_interface },
-          { "refusals", t_refusals }, { "app", t_app })
+          { "credit", t_credit }, { "refusals", t_refusals }, { "app", t_app })

@@ -19,12 +19,16 @@ struct opts {
     double pcie_gbps, pcie_rtt_ns;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
+    uint64_t vls, credit_cells;
     uint64_t nic_messages, seed, pcap_slots, jobs, bytes_per_flow;
     const char *sweep, *plot, *plot_y;
     bool json, csv, progress, links, by_content;
 };
 
-static const char *fc_name(rifl_net_fc f) { return f == RIFL_NET_FC_LINK ? "link" : "voq"; }
+static const char *fc_name(rifl_net_fc f)
+{
+    return f == RIFL_NET_FC_LINK ? "link" : f == RIFL_NET_FC_CREDIT ? "credit" : "voq";
+}
 static const char *pattern_name(rifl_net_pattern p)
 {
     static const char *const names[] = { "uniform", "permutation", "incast", "all-to-all" };
@@ -41,10 +45,15 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     else if (!strcasecmp(o->fc, "link"))
         c->fc = RIFL_NET_FC_LINK;
     else if (!strcasecmp(o->fc, "credit"))
-        return cli_fail(t, "fc", "credit flow control is not available in sim net yet; use "
-                                 "voq (per-VOQ ON/OFF) or link (the lanes' ON/OFF only)");
+        c->fc = RIFL_NET_FC_CREDIT;
     else
-        return cli_fail(t, "fc", "'%s' is unknown; use voq or link", o->fc);
+        return cli_fail(t, "fc", "'%s' is unknown; use voq, credit or link", o->fc);
+    if (c->fc != RIFL_NET_FC_CREDIT && (cli_is_set(t, "vls") || cli_is_set(t, "credit-cells")))
+        return cli_fail(t, cli_is_set(t, "vls") ? "vls" : "credit-cells",
+                        "virtual lanes and their credit are for --fc credit; add it, or drop "
+                        "this option");
+    c->vls = (unsigned)o->vls;
+    c->credit_cells = (unsigned)o->credit_cells;
     if (!strcasecmp(o->traffic, "bernoulli"))
         c->arrivals = RIFL_NET_BERNOULLI;
     else if (!strcasecmp(o->traffic, "bursty"))
@@ -137,6 +146,9 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, c->msg_min, c->msg_max, c->ber, c->link_gbps, c->frame_bits,
             (unsigned long long)c->seed);
+    if (c->fc == RIFL_NET_FC_CREDIT)
+        fprintf(f, " \"vls\": %u, \"credit_cells\": %u, \"credit_waits\": %llu,\n", r->vls,
+                r->credit_cells, (unsigned long long)r->credit_waits);
     if (c->pcie_gbps > 0)
         fprintf(f, " \"pcie_gbps\": %g, \"pcie_rtt_ns\": %g,\n", c->pcie_gbps, c->pcie_rtt_ns);
     if (r->finite)
@@ -353,6 +365,10 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
     fprintf(f, "  traffic: %s %s, load %g, %s, flow control %s, BER %g, seed %llu\n",
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, sizes, fc_name(c->fc), c->ber, (unsigned long long)c->seed);
+    if (c->fc == RIFL_NET_FC_CREDIT)
+        fprintf(f, "  credits: %u virtual lanes (VL = destination mod %u), %u cells per VL "
+                   "and receiver; cells waited for credit %llu times\n",
+                r->vls, r->vls, r->credit_cells, (unsigned long long)r->credit_waits);
     if (c->pcie_gbps > 0)
         fprintf(f, "  host interface: PCIe DMA at %g Gbit/s, %g ns round trip (latency to "
                    "host memory)\n", c->pcie_gbps, c->pcie_rtt_ns);
@@ -551,7 +567,7 @@ static int run(int argc, char **argv)
         .transceiver_ns = 80, .switch_ns = rifl_net_default_config.switch_ns, .ber = 0,
         .warmup_us = 10, .time_us = 50, .drain_us = 1000, .msg_bytes = 252, .msg_min = 252,
         .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
-        .paths = 8, .nic_messages = 1024, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1,
+        .paths = 8, .nic_messages = 1024, .vls = 4, .credit_cells = 0, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1,
         .pcap_host = "h0", .pcap_slots = 100000, .plot_y = "latency_p99_ns,head_p99_ns",
     };
     struct cli_opt table[] = {
@@ -571,8 +587,14 @@ static int run(int argc, char **argv)
         { "msg-cdf", CLI_STRING, &o.msg_cdf,
           "message sizes from a CDF file: lines \"BYTES P\" (docs/netsim.md)", 0, 0 },
         { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean bytes of a burst", 1, 1e9 },
-        { "fc", CLI_STRING, &o.fc, "flow control: voq (per-VOQ ON/OFF) or link (lanes only)",
-          0, 0 },
+        { "fc", CLI_STRING, &o.fc,
+          "flow control: voq (per-VOQ ON/OFF), credit (InfiniBand credits per virtual lane) "
+          "or link (lanes only)", 0, 0 },
+        { "vls", CLI_UINT, &o.vls,
+          "--fc credit: virtual lanes; a cell for host d goes on VL d mod vls", 1, 15 },
+        { "credit-cells", CLI_UINT, &o.credit_cells,
+          "--fc credit: each receiver's buffer per VL, in cells (0: the 1.5-RTT rule)", 0,
+          409 },
         { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways (a topology file's link may give its own)", 0, 0 },
         { "link-gbps", CLI_DOUBLE, &o.link_gbps, "rate of every link", 0, 0 },
         { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },

@@ -97,7 +97,10 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op, c
         fprintf(f, "\"fc\": \"%s\", \"ber\": %g, \"victim\": %s, \"victim_gbps\": %.6g, "
                    "\"victim_transfers\": %llu, \"replays\": %llu, \"fc_frames\": %llu, "
                    "\"max_voq_cells\": %llu, \"link_verify_fails\": %llu, \"cell_p99_us\": %.6g, ",
-                c->fc == RIFL_NET_FC_VOQ ? "voq" : "link", c->ber, c->victim ? "true" : "false",
+                c->fc == RIFL_NET_FC_VOQ      ? "voq"
+                : c->fc == RIFL_NET_FC_CREDIT ? "credit"
+                                              : "link",
+                c->ber, c->victim ? "true" : "false",
                 r->victim_gbps, (unsigned long long)r->victim_transfers,
                 (unsigned long long)r->replays, (unsigned long long)r->fc_frames,
                 (unsigned long long)r->max_voq_cells, (unsigned long long)r->link_verify_fails,
@@ -120,7 +123,10 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const char *ne
                "(%s flow control%s), up to %u path%s, %g Gbit/s links, F=%u, BER %g, %s mapping, "
                "N=%u, seed %llu\n",
                op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
-               net, c->fc == RIFL_NET_FC_VOQ ? "per-VOQ" : "link-level",
+               net,
+               c->fc == RIFL_NET_FC_VOQ      ? "per-VOQ"
+               : c->fc == RIFL_NET_FC_CREDIT ? "credit (4 VLs)"
+                                             : "link-level",
                c->victim ? ", a victim flow" : "", c->paths, c->paths == 1 ? "" : "s",
                c->link_gbps, c->frame_bits, c->ber, rifl_rdma_mapping_name(c->mapping),
                r->bundle_packets, (unsigned long long)c->seed);
@@ -208,6 +214,8 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
         c->fc = RIFL_NET_FC_VOQ;
     else if (!strcmp(o->fc, "link"))
         c->fc = RIFL_NET_FC_LINK;
+    else if (!strcmp(o->fc, "credit"))
+        c->fc = RIFL_NET_FC_CREDIT;
     else
         return 2;
     return parse_faults(o->fault, c, quiet);
@@ -259,7 +267,8 @@ static int run(int argc, char **argv)
         { "net", CLI_STRING, &o.net,
           "run over a sim net network instead of the path model: single:N, leafspine:LxSxH, "
           "fattree:K or a topology file (hosts 0..senders take part)", 0, 0 },
-        { "fc", CLI_STRING, &o.fc, "with --net: voq (per-VOQ ON/OFF) or link (the lanes' only)", 0, 0 },
+        { "fc", CLI_STRING, &o.fc, "with --net: voq (per-VOQ ON/OFF), credit (InfiniBand "
+          "credits, 4 virtual lanes) or link (the lanes' only)", 0, 0 },
         { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate", 0, 1e-3 },
         { "victim", CLI_FLAG, &o.victim,
           "with --net: host 1 also writes to host senders+1 all through the run", 0, 0 },
@@ -283,8 +292,9 @@ static int run(int argc, char **argv)
                         o.mapping);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
-    if (strcmp(o.fc, "voq") && strcmp(o.fc, "link"))
-        return cli_fail(opts, "fc", "'%s' is not a flow control; give voq or link", o.fc);
+    if (strcmp(o.fc, "voq") && strcmp(o.fc, "link") && strcmp(o.fc, "credit"))
+        return cli_fail(opts, "fc", "'%s' is not a flow control; give voq, credit or link",
+                        o.fc);
     rifl_topology *topo = NULL;
     if (*o.net) {
         static const char *const path_only[] = { "hops", "link-ns", "switch-ns" };

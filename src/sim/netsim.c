@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rifl/credit.h"
 #include "rifl/frame.h"
 #include "rifl/lane.h"
 #include "rifl/nic.h"
+#include "rifl/port.h"
 #include "rifl/rng.h"
 #include "rifl/sim/latency.h"
 #include "rifl/sim/pair.h"
@@ -33,6 +35,8 @@ const rifl_net_config rifl_net_default_config = {
     .ber = 0.0,
     .iterations = 3,
     .voq_cells = 0,
+    .vls = 0,
+    .credit_cells = 0,
     .max_paths = 8,
     .nic_messages = 1024,
     .warmup_ns = 10000.0,
@@ -45,6 +49,9 @@ const rifl_net_config rifl_net_default_config = {
 
 #define MSG_CAP (1u << 20)   /* largest message */
 #define NONE UINT32_MAX
+/* a cell in credit blocks of 64 bytes */
+#define CELL_BLOCKS ((RIFL_L2_CELL_BYTES + RIFL_FC_BLOCK_BYTES - 1) / RIFL_FC_BLOCK_BYTES)
+#define CREDIT_CELLS_MAX (RIFL_FC_CREDIT_CAP / CELL_BLOCKS)
 
 /* A cell in the network, from the NIC to its destination. */
 struct rec {
@@ -52,6 +59,7 @@ struct rec {
     uint64_t in[RIFL_L2_MAX_HOPS], out[RIFL_L2_MAX_HOPS];
     uint32_t msg, next;
     uint32_t index;
+    uint8_t vl;               /* FC_CREDIT: its virtual lane */
     uint8_t payload[RIFL_L2_CELL_PAYLOAD];
 };
 
@@ -86,8 +94,22 @@ struct end {
     uint32_t rec;             /* its record */
 };
 
+/* Credits of one link direction, FC_CREDIT: the sender's registers and
+ * the receiver's, per VL. */
+struct cred {
+    rifl_fc_tx tx[RIFL_FC_MAX_DATA_VLS];
+    rifl_fc_rx rx[RIFL_FC_MAX_DATA_VLS];
+    uint32_t freed[RIFL_FC_MAX_DATA_VLS];    /* receiver: cells freed since its last FCP */
+    uint64_t last_fcp[RIFL_FC_MAX_DATA_VLS]; /* ... and when that FCP went */
+};
+/* a receiver's FCP for a VL goes once it has freed a quarter of the VL's
+ * buffer, or FCP_WAIT cell times after it freed anything */
+#define FCP_WAIT 16
+
 struct link {
     rifl_pair *pair;
+    struct cred *cr;          /* FC_CREDIT: [i] the direction end i sends */
+    uint32_t fcp_due[2];      /* FC_CREDIT: VLs whose FCP end i owes */
     struct end end[2];
     struct tagq q[2];         /* [i]: from lane i to lane 1 - i */
     bool by_ref;
@@ -168,6 +190,8 @@ struct rifl_net {
     bool window_done, finished, app_done;
     unsigned senders, senders_done;  /* finite workload */
     uint64_t total_bytes, deliv_bytes;
+    unsigned vls, credit_cells;  /* FC_CREDIT */
+    unsigned fcp_batch;          /* FC_CREDIT: cells freed that call for an FCP */
 };
 
 /* ---- pools -------------------------------------------------------------------- */
@@ -266,6 +290,7 @@ void rifl_net_free(rifl_net *n)
     }
     for (unsigned l = 0; n->link && l < n->L; l++) {
         rifl_pair_free(n->link[l].pair);
+        free(n->link[l].cr);
         free(n->link[l].q[0].v);
         free(n->link[l].q[1].v);
     }
@@ -344,8 +369,27 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                               "window)", (unsigned long long)c->bytes_per_flow);
         return RIFL_ERR_CONFIG;
     }
-    if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK) {
-        rifl_msg(err, errlen, "unknown flow control: use voq or link");
+    if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK && c->fc != RIFL_NET_FC_CREDIT) {
+        rifl_msg(err, errlen, "unknown flow control: use voq, credit or link");
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->vls > RIFL_FC_MAX_DATA_VLS) {
+        rifl_msg(err, errlen, "%u virtual lanes: give 1 to %u (0: 4)", c->vls,
+                 RIFL_FC_MAX_DATA_VLS);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->credit_cells > CREDIT_CELLS_MAX) {
+        rifl_msg(err, errlen, "%u cells of credit per virtual lane: give 1 to %u (a receiver "
+                              "advertises at most 2048 blocks of 64 bytes; 0: the "
+                              "1.5-round-trip rule)",
+                 c->credit_cells, CREDIT_CELLS_MAX);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->fc == RIFL_NET_FC_CREDIT && c->frame_bits >= 16 &&
+        rifl_payload_bytes(c->frame_bits) < RIFL_FC_FCP_BYTES + 1) {
+        rifl_msg(err, errlen, "%u-bit frames cannot carry an 8-byte flow control packet in "
+                              "an extension frame: give 128-bit frames or wider for credits",
+                 c->frame_bits);
         return RIFL_ERR_CONFIG;
     }
     if (!(c->pcie_gbps == 0 || (c->pcie_gbps >= 1 && c->pcie_gbps <= 10000)) ||
@@ -581,6 +625,140 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
 
 static int finite_setup(rifl_net *n);
 
+/* ---- credits (FC_CREDIT) ---------------------------------------------------------
+ * Every link direction has a sender's registers and a receiver's per VL
+ * (rifl/credit.h).  A cell costs CELL_BLOCKS blocks, charged when the NIC
+ * hands it to its lane or the switch switches it to the output; the
+ * receiver takes it in when it reads the cell off its lane and frees it
+ * when the cell leaves: at a host at once, at a switch when the cell is
+ * switched on.  The receiving end owes an FCP for a VL once it has freed a
+ * quarter of the VL's buffer since its last one, or FCP_WAIT cell times
+ * after it freed anything (so a sender never waits long for the rest); it
+ * goes in an extension frame, and every VL's first FCP goes at the start.  The lane delivers every frame exactly once
+ * and in order, so no block is ever lost and the FCTBS an FCP carries is
+ * not needed to correct ABR: the receiver takes the FCCL only (project
+ * rule, docs/netsim.md). */
+
+/* The VLs the sending end of direction `side` of link l has no credit for. */
+static uint32_t credit_blocked(const rifl_net *n, const struct cred *c)
+{
+    uint32_t m = 0;
+    for (unsigned v = 0; v < n->vls; v++)
+        if (!rifl_fc_tx_may_send(&c->tx[v], CELL_BLOCKS))
+            m |= 1u << v;
+    return m;
+}
+
+/* Tell end `side` of link l (its NIC, or its switch's output) which VLs
+ * wait. */
+static void credit_apply(rifl_net *n, unsigned l, unsigned side)
+{
+    struct link *k = &n->link[l];
+    const struct end *e = &k->end[side];
+    uint32_t m = credit_blocked(n, &k->cr[side]);
+    if (e->is_switch)
+        rifl_switch_block_vls(n->sw[e->idx].sw, e->port, m);
+    else
+        rifl_nic_block_vls(n->host[e->idx].nic, m);
+}
+
+/* End `side` of link l sends a cell on `vl`. */
+static void credit_charge(rifl_net *n, unsigned l, unsigned side, unsigned vl)
+{
+    if (rifl_fc_tx_sent(&n->link[l].cr[side].tx[vl], CELL_BLOCKS) != RIFL_OK)
+        n->inconsistent++; /* sent without credit */
+    credit_apply(n, l, side);
+}
+
+/* End `side` of link l read a cell on `vl` off its lane. */
+static void credit_accept(rifl_net *n, unsigned l, unsigned side, unsigned vl)
+{
+    if (rifl_fc_rx_accept(&n->link[l].cr[1 - side].rx[vl], CELL_BLOCKS) != RIFL_OK)
+        n->inconsistent++; /* more than the credit given */
+}
+
+/* A cell end `side` of link l took in has left it. */
+static void credit_release(rifl_net *n, unsigned l, unsigned side, unsigned vl)
+{
+    struct cred *c = &n->link[l].cr[1 - side];
+    if (rifl_fc_rx_release(&c->rx[vl], CELL_BLOCKS) != RIFL_OK)
+        n->inconsistent++;
+    if (++c->freed[vl] >= n->fcp_batch)
+        n->link[l].fcp_due[side] |= 1u << vl;
+}
+
+/* End `side` of link l hands its lane the FCPs it owes; those refused wait
+ * for the next cell time. */
+static void fcp_send(rifl_net *n, unsigned l, unsigned side)
+{
+    struct link *k = &n->link[l];
+    struct cred *in = &k->cr[1 - side];
+    rifl_lane *ln = k->pair->lane[side];
+    for (unsigned v = 0; v < n->vls; v++)
+        if (in->freed[v] && n->t - in->last_fcp[v] >= (uint64_t)FCP_WAIT * n->C)
+            k->fcp_due[side] |= 1u << v;
+    while (k->fcp_due[side]) {
+        unsigned v = (unsigned)__builtin_ctz(k->fcp_due[side]);
+        rifl_fcp f = { .op = RIFL_FCP_OP_NORMAL, .fctbs = k->cr[side].tx[v].fctbs,
+                       .vl = (uint8_t)v, .fccl = rifl_fc_rx_fccl(&in->rx[v]) };
+        uint8_t b[RIFL_FC_FCP_BYTES];
+        rifl_fcp_encode(&f, b);
+        if (rifl_lane_send_ext(ln, RIFL_FCP_EXT_CODE, b, sizeof b) != RIFL_OK)
+            return;
+        k->fcp_due[side] &= ~(1u << v);
+        in->freed[v] = 0;
+        in->last_fcp[v] = n->t;
+        k->fc_frames[side]++;
+    }
+}
+
+/* End `side` of link l reads the FCPs that came in: each sets the credit
+ * limit of its VL. */
+static void fcp_read(rifl_net *n, unsigned l, unsigned side)
+{
+    struct link *k = &n->link[l];
+    rifl_lane *ln = k->pair->lane[side];
+    uint8_t code, data[32];
+    size_t len;
+    bool any = false;
+    while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
+        rifl_fcp f;
+        if (code != RIFL_FCP_EXT_CODE || rifl_fcp_decode(data, len, &f, NULL) != RIFL_OK ||
+            f.vl >= n->vls) {
+            n->inconsistent++; /* nothing else is sent in extension frames here */
+            continue;
+        }
+        rifl_fc_tx_set_limit(&k->cr[side].tx[f.vl], f.fccl);
+        any = true;
+    }
+    if (any)
+        credit_apply(n, l, side);
+}
+
+static int credit_setup(rifl_net *n, char *err, size_t errlen)
+{
+    uint64_t bytes = (uint64_t)n->credit_cells * CELL_BLOCKS * RIFL_FC_BLOCK_BYTES;
+    n->fcp_batch = n->credit_cells / 4 ? n->credit_cells / 4 : 1;
+    for (unsigned l = 0; l < n->L; l++) {
+        struct link *k = &n->link[l];
+        if (!(k->cr = calloc(2, sizeof *k->cr)))
+            return RIFL_ERR_NOMEM;
+        for (int i = 0; i < 2; i++)
+            for (unsigned v = 0; v < n->vls; v++) {
+                rifl_fc_tx_reset(&k->cr[i].tx[v]);
+                int rc = rifl_fc_rx_init(&k->cr[i].rx[v], bytes, RIFL_FC_BLOCK_BYTES, err,
+                                         errlen);
+                if (rc != RIFL_OK)
+                    return rc;
+            }
+        /* no credit until the first FCPs arrive */
+        k->fcp_due[0] = k->fcp_due[1] = (1u << n->vls) - 1;
+        credit_apply(n, l, 0);
+        credit_apply(n, l, 1);
+    }
+    return RIFL_OK;
+}
+
 int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_t errlen)
 {
     if (!cfg || !out)
@@ -647,12 +825,32 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         goto fail;
     }
     rc = switch_rtts(n, &lc, rtt, err, errlen);
+    if (rc == RIFL_OK && cfg->fc == RIFL_NET_FC_CREDIT) {
+        /* every receiver's buffer per VL: the 1.5-round-trip rule for the
+         * network's longest round trip, unless given */
+        unsigned most = 0;
+        for (unsigned k = 0; k < n->S; k++)
+            most = rtt[k] > most ? rtt[k] : most;
+        n->vls = cfg->vls ? cfg->vls : 4;
+        n->credit_cells = cfg->credit_cells ? cfg->credit_cells : rifl_switch_min_voq_cells(most);
+        if (n->credit_cells > CREDIT_CELLS_MAX) {
+            rifl_msg(err, errlen, "the links' round trip asks for %u cells of credit per "
+                                  "virtual lane, more than a receiver can advertise (%u): "
+                                  "shorten the cables or give --credit-cells",
+                     n->credit_cells, CREDIT_CELLS_MAX);
+            rc = RIFL_ERR_CONFIG;
+        }
+    }
     unsigned s = 0;
     for (unsigned v = 0; v < t->nnodes && rc == RIFL_OK; v++) {
         if (!t->nodes[v].is_switch)
             continue;
         sc.rtt_slots = rtt[s];
         sc.voq_cells = cfg->voq_cells ? cfg->voq_cells : rifl_switch_min_voq_cells(rtt[s]);
+        /* with credits an input holds at most its VLs' buffers, all of
+         * which may be for one output */
+        if (cfg->fc == RIFL_NET_FC_CREDIT && sc.voq_cells < n->vls * n->credit_cells)
+            sc.voq_cells = n->vls * n->credit_cells;
         struct sw *w = &n->sw[s++];
         w->n = sc.nports = t->nodes[v].nports;
         sc.iterations = cfg->iterations < w->n ? cfg->iterations : w->n;
@@ -684,6 +882,7 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         goto fail;
     rifl_nic_config nc = rifl_nic_default_config;
     nc.tx_messages = cfg->nic_messages;
+    nc.vls = n->vls ? n->vls : 1;
     for (unsigned h = 0; h < n->H; h++) {
         struct host *x = &n->host[h];
         rc = rifl_nic_create(&nc, n->map, h, &x->nic, err, errlen);
@@ -704,6 +903,8 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         rc = RIFL_ERR_CONFIG;
     }
     if (rc != RIFL_OK)
+        goto fail;
+    if (cfg->fc == RIFL_NET_FC_CREDIT && (rc = credit_setup(n, err, errlen)) != RIFL_OK)
         goto fail;
     /* a switch port left unlinked is held: nothing can leave by it */
     for (unsigned k = 0; k < n->S; k++)
@@ -1162,15 +1363,27 @@ static int host_cell_time(rifl_net *n, unsigned h)
     struct link *k = &n->link[x->link];
     struct end *e = &k->end[x->side];
     rifl_lane *ln = k->pair->lane[x->side];
+    bool credit = n->cfg.fc == RIFL_NET_FC_CREDIT;
     /* flow control from the switch */
-    rifl_l2_fc fc;
-    while (next_fc(n, ln, &fc))
-        rifl_nic_fc(x->nic, &fc);
+    if (credit) {
+        fcp_read(n, x->link, x->side);
+    } else {
+        rifl_l2_fc fc;
+        while (next_fc(n, ln, &fc))
+            rifl_nic_fc(x->nic, &fc);
+    }
     /* arrivals; with a host interface, only while the NIC's receive buffer
      * (DMA_RX_CELLS cells waiting to be written) has room: else the lane's
      * receive buffer fills and its flow control holds the switch */
-    while (!rx_dma_full(n, x) && read_cell(n, x->link, x->side, e))
+    while (!rx_dma_full(n, x) && read_cell(n, x->link, x->side, e)) {
+        if (credit) {
+            /* taken in and handed on at once */
+            unsigned vl = REC(n, e->rec).vl;
+            credit_accept(n, x->link, x->side, vl);
+            credit_release(n, x->link, x->side, vl);
+        }
         deliver(n, h, e);
+    }
     /* the source, then the NIC: one cell in the lane's queue behind the one
      * going out keeps the link busy */
     int rc = n->cfg.app ? n->cfg.app->tick(n->cfg.app->ctx, n, h, (double)n->t * n->slot_ns)
@@ -1203,11 +1416,16 @@ static int host_cell_time(rifl_net *n, unsigned h)
             r->head = tx.head;
             r->sent = n->t;
             r->index = tx.index;
+            r->vl = (uint8_t)tx.vl;
             if (rifl_lane_send(ln, cell, sizeof cell) != RIFL_OK ||
                 !tag_push(&k->q[x->side], ri))
                 n->inconsistent++;
+            if (credit)
+                credit_charge(n, x->link, x->side, tx.vl);
         }
     }
+    if (credit)
+        fcp_send(n, x->link, x->side);
     return RIFL_OK;
 }
 
@@ -1215,11 +1433,15 @@ static void switch_cell_time(rifl_net *n, unsigned s)
 {
     struct sw *w = &n->sw[s];
     uint64_t cslot = n->t / n->C;
+    bool credit = n->cfg.fc == RIFL_NET_FC_CREDIT;
     /* inputs: flow control from downstream, then at most one cell each */
     for (unsigned p = 0; p < w->n; p++) {
         if (w->link[p] == UINT32_MAX)
             continue;
-        read_fc_switch(n, w, p);
+        if (credit)
+            fcp_read(n, w->link[p], w->side[p]);
+        else
+            read_fc_switch(n, w, p);
         struct end *e = &n->link[w->link[p]].end[w->side[p]];
         if (!e->full) {
             if (!read_cell(n, w->link[p], w->side[p], e))
@@ -1241,11 +1463,17 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         if (hop < RIFL_L2_MAX_HOPS)
             r->in[hop] = n->t;
         c.stamp = e->rec;
+        c.vl = r->vl;
+        c.src = (uint16_t)p; /* its input, for the credit it frees when it leaves */
+        if (credit)
+            credit_accept(n, w->link[p], w->side[p], r->vl);
         int v = rifl_switch_input(w->sw, p, &c, cslot);
         if (v != RIFL_SW_STORED) {
             /* dropped and counted by the switch */
             n->lost += r->msg == NONE || MSG(n, r->msg).measured;
             rec_free(n, e->rec);
+            if (credit)
+                credit_release(n, w->link[p], w->side[p], c.vl);
         }
         e->full = false;
         e->rec = NONE;
@@ -1290,6 +1518,13 @@ static void switch_cell_time(rifl_net *n, unsigned s)
             row_in[o] = w->out[o];
             vin[o] = 1;
             w->in_pipe[o]++;
+            if (credit) {
+                /* the cell left its input's buffer, and takes credit on
+                 * the output's link */
+                unsigned in = w->out[o].src, vl = w->out[o].vl;
+                credit_release(n, w->link[in], w->side[in], vl);
+                credit_charge(n, w->link[o], w->side[o], vl);
+            }
         }
     /* per-VOQ flow-control frames upstream, those refused before first */
     for (unsigned p = 0; p < w->n; p++) {
@@ -1301,6 +1536,10 @@ static void switch_cell_time(rifl_net *n, unsigned s)
                 n->inconsistent++;
             else
                 q[w->npend[p]++] = (struct pend_fc){ w->fc[p], true };
+        }
+        if (credit) {
+            fcp_send(n, w->link[p], w->side[p]);
+            continue;
         }
         rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
         unsigned sent = 0;
@@ -1511,6 +1750,17 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
             r->max_voq_cells = st.max_voq_cells;
     }
     r->dropped = dropped;
+    if (n->cfg.fc == RIFL_NET_FC_CREDIT) {
+        r->vls = n->vls;
+        r->credit_cells = n->credit_cells;
+        for (unsigned s = 0; s < n->S; s++) {
+            rifl_switch_stats st;
+            rifl_switch_get_stats(n->sw[s].sw, &st);
+            r->credit_waits += st.credit_blocked_requests;
+        }
+        for (unsigned h = 0; h < n->H; h++)
+            r->credit_waits += rifl_nic_get_stats(n->host[h].nic)->credit_skips;
+    }
     r->link = calloc(2 * (size_t)n->L, sizeof *r->link);
     if (!r->link)
         return RIFL_ERR_NOMEM;
@@ -1544,6 +1794,8 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
             r->replays += o->replays;
             r->verify_fails += o->verify_fails;
             r->fc_frames += ls->fc_on_sent + ls->fc_off_sent;
+            if (n->cfg.fc == RIFL_NET_FC_CREDIT)
+                r->fc_frames += k->fc_frames[i]; /* FCPs */
         }
     r->throughput_gbps_min = 1e300;
     for (unsigned h = 0; h < n->H; h++) {

@@ -111,8 +111,9 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
         if (c->drop > 0)
             BAD("drop is %g over a network: its links lose nothing (replays repair bit "
                 "errors); give drop 0, or use the path model (no topology)", c->drop);
-        if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK)
-            BAD("fc is %d; give voq or link", (int)c->fc);
+        if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK &&
+            c->fc != RIFL_NET_FC_CREDIT)
+            BAD("fc is %d; give voq, credit or link", (int)c->fc);
         if (!(c->ber >= 0 && c->ber < 1e-3))
             BAD("ber is %g; give 0 to 1e-3 (exclusive)", c->ber);
     } else if (c->victim || c->ber > 0) {

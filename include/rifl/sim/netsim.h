@@ -66,8 +66,10 @@ typedef struct rifl_net_app {
 
 typedef enum rifl_net_fc {
     RIFL_NET_FC_VOQ = 0,  /* per-VOQ ON/OFF (paper 004) over the lanes' own */
-    RIFL_NET_FC_LINK = 1  /* the lanes' ON/OFF only: an input whose next cell's
+    RIFL_NET_FC_LINK = 1, /* the lanes' ON/OFF only: an input whose next cell's
                              VOQ is full stops reading its lane */
+    RIFL_NET_FC_CREDIT = 2 /* InfiniBand credits per virtual lane on every link
+                             (rifl/credit.h), over the lanes' own ON/OFF */
 } rifl_net_fc;
 
 typedef enum rifl_net_pattern {
@@ -124,6 +126,10 @@ typedef struct rifl_net_config {
                                  file's link may give its own) */
     unsigned iterations;      /* iSLIP iterations (at most a switch's ports) */
     unsigned voq_cells;       /* 0: the 1.5-round-trip rule */
+    unsigned vls;             /* FC_CREDIT: data virtual lanes, 1..15 (0: 4); a
+                                 cell for host d goes on VL d mod vls */
+    unsigned credit_cells;    /* FC_CREDIT: each receiver's buffer per VL, in
+                                 cells, 1..409 (0: the 1.5-round-trip rule) */
     unsigned max_paths;       /* routes per host pair, 1..64 */
     unsigned nic_messages;    /* messages a NIC queues */
     double warmup_ns, window_ns;
@@ -220,6 +226,9 @@ typedef struct rifl_net_result {
     uint64_t undelivered;     /* cells of the window still on their way at the end */
     uint64_t corrupt;         /* cells delivered with wrong bytes, source or place */
     uint64_t replays, fc_frames, max_voq_cells;
+    uint64_t credit_waits;    /* FC_CREDIT: times a NIC's or a switch's next cell
+                                 waited for credit on its VL */
+    unsigned vls, credit_cells; /* FC_CREDIT: as run */
     uint64_t source_stalls;   /* cell slots a source waited for its NIC */
     uint64_t verify_fails;
     double throughput_gbps_mean, throughput_gbps_min, throughput_gbps_max; /* per host */
