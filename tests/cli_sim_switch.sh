@@ -21,7 +21,8 @@ has "--slots" "$rifl" bench switch --help || fail "bench --help lacks --slots"
 small=(--ports 8 --bytes-per-pair 20KB)
 # JSON summary has the documented keys
 "$rifl" sim switch "${small[@]}" --json --load 0.6 --seed 5 > "$tmp/a.json"
-for k in utilization latency_cells latency_ns dropped seed flow_control queues \
+for k in utilization latency_cells latency_ns latency_gen_cells latency_gen_ns dropped seed \
+         flow_control queues \
          p1 p50 p75 p90 p95 p99 p100; do
   grep -q "\"$k\": " "$tmp/a.json" || fail "JSON lacks $k"
 done

@@ -3,6 +3,8 @@
  * multi-switch topology, and refused configurations. */
 #include "testlib.h"
 
+#include <math.h>
+
 #include "rifl/sim/switch_sim.h"
 
 static int simulate(const rifl_ssim_config *c, rifl_ssim_result *r)
@@ -14,11 +16,16 @@ static int simulate(const rifl_ssim_config *c, rifl_ssim_result *r)
         fprintf(stderr, "  create: %s\n", err);
         return rc;
     }
-    while (!rifl_ssim_run(s, 100000)) {
+    int rr;
+    while (!(rr = rifl_ssim_run(s, 100000))) {
         rifl_ssim_result tmp;
         rifl_ssim_result_get(s, &tmp);
         if (c->max_slots && tmp.slots >= c->max_slots)
             break;
+    }
+    if (rr < 0) {
+        rifl_ssim_free(s);
+        return rr;
     }
     rifl_ssim_result_get(s, r);
     rifl_ssim_free(s);
@@ -116,6 +123,49 @@ static void t_reproducible(void)
     CHECK_EQ_U(a.sw.fc_on_sent, b.sw.fc_on_sent);
     CHECK(a.slots != d.slots || a.cells_generated != d.cells_generated ||
           memcmp(a.lat_pct, d.lat_pct, sizeof a.lat_pct));
+}
+
+/* Latency from generation: never below the latency from leaving the host,
+ * the same for the fastest cells at light load, and above it at high load
+ * by the hosts' mean wait, which Little's law gives from their mean
+ * backlog. */
+static void t_latency_from_generation(void)
+{
+    for (int mode = 0; mode < 3; mode++) {
+        rifl_ssim_config c = rifl_ssim_default_config;
+        c.nports = 16;
+        c.load = 0.95;
+        c.bytes_per_pair = 40000;
+        c.seed = test_seed;
+        if (mode == 1) { /* variable sizes in bursts */
+            c.traffic = RIFL_TRAFFIC_BURSTY;
+            c.packet_bytes = 0;
+        } else if (mode == 2) { /* one FIFO per host */
+            c.host_fifo = true;
+            c.host_fifo_cells = 64;
+        }
+        rifl_ssim_result r;
+        REQUIRE(simulate(&c, &r) == RIFL_OK);
+        check_clean(&r);
+        for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
+            CHECK_MSG(r.gen_pct[k] >= r.lat_pct[k], "mode %d p%g: %llu from generation, %llu "
+                      "from leaving", mode, rifl_ssim_percentiles[k],
+                      (unsigned long long)r.gen_pct[k], (unsigned long long)r.lat_pct[k]);
+        CHECK(r.gen_pct[5] > r.lat_pct[5]);
+        double wait = r.gen_mean - r.lat_mean;
+        double little = r.host_backlog_mean * r.hosts * (double)r.slots /
+                        (double)r.cells_generated;
+        CHECK_MSG(fabs(wait - little) <= 0.05 * little + 0.05,
+                  "mode %d: mean wait %.3f cells, Little's law %.3f", mode, wait, little);
+    }
+    rifl_ssim_config c = rifl_ssim_default_config;
+    c.nports = 8;
+    c.load = 0.2;
+    c.bytes_per_pair = 50000;
+    c.seed = test_seed;
+    rifl_ssim_result r;
+    REQUIRE(simulate(&c, &r) == RIFL_OK);
+    CHECK_EQ_U(r.gen_pct[0], r.lat_pct[0]);
 }
 
 /* Overload with the smallest safe VOQs: flow control keeps every VOQ within
@@ -323,6 +373,7 @@ static void t_refused_configs(void)
 }
 
 TEST_MAIN({ "mixes_lossless", t_mixes_lossless }, { "light_load", t_light_load },
+          { "latency_from_generation", t_latency_from_generation },
           { "reproducible", t_reproducible }, { "overload_small_voqs", t_overload_small_voqs },
           { "two_switches", t_two_switches },
           { "single_equals_topology", t_single_equals_topology }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })

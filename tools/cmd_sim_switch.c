@@ -88,13 +88,14 @@ static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topol
     return 0;
 }
 
-static void json_pct(FILE *f, const char *name, const rifl_ssim_result *r, double scale)
+static void json_pct(FILE *f, const char *name, const uint64_t *pct, double mean,
+                     double scale)
 {
     fprintf(f, "\"%s\": {", name);
     for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
         fprintf(f, "%s\"p%g\": %.10g", k ? ", " : "", rifl_ssim_percentiles[k],
-                (double)r->lat_pct[k] * scale);
-    fprintf(f, ", \"mean\": %.6g}", r->lat_mean * scale);
+                (double)pct[k] * scale);
+    fprintf(f, ", \"mean\": %.6g}", mean * scale);
 }
 
 static void print_json(FILE *f, const struct row *w, double cell_ns, const char *ind)
@@ -111,9 +112,13 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
             "\"cell_utilization\": %.6f,\n", ind, r->finished ? "true" : "false",
             (unsigned long long)r->slots, r->utilization, r->cell_utilization);
     fprintf(f, "%s ", ind);
-    json_pct(f, "latency_cells", r, 1.0);
+    json_pct(f, "latency_cells", r->lat_pct, r->lat_mean, 1.0);
     fprintf(f, ",\n%s ", ind);
-    json_pct(f, "latency_ns", r, cell_ns);
+    json_pct(f, "latency_ns", r->lat_pct, r->lat_mean, cell_ns);
+    fprintf(f, ",\n%s ", ind);
+    json_pct(f, "latency_gen_cells", r->gen_pct, r->gen_mean, 1.0);
+    fprintf(f, ",\n%s ", ind);
+    json_pct(f, "latency_gen_ns", r->gen_pct, r->gen_mean, cell_ns);
     fprintf(f, ",\n%s \"dropped\": %llu, \"drops\": {\"misrouted\": %llu, \"invalid\": %llu, "
             "\"overflow\": %llu, \"fabric_collisions\": %llu},\n", ind,
             (unsigned long long)r->dropped, (unsigned long long)r->sw.drop_misrouted,
@@ -151,7 +156,7 @@ static void print_csv_header(FILE *f)
     fprintf(f, "scheduler,iterations,traffic,load,packet_bytes,seed,finished,slots,utilization,"
                "cell_utilization,p1,p50,p75,p90,p95,p99,p100,mean,dropped,overflow,misrouted,"
                "invalid,fabric_collisions,fc_on,fc_off,voq_mean,voq_max,host_backlog_mean,"
-               "lost,duplicated,misdelivered,host_queue\n");
+               "lost,duplicated,misdelivered,host_queue,gen_p50,gen_p99,gen_p100,gen_mean\n");
 }
 
 static void print_csv(FILE *f, const struct row *w)
@@ -163,7 +168,7 @@ static void print_csv(FILE *f, const struct row *w)
             r->finished, (unsigned long long)r->slots, r->utilization, r->cell_utilization);
     for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
         fprintf(f, ",%llu", (unsigned long long)r->lat_pct[k]);
-    fprintf(f, ",%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.3f,%llu,%llu,%llu,%s\n",
+    fprintf(f, ",%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.3f,%llu,%llu,%llu,%s",
             r->lat_mean, (unsigned long long)r->dropped,
             (unsigned long long)r->sw.drop_overflow, (unsigned long long)r->sw.drop_misrouted,
             (unsigned long long)r->sw.drop_invalid, (unsigned long long)r->sw.fabric_collisions,
@@ -171,6 +176,10 @@ static void print_csv(FILE *f, const struct row *w)
             r->voq_mean, (unsigned long long)r->sw.max_voq_cells, r->host_backlog_mean,
             (unsigned long long)r->lost, (unsigned long long)r->duplicated,
             (unsigned long long)r->misdelivered, c->host_fifo ? "fifo" : "per-dest");
+    /* from generation: p50, p99 and the largest */
+    fprintf(f, ",%llu,%llu,%llu,%.3f\n", (unsigned long long)r->gen_pct[1],
+            (unsigned long long)r->gen_pct[5], (unsigned long long)r->gen_pct[RIFL_SSIM_NPCT - 1],
+            r->gen_mean);
 }
 
 static void print_summary(FILE *f, const struct row *w, double cell_ns)
@@ -199,6 +208,10 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
     fprintf(f, "  mean %.1f\n  latency, ns       ", r->lat_mean);
     for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
         fprintf(f, " p%g %.0f", rifl_ssim_percentiles[k], (double)r->lat_pct[k] * cell_ns);
+    fprintf(f, "\n  from generation   ");
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT; k++)
+        fprintf(f, " p%g %llu", rifl_ssim_percentiles[k], (unsigned long long)r->gen_pct[k]);
+    fprintf(f, "  mean %.1f (cells; the host's queue included)", r->gen_mean);
     fprintf(f, "\n  VOQs               %u cells each (ON above %u, OFF at %u, round trip %u "
             "slots); mean %.2f, max %llu\n", r->voq_cells, r->fc_on, r->fc_off, r->rtt_slots,
             r->voq_mean, (unsigned long long)r->sw.max_voq_cells);
@@ -642,7 +655,8 @@ static int simulate(const struct opts *o, struct row *w, size_t n, size_t total,
     double t0 = cli_now();
     char what[64];
     snprintf(what, sizeof what, "run %zu/%zu", n + 1, total);
-    while (!rifl_ssim_run(sim, 100000)) {
+    int rrc;
+    while (!(rrc = rifl_ssim_run(sim, 100000))) {
         rifl_ssim_result tmp;
         rifl_ssim_result_get(sim, &tmp);
         if (w->cfg.max_slots && tmp.slots >= w->cfg.max_slots)
@@ -652,6 +666,11 @@ static int simulate(const struct opts *o, struct row *w, size_t n, size_t total,
     }
     if (!quiet)
         cli_progress_done(o->progress);
+    if (rrc < 0) {
+        fprintf(stderr, "error: out of memory for the hosts' queues\n");
+        rifl_ssim_free(sim);
+        return 2;
+    }
     w->seconds = cli_now() - t0;
     rifl_ssim_result_get(sim, &w->r);
     rifl_ssim_free(sim);

@@ -76,6 +76,20 @@ struct pair {
     uint32_t next_seq;       /* sequence number of the next cell */
 };
 
+/* The generation slots of the cells a host holds for one destination, in
+ * order (a ring of cap entries from head; the pair's queue counts them),
+ * their low 32 bits: a cell's wait is told exactly up to WAIT_MAX. */
+struct gq {
+    uint32_t *v;
+    uint32_t head, cap;
+};
+
+/* A cell's stamp: the slot it left its host (low STAMP_BITS bits) and how
+ * long it waited there (the rest, saturated). */
+#define STAMP_BITS 40
+#define STAMP_MASK ((1ull << STAMP_BITS) - 1)
+#define WAIT_MAX ((1ull << (64 - STAMP_BITS)) - 1)
+
 struct host {
     struct peer up;          /* the switch port it hangs on */
     uint64_t paused[4];      /* first-hop VOQs paused */
@@ -93,6 +107,7 @@ struct host {
     uint64_t next_start;
     rifl_rng rng;
     uint16_t *fifo;          /* FIFO mode: destinations in generation order */
+    uint64_t *fifo_gen;      /* ... and the slots they were generated */
     unsigned fifo_head, fifo_len;
 };
 
@@ -108,13 +123,17 @@ struct rifl_ssim {
     uint8_t *fc_valid;
     unsigned k;              /* ring entry of this slot: t mod R */
     struct pair *pair;       /* [H*H], source by destination */
+    struct gq *gq;           /* [H*H], source by destination */
     /* topology mode: the route and first-hop VOQ of every pair (a single
      * switch derives them from the ports) */
     rifl_l2_hdr *route;      /* [H*H] */
     uint8_t *first_q;        /* [H*H] */
     uint32_t *expect;        /* [H*H], source by destination: next sequence number */
-    uint64_t *hist;
-    uint64_t lat_max, lat_sum, lat_n;
+    /* latency histograms, side by side (the two are mostly equal, so one
+     * cache line takes both counts): [l][0] from leaving the host, [l][1]
+     * from generation */
+    uint64_t (*hist)[2];
+    uint64_t lat_max, lat_sum, lat_n, gen_max, gen_sum, wait_clipped;
     uint64_t t;
     uint64_t generated, delivered, payload, lost, duplicated, misdelivered;
     uint64_t backlog_sum, backlog_max, fc_to_hosts, stalls, hol, fc_bad;
@@ -123,6 +142,7 @@ struct rifl_ssim {
     rifl_geo off_geo, burst_geo; /* the two geometric laws */
     unsigned voq_cells, fc_on, fc_off, rtt;
     bool finished;
+    bool oom;                /* a host's queue of generation slots could not grow */
     bool identity_q;         /* single switch: first-hop VOQ = destination */
     bool single;             /* single switch: port p leads to host p (wire_single) */
     /* trains of one packet of one cell (Bernoulli traffic of 256-byte
@@ -159,8 +179,11 @@ void rifl_ssim_free(rifl_ssim *s)
     }
     for (unsigned h = 0; s->host && h < s->H; h++) {
         struct host *x = &s->host[h];
-        free(x->ready); free(x->active); free(x->fifo);
+        free(x->ready); free(x->active); free(x->fifo); free(x->fifo_gen);
     }
+    for (size_t i = 0; s->gq && i < (size_t)s->H * s->H; i++)
+        free(s->gq[i].v);
+    free(s->gq);
     free(s->sw);
     free(s->host);
     free(s->rx_ring);
@@ -248,9 +271,10 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
 static int alloc_host(struct host *x, unsigned H, unsigned HW, unsigned fifo)
 {
     x->fifo = calloc(fifo ? fifo : 1, sizeof *x->fifo);
+    x->fifo_gen = calloc(fifo ? fifo : 1, sizeof *x->fifo_gen);
     x->ready = calloc(HW, sizeof *x->ready);
     x->active = calloc(H, sizeof *x->active);
-    return x->fifo && x->ready && x->active ? 0 : -1;
+    return x->fifo && x->fifo_gen && x->ready && x->active ? 0 : -1;
 }
 
 static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
@@ -328,6 +352,7 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
     s->sw = calloc(s->S, sizeof *s->sw);
     s->host = calloc(H, sizeof *s->host);
     s->pair = calloc((size_t)H * H, sizeof *s->pair);
+    s->gq = calloc((size_t)H * H, sizeof *s->gq);
     if (cfg->topo) {
         s->route = calloc((size_t)H * H, sizeof *s->route);
         s->first_q = calloc((size_t)H * H, 1);
@@ -339,7 +364,7 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
     s->rx_valid = calloc(ring, 1);
     s->fc_ring = calloc(ring, sizeof *s->fc_ring);
     s->fc_valid = calloc(ring, 1);
-    int bad = !s->sw || !s->host || !s->pair || !s->expect ||
+    int bad = !s->sw || !s->host || !s->pair || !s->gq || !s->expect ||
               (cfg->topo && (!s->route || !s->first_q)) ||
               !s->hist || !s->rx_ring || !s->rx_valid || !s->fc_ring || !s->fc_valid;
     for (unsigned h = 0; !bad && h < H; h++) {
@@ -624,7 +649,36 @@ static inline unsigned ring_at(const rifl_ssim *s, unsigned delay)
     return at >= s->R ? at - s->R : at;
 }
 
-static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
+/* Queue the generation slot of a cell for d behind the pair's others
+ * (`queued` of them); nonzero when out of memory. */
+static int gq_push(struct gq *q, uint32_t queued, uint64_t gen)
+{
+    if (queued == q->cap) {
+        uint32_t cap = q->cap ? 2 * q->cap : 8;
+        uint32_t *v = malloc(cap * sizeof *v);
+        if (!v)
+            return -1;
+        for (uint32_t i = 0; i < queued; i++)
+            v[i] = q->v[(q->head + i) & (q->cap - 1)];
+        free(q->v);
+        q->v = v;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->v[(q->head + queued) & (q->cap - 1)] = (uint32_t)gen;
+    return 0;
+}
+
+/* The generation slot of the pair's oldest cell, taken off; `now` gives
+ * the high bits. */
+static inline uint64_t gq_pop(struct gq *q, uint64_t now)
+{
+    uint32_t g = q->v[q->head];
+    q->head = (q->head + 1) & (q->cap - 1);
+    return now - (uint32_t)((uint32_t)now - g);
+}
+
+static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d, uint64_t gen)
 {
     struct pair *pr = &x->pair[d];
     rifl_cell *c;
@@ -646,7 +700,12 @@ static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d)
     c->src = (uint16_t)h;
     c->dst = (uint16_t)d;
     c->seq = pr->next_seq++;
-    c->stamp = s->t;
+    uint64_t wait = s->t - gen;
+    if (wait > WAIT_MAX) {
+        wait = WAIT_MAX;
+        s->wait_clipped++;
+    }
+    c->stamp = (s->t & STAMP_MASK) | wait << STAMP_BITS;
     *valid = 1;
 }
 
@@ -690,9 +749,11 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
         if (!x->backlog && x->up.kind == PEER_SWITCH && !bget(x->paused, first_hop_q(s, h, d))) {
             /* send_cell, next in the slot, would find this cell alone and
              * send it: it goes now, without being queued */
-            inject(s, x, h, d);
+            inject(s, x, h, d, s->t);
             x->rr = d + 1 == s->H ? 0 : d + 1;
         } else {
+            if (gq_push(&s->gq[(size_t)h * s->H + d], pr->queue, s->t))
+                s->oom = true;
             pr->queue++;
             bset(x->ready, d);
             x->backlog++;
@@ -722,8 +783,12 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
     unsigned d = x->train_dst;
     if (s->cfg.host_fifo) {
         unsigned at = x->fifo_head + x->fifo_len++;
-        x->fifo[at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells] = (uint16_t)d;
+        at = at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells;
+        x->fifo[at] = (uint16_t)d;
+        x->fifo_gen[at] = s->t;
     } else {
+        if (gq_push(&s->gq[(size_t)h * s->H + d], x->pair[d].queue, s->t))
+            s->oom = true;
         x->pair[d].queue++;
         bset(x->ready, d); /* set already unless the queue was empty */
     }
@@ -820,11 +885,12 @@ static void send_fifo(rifl_ssim *s, struct host *x, unsigned h)
         s->hol++;
         return;
     }
+    uint64_t gen = x->fifo_gen[x->fifo_head];
     if (++x->fifo_head == s->cfg.host_fifo_cells)
         x->fifo_head = 0;
     x->fifo_len--;
     x->backlog--;
-    inject(s, x, h, d);
+    inject(s, x, h, d, gen);
 }
 
 /* Per-destination host: round robin from x->rr over the destinations with
@@ -841,7 +907,13 @@ static void send_cell(rifl_ssim *s, unsigned h)
     int d = next_eligible(s, x, h);
     if (d < 0)
         return;
-    inject(s, x, h, (unsigned)d);
+    struct gq *row = s->gq + (size_t)h * s->H;
+    inject(s, x, h, (unsigned)d, gq_pop(&row[d], s->t));
+    /* the next destination's oldest stamp, read a slot from now, is likely
+     * out of the cache when the host keeps queues */
+    const struct gq *nq = &row[(unsigned)d + 1 == s->H ? 0 : (unsigned)d + 1];
+    if (nq->cap)
+        __builtin_prefetch(&nq->v[nq->head]);
     /* an emptied queue clears its ready bit (no branch: the queues of a
      * loaded host keep emptying and filling) */
     uint64_t emptied = --x->pair[d].queue == 0;
@@ -866,11 +938,15 @@ static void receive_cell(rifl_ssim *s, unsigned h, const rifl_cell *c)
         *e = c->seq + 1;
     } else
         s->duplicated++;
-    uint64_t lat = s->t - c->stamp;
-    s->hist[lat < HIST_MAX ? lat : HIST_MAX - 1]++;
+    uint64_t lat = s->t - (c->stamp & STAMP_MASK), gl = lat + (c->stamp >> STAMP_BITS);
+    s->hist[lat < HIST_MAX ? lat : HIST_MAX - 1][0]++;
+    s->hist[gl < HIST_MAX ? gl : HIST_MAX - 1][1]++;
     if (lat > s->lat_max)
         s->lat_max = lat;
+    if (gl > s->gen_max)
+        s->gen_max = gl;
     s->lat_sum += lat;
+    s->gen_sum += gl;
     s->lat_n++;
 }
 
@@ -1103,6 +1179,8 @@ int rifl_ssim_run(rifl_ssim *s, uint64_t slots)
         if (s->cfg.max_slots && s->t >= s->cfg.max_slots)
             return 0;
         slot(s);
+        if (s->oom)
+            return RIFL_ERR_NOMEM;
         if (s->hosts_done == s->H && s->delivered + dropped_now(s) >= s->generated) {
             int busy = 0;
             for (unsigned h = 0; h < s->H && !busy; h++)
@@ -1122,6 +1200,28 @@ double rifl_ssim_progress(const rifl_ssim *s)
     return done > 1 ? 1 : done;
 }
 
+/* The percentiles of latency histogram `which` of n samples, the largest max;
+ * the last is max itself. */
+static void percentiles(const uint64_t (*hist)[2], unsigned which, uint64_t n, uint64_t max,
+                        uint64_t out[RIFL_SSIM_NPCT])
+{
+    for (unsigned k = 0; k < RIFL_SSIM_NPCT && n; k++) {
+        uint64_t want = (uint64_t)ceil(rifl_ssim_percentiles[k] / 100.0 * (double)n);
+        if (want < 1)
+            want = 1;
+        uint64_t acc = 0;
+        for (uint64_t l = 0; l < HIST_MAX; l++) {
+            acc += hist[l][which];
+            if (acc >= want) {
+                out[k] = l == HIST_MAX - 1 ? max : l;
+                break;
+            }
+        }
+    }
+    if (n)
+        out[RIFL_SSIM_NPCT - 1] = max;
+}
+
 void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -1139,21 +1239,9 @@ void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
     r->cell_utilization = (double)s->delivered / cap;
     r->lat_samples = s->lat_n;
     r->lat_mean = s->lat_n ? (double)s->lat_sum / (double)s->lat_n : 0;
-    for (unsigned k = 0; k < RIFL_SSIM_NPCT && s->lat_n; k++) {
-        uint64_t want = (uint64_t)ceil(rifl_ssim_percentiles[k] / 100.0 * (double)s->lat_n);
-        if (want < 1)
-            want = 1;
-        uint64_t acc = 0;
-        for (uint64_t l = 0; l < HIST_MAX; l++) {
-            acc += s->hist[l];
-            if (acc >= want) {
-                r->lat_pct[k] = l == HIST_MAX - 1 ? s->lat_max : l;
-                break;
-            }
-        }
-    }
-    if (s->lat_n)
-        r->lat_pct[RIFL_SSIM_NPCT - 1] = s->lat_max;
+    r->gen_mean = s->lat_n ? (double)s->gen_sum / (double)s->lat_n : 0;
+    percentiles(s->hist, 0, s->lat_n, s->lat_max, r->lat_pct);
+    percentiles(s->hist, 1, s->lat_n, s->gen_max, r->gen_pct);
     r->lost = s->lost;
     r->duplicated = s->duplicated;
     r->misdelivered = s->misdelivered;

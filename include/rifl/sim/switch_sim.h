@@ -102,9 +102,14 @@ typedef struct rifl_ssim_result {
     uint64_t cells_delivered;
     double utilization;       /* payload bytes / (hosts x 256 x slots) */
     double cell_utilization;  /* cells delivered / (hosts x slots) */
-    uint64_t lat_pct[RIFL_SSIM_NPCT]; /* cell latency percentiles, cell times */
+    uint64_t lat_pct[RIFL_SSIM_NPCT]; /* cell latency percentiles, cell times,
+                                         from when the cell left its host */
     double lat_mean;
     uint64_t lat_samples;
+    /* the same from when the cell was generated: its wait in the host's
+     * queue (behind other cells, paused VOQs) included */
+    uint64_t gen_pct[RIFL_SSIM_NPCT];
+    double gen_mean;
     /* checks at the hosts */
     uint64_t lost;            /* gaps in a pair's sequence */
     uint64_t duplicated;      /* repeated or older sequence numbers */
@@ -129,7 +134,8 @@ typedef struct rifl_ssim rifl_ssim;
 RIFL_API int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err,
                               size_t errlen);
 RIFL_API void rifl_ssim_free(rifl_ssim *s);
-/* Run up to `slots` more slots; returns 1 when finished, 0 otherwise. */
+/* Run up to `slots` more slots; returns 1 when finished, 0 otherwise,
+ * RIFL_ERR_NOMEM when a host's queue could not grow. */
 RIFL_API int rifl_ssim_run(rifl_ssim *s, uint64_t slots);
 /* Fraction of the generated data delivered so far (for progress). */
 RIFL_API double rifl_ssim_progress(const rifl_ssim *s);
