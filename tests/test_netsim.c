@@ -133,16 +133,24 @@ static void t_reproducible(void)
 /* Incast at full load: nothing is dropped under either flow control; with
  * per-VOQ flow control the victim flow (h1 to h6) keeps its share, with the
  * lanes' ON/OFF alone it waits behind the paused incast. */
-static void t_incast_victim(void)
+/* Five hosts of single:8 overloading h0 at full load, h1 also sending to
+ * h6 (the victim flow). */
+static rifl_net_config incast_config(const rifl_topology *t)
 {
-    rifl_topology *t = gen("single:8");
-    REQUIRE(t);
     rifl_net_config c = rifl_net_default_config;
     c.topo = t;
     c.pattern = RIFL_NET_INCAST;
     c.incast = 5;
     c.load = 1.0;
     c.window_ns = 20000;
+    return c;
+}
+
+static void t_incast_victim(void)
+{
+    rifl_topology *t = gen("single:8");
+    REQUIRE(t);
+    rifl_net_config c = incast_config(t);
     rifl_net_result v, l;
     REQUIRE(run(&c, &v) == RIFL_OK);
     c.fc = RIFL_NET_FC_LINK;
@@ -559,12 +567,7 @@ static void t_credit(void)
     /* incast with a victim: h1 sends to h0 (VL 0) and h6 (VL 6 mod vls) */
     t = gen("single:8");
     REQUIRE(t);
-    c = rifl_net_default_config;
-    c.topo = t;
-    c.pattern = RIFL_NET_INCAST;
-    c.incast = 5;
-    c.load = 1.0;
-    c.window_ns = 20000;
+    c = incast_config(t);
     c.fc = RIFL_NET_FC_CREDIT;
     c.vls = 4;
     rifl_net_result four, one;
