@@ -102,7 +102,7 @@ PY
 "$rifl" sim switch --topology "$src/docs/examples/rack-links.topo" --json > /dev/null 2> "$tmp/sw.err" ||
   fail "sim switch on the same file: $(cat "$tmp/sw.err")"
 grep -q "are for .rifl sim net." "$tmp/sw.err" || fail "sim switch warning: $(cat "$tmp/sw.err")"
-expect_err "a rate of its own" --topology "$src/docs/examples/rack-links.topo" \
+expect_err "slower than the network's fastest" --topology "$src/docs/examples/rack-links.topo" \
   --pcap "$tmp/d.pcap" --pcap-host d
 printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"
 expect_err "line 3: bad cable length '2000'" --topology "$tmp/bad.topo"

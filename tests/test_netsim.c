@@ -358,8 +358,10 @@ static void t_link_settings(void)
 /* Links slower than the network's rate: a file giving every link the
  * network's rate runs as without; a 25 Gbit/s host link steps one slot in
  * four, has its own (shorter) delay in frames, carries its host's load of
- * its own rate, and its cells take longer; a link faster than the
- * network's is refused. */
+ * its own rate, and its cells take longer.  Uplinks faster than the
+ * hosts' links: the fastest link's slot is the time step, every cell
+ * arrives, and a 400 Gbit/s uplink carries the two hosts behind it at
+ * about a quarter of the utilisation of their own links. */
 static void t_link_rates(void)
 {
     rifl_topology *g = gen("single:4");
@@ -428,16 +430,34 @@ static void t_link_rates(void)
     rifl_net_result_free(&b);
     rifl_topo_free(f);
 
-    /* faster than the network's rate: refused, naming the link */
-    f = parse_text("switch s0 2\nhost h0\nlink h0 s0:0\nhost h1\nlink h1 s0:1 rate 200\n");
+    /* faster uplinks: two leaves of two hosts, one spine at 400 Gbit/s */
+    f = parse_text("switch l0 3\nswitch l1 3\nswitch sp 2\n"
+                   "host h0\nhost h1\nhost h2\nhost h3\n"
+                   "link h0 l0:0\nlink h1 l0:1\nlink h2 l1:0\nlink h3 l1:1\n"
+                   "link l0:2 sp:0 rate 400\nlink l1:2 sp:1 rate 400\n");
     REQUIRE(f);
     c.topo = f;
-    rifl_net *n = NULL;
-    char err[256] = "";
-    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
-    CHECK_MSG(strstr(err, "the link s0:1 - h1 runs at 200 Gbit/s") && strstr(err, "--link-gbps"),
-              "%s", err);
-    CHECK(n == NULL);
+    c.load = 0.8;
+    c.pattern = RIFL_NET_PERMUTATION;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    clean(&b);
+    CHECK(fabs(b.slot_ns - 256.0 / 400) < 1e-9);
+    double host_up = 0, uplink = 0;
+    for (unsigned i = 0; i < 2 * b.links; i++) {
+        const rifl_net_link *l = &b.link[i];
+        bool fast = l->from[0] != 'h' && l->to[0] != 'h';
+        CHECK_EQ_U((unsigned)l->rate_gbps, fast ? 400u : 100u);
+        CHECK(l->utilisation <= 1.0);
+        if (!strcmp(l->from, "h0"))
+            host_up = l->utilisation;
+        if (!strcmp(l->from, "l0:2"))
+            uplink = l->utilisation;
+    }
+    CHECK_MSG(host_up > 0.7, "h0's link %.3f", host_up);
+    /* the permutation sends some of l0's traffic across the spine: at most
+     * its two hosts' 200 Gbit/s into 400 */
+    CHECK_MSG(uplink < 0.55, "l0 -> spine %.3f", uplink);
+    rifl_net_result_free(&b);
     rifl_topo_free(f);
     rifl_topo_free(g);
 }

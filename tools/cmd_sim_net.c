@@ -596,7 +596,9 @@ static int run(int argc, char **argv)
           "--fc credit: each receiver's buffer per VL, in cells (0: the 1.5-RTT rule)", 0,
           409 },
         { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways (a topology file's link may give its own)", 0, 0 },
-        { "link-gbps", CLI_DOUBLE, &o.link_gbps, "rate of every link", 0, 0 },
+        { "link-gbps", CLI_DOUBLE, &o.link_gbps,
+          "rate of every link without its own in the topology file (the fastest link's "
+          "frame slot is the time step)", 0, 0 },
         { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },
         { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link, 5 ns/m (a topology file's link may give its own)", 0, 0 },
         { "transceiver-ns", CLI_DOUBLE, &o.transceiver_ns, "transceiver latency per link", 0,

@@ -174,7 +174,8 @@ struct rifl_net {
     unsigned C, pipe_len, pipe_pos;
     uint64_t t, warm, win_end, limit;
     double slot_ns;
-    uint64_t base_mbps;       /* the network's rate (--link-gbps): the slot */
+    uint64_t base_mbps;       /* the fastest link's rate: its frame slot is the
+                                 time step */
     double offered_frac;      /* mean over hosts of their link's rate / base */
     struct pool recs, msgs;   /* cells in the network, messages */
     uint8_t *pattern;         /* 2 * MSG_CAP bytes */
@@ -453,13 +454,6 @@ static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, d
     lc->link.cable_m = cable_m >= 0 ? cable_m : cfg->cable_m;
     lc->link.transceiver_ns = xcvr_ns >= 0 ? xcvr_ns : cfg->transceiver_ns;
     lc->link.lane_rate_gbps = rate_gbps >= 0 ? rate_gbps : cfg->link_gbps;
-    if (llround(lc->link.lane_rate_gbps * 1000) > llround(cfg->link_gbps * 1000)) {
-        rifl_msg(err, errlen, "%s runs at %g Gbit/s, faster than the network's %g: give "
-                              "--link-gbps at least the fastest link's rate (it sets the "
-                              "frame slot, the simulator's time step)",
-                 what, lc->link.lane_rate_gbps, cfg->link_gbps);
-        return RIFL_ERR_CONFIG;
-    }
     unsigned K = rifl_lane_min_fid_bits(&lc->link, lc->frame_bits, lc->pipeline_frames);
     if (K > 12) {
         rifl_msg(err, errlen, "%s of %g m at %g Gbit/s %s too long for any frame-ID width "
@@ -785,18 +779,25 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         rc = RIFL_ERR_CONFIG;
         goto fail;
     }
-    /* lanes */
+    /* lanes: links without a rate of their own run at link_gbps; the
+     * fastest link's frame slot is the time step, and the switches and
+     * NICs work in its cell times */
     rifl_lane_config base = rifl_lane_default_config, lc;
     base.frame_bits = cfg->frame_bits;
     base.link.lane_rate_gbps = cfg->link_gbps;
     base.link.ns_per_m = 5.0;
-    n->base_mbps = (uint64_t)llround(cfg->link_gbps * 1000);
+    double fastest = cfg->link_gbps;
+    for (unsigned v = 0; v < t->nnodes; v++)
+        for (unsigned p = 0; p < t->nodes[v].nports; p++)
+            if (t->nodes[v].peer[p] >= 0 && t->nodes[v].attr[p].rate_gbps > fastest)
+                fastest = t->nodes[v].attr[p].rate_gbps;
+    n->base_mbps = (uint64_t)llround(fastest * 1000);
     rc = link_lane(cfg, &base, -1, -1, -1, "links", true, &lc, err, errlen);
     if (rc != RIFL_OK)
         goto fail;
     unsigned pb = rifl_payload_bytes(lc.frame_bits);
     n->C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
-    n->slot_ns = cfg->frame_bits / cfg->link_gbps;
+    n->slot_ns = cfg->frame_bits / fastest;
     double cell_ns = n->C * n->slot_ns;
     n->pipe_len = (unsigned)llround(cfg->switch_ns / cell_ns);
     if (n->pipe_len < 1)
@@ -919,8 +920,9 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
             goto fail;
         }
     if (cfg->observe && n->link[n->host[cfg->observe_host].link].rate_mbps != n->base_mbps) {
-        rifl_msg(err, errlen, "host %s's link has a rate of its own: a capture is of a link "
-                              "at the network's rate; watch another host",
+        rifl_msg(err, errlen, "host %s's link is slower than the network's fastest: a "
+                              "capture is of a link stepped every slot; watch a host on a "
+                              "link of the fastest rate",
                  t->nodes[rifl_nic_map_node(n->map, cfg->observe_host)].name);
         rc = RIFL_ERR_CONFIG;
         goto fail;

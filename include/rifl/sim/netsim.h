@@ -116,8 +116,9 @@ typedef struct rifl_net_config {
     double burst_bytes;       /* bursty: mean bytes of a train */
     unsigned incast;          /* incast senders */
     double link_gbps;         /* every link's rate (a topology file's link
-                                 may give a lower one of its own); the frame
-                                 slot at this rate is the time step */
+                                 may give one of its own); the frame slot of
+                                 the fastest link is the time step, and
+                                 switches and NICs work in its cell times */
     unsigned frame_bits;      /* F */
     double cable_m, transceiver_ns; /* per link; 5 ns/m (a topology file's
                                        link may give its own) */
