@@ -633,7 +633,7 @@ static int finite_setup(rifl_net *n);
  * not needed to correct ABR: the receiver takes the FCCL only (project
  * rule, docs/netsim.md). */
 
-/* The VLs the sending end of direction `side` of link l has no credit for. */
+/* The VLs a link direction's sender (credits c) has no credit for. */
 static uint32_t credit_blocked(const rifl_net *n, const struct cred *c)
 {
     uint32_t m = 0;
