@@ -108,7 +108,7 @@ python3 -c 'import json, sys
 v, l, c = (json.load(open(p)) for p in sys.argv[1:4])
 for d in (v, l, c):
     assert d["verified"] and d["ratio"] >= 0.95, d
-assert c["fc"] == "credit", c["fc"]
+assert c["fc"] == "credit" and c["vls"] == 4, (c["fc"], c.get("vls"))
 assert v["victim_gbps"] > 2.5 * l["victim_gbps"], (v["victim_gbps"], l["victim_gbps"])
 # the victim (host 5) is on VL 1, the congested host 0 on VL 0
 assert c["victim_gbps"] > 2.5 * l["victim_gbps"], (c["victim_gbps"], l["victim_gbps"])
@@ -134,6 +134,8 @@ expect_err "--bundle" --mapping cell --bundle 7
 expect_err "--hops" --net single:4 --hops 2
 expect_err "--victim" --victim
 expect_err "--fc" --net single:4 --fc onoff
+expect_err "--vls" --net single:4 --vls 2
+expect_err "--credit-cells" --net single:4 --fc voq --credit-cells 8
 expect_err "--senders" --net single:4 --senders 3 --victim
 expect_err "--fault" --net single:4 --fault drop:0.01
 expect_err "--net" --net nope:3

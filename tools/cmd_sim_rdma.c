@@ -13,6 +13,7 @@
 struct opts {
     const char *op, *fault, *sizes, *mapping, *net, *fc;
     uint64_t size, bytes, flows, senders, hops, paths, frame_bits, bundle, seed;
+    uint64_t vls, credit_cells;
     double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s, ber;
     bool go_back_n, json, csv, victim;
     const rifl_topology *topo; /* --net, loaded */
@@ -105,6 +106,8 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op, c
                 (unsigned long long)r->replays, (unsigned long long)r->fc_frames,
                 (unsigned long long)r->max_voq_cells, (unsigned long long)r->link_verify_fails,
                 r->cell_p99_ns / 1e3);
+        if (c->fc == RIFL_NET_FC_CREDIT)
+            fprintf(f, "\"vls\": %u, ", c->vls);
     }
     size_t n;
     const rifl_counter *ct = rifl_rdma_counters(&n);
@@ -125,7 +128,7 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const char *ne
                op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
                net,
                c->fc == RIFL_NET_FC_VOQ      ? "per-VOQ"
-               : c->fc == RIFL_NET_FC_CREDIT ? "credit (4 VLs)"
+               : c->fc == RIFL_NET_FC_CREDIT ? "credit"
                                              : "link-level",
                c->victim ? ", a victim flow" : "", c->paths, c->paths == 1 ? "" : "s",
                c->link_gbps, c->frame_bits, c->ber, rifl_rdma_mapping_name(c->mapping),
@@ -210,6 +213,8 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
     c->topo = o->topo;
     c->ber = o->ber;
     c->victim = o->victim;
+    c->vls = (unsigned)o->vls;
+    c->credit_cells = (unsigned)o->credit_cells;
     if (!strcmp(o->fc, "voq"))
         c->fc = RIFL_NET_FC_VOQ;
     else if (!strcmp(o->fc, "link"))
@@ -239,7 +244,7 @@ static int run(int argc, char **argv)
         .op = "write", .mapping = "bundle", .fault = "", .sizes = "", .size = 0, .bytes = 64000000,
         .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 0,
         .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
-        .timeout_us = 1000, .max_s = 10, .net = "", .fc = "voq", .ber = 0,
+        .timeout_us = 1000, .max_s = 10, .net = "", .fc = "voq", .ber = 0, .vls = 4,
     };
     const struct cli_opt opts[] = {
         { "op", CLI_STRING, &o.op, "write, read or send (to a mailbox, 1 to 256 bytes)", 0, 0 },
@@ -268,7 +273,12 @@ static int run(int argc, char **argv)
           "run over a sim net network instead of the path model: single:N, leafspine:LxSxH, "
           "fattree:K or a topology file (hosts 0..senders take part)", 0, 0 },
         { "fc", CLI_STRING, &o.fc, "with --net: voq (per-VOQ ON/OFF), credit (InfiniBand "
-          "credits, 4 virtual lanes) or link (the lanes' only)", 0, 0 },
+          "credits per virtual lane) or link (the lanes' only)", 0, 0 },
+        { "vls", CLI_UINT, &o.vls,
+          "with --fc credit: virtual lanes; a host's traffic goes on VL host mod vls", 1, 15 },
+        { "credit-cells", CLI_UINT, &o.credit_cells,
+          "with --fc credit: each receiver's buffer per VL, in cells (0: the 1.5-RTT rule)",
+          0, 409 },
         { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate", 0, 1e-3 },
         { "victim", CLI_FLAG, &o.victim,
           "with --net: host 1 also writes to host senders+1 all through the run", 0, 0 },
@@ -295,6 +305,11 @@ static int run(int argc, char **argv)
     if (strcmp(o.fc, "voq") && strcmp(o.fc, "link") && strcmp(o.fc, "credit"))
         return cli_fail(opts, "fc", "'%s' is not a flow control; give voq, credit or link",
                         o.fc);
+    if (strcmp(o.fc, "credit"))
+        for (const char *const *k = (const char *const[]){ "vls", "credit-cells", NULL }; *k; k++)
+            if (cli_unused(opts, *k, "without --fc credit (virtual lanes and their credit are "
+                                     "for credit flow control)"))
+                return 2;
     rifl_topology *topo = NULL;
     if (*o.net) {
         static const char *const path_only[] = { "hops", "link-ns", "switch-ns" };

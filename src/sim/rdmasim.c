@@ -660,6 +660,8 @@ static int net_create(struct sim *s, rifl_net_app *app, char *msg, size_t msglen
     rifl_net_config nc = rifl_net_default_config;
     nc.topo = c->topo;
     nc.fc = c->fc;
+    nc.vls = c->vls;
+    nc.credit_cells = c->credit_cells;
     nc.link_gbps = c->link_gbps;
     nc.frame_bits = c->frame_bits;
     nc.ber = c->ber;

@@ -71,7 +71,8 @@ typedef struct rifl_rdmasim_config {
      * most 32.  Bundles go into the NIC per destination, two waiting at
      * most; completions are seen at the next cell time. */
     const rifl_topology *topo;
-    rifl_net_fc fc;           /* with topo: per-VOQ or link-level flow control */
+    rifl_net_fc fc;           /* with topo: per-VOQ, credit or link-level flow control */
+    unsigned vls, credit_cells; /* with topo and credit: as rifl_net_config's */
     double ber;               /* with topo: every link's bit error rate */
     bool victim;              /* with topo, writes: host 1 also writes to host
                                  senders + 1 (a destination nobody else uses)
