@@ -331,6 +331,78 @@ static void t_five_hop_chain(void)
     }
 }
 
+/* Runs of cells that host 0 sends back to back to one destination: at
+ * light load every train leaves as it is made, so these are the trains. */
+struct trains {
+    uint64_t last_t;
+    unsigned last_dst;
+    uint64_t cells, runs;
+};
+
+static void watch_trains(void *ctx, const rifl_ssim_watch *w)
+{
+    struct trains *tr = ctx;
+    if (!w->up_valid)
+        return;
+    if (tr->cells == 0 || w->t != tr->last_t + 1 || w->up.dst != tr->last_dst)
+        tr->runs++;
+    tr->cells++;
+    tr->last_t = w->t;
+    tr->last_dst = w->up.dst;
+}
+
+/* Bursts are counted in cells (a geometric draw of burst_bytes / 256 on
+ * average), and a train ends with the packet in which its draw runs out:
+ * a train of packets of c cells then holds E[c] / E[1 - (1 - p)^c] cells
+ * (p = 256 / burst_bytes).  Bernoulli trains are one packet.  The offered
+ * payload is the load either way. */
+static void t_bursts_in_cells(void)
+{
+    struct {
+        rifl_traffic traffic;
+        unsigned packet_bytes;
+        double expect; /* mean train, cells */
+    } cases[] = {
+        /* 64..2048 bytes: 1 to 8 cells, 256 sizes each but 64..256 (193) */
+        { RIFL_TRAFFIC_BURSTY, 0, 0 },
+        { RIFL_TRAFFIC_BERNOULLI, 0, 0 },
+        { RIFL_TRAFFIC_BURSTY, 512, 2 / (1 - 0.75 * 0.75) },
+        { RIFL_TRAFFIC_BURSTY, 256, 4 },
+    };
+    /* the variable sizes' expectations, worked out over the byte sizes */
+    double sc = 0, sq = 0, n = 0;
+    for (unsigned b = 64; b <= 2048; b++) {
+        double cells = (double)((b + 255) / 256);
+        sc += cells;
+        sq += 1 - pow(0.75, cells);
+        n++;
+    }
+    cases[0].expect = sc / sq;
+    cases[1].expect = sc / n;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct trains tr = { 0 };
+        rifl_ssim_config c = rifl_ssim_default_config;
+        c.nports = 16;
+        c.load = 0.1;
+        c.traffic = cases[i].traffic;
+        c.packet_bytes = cases[i].packet_bytes;
+        c.bytes_per_pair = 150000;
+        c.seed = test_seed;
+        c.watch = watch_trains;
+        c.watch_ctx = &tr;
+        c.watch_host = 0;
+        rifl_ssim_result r;
+        REQUIRE(simulate(&c, &r) == RIFL_OK);
+        check_clean(&r);
+        double mean = (double)tr.cells / (double)tr.runs;
+        CHECK_MSG(fabs(mean / cases[i].expect - 1) < 0.06, "case %zu: %.3f cells per train, %.3f expected",
+                  i, mean, cases[i].expect);
+        /* the payload offered over the run, before the hosts run dry */
+        CHECK_MSG(r.utilization > 0.09 && r.utilization < 0.105, "case %zu: utilization %f", i,
+                  r.utilization);
+    }
+}
+
 static void t_refused_configs(void)
 {
     rifl_ssim *s = NULL;
@@ -374,6 +446,6 @@ static void t_refused_configs(void)
 
 TEST_MAIN({ "mixes_lossless", t_mixes_lossless }, { "light_load", t_light_load },
           { "latency_from_generation", t_latency_from_generation },
-          { "reproducible", t_reproducible }, { "overload_small_voqs", t_overload_small_voqs },
+          { "reproducible", t_reproducible }, { "bursts_in_cells", t_bursts_in_cells }, { "overload_small_voqs", t_overload_small_voqs },
           { "two_switches", t_two_switches },
           { "single_equals_topology", t_single_equals_topology }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })

@@ -149,7 +149,7 @@ struct host {
     unsigned link, side;
     rifl_rng rng;
     uint64_t next_cell;       /* cell slot of the next message */
-    uint64_t train_left;      /* messages still to come in this train */
+    uint64_t train_left;      /* cells left in this train's draw (0: no train) */
     unsigned train_dst, a2a;
     uint32_t waiting;         /* a message the NIC (or the host interface's
                                  queue) refused, or NONE */
@@ -439,6 +439,31 @@ static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
     }
     *cells = sc / k;
     *bytes = sb / k;
+}
+
+/* The mean length in cells of a bursty train whose draw is geometric with
+ * parameter p and counts cells; the train ends with the message in which
+ * the draw runs out.  The draw being memoryless, a message of c cells ends
+ * the train with probability 1 - (1 - p)^c whatever came before, so by
+ * Wald's identity a train holds E[c] / E[1 - (1 - p)^c] cells. */
+static double train_cells(const rifl_net_config *c, double p)
+{
+    double sc = 0, sq = 0;
+    if (c->sizes) {
+        const unsigned Q = 1u << 14;
+        for (unsigned i = 0; i < Q; i++) {
+            double cells = (double)rifl_l2_msg_cells(rifl_net_cdf_size(c->sizes, (i + 0.5) / Q));
+            sc += cells;
+            sq += 1 - pow(1 - p, cells);
+        }
+    } else {
+        for (uint64_t b = c->msg_min; b <= c->msg_max; b++) {
+            double cells = (double)rifl_l2_msg_cells(b);
+            sc += cells;
+            sq += 1 - pow(1 - p, cells);
+        }
+    }
+    return sc / sq;
 }
 
 /* The lanes of a link of `cable_m` metres, `xcvr_ns` of transceivers and
@@ -929,20 +954,21 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     }
     /* traffic */
     mean_sizes(cfg, &n->mean_cells, &n->mean_bytes);
-    double train_msgs = 1;
+    double train = n->mean_cells; /* a train's mean length in cells */
     if (cfg->arrivals == RIFL_NET_BURSTY) {
-        train_msgs = cfg->burst_bytes / n->mean_bytes;
-        if (train_msgs < 1)
-            train_msgs = 1;
-        /* a train: 1 + a geometric number of further messages */
-        rifl_geo_init(&n->train, 1.0 / train_msgs);
+        /* a train's draw: 1 + a geometric number of further cells */
+        double B = cfg->burst_bytes / RIFL_L2_CELL_PAYLOAD;
+        if (B < 1)
+            B = 1;
+        rifl_geo_init(&n->train, 1.0 / B);
+        train = train_cells(cfg, 1.0 / B);
     }
     /* each host offers `load` of its own link's cell slots */
     n->offered_frac = 0;
     for (unsigned h = 0; h < n->H; h++) {
         double frac = (double)n->link[n->host[h].link].rate_mbps / (double)n->base_mbps;
         double load = cfg->load * frac;
-        double idle = train_msgs * n->mean_cells * (1 - load) / load;
+        double idle = train * (1 - load) / load;
         rifl_geo_init(&n->host[h].idle, 1.0 / (1.0 + idle));
         n->offered_frac += frac / n->H;
     }
@@ -1140,7 +1166,12 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
         x->waiting = i;
         /* the next message: back to back in a train, else after an idle gap */
         x->next_cell += m->cells;
-        if (--x->train_left == 0)
+        /* a bursty train's draw counts cells and ends with the message in
+         * which it runs out; a Bernoulli train is one message */
+        x->train_left -= n->cfg.arrivals == RIFL_NET_BURSTY && m->cells < x->train_left
+                             ? m->cells
+                             : x->train_left;
+        if (x->train_left == 0)
             x->next_cell += rifl_geo_draw(&x->idle, &x->rng);
     }
     struct msg *m = &MSG(n, x->waiting);

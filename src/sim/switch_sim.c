@@ -102,8 +102,8 @@ struct host {
     bool in_train;
     unsigned train_dst;
     unsigned next_dst;       /* destination of the next train (nactive > 0) */
-    uint64_t pk_left;
-    uint32_t cells_left;
+    uint64_t burst_left;     /* bursty: cells left in the train's draw */
+    uint32_t cells_left;     /* cells left in the packet */
     uint64_t next_start;
     rifl_rng rng;
     uint16_t *fifo;          /* FIFO mode: destinations in generation order */
@@ -507,20 +507,48 @@ draw_next_dst(const rifl_ssim *s, struct host *x, rifl_rng *rng, unsigned h)
     __builtin_prefetch(&x->pair[x->next_dst], 1);
 }
 
+/* The mean length in cells of a bursty train.  Its draw n is geometric
+ * (P(n = k) = p (1 - p)^(k - 1), p = 1 / B) and counts cells, but a train ends only
+ * with a packet: the one in which the count runs out.  The draw being
+ * memoryless, a packet of c cells ends the train with probability
+ * 1 - (1 - p)^c whatever came before, so a train holds 1 / E[1 - (1-p)^c]
+ * packets on average and, by Wald's identity, E[c] / E[1 - (1-p)^c]
+ * cells. */
+static double train_cells(const rifl_ssim_config *c, double B)
+{
+    const double p = 1.0 / B;
+    if (c->packet_bytes <= 256 && c->packet_bytes)
+        return B; /* packets of one cell: a train is its draw */
+    if (c->packet_bytes) {
+        double cells = (double)((c->packet_bytes + 255) / 256);
+        return cells / (1 - pow(1 - p, cells));
+    }
+    double sc = 0, sq = 0;
+    for (unsigned b = c->var_min; b <= c->var_max; b++) {
+        double cells = (double)((b + 255) / 256);
+        sc += cells;
+        sq += 1 - pow(1 - p, cells);
+    }
+    return sc / sq;
+}
+
 /* The on/off laws of the traffic sources for the offered load, and each
  * host's seed, bytes to send and first start time. */
 static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
 {
     const unsigned H = s->H;
     double mbytes, mc = mean_cells(cfg, &mbytes);
-    double B = 1;
+    /* idle slots per train so that the payload offered is `load`: a
+     * Bernoulli train is one packet, a bursty one holds train_cells() */
+    double g = mbytes / (256.0 * cfg->load) - mc;
+    s->burst_p = 1;
     if (cfg->traffic == RIFL_TRAFFIC_BURSTY) {
-        B = cfg->burst_bytes / mbytes;
+        double B = cfg->burst_bytes / 256.0;
         if (B < 1)
             B = 1;
+        s->burst_p = 1.0 / B;
+        g = train_cells(cfg, B) * (mbytes / (256.0 * cfg->load * mc) - 1);
     }
-    s->burst_p = 1.0 / B;
-    double g = B * (mbytes / (256.0 * cfg->load) - mc);
     if (g < 0)
         g = 0;
     s->off_p = 1.0 / (1.0 + g);
@@ -774,9 +802,9 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
         if (!x->nactive || s->t < x->next_start)
             return;
         x->train_dst = x->next_dst;
-        x->pk_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
-                         ? 1 + geometric(&x->rng, &s->burst_geo)
-                         : 1;
+        x->burst_left = s->cfg.traffic == RIFL_TRAFFIC_BURSTY
+                            ? 1 + geometric(&x->rng, &s->burst_geo)
+                            : 1;
         x->in_train = true;
         new_packet(s, x);
     }
@@ -794,9 +822,12 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
     }
     x->backlog++;
     s->generated++;
+    /* the train's draw counts cells; a Bernoulli train's single cell
+     * ends it with its packet */
+    x->burst_left -= x->burst_left != 0;
     if (--x->cells_left)
         return;
-    if (x->pair[d].remaining && --x->pk_left) {
+    if (x->pair[d].remaining && x->burst_left) {
         new_packet(s, x);
         return;
     }
