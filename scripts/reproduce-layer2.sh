@@ -3,7 +3,8 @@
 # Table I (latency percentiles) and Fig. 5 (utilization against load).
 # usage: scripts/reproduce-layer2.sh [RIFL_BINARY] [OUT_DIR] [BYTES_PER_PAIR]
 # Defaults: build/rifl, docs/figures, 2.5MB per pair (the paper's amount;
-# about 15 minutes on one core).  Pass e.g. 250KB for a 2-minute check.
+# about 3 minutes of CPU time, every sweep on all cores).  Pass e.g. 250KB
+# for a quick check.
 set -euo pipefail
 rifl=${1:-build/rifl}
 out=${2:-docs/figures}

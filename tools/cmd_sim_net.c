@@ -586,7 +586,7 @@ static int run(int argc, char **argv)
         { "msg-max", CLI_UINT, &o.msg_max, "...to this", 1, 1 << 20 },
         { "msg-cdf", CLI_STRING, &o.msg_cdf,
           "message sizes from a CDF file: lines \"BYTES P\" (docs/netsim.md)", 0, 0 },
-        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean bytes of a burst", 1, 1e9 },
+        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean cells x 256 of a train's draw", 1, 1e9 },
         { "fc", CLI_STRING, &o.fc,
           "flow control: voq (per-VOQ ON/OFF), credit (InfiniBand credits per virtual lane) "
           "or link (lanes only)", 0, 0 },

@@ -473,7 +473,7 @@ static int run(int argc, char **argv)
           "fixed packet size, a multiple of 256; 0 = variable sizes", 0, 1048576 },
         { "var-min", CLI_UINT, &o.var_min, "variable sizes: smallest packet (bytes)", 1, 65536 },
         { "var-max", CLI_UINT, &o.var_max, "variable sizes: largest packet (bytes)", 1, 65536 },
-        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean data per burst (bytes)", 1, 1e9 },
+        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean cells x 256 of a train's draw", 1, 1e9 },
         { "bytes-per-pair", CLI_BYTES, &o.bytes_per_pair,
           "data each host sends to each other host", 1, 1e12 },
         { "latency", CLI_UINT, &o.latency,

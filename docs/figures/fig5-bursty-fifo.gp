@@ -1,5 +1,6 @@
 set terminal pngcairo size 900,600 enhanced font 'Sans,11'
-set output 'docs/figures/fig5-bursty-fifo.png'
+if (!exists("rifl_out")) rifl_out = 'docs/figures/fig5-bursty-fifo.png'
+set output rifl_out
 set grid
 set key left top
 set xlabel 'load'
@@ -11,3 +12,4 @@ plot 'docs/figures/fig5-bursty-fifo.dat' index 0 using 1:2 with linespoints lw 2
      'docs/figures/fig5-bursty-fifo.dat' index 2 using 1:2 with linespoints lw 2 title 'SAFC, fixed 256 B', \
      'docs/figures/fig5-bursty-fifo.dat' index 3 using 1:2 with linespoints lw 2 title 'SAFC, variable', \
      x with lines dt 2 lc rgb 'gray' title 'offered load'
+unset output

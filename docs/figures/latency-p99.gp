@@ -1,5 +1,6 @@
 set terminal pngcairo size 900,600 enhanced font 'Sans,11'
-set output 'docs/figures/latency-p99.png'
+if (!exists("rifl_out")) rifl_out = 'docs/figures/latency-p99.png'
+set output rifl_out
 set grid
 set key left top
 set xlabel 'load'
@@ -10,3 +11,4 @@ plot 'docs/figures/latency-p99.dat' index 0 using 1:2 with linespoints lw 2 titl
      'docs/figures/latency-p99.dat' index 1 using 1:2 with linespoints lw 2 title 'iSLIP, traffic=bursty', \
      'docs/figures/latency-p99.dat' index 2 using 1:2 with linespoints lw 2 title 'SAFC, traffic=bernoulli', \
      'docs/figures/latency-p99.dat' index 3 using 1:2 with linespoints lw 2 title 'SAFC, traffic=bursty'
+unset output

@@ -83,8 +83,9 @@ typedef enum rifl_net_pattern {
 
 typedef enum rifl_net_arrivals {
     RIFL_NET_BERNOULLI = 0,   /* trains of one message */
-    RIFL_NET_BURSTY = 1       /* trains of a geometric number of messages with a
-                                 mean of burst_bytes, back to back */
+    RIFL_NET_BURSTY = 1       /* trains of messages back to back, a geometric
+                                 number of cells (burst_bytes / 256 on average)
+                                 rounded up to the end of a message */
 } rifl_net_arrivals;
 
 /* Message sizes from a CDF file: text, one point per line, "BYTES P" (P the
@@ -113,7 +114,8 @@ typedef struct rifl_net_config {
     double load;              /* offered cells per cell slot per host, (0, 1] */
     unsigned msg_min, msg_max;/* message bytes, uniform (equal: fixed), 1..1 MiB */
     const rifl_net_cdf *sizes;/* or from a CDF (NULL: msg_min..msg_max) */
-    double burst_bytes;       /* bursty: mean bytes of a train */
+    double burst_bytes;       /* bursty: a train's draw is geometric in cells,
+                                 burst_bytes / 256 on average (at least 1) */
     unsigned incast;          /* incast senders */
     double link_gbps;         /* every link's rate (a topology file's link
                                  may give one of its own); the frame slot of

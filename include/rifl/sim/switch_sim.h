@@ -57,7 +57,8 @@ typedef struct rifl_ssim_config {
     rifl_traffic traffic;
     unsigned packet_bytes;    /* fixed packet size (multiple of 256); 0 = variable */
     unsigned var_min, var_max;/* variable sizes: uniform in [var_min, var_max] */
-    double burst_bytes;       /* bursty: mean data per burst */
+    double burst_bytes;       /* bursty: a train's draw is geometric in cells,
+                                 burst_bytes / 256 on average (at least 1) */
     uint64_t bytes_per_pair;  /* data each host sends to each other host */
     unsigned latency;         /* fixed latency outside queues and scheduler */
     unsigned voq_cells;       /* 0 = the minimum of the 1.5-round-trip rule */
