@@ -344,7 +344,8 @@ static int run(int argc, char **argv)
           "device's, or 'rifl')", 0, 0 },
         { "tap", CLI_STRING, &o.tap, "create this TAP device and carry its Ethernet frames over "
           "the link (root)", 0, 0 },
-        { "mtu", CLI_UINT, &o.mtu, "MTU of the TAP device", 576, 9000 },
+        { "mtu", CLI_UINT, &o.mtu, "MTU of the TAP device (a frame of MTU + 14 bytes is one "
+          "packet on the lane)", 576, MAX_FRAME - 14 - 1 },
         { "rate-gbps", CLI_DOUBLE, &o.rate, "lane rate the slots are paced at, Gbit/s", 0.001,
           1000 },
         { "frame-bits", CLI_UINT, &o.frame_bits, "frame width: 64 to 2048, a power of two", 64,
