@@ -690,7 +690,15 @@ static void t_frames_by_content(void)
 {
     rifl_lane *w[2] = { make_lane(4), make_lane(4) }; /* wire bytes */
     rifl_lane *c[2] = { make_lane(4), make_lane(4) }; /* by content */
-    REQUIRE(w[0] && w[1] && c[0] && c[1]);
+    /* by content with the scrambler left to a batch encoder, as a datagram
+     * PHY runs it: the frames gathered, encoded every 1 to 40 slots */
+    rifl_lane *d[2] = { make_lane(4), make_lane(4) };
+    REQUIRE(w[0] && w[1] && c[0] && c[1] && d[0] && d[1]);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_I(rifl_lane_defer_scrambler(d[i], true), RIFL_OK);
+    static rifl_lane_frame pend[2][40];
+    static uint8_t pend_w[2][40][32], pend_enc[40 * 32];
+    unsigned npend[2] = { 0, 0 }, deferred_bad = 0, deferred_frames = 0, refused = 0, flushes = 0;
     rifl_rng rng;
     rifl_rng_seed(&rng, test_seed * 977 + 5);
     enum { D = 3 };
@@ -700,6 +708,12 @@ static void t_frames_by_content(void)
     uint8_t pkt[200], buf[256];
     unsigned mismatched_tx = 0, mismatched_rx = 0, out_of_step = 0, hits = 0;
     uint64_t sniff[2] = { 0, 0 }; /* descrambler of the frames arriving at lane 1-i */
+    /* the last frames sent by content and as wire bytes, for the batch
+     * encoder: runs of them end at random slots */
+    enum { H = 64 };
+    static rifl_lane_frame hist_f[2][H];
+    static uint8_t hist_w[2][H][32], batch[H * 32];
+    unsigned batches = 0, batch_frames = 0, batch_bad = 0, controls = 0;
     for (unsigned t = 0; t < 60000; t++) {
         for (int i = 0; i < 2; i++) {
             if (rifl_rng_below(&rng, 8) == 0) {
@@ -708,6 +722,7 @@ static void t_frames_by_content(void)
                     pkt[k] = (uint8_t)rifl_rng_next(&rng);
                 int r1 = rifl_lane_send(w[i], pkt, len), r2 = rifl_lane_send(c[i], pkt, len);
                 CHECK_EQ_U(r1, r2);
+                CHECK_EQ_I(rifl_lane_send(d[i], pkt, len), r1);
             }
         }
         unsigned slot_i = t % D;
@@ -728,6 +743,33 @@ static void t_frames_by_content(void)
             rifl_lane_frame_encode(&f, F, check);
             if (memcmp(check, wire, 32) != 0)
                 mismatched_tx++;
+            hist_f[i][t % H] = f;
+            memcpy(hist_w[i][t % H], wire, 32);
+            rifl_lane_tx_frame(d[i], t, &pend[i][npend[i]]);
+            memcpy(pend_w[i][npend[i]++], wire, 32);
+            if (npend[i] == 40 || rifl_rng_below(&rng, 12) == 0) {
+                uint8_t dummy[32];
+                refused += rifl_lane_tx(d[i], t + 1, dummy) == RIFL_ERR_STATE;
+                refused += rifl_lane_defer_scrambler(d[i], false) == RIFL_ERR_STATE;
+                rifl_lane_phy_encode_batch(pend[i], sizeof pend[i][0], npend[i], pend_enc, d[i]);
+                for (unsigned k = 0; k < npend[i]; k++)
+                    deferred_bad += memcmp(pend_enc + k * 32, pend_w[i][k], 32) != 0;
+                deferred_frames += npend[i];
+                npend[i] = 0;
+                flushes++;
+            }
+            controls += f.data == 0;
+            if (t >= H && rifl_rng_below(&rng, 16) == 0) {
+                unsigned r = 1 + (unsigned)rifl_rng_below(&rng, H), from = t + 1 - r;
+                rifl_lane_frame run[H];
+                for (unsigned k = 0; k < r; k++)
+                    run[k] = hist_f[i][(from + k) % H];
+                CHECK_EQ_I(rifl_lane_frames_encode(run, sizeof run[0], r, F, batch, NULL), RIFL_OK);
+                for (unsigned k = 0; k < r; k++)
+                    batch_bad += memcmp(batch + k * 32, hist_w[i][(from + k) % H], 32) != 0;
+                batches++;
+                batch_frames += r;
+            }
             fr[i][slot_i] = f;
             hit[i][slot_i] = rifl_rng_below(&rng, 150) == 0;
             if (hit[i][slot_i]) {
@@ -753,6 +795,8 @@ static void t_frames_by_content(void)
                 b = rifl_lane_rx_frame(rc, t, &in_f, NULL);
             if (a != b)
                 mismatched_rx++;
+            if (rifl_lane_rx(d[1 - i], t, in_wire, NULL) != a)
+                mismatched_rx++;
         }
         for (int i = 0; i < 2; i++) {
             size_t n1 = 0, n2 = 0;
@@ -763,9 +807,34 @@ static void t_frames_by_content(void)
                 CHECK(n1 == n2 && e1 == e2 && memcmp(buf, other, n1) == 0);
             }
             CHECK(rifl_lane_read(c[i], buf, sizeof buf, &n2, &e2) == RIFL_ERR_AGAIN);
+            while (rifl_lane_read(d[i], buf, sizeof buf, &n2, &e2) == RIFL_OK)
+                ;
         }
     }
     printf("  %u corrupted frames, %u clean frames after them rejected\n", hits, out_of_step);
+    printf("  %u batches of %u frames encoded (%u control frames sent)\n", batches, batch_frames,
+           controls);
+    CHECK_EQ_U(batch_bad, 0);
+    printf("  %u frames encoded with the scrambler deferred\n", deferred_frames);
+    CHECK_EQ_U(deferred_bad, 0);
+    CHECK(deferred_frames > 100000);
+    /* while frames wait for the encoder, no frame-at-a-time call */
+    CHECK_EQ_U(refused, 2 * flushes);
+    CHECK(flushes > 1000);
+    CHECK(batches > 5000 && controls > 1000);
+    /* records of no one stream: each run is encoded from its own state */
+    {
+        rifl_lane_frame two[2] = { hist_f[0][0], hist_f[1][0] };
+        uint8_t a[32], b[32];
+        CHECK_EQ_I(rifl_lane_frames_encode(two, sizeof two[0], 2, F, batch, NULL), RIFL_OK);
+        rifl_lane_frame_encode(&two[0], F, a);
+        rifl_lane_frame_encode(&two[1], F, b);
+        CHECK(memcmp(batch, a, 32) == 0 && memcmp(batch + 32, b, 32) == 0);
+        CHECK_EQ_I(rifl_lane_frames_encode(two, 8, 2, F, batch, NULL), RIFL_ERR_INVALID_ARG);
+        CHECK_EQ_I(rifl_lane_frames_encode(NULL, sizeof two[0], 2, F, batch, NULL),
+                   RIFL_ERR_INVALID_ARG);
+        CHECK_EQ_I(rifl_lane_frames_encode(two, sizeof two[0], 0, F, NULL, NULL), RIFL_OK);
+    }
     CHECK_EQ_U(mismatched_tx, 0);
     CHECK_EQ_U(mismatched_rx, 0);
     CHECK(hits > 500 && out_of_step > 30);
@@ -788,8 +857,96 @@ static void t_frames_by_content(void)
     CHECK(rifl_lane_tx_frame(c[0], 60001, NULL) == RIFL_ERR_INVALID_ARG);
     CHECK(rifl_lane_frame_encode(&f, 100, wire) == RIFL_ERR_INVALID_ARG);
     for (int i = 0; i < 2; i++) {
+        CHECK(rifl_lane_get_stats(d[i])->rx_delivered[RIFL_KIND_DATA] ==
+              rifl_lane_get_stats(w[i])->rx_delivered[RIFL_KIND_DATA]);
+        CHECK(rifl_lane_get_stats(d[i])->tx_frames[RIFL_KIND_DATA] ==
+              rifl_lane_get_stats(w[i])->tx_frames[RIFL_KIND_DATA]);
+        /* caught up: back to the frame-at-a-time calls */
+        rifl_lane_phy_encode_batch(pend[i], sizeof pend[i][0], npend[i], pend_enc, d[i]);
+        CHECK_EQ_I(rifl_lane_defer_scrambler(d[i], false), RIFL_OK);
         rifl_lane_free(w[i]);
         rifl_lane_free(c[i]);
+        rifl_lane_free(d[i]);
+    }
+}
+
+/* Frames received in bunches (rifl_lane_rx_batch) against one call per
+ * frame: two copies of a link driven alike, their frames held back and let
+ * through 0 to 4 at a time in the same slots, one in 400 corrupted, the
+ * receiving lanes taking a bunch in one batch call in one copy and frame by
+ * frame in the other.  Every frame sent, every packet read and every
+ * counter must agree. */
+static void t_rx_batch(void)
+{
+    rifl_lane *a[2] = { make_lane(4), make_lane(4) }; /* frame by frame */
+    rifl_lane *b[2] = { make_lane(4), make_lane(4) }; /* in bunches */
+    REQUIRE(a[0] && a[1] && b[0] && b[1]);
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed * 131 + 7);
+    enum { Q = 16 };
+    uint8_t q[2][Q][32], pkt[200], buf[256], other[256];
+    unsigned head[2] = { 0, 0 }, count[2] = { 0, 0 }, tx_bad = 0, bunches = 0, hits = 0;
+    for (unsigned t = 0; t < 50000; t++) {
+        for (int i = 0; i < 2; i++)
+            if (rifl_rng_below(&rng, 8) == 0) {
+                size_t len = 1 + rifl_rng_below(&rng, sizeof pkt);
+                for (size_t k = 0; k < len; k++)
+                    pkt[k] = (uint8_t)rifl_rng_next(&rng);
+                CHECK_EQ_I(rifl_lane_send(a[i], pkt, len), rifl_lane_send(b[i], pkt, len));
+            }
+        for (int i = 0; i < 2; i++) {
+            uint8_t wa[32], wb[32];
+            rifl_lane_tx(a[i], t, wa);
+            rifl_lane_tx(b[i], t, wb);
+            tx_bad += memcmp(wa, wb, 32) != 0;
+            if (rifl_rng_below(&rng, 400) == 0) {
+                unsigned bit = (unsigned)rifl_rng_below(&rng, F);
+                wa[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+                hits++;
+            }
+            REQUIRE(count[i] < Q);
+            memcpy(q[i][(head[i] + count[i]++) % Q], wa, 32);
+        }
+        for (int i = 0; i < 2; i++) {
+            /* a bunch: the oldest k frames, contiguous */
+            unsigned k = count[i] >= 4 ? count[i] : (unsigned)rifl_rng_below(&rng, count[i] + 1);
+            uint8_t bunch[Q * 32];
+            for (unsigned j = 0; j < k; j++)
+                memcpy(bunch + j * 32, q[i][(head[i] + j) % Q], 32);
+            head[i] = (head[i] + k) % Q;
+            count[i] -= k;
+            if (!k)
+                rifl_lane_rx(a[1 - i], t, NULL, NULL);
+            for (unsigned j = 0; j < k; j++)
+                rifl_lane_rx(a[1 - i], t, bunch + j * 32, NULL);
+            CHECK_EQ_I(rifl_lane_rx_batch(b[1 - i], t, bunch, k), RIFL_OK);
+            bunches += k > 1;
+        }
+        for (int i = 0; i < 2; i++) {
+            size_t n1 = 0, n2 = 0;
+            int e1 = 0, e2 = 0;
+            while (rifl_lane_read(a[i], buf, sizeof buf, &n1, &e1) == RIFL_OK) {
+                CHECK(rifl_lane_read(b[i], other, sizeof other, &n2, &e2) == RIFL_OK);
+                CHECK(n1 == n2 && e1 == e2 && memcmp(buf, other, n1) == 0);
+            }
+            CHECK(rifl_lane_read(b[i], buf, sizeof buf, &n2, &e2) == RIFL_ERR_AGAIN);
+        }
+    }
+    printf("  %u bunches of two or more frames, %u frames corrupted\n", bunches, hits);
+    CHECK_EQ_U(tx_bad, 0);
+    CHECK(bunches > 20000 && hits > 150);
+    for (int i = 0; i < 2; i++) {
+        CHECK(memcmp(rifl_lane_get_stats(a[i]), rifl_lane_get_stats(b[i]),
+                     sizeof(rifl_lane_stats)) == 0);
+        CHECK(rifl_lane_get_stats(a[i])->rx_delivered[RIFL_KIND_DATA] > 1000);
+        CHECK(rifl_lane_get_stats(a[i])->tx_replay_cycles > 50);
+    }
+    CHECK_EQ_I(rifl_lane_rx_batch(b[0], 1, buf, 1), RIFL_ERR_STATE); /* a slot gone by */
+    CHECK_EQ_I(rifl_lane_rx_batch(b[0], 50000, NULL, 1), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_lane_rx_batch(NULL, 50000, buf, 1), RIFL_ERR_INVALID_ARG);
+    for (int i = 0; i < 2; i++) {
+        rifl_lane_free(a[i]);
+        rifl_lane_free(b[i]);
     }
 }
 
@@ -1227,7 +1384,7 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "retransmit_cycle", t_retransmit_cycle },
           { "flow_control", t_flow_control },
           { "extension_frames", t_extension_frames },
-          { "frames_by_content", t_frames_by_content },
+          { "frames_by_content", t_frames_by_content }, { "rx_batch", t_rx_batch },
           { "frames_by_reference", t_frames_by_reference },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
           { "config_refusals", t_config_refusals },

@@ -223,13 +223,46 @@ typedef struct rifl_lane_frame {
  * multiple of its alignment (frames can be stored end to end). */
 RIFL_API size_t rifl_lane_frame_bytes(unsigned frame_bits);
 
+/* The n wire frames at `wire` (F/8 bytes apart) received in slot `now`, as
+ * n calls of rifl_lane_rx would take them (n 0: nothing received), decoded
+ * in batch calls of the codec (rifl_frame_decode_batch): for a receiver
+ * that gets frames in bunches, a datagram PHY's.  RIFL_OK, or
+ * RIFL_ERR_STATE for a slot out of turn and RIFL_ERR_INVALID_ARG, as
+ * rifl_lane_rx. */
+RIFL_API int rifl_lane_rx_batch(rifl_lane *lane, uint64_t now, const uint8_t *wire, unsigned n);
 /* rifl_lane_tx without building the frame. */
 RIFL_API int rifl_lane_tx_frame(rifl_lane *lane, uint64_t now, rifl_lane_frame *f);
+/* For a sender that encodes its frames in batches (a datagram PHY,
+ * rifl_phy_udp_set_encoder): rifl_lane_tx_frame leaves the scrambler
+ * states out (scr is the state only in the first record after each batch,
+ * RIFL_LANE_SCR_FOLLOWS in the others, and scr_next is always
+ * RIFL_LANE_SCR_FOLLOWS), which saves a pass over each frame's bits; the
+ * batch encoder (rifl_lane_phy_encode_batch) works them out and gives the
+ * lane its state back.  Until it has, rifl_lane_tx answers RIFL_ERR_STATE,
+ * and so does turning the mode off. */
+#define RIFL_LANE_SCR_FOLLOWS UINT64_MAX
+RIFL_API int rifl_lane_defer_scrambler(rifl_lane *lane, bool on);
 /* The wire bytes (F/8) of a frame from rifl_lane_tx_frame. */
 RIFL_API int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_t *wire);
 /* The same as a PHY's encode function (rifl_phy_encode_fn in rifl/phy.h):
  * `lane` is the sending lane. */
 RIFL_API void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane);
+/* The wire bytes of n frames from rifl_lane_tx_frame, the records `stride`
+ * bytes apart (at least rifl_lane_frame_bytes), the frames written F/8
+ * bytes apart: the same bytes as rifl_lane_frame_encode of each, in batch
+ * calls of the codec (rifl_frame_encode_batch) over each run of frames of
+ * one stream (each starting from the scrambler state the last ended in).
+ * A record whose scr is RIFL_LANE_SCR_FOLLOWS (rifl_lane_defer_scrambler)
+ * goes on from the frame before it; the first may not.  *scr_after (may be
+ * NULL) gets the scrambler state after the last frame. */
+RIFL_API int rifl_lane_frames_encode(const void *frames, size_t stride, unsigned n,
+                                     unsigned frame_bits, uint8_t *wire, uint64_t *scr_after);
+/* The same as a PHY's batch encode function (rifl_phy_encode_batch_fn in
+ * rifl/phy.h): `lane` is the sending lane.  When the frames are the last
+ * the lane made with its scrambler deferred, the lane takes the state
+ * after them. */
+RIFL_API void rifl_lane_phy_encode_batch(const void *frames, size_t stride, unsigned n,
+                                         uint8_t *wire, void *lane);
 /* rifl_lane_rx of the frame exactly as sent (f NULL: nothing received).  The
  * frame is encoded and decoded for real when the receiver's descrambler is
  * not in step with f->scr, or when `info` is asked for. */

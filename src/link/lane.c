@@ -443,6 +443,8 @@ int rifl_lane_tx(rifl_lane *l, uint64_t now, uint8_t *wire)
 {
     if (!l || !wire)
         return RIFL_ERR_INVALID_ARG;
+    if (l->scr_behind)
+        return RIFL_ERR_STATE; /* frames by content wait for their encoder */
     if (!rifl_lane_tx_slot(l, now))
         return RIFL_ERR_STATE;
     struct tx_choice c = tx_choose(l);
@@ -457,7 +459,28 @@ int rifl_lane_tx_frame(rifl_lane *l, uint64_t now, rifl_lane_frame *f)
     if (!rifl_lane_tx_slot(l, now))
         return RIFL_ERR_STATE;
     struct tx_choice c = tx_choose(l);
+    if (l->scr_deferred) {
+        /* the frame without its scrambler states: the batch encoder
+         * works them out from the first frame's (rifl_lane_frames_encode) */
+        f->key = c.key;
+        f->id = c.id;
+        f->data = c.rec ? 1 : c.ctl ? 2 : 0;
+        if (c.rec || c.ctl)
+            memcpy(f->rec, c.rec ? c.rec : c.ctl, l->txq.stride);
+        f->scr = l->scr_behind ? RIFL_LANE_SCR_FOLLOWS : l->scr;
+        f->scr_next = RIFL_LANE_SCR_FOLLOWS;
+        l->scr_behind = true;
+        return RIFL_OK;
+    }
     rifl_lane_fill_frame(l, c, f);
+    return RIFL_OK;
+}
+
+int rifl_lane_defer_scrambler(rifl_lane *l, bool on)
+{
+    if (!l || (!on && l->scr_behind))
+        return l ? RIFL_ERR_STATE : RIFL_ERR_INVALID_ARG;
+    l->scr_deferred = on;
     return RIFL_OK;
 }
 
@@ -518,6 +541,82 @@ int rifl_lane_frame_encode(const rifl_lane_frame *f, unsigned frame_bits, uint8_
 void rifl_lane_phy_encode(const void *frame, uint8_t *wire, void *lane)
 {
     rifl_lane_frame_encode(frame, ((const rifl_lane *)lane)->F, wire);
+}
+
+/* Frames for one batch call of the codec, at most this many at a time. */
+#define ENCODE_BATCH 32
+
+int rifl_lane_frames_encode(const void *frames, size_t stride, unsigned n, unsigned frame_bits,
+                            uint8_t *wire, uint64_t *scr_after)
+{
+    if ((n && (!frames || !wire)) || rifl_frame_width_check(frame_bits) != RIFL_OK ||
+        stride < rifl_lane_frame_bytes(frame_bits) ||
+        (n && ((const rifl_lane_frame *)frames)->scr == RIFL_LANE_SCR_FOLLOWS))
+        return RIFL_ERR_INVALID_ARG;
+    uint64_t scr = 0;
+    const unsigned fb = frame_bits / 8, pb = rifl_payload_bytes(frame_bits);
+    uint8_t syn[ENCODE_BATCH], meta[ENCODE_BATCH];
+    uint16_t ids[ENCODE_BATCH];
+    uint8_t pay[ENCODE_BATCH * RIFL_PAYLOAD_MAX_BYTES];
+    const uint8_t *base = frames;
+    unsigned done = 0;
+    while (done < n) {
+        const rifl_lane_frame *first = (const rifl_lane_frame *)(base + done * stride);
+        /* a frame that follows on goes on from the state the last batch
+         * ended in */
+        if (first->scr != RIFL_LANE_SCR_FOLLOWS)
+            scr = first->scr & RIFL_SCRAMBLER_MASK;
+        uint64_t chain = scr;
+        unsigned k = 0;
+        /* a run of frames of one stream: each starts where the last ended */
+        for (; k < ENCODE_BATCH && done + k < n; k++) {
+            const rifl_lane_frame *f = (const rifl_lane_frame *)(base + (done + k) * stride);
+            if (f->scr != RIFL_LANE_SCR_FOLLOWS && (f->scr & RIFL_SCRAMBLER_MASK) != chain)
+                break;
+            if (f->id > 0xFFF)
+                return RIFL_ERR_INVALID_ARG;
+            chain = f->scr_next & RIFL_SCRAMBLER_MASK;
+            uint8_t *p = pay + (size_t)k * pb;
+            ids[k] = f->id;
+            if (f->data) {
+                /* a data frame, or a control frame with a lane tag: META
+                 * and payload as kept */
+                syn[k] = f->data == 1 ? RIFL_SYN_DATA : RIFL_SYN_CONTROL;
+                meta[k] = f->rec[0] & 3u;
+                memcpy(p, f->rec + 1, pb);
+            } else {
+                /* a control frame: the key's top two bits in META, its
+                 * last 14 leading the payload (as rifl_frame_encode_control
+                 * lays them out) */
+                syn[k] = RIFL_SYN_CONTROL;
+                meta[k] = (uint8_t)(f->key >> 14);
+                memset(p, 0, pb);
+                p[0] = (uint8_t)((f->key & 0x3FFFu) >> 6);
+                p[1] = (uint8_t)((f->key & 0x3Fu) << 2);
+            }
+        }
+        int rc = rifl_frame_encode_batch(wire + (size_t)done * fb, frame_bits, k, syn, meta, pay,
+                                         ids, &scr);
+        if (rc != RIFL_OK)
+            return rc;
+        done += k;
+    }
+    if (scr_after)
+        *scr_after = scr;
+    return RIFL_OK;
+}
+
+void rifl_lane_phy_encode_batch(const void *frames, size_t stride, unsigned n, uint8_t *wire,
+                                void *lane)
+{
+    rifl_lane *l = lane;
+    uint64_t scr;
+    if (rifl_lane_frames_encode(frames, stride, n, l->F, wire, &scr) == RIFL_OK && n &&
+        l->scr_behind) {
+        /* the records were the lane's last: its state is theirs now */
+        l->scr = scr;
+        l->scr_behind = false;
+    }
 }
 
 /* ---- receive ------------------------------------------------------------- */
@@ -652,6 +751,37 @@ int rifl_lane_rx(rifl_lane *l, uint64_t now, const uint8_t *wire, rifl_frame_inf
     if (!rifl_lane_rx_slot(l, now))
         return RIFL_ERR_STATE;
     return rx_wire(l, wire, info);
+}
+
+/* Frames decoded per batch call of the codec in rifl_lane_rx_batch. */
+#define RX_BATCH 32
+
+int rifl_lane_rx_batch(rifl_lane *l, uint64_t now, const uint8_t *wire, unsigned n)
+{
+    if (!l || (n && !wire))
+        return RIFL_ERR_INVALID_ARG;
+    if (!rifl_lane_rx_slot(l, now))
+        return RIFL_ERR_STATE;
+    if (!n) {
+        rx_wire(l, NULL, NULL);
+        return RIFL_OK;
+    }
+    const unsigned fb = l->F / 8;
+    uint8_t payloads[RX_BATCH * RIFL_PAYLOAD_MAX_BYTES];
+    rifl_frame_info infos[RX_BATCH];
+    for (unsigned done = 0; done < n;) {
+        unsigned k = n - done < RX_BATCH ? n - done : RX_BATCH;
+        /* the descrambler runs through the frames whatever the lane makes
+         * of them, so decoding them first is what rx_wire does one by one */
+        rifl_frame_decode_batch(wire + (size_t)done * fb, l->F, k, &l->descr, payloads, infos);
+        for (unsigned j = 0; j < k; j++) {
+            l->st.rx_slots++;
+            int drc = rifl_frame_classify(&infos[j], l->pbytes);
+            rx_frame(l, &infos[j], payloads + (size_t)j * l->pbytes, drc);
+        }
+        done += k;
+    }
+    return RIFL_OK;
 }
 
 /* A frame received in step: the decoder would return exactly what the

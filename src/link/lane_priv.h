@@ -57,6 +57,10 @@ struct rifl_lane {
 
     /* ---- transmit ---- */
     uint64_t scr;              /* scrambler state */
+    bool scr_deferred;         /* rifl_lane_defer_scrambler: records by content
+                                  leave the state to their batch encoder */
+    bool scr_behind;           /* ... and records were made since it last
+                                  gave the state back: scr is behind */
     rifl_scr_map scr_map;      /* scrambler state over one frame of zeros */
     uint64_t scr_idle, scr_retx; /* state after an IDLE / RETRANSMIT from 0 */
     unsigned fid;              /* frame-ID counter */
