@@ -57,6 +57,10 @@ typedef struct rifl_phy_frame {
 
 /* The sender's codec: the wire bytes (F/8) of a frame given by content. */
 typedef void (*rifl_phy_encode_fn)(const void *content, uint8_t *wire, void *ctx);
+/* The same for n frames sent one after the other, their descriptions
+ * `stride` bytes apart, the wire bytes written F/8 bytes apart. */
+typedef void (*rifl_phy_encode_batch_fn)(const void *contents, size_t stride, unsigned n,
+                                         uint8_t *wire, void *ctx);
 
 typedef struct rifl_phy_stats {
     uint64_t frames;      /* frames put on the medium */
@@ -381,6 +385,15 @@ RIFL_API int rifl_phy_udp_flush(rifl_phy *phy);
  * slots. */
 RIFL_API int rifl_phy_udp_push(rifl_phy *phy);
 RIFL_API int rifl_phy_udp_fd(const rifl_phy *phy);
+/* Carry frames by content as well (RIFL_PHY_CONTENT, descriptions of
+ * content_bytes, 1 to 4096): a datagram's frames are built from them by one
+ * call of `encode` when it is complete, so a codec that encodes frames in
+ * batches does it once per datagram instead of once per slot (a lane:
+ * rifl_lane_phy_encode_batch, with rifl_lane_frame_bytes).  Frames given
+ * as wire bytes still go as they are.  A part-filled datagram is sent
+ * first.  RIFL_ERR_INVALID_ARG for another PHY or a bad size. */
+RIFL_API int rifl_phy_udp_set_encoder(rifl_phy *phy, size_t content_bytes,
+                                      rifl_phy_encode_batch_fn encode, void *ctx);
 /* Round-trip probes (docs/udp.md, "Probes"): send a probe carrying
  * `token`; the peer's PHY answers it with the same token whenever it
  * receives (exchange or poll).  rifl_phy_udp_probe_answer takes the token

@@ -80,6 +80,29 @@ int rifl_udp_header_read(const uint8_t *d, size_t len, rifl_udp_header *h)
 static void set_tx(struct dgram *u)
 {
     u->phy.tx[RIFL_PHY_WIRE] = u->out + RIFL_UDP_HEADER_BYTES + (size_t)u->out_count * u->fb;
+    if (u->encode)
+        u->phy.tx[RIFL_PHY_CONTENT] = u->recs + (size_t)u->out_count * u->rec_bytes;
+}
+
+/* Flip the bits of a frame sent that the bit error rate hits: `gap` counts
+ * the bits still clear before the next error. */
+static void flip_bits(struct dgram *u, uint8_t *frame);
+
+/* The frames of the datagram being filled that are still records, encoded
+ * in place (in order, so the bit errors fall as they would frame by
+ * frame). */
+static void encode_records(struct dgram *u)
+{
+    unsigned n = u->out_count - u->out_wire;
+    if (!n)
+        return;
+    uint8_t *wire = u->out + RIFL_UDP_HEADER_BYTES + (size_t)u->out_wire * u->fb;
+    u->encode(u->recs + (size_t)u->out_wire * u->rec_bytes, u->rec_bytes, n, wire,
+              u->encode_ctx);
+    if (u->cfg.ber > 0)
+        for (unsigned k = 0; k < n; k++)
+            flip_bits(u, wire + (size_t)k * u->fb);
+    u->out_wire = u->out_count;
 }
 
 static void count_failed(struct dgram *u, unsigned n)
@@ -147,6 +170,8 @@ static void send_dgram(struct dgram *u)
 {
     if (!u->out_count)
         return;
+    encode_records(u);
+    u->out_wire = 0;
     rifl_udp_header h = { u->cfg.frame_bits, u->out_count, u->cfg.epoch,
                           u->tx_seq - u->out_count };
     rifl_udp_header_write(&h, u->out);
@@ -173,8 +198,6 @@ static void send_dgram(struct dgram *u)
         push(u);
 }
 
-/* Flip the bits of a frame sent that the bit error rate hits: `gap` counts
- * the bits still clear before the next error. */
 static void flip_bits(struct dgram *u, uint8_t *frame)
 {
     uint64_t bits = 8u * (uint64_t)u->fb, hits = 0;
@@ -374,10 +397,18 @@ unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_
                         unsigned max)
 {
     struct dgram *u = (struct dgram *)p;
-    if (form == RIFL_PHY_WIRE) {
-        /* the frame was written into the datagram in place (tx[WIRE]) */
-        if (u->cfg.ber > 0)
-            flip_bits(u, p->tx[RIFL_PHY_WIRE]);
+    if (form == RIFL_PHY_CONTENT && !u->encode)
+        form = RIFL_PHY_NONE; /* (not carried: rifl_phy_tx_buffer gave NULL) */
+    if (form == RIFL_PHY_WIRE)
+        encode_records(u); /* records before it are built first, in order */
+    if (form == RIFL_PHY_WIRE || form == RIFL_PHY_CONTENT) {
+        /* the frame was written into the datagram in place (tx[WIRE]), or
+         * its record beside it (tx[CONTENT]) */
+        if (form == RIFL_PHY_WIRE) {
+            if (u->cfg.ber > 0)
+                flip_bits(u, p->tx[RIFL_PHY_WIRE]);
+            u->out_wire++;
+        }
         if (!u->out_count)
             u->out_first = now;
         u->out_count++;
@@ -424,6 +455,7 @@ void dgram_destroy(rifl_phy *p)
         free(u->in[i]);
     free(u->q);
     free(u->handed);
+    free(u->recs);
     free(u);
 }
 
@@ -597,6 +629,29 @@ int rifl_phy_udp_flush(rifl_phy *p)
     return RIFL_OK;
 }
 
+int rifl_phy_udp_set_encoder(rifl_phy *p, size_t content_bytes, rifl_phy_encode_batch_fn encode,
+                             void *ctx)
+{
+    struct dgram *u = dgram_of(p);
+    if (!u || !encode || content_bytes < 1 || content_bytes > 4096)
+        return RIFL_ERR_INVALID_ARG;
+    /* the datagram being filled goes first, so that every record left is
+     * of the new size and encoder */
+    send_dgram(u);
+    push(u);
+    uint8_t *recs = calloc(RIFL_UDP_MAX_FRAMES, content_bytes);
+    if (!recs)
+        return RIFL_ERR_NOMEM;
+    free(u->recs);
+    u->recs = recs;
+    u->rec_bytes = content_bytes;
+    u->encode = encode;
+    u->encode_ctx = ctx;
+    u->phy.forms |= 1u << RIFL_PHY_CONTENT;
+    set_tx(u);
+    return RIFL_OK;
+}
+
 int rifl_phy_udp_push(rifl_phy *p)
 {
     struct dgram *u = dgram_of(p);
@@ -672,6 +727,7 @@ int rifl_phy_udp_rejoin(rifl_phy *p, uint32_t epoch)
     }
     /* sequence numbers from 0 both ways; nothing of before goes on */
     u->out_count = 0;
+    u->out_wire = 0;
     u->held = 0;
     u->held_bytes = 0;
     u->out = u->txbuf;

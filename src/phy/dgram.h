@@ -60,6 +60,14 @@ struct dgram {
     uint16_t held_len[DGRAM_GSO_MAX + 2];
     uint8_t *out;                 /* the datagram being filled: txbuf + held_bytes */
     unsigned out_count;
+    /* frames given by content (rifl_phy_udp_set_encoder): their records,
+     * encoded into the datagram in one call when it is complete; frames
+     * out_wire.. of the datagram being filled are still records */
+    uint8_t *recs;
+    size_t rec_bytes;
+    rifl_phy_encode_batch_fn encode;
+    void *encode_ctx;
+    unsigned out_wire;
     uint64_t out_first;           /* slot of its first frame */
     uint64_t tx_seq;              /* sequence number of the next frame */
     rifl_rng rng;

@@ -242,6 +242,15 @@ static int start(rifl_udplink *l, uint64_t rtt_ns, uint64_t now_ns, char *msg, s
     rc = rifl_lane_create(&lc, &l->lane, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
+    rc = rifl_phy_udp_set_encoder(l->phy, rifl_lane_frame_bytes(lc.frame_bits),
+                                  rifl_lane_phy_encode_batch, l->lane);
+    if (rc != RIFL_OK) {
+        rifl_msg(msg, msglen, "out of memory for the frames of a datagram");
+        return rc;
+    }
+    /* a datagram's frames are scrambled in its batch too, unless a capture
+     * wants each frame's bytes as it is sent */
+    rifl_lane_defer_scrambler(l->lane, !l->cap);
     l->running = true;
     l->base_slot = 0;
     l->base_ns = now_ns;
@@ -379,18 +388,29 @@ static void capture(rifl_udplink *l, unsigned dir, const uint8_t *wire)
 
 static void run_slot(rifl_udplink *l)
 {
-    uint8_t *w = rifl_phy_tx_buffer(l->phy, RIFL_PHY_WIRE);
-    rifl_lane_tx(l->lane, l->slot, w);
-    unsigned n = rifl_phy_exchange(l->phy, l->slot, RIFL_PHY_WIRE, l->in, l->in_max);
-    if (l->cap) /* as sent: after the bit errors injected, still in the datagram */
-        capture(l, 0, w);
-    if (!n)
-        rifl_lane_rx(l->lane, l->slot, NULL, NULL);
-    for (unsigned k = 0; k < n; k++) {
-        if (l->cap)
-            capture(l, 1, l->in[k].data);
-        rifl_lane_rx(l->lane, l->slot, l->in[k].data, NULL);
+    unsigned n;
+    if (l->cap) {
+        /* the wire bytes now, for the capture */
+        uint8_t *w = rifl_phy_tx_buffer(l->phy, RIFL_PHY_WIRE);
+        rifl_lane_tx(l->lane, l->slot, w);
+        n = rifl_phy_exchange(l->phy, l->slot, RIFL_PHY_WIRE, l->in, l->in_max);
+        capture(l, 0, w); /* as sent: after the bit errors injected, still in the datagram */
+    } else {
+        /* by content: the PHY builds a datagram's frames in one batch */
+        rifl_lane_tx_frame(l->lane, l->slot, rifl_phy_tx_buffer(l->phy, RIFL_PHY_CONTENT));
+        n = rifl_phy_exchange(l->phy, l->slot, RIFL_PHY_CONTENT, l->in, l->in_max);
     }
+    for (unsigned k = 0; l->cap && k < n; k++)
+        capture(l, 1, l->in[k].data);
+    /* the frames of a datagram come end to end: decoded in one batch */
+    const size_t fb = l->cfg.udp.frame_bits / 8;
+    if (n && (const uint8_t *)l->in[n - 1].data == (const uint8_t *)l->in[0].data + (n - 1) * fb)
+        rifl_lane_rx_batch(l->lane, l->slot, l->in[0].data, n);
+    else if (!n)
+        rifl_lane_rx(l->lane, l->slot, NULL, NULL);
+    else
+        for (unsigned k = 0; k < n; k++)
+            rifl_lane_rx(l->lane, l->slot, l->in[k].data, NULL);
     if (busy(l))
         l->last_busy = l->slot;
     l->slot++;
@@ -638,6 +658,12 @@ void rifl_udplink_set_capture(rifl_udplink *l, rifl_capture *cap, uint64_t max_f
 {
     if (!l)
         return;
+    if (cap && l->lane) {
+        /* frame by frame from now on: the frames waiting for the
+         * datagram's batch go first */
+        rifl_phy_udp_flush(l->phy);
+        rifl_lane_defer_scrambler(l->lane, false);
+    }
     l->cap = cap;
     l->cap_max = max_frames;
 }
