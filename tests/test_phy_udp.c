@@ -251,6 +251,48 @@ static void t_lanes_gso(void)
     free_ends(&e);
 }
 
+/* Frames by content, each datagram's built in one batch call and the
+ * frames received decoded in batches: every packet once and in order,
+ * clean and with datagrams lost and duplicated.  A frame by content into a
+ * PHY without an encoder is counted, not sent; bad encoders are refused. */
+static void t_lanes_content(void)
+{
+    for (int lossy = 0; lossy < 2; lossy++) {
+        struct ends e = { .spare = -1 };
+        unsigned fpd = lossy ? 8 : 16;
+        if (!make_ends(&e, fpd, lossy ? 0.005 : 0, lossy ? 0.01 : 0, test_seed * 7 + lossy)) {
+            free_ends(&e);
+            return;
+        }
+        uint64_t got = 0, replays = 0;
+        test_by_content = true;
+        test_run_lanes(e.phy, F, fpd, lossy ? 60000 : 20000, &got, &replays);
+        test_by_content = false;
+        printf("  %s: %llu packets delivered, %llu replay cycles\n", lossy ? "lossy" : "clean",
+               (unsigned long long)got, (unsigned long long)replays);
+        CHECK(got > 200);
+        CHECK(lossy ? replays > 5 : replays == 0);
+        free_ends(&e);
+    }
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    CHECK(rifl_phy_tx_buffer(e.phy[0], RIFL_PHY_CONTENT) == NULL);
+    CHECK(!rifl_phy_carries(e.phy[0], RIFL_PHY_CONTENT));
+    rifl_phy_frame in[4];
+    rifl_phy_exchange(e.phy[0], 0, RIFL_PHY_CONTENT, in, 4);
+    CHECK_EQ_U(rifl_phy_get_stats(e.phy[0])->dropped, 1);
+    CHECK_EQ_U(rifl_phy_get_stats(e.phy[0])->frames, 0);
+    CHECK_EQ_I(rifl_phy_udp_set_encoder(e.phy[0], 0, rifl_lane_phy_encode_batch, NULL),
+               RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_phy_udp_set_encoder(e.phy[0], 64, NULL, NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_phy_udp_set_encoder(NULL, 64, rifl_lane_phy_encode_batch, NULL),
+               RIFL_ERR_INVALID_ARG);
+    free_ends(&e);
+}
+
 /* Datagrams from the peer's port that must not be taken. */
 static void t_dropped_datagrams(void)
 {
@@ -524,7 +566,7 @@ static void t_rx_every(void)
     free_ends(&e);
 }
 
-TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config },
+TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_content", t_lanes_content },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
           { "lanes_gso", t_lanes_gso },
           { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber },

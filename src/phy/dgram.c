@@ -397,8 +397,11 @@ unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_
                         unsigned max)
 {
     struct dgram *u = (struct dgram *)p;
-    if (form == RIFL_PHY_CONTENT && !u->encode)
-        form = RIFL_PHY_NONE; /* (not carried: rifl_phy_tx_buffer gave NULL) */
+    if (form == RIFL_PHY_CONTENT && !u->encode) {
+        /* not carried (rifl_phy_tx_buffer gave NULL): counted, not sent */
+        p->st.dropped++;
+        form = RIFL_PHY_NONE;
+    }
     if (form == RIFL_PHY_WIRE)
         encode_records(u); /* records before it are built first, in order */
     if (form == RIFL_PHY_WIRE || form == RIFL_PHY_CONTENT) {
