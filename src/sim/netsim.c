@@ -417,53 +417,29 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
     return RIFL_OK;
 }
 
-static void mean_sizes(const rifl_net_config *c, double *cells, double *bytes)
+/* The mean message in cells and bytes, and the mean train in cells: a
+ * bursty train whose draw is geometric with parameter p and counts cells
+ * ends with the message in which the draw runs out; the draw being
+ * memoryless, a message of c cells ends it with probability 1 - (1 - p)^c
+ * whatever came before, so by Wald's identity a train holds
+ * E[c] / E[1 - (1 - p)^c] cells (p = 1: one message). */
+static void mean_sizes(const rifl_net_config *c, double p, double *cells, double *bytes,
+                       double *train)
 {
-    if (c->sizes) {
-        /* the CDF's mean, over evenly spaced quantiles */
-        double sc = 0, sb = 0;
-        const unsigned Q = 1u << 14;
-        for (unsigned i = 0; i < Q; i++) {
-            uint32_t b = rifl_net_cdf_size(c->sizes, (i + 0.5) / Q);
-            sc += (double)rifl_l2_msg_cells(b);
-            sb += b;
-        }
-        *cells = sc / Q;
-        *bytes = sb / Q;
-        return;
-    }
-    double sc = 0, sb = 0, k = (double)c->msg_max - c->msg_min + 1;
-    for (uint64_t b = c->msg_min; b <= c->msg_max; b++) {
-        sc += (double)rifl_l2_msg_cells(b);
+    double sc = 0, sb = 0, sq = 0, k = 0;
+    const unsigned Q = 1u << 14;
+    /* the CDF's mean over evenly spaced quantiles, or every size of the range */
+    uint64_t from = c->sizes ? 0 : c->msg_min, to = c->sizes ? Q - 1 : c->msg_max;
+    for (uint64_t i = from; i <= to; i++, k++) {
+        uint64_t b = c->sizes ? rifl_net_cdf_size(c->sizes, (i + 0.5) / Q) : i;
+        double n = (double)rifl_l2_msg_cells(b);
+        sc += n;
         sb += (double)b;
+        sq += 1 - pow(1 - p, n);
     }
     *cells = sc / k;
     *bytes = sb / k;
-}
-
-/* The mean length in cells of a bursty train whose draw is geometric with
- * parameter p and counts cells; the train ends with the message in which
- * the draw runs out.  The draw being memoryless, a message of c cells ends
- * the train with probability 1 - (1 - p)^c whatever came before, so by
- * Wald's identity a train holds E[c] / E[1 - (1 - p)^c] cells. */
-static double train_cells(const rifl_net_config *c, double p)
-{
-    double sc = 0, sq = 0;
-    if (c->sizes) {
-        const unsigned Q = 1u << 14;
-        for (unsigned i = 0; i < Q; i++) {
-            double cells = (double)rifl_l2_msg_cells(rifl_net_cdf_size(c->sizes, (i + 0.5) / Q));
-            sc += cells;
-            sq += 1 - pow(1 - p, cells);
-        }
-    } else {
-        for (uint64_t b = c->msg_min; b <= c->msg_max; b++) {
-            double cells = (double)rifl_l2_msg_cells(b);
-            sc += cells;
-            sq += 1 - pow(1 - p, cells);
-        }
-    }
-    return sc / sq;
+    *train = sc / sq;
 }
 
 /* The lanes of a link of `cable_m` metres, `xcvr_ns` of transceivers and
@@ -953,16 +929,13 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         goto fail;
     }
     /* traffic */
-    mean_sizes(cfg, &n->mean_cells, &n->mean_bytes);
-    double train = n->mean_cells; /* a train's mean length in cells */
-    if (cfg->arrivals == RIFL_NET_BURSTY) {
-        /* a train's draw: 1 + a geometric number of further cells */
-        double B = cfg->burst_bytes / RIFL_L2_CELL_PAYLOAD;
-        if (B < 1)
-            B = 1;
+    /* a bursty train's draw: 1 + a geometric number of further cells */
+    double B = cfg->burst_bytes / RIFL_L2_CELL_PAYLOAD, train;
+    if (cfg->arrivals != RIFL_NET_BURSTY || B < 1)
+        B = 1;
+    mean_sizes(cfg, 1.0 / B, &n->mean_cells, &n->mean_bytes, &train);
+    if (cfg->arrivals == RIFL_NET_BURSTY)
         rifl_geo_init(&n->train, 1.0 / B);
-        train = train_cells(cfg, 1.0 / B);
-    }
     /* each host offers `load` of its own link's cell slots */
     n->offered_frac = 0;
     for (unsigned h = 0; h < n->H; h++) {

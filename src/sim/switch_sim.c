@@ -198,19 +198,34 @@ void rifl_ssim_free(rifl_ssim *s)
     free(s);
 }
 
-static double mean_cells(const rifl_ssim_config *c, double *mean_bytes)
+/* The mean packet in cells (returned) and bytes, and the mean length in
+ * cells of a bursty train whose draw has a mean of B cells.  The draw n is
+ * geometric (P(n = k) = p (1 - p)^(k - 1), p = 1 / B) and counts cells,
+ * but a train ends only with a packet: the one in which the count runs
+ * out.  The draw being memoryless, a packet of c cells ends the train with
+ * probability 1 - (1 - p)^c whatever came before, so a train holds
+ * 1 / E[1 - (1-p)^c] packets on average and, by Wald's identity,
+ * E[c] / E[1 - (1-p)^c] cells. */
+static double mean_cells(const rifl_ssim_config *c, double B, double *mean_bytes, double *train)
 {
+    const double p = 1.0 / B;
     if (c->packet_bytes) {
+        double cells = (double)((c->packet_bytes + 255) / 256);
         *mean_bytes = c->packet_bytes;
-        return (double)((c->packet_bytes + 255) / 256);
+        /* packets of one cell: a train is its draw */
+        *train = cells == 1 ? B : cells / (1 - pow(1 - p, cells));
+        return cells;
     }
-    double sc = 0, sb = 0;
+    double sc = 0, sb = 0, sq = 0;
     for (unsigned b = c->var_min; b <= c->var_max; b++) {
-        sc += (b + 255) / 256;
+        double cells = (double)((b + 255) / 256);
+        sc += cells;
         sb += b;
+        sq += 1 - pow(1 - p, cells);
     }
     double n = c->var_max - c->var_min + 1;
     *mean_bytes = sb / n;
+    *train = sc / sq;
     return sc / n;
 }
 
@@ -507,48 +522,21 @@ draw_next_dst(const rifl_ssim *s, struct host *x, rifl_rng *rng, unsigned h)
     __builtin_prefetch(&x->pair[x->next_dst], 1);
 }
 
-/* The mean length in cells of a bursty train.  Its draw n is geometric
- * (P(n = k) = p (1 - p)^(k - 1), p = 1 / B) and counts cells, but a train ends only
- * with a packet: the one in which the count runs out.  The draw being
- * memoryless, a packet of c cells ends the train with probability
- * 1 - (1 - p)^c whatever came before, so a train holds 1 / E[1 - (1-p)^c]
- * packets on average and, by Wald's identity, E[c] / E[1 - (1-p)^c]
- * cells. */
-static double train_cells(const rifl_ssim_config *c, double B)
-{
-    const double p = 1.0 / B;
-    if (c->packet_bytes <= 256 && c->packet_bytes)
-        return B; /* packets of one cell: a train is its draw */
-    if (c->packet_bytes) {
-        double cells = (double)((c->packet_bytes + 255) / 256);
-        return cells / (1 - pow(1 - p, cells));
-    }
-    double sc = 0, sq = 0;
-    for (unsigned b = c->var_min; b <= c->var_max; b++) {
-        double cells = (double)((b + 255) / 256);
-        sc += cells;
-        sq += 1 - pow(1 - p, cells);
-    }
-    return sc / sq;
-}
-
 /* The on/off laws of the traffic sources for the offered load, and each
  * host's seed, bytes to send and first start time. */
 static void init_traffic(rifl_ssim *s, const rifl_ssim_config *cfg)
 {
     const unsigned H = s->H;
-    double mbytes, mc = mean_cells(cfg, &mbytes);
+    double B = cfg->burst_bytes / 256.0;
+    if (cfg->traffic != RIFL_TRAFFIC_BURSTY || B < 1)
+        B = 1;
+    s->burst_p = 1.0 / B;
+    double mbytes, train, mc = mean_cells(cfg, B, &mbytes, &train);
     /* idle slots per train so that the payload offered is `load`: a
-     * Bernoulli train is one packet, a bursty one holds train_cells() */
-    double g = mbytes / (256.0 * cfg->load) - mc;
-    s->burst_p = 1;
-    if (cfg->traffic == RIFL_TRAFFIC_BURSTY) {
-        double B = cfg->burst_bytes / 256.0;
-        if (B < 1)
-            B = 1;
-        s->burst_p = 1.0 / B;
-        g = train_cells(cfg, B) * (mbytes / (256.0 * cfg->load * mc) - 1);
-    }
+     * Bernoulli train is one packet, a bursty one `train` cells */
+    double g = cfg->traffic == RIFL_TRAFFIC_BURSTY
+                   ? train * (mbytes / (256.0 * cfg->load * mc) - 1)
+                   : mbytes / (256.0 * cfg->load) - mc;
     if (g < 0)
         g = 0;
     s->off_p = 1.0 / (1.0 + g);
