@@ -87,12 +87,11 @@ static inline void test_run_lanes(rifl_phy *phy[2], unsigned F, unsigned fpd, un
                 CHECK_EQ_I(rifl_lane_tx(l[i], t, w), RIFL_OK);
             rifl_phy_frame in[64];
             unsigned n = rifl_phy_exchange(phy[i], t, form, in, 64);
-            if (test_by_content && n) {
+            if (test_by_content) {
                 /* the frames handed out lie end to end */
-                uint8_t run[64 * RIFL_FRAME_MAX_BYTES];
-                for (unsigned k = 0; k < n; k++)
-                    memcpy(run + k * (F / 8), in[k].data, F / 8);
-                CHECK_EQ_I(rifl_lane_rx_batch(l[i], t, run, n), RIFL_OK);
+                for (unsigned k = 1; k < n; k++)
+                    CHECK((const uint8_t *)in[k].data == (const uint8_t *)in[0].data + k * (F / 8));
+                CHECK_EQ_I(rifl_lane_rx_batch(l[i], t, n ? in[0].data : NULL, n), RIFL_OK);
             } else {
                 if (!n)
                     rifl_lane_rx(l[i], t, NULL, NULL);

@@ -365,7 +365,10 @@ typedef struct rifl_phy_udp_stats {
 
 /* Make the PHY: bad addresses, an epoch of 0 or out-of-range settings are
  * refused with RIFL_ERR_CONFIG and a message; a socket that cannot be
- * opened, bound or connected gives RIFL_ERR_IO and the system's reason. */
+ * opened, bound or connected gives RIFL_ERR_IO and the system's reason.
+ * The frames an exchange hands out (wire bytes) lie end to end, F/8 bytes
+ * apart from out[0].data, so a lane can take them in one batch
+ * (rifl_lane_rx_batch); the raw-Ethernet PHY's too. */
 RIFL_API int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *msg,
                                  size_t msglen);
 /* The datagram counters of a UDP or raw-Ethernet PHY (NULL for others).

@@ -462,11 +462,7 @@ int rifl_lane_tx_frame(rifl_lane *l, uint64_t now, rifl_lane_frame *f)
     if (l->scr_deferred) {
         /* the frame without its scrambler states: the batch encoder
          * works them out from the first frame's (rifl_lane_frames_encode) */
-        f->key = c.key;
-        f->id = c.id;
-        f->data = c.rec ? 1 : c.ctl ? 2 : 0;
-        if (c.rec || c.ctl)
-            memcpy(f->rec, c.rec ? c.rec : c.ctl, l->txq.stride);
+        rifl_lane_fill_record(l, c, f);
         f->scr = l->scr_behind ? RIFL_LANE_SCR_FOLLOWS : l->scr;
         f->scr_next = RIFL_LANE_SCR_FOLLOWS;
         l->scr_behind = true;

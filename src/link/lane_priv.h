@@ -157,6 +157,18 @@ struct tx_choice {
     const uint8_t *ctl;   /* a control frame's record with its lane tag, or NULL */
 };
 
+/* Frame `c` chosen, not built: its content in f (the scrambler states
+ * aside). */
+static inline __attribute__((always_inline)) void
+rifl_lane_fill_record(const rifl_lane *l, struct tx_choice c, rifl_lane_frame *f)
+{
+    f->key = c.key;
+    f->id = c.id;
+    f->data = c.rec ? 1 : c.ctl ? 2 : 0;
+    if (c.rec || c.ctl)
+        memcpy(f->rec, c.rec ? c.rec : c.ctl, l->txq.stride);
+}
+
 /* Frame `c` chosen, not built: give f its content and the scrambler states
  * before and after it, and move the lane's scrambler on. */
 static inline __attribute__((always_inline)) void
@@ -166,11 +178,7 @@ rifl_lane_fill_frame(rifl_lane *l, struct tx_choice choice, rifl_lane_frame *f)
      * were chosen in (read back from memory, its narrow stores would stall
      * the wider loads) */
     const struct tx_choice *c = &choice;
-    f->key = c->key;
-    f->id = c->id;
-    f->data = c->rec ? 1 : c->ctl ? 2 : 0;
-    if (c->rec || c->ctl)
-        memcpy(f->rec, c->rec ? c->rec : c->ctl, l->txq.stride);
+    rifl_lane_fill_record(l, choice, f);
     f->scr = l->scr;
     /* the contents' part of the next state does not wait for the state */
     uint64_t z;

@@ -402,16 +402,16 @@ unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_
         p->st.dropped++;
         form = RIFL_PHY_NONE;
     }
-    if (form == RIFL_PHY_WIRE)
-        encode_records(u); /* records before it are built first, in order */
+    if (form == RIFL_PHY_WIRE) {
+        /* the frame was written into the datagram in place (tx[WIRE]);
+         * records before it are built first, in order */
+        encode_records(u);
+        if (u->cfg.ber > 0)
+            flip_bits(u, p->tx[RIFL_PHY_WIRE]);
+        u->out_wire++;
+    }
+    /* (a record by content was written beside the datagram, tx[CONTENT]) */
     if (form == RIFL_PHY_WIRE || form == RIFL_PHY_CONTENT) {
-        /* the frame was written into the datagram in place (tx[WIRE]), or
-         * its record beside it (tx[CONTENT]) */
-        if (form == RIFL_PHY_WIRE) {
-            if (u->cfg.ber > 0)
-                flip_bits(u, p->tx[RIFL_PHY_WIRE]);
-            u->out_wire++;
-        }
         if (!u->out_count)
             u->out_first = now;
         u->out_count++;

@@ -402,15 +402,8 @@ static void run_slot(rifl_udplink *l)
     }
     for (unsigned k = 0; l->cap && k < n; k++)
         capture(l, 1, l->in[k].data);
-    /* the frames of a datagram come end to end: decoded in one batch */
-    const size_t fb = l->cfg.udp.frame_bits / 8;
-    if (n && (const uint8_t *)l->in[n - 1].data == (const uint8_t *)l->in[0].data + (n - 1) * fb)
-        rifl_lane_rx_batch(l->lane, l->slot, l->in[0].data, n);
-    else if (!n)
-        rifl_lane_rx(l->lane, l->slot, NULL, NULL);
-    else
-        for (unsigned k = 0; k < n; k++)
-            rifl_lane_rx(l->lane, l->slot, l->in[k].data, NULL);
+    /* the frames come end to end (rifl_phy_udp_create): one batch */
+    rifl_lane_rx_batch(l->lane, l->slot, n ? l->in[0].data : NULL, n);
     if (busy(l))
         l->last_busy = l->slot;
     l->slot++;
