@@ -423,7 +423,11 @@ static void t_idle(void)
         CHECK(d <= 1300);
         both += d;
         CHECK(rifl_udplink_idle(p.l[i]));
-        CHECK_EQ_U(rifl_udplink_get_stats(p.l[i])->idle_periods, 1);
+        /* idle once, and once more after each catch-up with a peer that
+         * was a window ahead (at most one: then neither is) */
+        const rifl_udplink_stats *st = rifl_udplink_get_stats(p.l[i]);
+        CHECK(st->peer_wakes <= 1);
+        CHECK_EQ_U(st->idle_periods, 1 + st->peer_wakes);
     }
     /* the link stays alive: keepalives go */
     CHECK(both >= 1000);
@@ -433,7 +437,77 @@ static void t_idle(void)
     CHECK_EQ_U(p.got[0], 400);
     CHECK_EQ_U(p.got[1], 400);
     CHECK_EQ_U(p.bad, 0);
-    CHECK_EQ_U(rifl_udplink_get_stats(p.l[1])->idle_periods, 2);
+    for (int i = 0; i < 2; i++) {
+        const rifl_udplink_stats *st = rifl_udplink_get_stats(p.l[i]);
+        CHECK(st->peer_wakes <= 2);
+        CHECK_EQ_U(st->idle_periods, 2 + st->peer_wakes);
+    }
+    free_pair(&p);
+}
+
+/* Step both ends every dt ns until end `to` has read a whole packet;
+ * returns the virtual time it took (0: not within `limit` ns). */
+static uint64_t until_read(struct pair *p, int to, uint64_t dt, uint64_t limit)
+{
+    uint64_t t0 = p->now, want = p->got[to] + 1;
+    while (p->now - t0 < limit) {
+        p->now += dt;
+        for (int i = 0; i < 2; i++) {
+            uint64_t wake;
+            char msg[512] = "";
+            if (rifl_udplink_step(p->l[i], p->now, &wake, msg, sizeof msg) != RIFL_OK)
+                return 0;
+        }
+        drain(p, to);
+        if (p->got[to] >= want)
+            return p->now - t0;
+    }
+    return 0;
+}
+
+/* Request and response over a link that idles between exchanges: each
+ * exchange costs about the round trip and the datagrams' filling, not a
+ * keepalive interval (1 ms) waiting for an idle peer. */
+static void t_exchange(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 60000)) {
+        free_pair(&p);
+        return;
+    }
+    CHECK_EQ_I(pump(&p, 3, 1000, 100000, 0), RIFL_OK); /* up, then idle */
+    REQUIRE(rifl_udplink_lane(p.l[0]) && rifl_udplink_lane(p.l[1]));
+    uint64_t worst = 0, sum = 0;
+    const unsigned n = 200;
+    for (unsigned k = 0; k < n; k++) {
+        /* think times from 0 to 2 ms, so that some exchanges find the
+         * link idle */
+        CHECK_EQ_I(pump(&p, 3, 1000, (k * 37u) % 2000, 0), RIFL_OK);
+        uint64_t t = 0;
+        for (int i = 0; i < 2; i++) {
+            uint8_t pkt[2000];
+            size_t len = pkt_len(p.sent[i]);
+            rifl_packet_fill(p.stream[i], p.sent[i], pkt, len);
+            REQUIRE(rifl_lane_send(rifl_udplink_lane(p.l[i]), pkt, len) == RIFL_OK);
+            p.sent[i]++;
+            uint64_t d = until_read(&p, 1 - i, 1000, 100000000);
+            REQUIRE(d > 0);
+            t += d;
+        }
+        sum += t;
+        worst = t > worst ? t : worst;
+    }
+    printf("  %u exchanges: mean %.1f us, worst %.1f us\n", n, (double)sum / n / 1e3,
+           (double)worst / 1e3);
+    /* each way: the round trip's half, a datagram's filling at each end
+     * (16 slots), and a margin of as much again */
+    const rifl_udplink_sizing *z = rifl_udplink_get_sizing(p.l[0]);
+    double bound = 2 * (60000 + 2 * 16 * z->slot_ns);
+    CHECK_MSG((double)worst < bound, "worst exchange %.1f us, bound %.1f us", worst / 1e3,
+              bound / 1e3);
+    CHECK(rifl_udplink_get_stats(p.l[0])->peer_wakes + rifl_udplink_get_stats(p.l[1])->peer_wakes >
+          0);
+    CHECK_EQ_U(p.bad, 0);
     free_pair(&p);
 }
 
@@ -581,4 +655,4 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "probe_busy_start", t_probe_busy_start },
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
-          { "restart", t_restart })
+          { "restart", t_restart }, { "exchange", t_exchange })

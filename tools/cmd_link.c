@@ -642,10 +642,12 @@ static void print_json(const struct bench_opts *o, const struct seeds *sd,
     for (int i = 0; i < 2; i++) {
         const rifl_lane_stats *L = &r[i].lane;
         printf("%s{\"slots\": %" PRIu64 ", \"keepalive_slots\": %" PRIu64 ", \"idle_periods\": %"
-               PRIu64 ", \"window_stalls\": %" PRIu64 ", \"schedule_resets\": %" PRIu64
+               PRIu64 ", \"peer_wakes\": %" PRIu64 ", \"window_stalls\": %" PRIu64
+               ", \"schedule_resets\": %" PRIu64
                ", \"datagrams_sent\": %" PRIu64 ", \"datagrams_received\": %" PRIu64,
                i ? ", " : "", r[i].link.slots, r[i].link.keepalive_slots, r[i].link.idle_periods,
-               r[i].link.window_stalls, r[i].link.schedule_resets, r[i].udp.dgrams_sent,
+               r[i].link.peer_wakes, r[i].link.window_stalls, r[i].link.schedule_resets,
+               r[i].udp.dgrams_sent,
                r[i].udp.dgrams_received);
         printf(", \"epoch\": %" PRIu32 ", \"frames_received\": %" PRIu64 ", \"tx_frames\": "
                "{\"data\": %" PRIu64 ", \"filler\": %" PRIu64 ", \"fc_on\": %" PRIu64

@@ -156,7 +156,8 @@ static void write_state(struct up *u, uint64_t now)
              ", \"resets\": %" PRIu64 ", \"reset_tx_frames\": %" PRIu64
              ", \"reset_rx_frames\": %" PRIu64 ", \"datagrams_stale\": %" PRIu64
              ", \"captured_frames\": %" PRIu64 ", \"window_stalls\": %" PRIu64
-             ", \"schedule_resets\": %" PRIu64 ", \"idle_periods\": %" PRIu64 "}\n",
+             ", \"schedule_resets\": %" PRIu64 ", \"idle_periods\": %" PRIu64
+             ", \"peer_wakes\": %" PRIu64 "}\n",
              o->name, (long)getpid(), o->phy, o->local, o->remote, o->tap ? o->tap : "",
              state_word(u), (double)(now - u->t_start) / 1e9,
              run ? (double)sz->rtt_ns / 1e3 : 0.0, run ? sz->fid_bits : 0, o->rate, u->tx_gbps,
@@ -167,7 +168,7 @@ static void write_state(struct up *u, uint64_t now)
              ls->keepalive_slots, u->n.tap_in, u->n.tap_out, u->n.tap_write_failed,
              u->n.rx_too_big, us->epoch, us->peer_epoch, ls->resets, ls->reset_tx_frames,
              ls->reset_rx_frames, us->rx_stale, ls->captured_frames, ls->window_stalls,
-             ls->schedule_resets, ls->idle_periods);
+             ls->schedule_resets, ls->idle_periods, ls->peer_wakes);
     if (cli_link_state_write(u->state_path, j) != 0 && !o->quiet)
         fprintf(stderr, "warning: cannot write the state file %s: %s\n", u->state_path,
                 strerror(errno));

@@ -108,6 +108,9 @@ typedef struct rifl_udplink_stats {
     uint64_t keepalive_slots;  /* of them, while idle: on the keepalive
                                   timer, or for frames from the peer */
     uint64_t idle_periods;     /* times the link went idle */
+    uint64_t peer_wakes;       /* times this end, idle, went back to the
+                                  lane rate because the peer's window was
+                                  shut or nearly on it */
     uint64_t window_stalls;    /* times the window shut: this end waited
                                   for the peer's frames (while shut it
                                   announces its sequence number once per

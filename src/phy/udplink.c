@@ -454,6 +454,17 @@ static void go_active(rifl_udplink *l, uint64_t now_ns)
     l->last_busy = l->slot;
 }
 
+/* Whether the peer may be waiting for this end's slots: it has run so far
+ * ahead of the frames it can have of this end's that its window is shut,
+ * or nearly (its last datagram's worth).  An idle end runs a slot only per
+ * keepalive or arrival, so a peer that became busy first would otherwise
+ * wait up to a keepalive interval for each of them. */
+static bool peer_waiting(rifl_udplink *l)
+{
+    uint64_t peer = rifl_phy_udp_get_stats(l->phy)->rx_next;
+    return peer + flush_of(&l->cfg) >= l->slot + l->sz.window;
+}
+
 static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
 {
     uint64_t before = rifl_phy_udp_get_stats(l->phy)->rx_next;
@@ -478,10 +489,19 @@ static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
     } else if (due) {
         l->next_keepalive_ns = now_ns + l->cfg.keepalive_ns;
     }
-    /* a slot with activity (its last_busy is the slot just run), or data
-     * to send: back to the lane rate */
-    if (l->last_busy + 1 == l->slot || rifl_lane_tx_backlog(l->lane) > 0) {
+    /* a slot with activity (its last_busy is the slot just run), data to
+     * send, or a peer waiting for this end's slots: back to the lane rate */
+    bool busy_now = l->last_busy + 1 == l->slot || rifl_lane_tx_backlog(l->lane) > 0;
+    if (busy_now || peer_waiting(l)) {
+        /* for a waiting peer only until it waits no more (active_step):
+         * a round trip of slots after it, as after activity, would put
+         * this end as far ahead, and the two would wake each other */
+        uint64_t last = l->last_busy;
         go_active(l, now_ns);
+        if (!busy_now) {
+            l->last_busy = last;
+            l->st.peer_wakes++;
+        }
         *wake_ns = now_ns;
         return;
     }
@@ -523,7 +543,7 @@ static void active_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
     }
     if (busy(l))
         l->last_busy = l->slot ? l->slot - 1 : 0;
-    if (l->slot >= l->last_busy + 1 + l->sz.hold_slots) {
+    if (l->slot >= l->last_busy + 1 + l->sz.hold_slots && !peer_waiting(l)) {
         /* the idle rule: a round trip of slots after the last activity,
          * then keepalives */
         rifl_phy_udp_flush(l->phy);
@@ -682,6 +702,7 @@ static const rifl_counter udplink_counters[] = {
     C(slots, "slots run"),
     C(keepalive_slots, "slots run while idle: keepalives, or for frames from the peer"),
     C(idle_periods, "times the link went idle"),
+    C(peer_wakes, "times an idle end went back to the lane rate for a peer waiting on its window"),
     C(window_stalls, "times the window shut: this end waited for the peer's frames"),
     C(schedule_resets, "times this end fell more than 1 ms behind the lane rate"),
     C(probe_samples, "round trips measured at start-up"),
