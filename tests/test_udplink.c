@@ -451,14 +451,8 @@ static uint64_t until_read(struct pair *p, int to, uint64_t dt, uint64_t limit)
 {
     uint64_t t0 = p->now, want = p->got[to] + 1;
     while (p->now - t0 < limit) {
-        p->now += dt;
-        for (int i = 0; i < 2; i++) {
-            uint64_t wake;
-            char msg[512] = "";
-            if (rifl_udplink_step(p->l[i], p->now, &wake, msg, sizeof msg) != RIFL_OK)
-                return 0;
-        }
-        drain(p, to);
+        if (pump(p, 3, dt, 1, 0) != RIFL_OK)
+            return 0;
         if (p->got[to] >= want)
             return p->now - t0;
     }

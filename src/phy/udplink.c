@@ -451,7 +451,6 @@ static void go_active(rifl_udplink *l, uint64_t now_ns)
     l->idle = false;
     l->base_slot = l->slot;
     l->base_ns = now_ns;
-    l->last_busy = l->slot;
 }
 
 /* Whether the peer may be waiting for this end's slots: it has run so far
@@ -493,15 +492,15 @@ static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
      * send, or a peer waiting for this end's slots: back to the lane rate */
     bool busy_now = l->last_busy + 1 == l->slot || rifl_lane_tx_backlog(l->lane) > 0;
     if (busy_now || peer_waiting(l)) {
-        /* for a waiting peer only until it waits no more (active_step):
-         * a round trip of slots after it, as after activity, would put
-         * this end as far ahead, and the two would wake each other */
-        uint64_t last = l->last_busy;
+        /* the hold period counts from here after activity; for a waiting
+         * peer the end runs only until it waits no more (active_step): a
+         * round trip of slots after it would put this end as far ahead,
+         * and the two would wake each other */
         go_active(l, now_ns);
-        if (!busy_now) {
-            l->last_busy = last;
+        if (busy_now)
+            l->last_busy = l->slot;
+        else
             l->st.peer_wakes++;
-        }
         *wake_ns = now_ns;
         return;
     }
