@@ -40,13 +40,14 @@ done | awk -F, 'NR == 1 || $1 != "mapping"' > "$out/rdma-mappings.csv"
 # Fault recovery: selective block retransmission against go-back-N, 1 MB writes.
 # A run whose transfers give up (17 attempts) exits 1: recorded, not fatal.
 {
-  echo "fault,p,mode,throughput_gbps,ratio,retransmitted_blocks,timeouts,failed,verified"
-  for f in payload-crc drop; do
+  echo "fault,p,mode,throughput_gbps,ratio,completion_ms,retransmitted_blocks,timeouts,failed,verified"
+  for f in none payload-crc drop; do
     for p in 0.0001 0.001 0.01; do
+      [ $f = none ] && { [ $p = 0.0001 ] || continue; p=0; fault=""; } || fault="--fault $f:$p"
       for gbn in false true; do
-        json=$("$rifl" sim rdma --size 1MiB --bytes 32MB --fault $f:$p --go-back-n $gbn --json) ||
+        json=$("$rifl" sim rdma --size 1MiB --bytes 32MB $fault --go-back-n $gbn --json) ||
           [ $? -eq 1 ]
-        python3 -c 'import json,sys; r=json.loads(sys.argv[3]); print("%s,%s,%s,%.4f,%.4f,%d,%d,%d,%s" % (sys.argv[1], sys.argv[2], "go-back-n" if r["go_back_n"] else "selective", r["throughput_gbps"], r["ratio"], r["retransmitted_blocks"], r["timeouts"], r["failed"], r["verified"]))' $f $p "$json"
+        python3 -c 'import json,sys; r=json.loads(sys.argv[3]); print("%s,%s,%s,%.4f,%.4f,%.3f,%d,%d,%d,%s" % (sys.argv[1], sys.argv[2], "go-back-n" if r["go_back_n"] else "selective", r["throughput_gbps"], r["ratio"], r["sim_us"] / 1000, r["retransmitted_blocks"], r["timeouts"], r["failed"], r["verified"]))' $f $p "$json"
       done
     done
   done
@@ -74,7 +75,7 @@ done | awk -F, 'NR == 1 || $1 != "mapping"' > "$out/rdma-mappings.csv"
 # free host, under each flow control of sim net
 {
   echo "fc,senders,throughput_gbps,ratio,sender_gbps_min,sender_gbps_max,victim_gbps,max_voq_cells,cell_p99_us,fc_frames,verified"
-  for fc in voq link; do
+  for fc in voq credit link; do
     for n in 2 4 8; do
       "$rifl" sim rdma --net single:10 --senders $n --victim --fc $fc --flows 8 --bytes 4MB \
         --link-gbps 100 --json |
