@@ -318,6 +318,40 @@ static void t_refused(void)
     rifl_bond_free(b);
 }
 
+/* The send queue's room and backlog: a packet costs its bytes and a
+ * 4-byte length; the backlog falls word by word as the bond places them. */
+static void t_queue(void)
+{
+    struct blink k;
+    REQUIRE(blink_make(&k, 4, 4, 0, 1, NULL));
+    rifl_bond *b = k.b[0];
+    size_t cap = rifl_bond_max_packet(b) + 4;
+    CHECK_EQ_U(rifl_bond_send_space(b), cap - 4);
+    CHECK_EQ_U(rifl_bond_tx_backlog(b), 0);
+    uint8_t p[1000] = { 0 };
+    CHECK_EQ_I(rifl_bond_send(b, p, 1000), RIFL_OK);
+    CHECK_EQ_I(rifl_bond_send(b, p, 300), RIFL_OK);
+    CHECK_EQ_U(rifl_bond_send_space(b), cap - 1308 - 4);
+    CHECK_EQ_U(rifl_bond_tx_backlog(b), 1300);
+    /* nothing is placed before the lanes are up; then a word (4 segments
+     * of P/8 bytes) a slot until both packets are out */
+    unsigned word = 4 * rifl_payload_bytes(256);
+    for (unsigned t = 0; t < 4000 && rifl_bond_tx_backlog(b); t++) {
+        size_t before = rifl_bond_tx_backlog(b);
+        blink_step(&k);
+        size_t placed = before - rifl_bond_tx_backlog(b);
+        /* whole words, or a packet's last part */
+        CHECK(placed == 0 || placed == word || placed == 1000 % word || placed == 300 % word);
+    }
+    CHECK_EQ_U(rifl_bond_tx_backlog(b), 0);
+    CHECK_EQ_U(rifl_bond_get_stats(b)->tx_words,
+               (1000 + word - 1) / word + (300 + word - 1) / word);
+    CHECK_EQ_U(rifl_bond_send_space(b), cap - 4);
+    CHECK_EQ_U(rifl_bond_send_space(NULL), 0);
+    CHECK_EQ_U(rifl_bond_tx_backlog(NULL), 0);
+    blink_free(&k);
+}
+
 TEST_MAIN({ "worked_spatial", t_worked_spatial }, { "worked_temporal", t_worked_temporal },
           { "worked_mixed", t_worked_mixed }, { "random_links", t_random_links },
-          { "refused", t_refused })
+          { "refused", t_refused }, { "queue", t_queue })

@@ -73,6 +73,10 @@ RIFL_API rifl_lane *rifl_bond_lane(rifl_bond *bond, unsigned i);
  * queue). */
 RIFL_API int rifl_bond_send(rifl_bond *bond, const void *pkt, size_t len);
 RIFL_API size_t rifl_bond_max_packet(const rifl_bond *bond);
+/* Bytes of a packet the queue can take right now (0: none). */
+RIFL_API size_t rifl_bond_send_space(const rifl_bond *bond);
+/* Bytes queued and not yet placed on the lanes. */
+RIFL_API size_t rifl_bond_tx_backlog(const rifl_bond *bond);
 /* Before the lanes send in a slot: the narrow words whose groups can take
  * them now go onto their lanes, in order, at most one per group; the first
  * that cannot go waits, and so do all after it.  Returns the words placed. */

@@ -19,6 +19,7 @@ struct rifl_bond {
     uint8_t *q;                /* packet ring */
     size_t qcap, qhead, qused; /* bytes */
     size_t off;                /* bytes of the head packet placed */
+    size_t qpackets;           /* packets in the ring */
     uint64_t tx_word;          /* narrow words placed since reset */
     /* receive side */
     uint64_t rx_word;          /* narrow words taken since reset */
@@ -138,9 +139,24 @@ int rifl_bond_send(rifl_bond *b, const void *pkt, size_t len)
     ring_put(b, b->qhead + b->qused, h, 4);
     ring_put(b, b->qhead + b->qused + 4, pkt, len);
     b->qused += len + 4;
+    b->qpackets++;
     b->st.tx_packets++;
     b->st.tx_bytes += len;
     return RIFL_OK;
+}
+
+size_t rifl_bond_send_space(const rifl_bond *b)
+{
+    return b && b->qcap - b->qused > 4 ? b->qcap - b->qused - 4 : 0;
+}
+
+size_t rifl_bond_tx_backlog(const rifl_bond *b)
+{
+    if (!b || !b->qused)
+        return 0;
+    /* every packet's bytes and its 4-byte length, less the length of each
+     * and the head packet's bytes already placed */
+    return b->qused - 4 * (size_t)b->qpackets - b->off;
 }
 
 /* ---- send side ----------------------------------------------------------- */
@@ -189,6 +205,7 @@ unsigned rifl_bond_place(rifl_bond *b)
         if (last) {
             b->qhead = (b->qhead + 4 + len) % b->qcap;
             b->qused -= 4 + len;
+            b->qpackets--;
             b->off = 0;
         }
     }
