@@ -150,6 +150,22 @@ expect_err "add --sweep" --jobs 2
 expect_err "not a run" --sweep "topology=single:4,single:8"
 expect_err "drop one of them" --sweep "load=0.1,0.2" --pcap "$tmp/x.pcap"
 expect_err "add --pcap" --pcap-host h1
+# bonded links: four lanes a link, replays on each, nothing lost, each link
+# reports its lanes; bad lane counts and groups are refused, and so is a
+# capture of a bonded link
+"$rifl" sim net --topology leafspine:2x2x2 --lanes 4 --group-lanes 2 --load 0.5 \
+  --ber 1e-6 --time-us 10 --warmup-us 2 --json --links > "$tmp/bond.json"
+[ "$(val lanes "$tmp/bond.json")" = 4 ] || fail "lanes not reported"
+[ "$(val group_lanes "$tmp/bond.json")" = 2 ] || fail "group_lanes not reported"
+[ "$(val dropped "$tmp/bond.json")" = 0 ] && [ "$(val lost "$tmp/bond.json")" = 0 ] &&
+  [ "$(val corrupt "$tmp/bond.json")" = 0 ] || fail "bonded drops"
+[ "$(val finished "$tmp/bond.json")" = true ] || fail "bonded run unfinished"
+ok "$(val replays "$tmp/bond.json") > 0" || fail "no replays on bonded links at BER 1e-6"
+grep -q '"lanes": 4, "cable_m"' "$tmp/bond.json" || fail "links lack their lanes"
+expect_err "use 1, 2, 4, 8 or 16" --lanes 3
+expect_err "group-lanes" --lanes 4 --group-lanes 8
+expect_err "one lane per link" --lanes 2 --pcap "$tmp/b.pcap"
+
 # the benchmark runs and reports its rates
 "$rifl" bench net --us 5 --json > "$tmp/bench.json"
 ok "$(val lane_slots_per_s "$tmp/bench.json") > 0 && $(val cell_hops_per_s "$tmp/bench.json") > 0" ||

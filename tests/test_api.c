@@ -55,6 +55,13 @@ static void t_null_arguments(void)
     rifl_pair *p;
     NULL_CASE(rifl_pair_create(&pc, NULL, msg, sizeof msg), "rifl_pair_create", "out");
     NULL_CASE(rifl_pair_create(NULL, &p, msg, sizeof msg), "rifl_pair_create", "cfg");
+    /* the caller's lanes: both or neither */
+    rifl_lane *own = NULL;
+    REQUIRE(rifl_lane_create(&rifl_lane_default_config, &own, msg, sizeof msg) == RIFL_OK);
+    pc.lanes[1] = own;
+    NULL_CASE(rifl_pair_create(&pc, &p, msg, sizeof msg), "rifl_pair_create", "both lanes");
+    rifl_lane_free(own);
+    pc.lanes[1] = NULL;
     rifl_switch *sw;
     NULL_CASE(rifl_switch_create(&rifl_switch_default_config, NULL, msg, sizeof msg),
               "rifl_switch_create", "out");

@@ -1,11 +1,13 @@
 /* `sim net`: a rack over real lanes.  Lossless under bit errors and
  * overload, the unloaded path of 17 cell times, the same results by
  * reference as by content, reproducible from the seed, per-VOQ flow control
- * protecting a victim flow, and refusals of bad configurations. */
+ * protecting a victim flow, bonded links, and refusals of bad
+ * configurations. */
 #include "testlib.h"
 
 #include <math.h>
 
+#include "rifl/frame.h"
 #include "rifl/nic.h"
 #include "rifl/sim/netsim.h"
 
@@ -657,6 +659,93 @@ static void t_credit(void)
     rifl_topo_free(t);
 }
 
+/* Bonded links (rifl/bond.h): four lanes per link, each at a quarter of
+ * the link's rate with errors of its own, in groups of 4 (spatial), 2 and
+ * 1 (temporal).  Lossless through replays at a high BER across three
+ * switch hops, the same by reference as by content; every lane stepped in
+ * a quarter of the slots; and at full load a link carries what the word
+ * rules leave of it: a cell of RIFL_L2_CELL_BYTES takes whole narrow words
+ * of S lanes' payload. */
+static void t_bonded(void)
+{
+    rifl_topology *t = gen("leafspine:3x2x3");
+    REQUIRE(t);
+    static const unsigned groups[] = { 4, 2, 1 };
+    for (unsigned g = 0; g < 3; g++) {
+        rifl_net_config c = rifl_net_default_config;
+        c.topo = t;
+        c.lanes = 4;
+        c.group_lanes = groups[g];
+        c.load = 0.5;
+        c.arrivals = RIFL_NET_BURSTY;
+        c.msg_min = 1;
+        c.msg_max = 1500;
+        c.ber = 2e-6;
+        c.warmup_ns = 3000;
+        c.window_ns = test_long_run ? 100000 : 15000;
+        c.seed = test_seed + g;
+        rifl_net_result a, b;
+        REQUIRE(run(&c, &a) == RIFL_OK);
+        clean(&a);
+        CHECK(a.replays > 0);
+        CHECK(a.verify_fails > 0);
+        CHECK(a.path_cells[3] > 0);
+        CHECK_EQ_U(a.link[0].lanes, 4);
+        /* 2 ends x 4 lanes per link, each lane a frame slot every 4th slot */
+        uint64_t want = 2 * (uint64_t)a.links * 4 * (a.slots / 4);
+        CHECK_MSG(a.lane_slots >= want && a.lane_slots <= want + 8ull * a.links,
+                  "lane slots %llu, want about %llu", (unsigned long long)a.lane_slots,
+                  (unsigned long long)want);
+        c.by_content = true;
+        REQUIRE(run(&c, &b) == RIFL_OK);
+        clean(&b);
+        CHECK_EQ_U(a.replays, b.replays);
+        CHECK_EQ_U(a.delivered_cells, b.delivered_cells);
+        CHECK_EQ_U(a.fc_frames, b.fc_frames);
+        CHECK(a.latency.mean == b.latency.mean && a.latency.max == b.latency.max);
+        rifl_net_result_free(&a);
+        rifl_net_result_free(&b);
+    }
+    rifl_topo_free(t);
+    /* full load, permutation: a host's throughput against one lane's */
+    t = gen("single:4");
+    REQUIRE(t);
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = t;
+    c.pattern = RIFL_NET_PERMUTATION;
+    c.load = 1.0;
+    c.window_ns = 20000;
+    rifl_net_result one;
+    REQUIRE(run(&c, &one) == RIFL_OK);
+    CHECK_EQ_U(one.dropped, 0);
+    unsigned pb = rifl_payload_bytes(c.frame_bits);
+    unsigned C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
+    for (unsigned g = 0; g < 3; g++) {
+        unsigned L = 4, S = groups[g];
+        c.lanes = L;
+        c.group_lanes = S;
+        rifl_net_result r;
+        REQUIRE(run(&c, &r) == RIFL_OK);
+        CHECK_EQ_U(r.dropped, 0);
+        CHECK_EQ_U(r.lost, 0);
+        CHECK_EQ_U(r.corrupt, 0);
+        /* a cell is W words of S x pb bytes, G = L / S groups taking one
+         * each per lane slot of L network slots: W / G lane slots, at
+         * least one */
+        unsigned W = (RIFL_L2_CELL_BYTES + S * pb - 1) / (S * pb), G = L / S;
+        double slots = (double)L * (W > G ? (double)W / G : 1.0);
+        double want = (double)C / slots;
+        if (want > 1)
+            want = 1;
+        double got = r.throughput_gbps_mean / one.throughput_gbps_mean;
+        CHECK_MSG(fabs(got - want) < 0.02, "groups of %u: %.4f of one lane's throughput, "
+                  "want %.4f", S, got, want);
+        rifl_net_result_free(&r);
+    }
+    rifl_net_result_free(&one);
+    rifl_topo_free(t);
+}
+
 static void t_refusals(void)
 {
     rifl_topology *t = gen("single:4");
@@ -686,6 +775,15 @@ static void t_refusals(void)
     c.link_gbps = 400;
     CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
     CHECK(strstr(err, "frame-ID") != NULL);
+    c.cable_m = 2;
+    c.link_gbps = 100;
+    c.lanes = 3;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "lanes per link") != NULL);
+    c.lanes = 4;
+    c.group_lanes = 8;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "groups of 8") != NULL);
     CHECK(n == NULL);
     rifl_topo_free(t);
 }
@@ -825,4 +923,5 @@ TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber
           { "finite", t_finite }, { "bursts_in_cells", t_bursts_in_cells }, { "cdf", t_cdf },
           { "link_settings", t_link_settings }, { "link_rates", t_link_rates },
           { "host_interface", t_host_interface },
-          { "credit", t_credit }, { "refusals", t_refusals }, { "app", t_app })
+          { "credit", t_credit }, { "bonded", t_bonded }, { "refusals", t_refusals },
+          { "app", t_app })

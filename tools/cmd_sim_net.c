@@ -19,7 +19,7 @@ struct opts {
     double pcie_gbps, pcie_rtt_ns;
     double warmup_us, time_us, drain_us;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
-    uint64_t vls, credit_cells;
+    uint64_t vls, credit_cells, lanes, group_lanes;
     uint64_t nic_messages, seed, pcap_slots, jobs, bytes_per_flow;
     const char *sweep, *plot, *plot_y;
     bool json, csv, progress, links, by_content;
@@ -91,6 +91,14 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     if (c->frame_bits < 64 || c->frame_bits > 2048 || (c->frame_bits & (c->frame_bits - 1)))
         return cli_fail(t, "frame-bits", "%u: use 64, 128, 256, 512, 1024 or 2048",
                         c->frame_bits);
+    c->lanes = (unsigned)o->lanes;
+    c->group_lanes = (unsigned)o->group_lanes;
+    if (c->lanes & (c->lanes - 1))
+        return cli_fail(t, "lanes", "%u: use 1, 2, 4, 8 or 16", c->lanes);
+    if (c->group_lanes > c->lanes || (c->group_lanes & (c->group_lanes - 1)))
+        return cli_fail(t, "group-lanes", "%u on links of %u lanes: use a power of two up "
+                        "to %u (0: all of them, spatial only; 1: temporal only)",
+                        c->group_lanes, c->lanes, c->lanes);
     c->cable_m = o->cable_m;
     c->transceiver_ns = o->transceiver_ns;
     c->switch_ns = o->switch_ns;
@@ -141,10 +149,11 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
     fprintf(f, ", \"hosts\": %u, \"switches\": %u, \"links\": %u, \"fc\": \"%s\", "
                "\"traffic\": \"%s\", \"pattern\": \"%s\", \"load\": %g, \"msg_min\": %u, "
                "\"msg_max\": %u, \"ber\": %g, \"link_gbps\": %g, \"frame_bits\": %u, "
-               "\"seed\": %llu,\n",
+               "\"lanes\": %u, \"group_lanes\": %u, \"seed\": %llu,\n",
             r->hosts, r->switches, r->links, fc_name(c->fc),
             c->arrivals == RIFL_NET_BURSTY ? "bursty" : "bernoulli", pattern_name(c->pattern),
             c->load, c->msg_min, c->msg_max, c->ber, c->link_gbps, c->frame_bits,
+            c->lanes ? c->lanes : 1, c->group_lanes ? c->group_lanes : (c->lanes ? c->lanes : 1),
             (unsigned long long)c->seed);
     if (c->fc == RIFL_NET_FC_CREDIT)
         fprintf(f, " \"vls\": %u, \"credit_cells\": %u, \"credit_waits\": %llu,\n", r->vls,
@@ -203,9 +212,9 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
         json_str(f, l->from);
         fprintf(f, ", \"to\": ");
         json_str(f, l->to);
-        fprintf(f, ", \"rate_gbps\": %g, \"cable_m\": %g, \"ber\": %g, \"fid_bits\": %u, "
-                   "\"delay_frames\": %u",
-                l->rate_gbps, l->cable_m, l->ber, l->fid_bits, l->delay_frames);
+        fprintf(f, ", \"rate_gbps\": %g, \"lanes\": %u, \"cable_m\": %g, \"ber\": %g, "
+                   "\"fid_bits\": %u, \"delay_frames\": %u",
+                l->rate_gbps, l->lanes, l->cable_m, l->ber, l->fid_bits, l->delay_frames);
         fprintf(f, ", \"utilisation\": %.4f, \"replays\": %llu, \"verify_fails\": %llu, "
                    "\"fc_frames\": %llu}",
                 l->utilisation, (unsigned long long)l->replays,
@@ -357,6 +366,12 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
                "cell time %.2f ns)\n",
             o->topology, r->hosts, r->switches, r->links, c->link_gbps, c->frame_bits,
             r->cell_ns);
+    if (c->lanes > 1)
+        fprintf(f, "  bonded links: %u lanes of %g Gbit/s each, groups of %u (%s)\n", c->lanes,
+                c->link_gbps / c->lanes, c->group_lanes ? c->group_lanes : c->lanes,
+                !c->group_lanes || c->group_lanes == c->lanes ? "spatial"
+                : c->group_lanes == 1                         ? "temporal"
+                                                              : "spatial within, temporal across");
     char sizes[300];
     if (c->sizes)
         snprintf(sizes, sizeof sizes, "message sizes from %s", o->msg_cdf);
@@ -567,7 +582,7 @@ static int run(int argc, char **argv)
         .transceiver_ns = 80, .switch_ns = rifl_net_default_config.switch_ns, .ber = 0,
         .warmup_us = 10, .time_us = 50, .drain_us = 1000, .msg_bytes = 252, .msg_min = 252,
         .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
-        .paths = 8, .nic_messages = 1024, .vls = 4, .credit_cells = 0, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1,
+        .paths = 8, .nic_messages = 1024, .vls = 4, .lanes = 1, .group_lanes = 0, .credit_cells = 0, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1,
         .pcap_host = "h0", .pcap_slots = 100000, .plot_y = "latency_p99_ns,head_p99_ns",
     };
     struct cli_opt table[] = {
@@ -600,6 +615,11 @@ static int run(int argc, char **argv)
           "rate of every link without its own in the topology file (the fastest link's "
           "frame slot is the time step)", 0, 0 },
         { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },
+        { "lanes", CLI_UINT, &o.lanes,
+          "lanes per link: 1, or 2 to 16 bonded, each at the link's rate / lanes "
+          "(docs/netsim.md)", 1, 16 },
+        { "group-lanes", CLI_UINT, &o.group_lanes,
+          "bonded: lanes per group (0: all, spatial only; 1: temporal only)", 0, 16 },
         { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link, 5 ns/m (a topology file's link may give its own)", 0, 0 },
         { "transceiver-ns", CLI_DOUBLE, &o.transceiver_ns, "transceiver latency per link", 0,
           0 },

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rifl/bond.h"
 #include "rifl/credit.h"
 #include "rifl/frame.h"
 #include "rifl/lane.h"
@@ -107,7 +108,13 @@ struct cred {
 #define FCP_WAIT 16
 
 struct link {
-    rifl_pair *pair;
+    rifl_pair *pair;          /* one lane each way; NULL when bonded */
+    /* a bonded link: an end per side, a pair per lane (lane i of each end) */
+    unsigned nl;              /* lanes: 1, or 2 to 16 when bonded */
+    rifl_bond *bond[2];
+    rifl_pair *lp[RIFL_BOND_MAX_LANES];
+    bool lp_ref[RIFL_BOND_MAX_LANES];
+    uint64_t step_mbps;       /* each lane's rate (the link's / nl) */
     struct cred *cr;          /* FC_CREDIT: [i] the direction end i sends */
     uint32_t fcp_due[2];      /* FC_CREDIT: VLs whose FCP end i owes */
     struct end end[2];
@@ -117,8 +124,9 @@ struct link {
     uint64_t bytes1[2];       /* and at its end */
     uint64_t fc_frames[2];    /* per-VOQ frames sent by end i */
     double cable_m, ber[2];   /* its cable, each direction's BER */
-    uint64_t rate_mbps;       /* its rate; slower than the network's: */
-    uint64_t acc;             /* stepped when acc, rate_mbps more each
+    uint64_t rate_mbps;       /* its rate */
+    uint64_t acc;             /* lanes slower than the network's step: a
+                                 frame slot when acc, step_mbps more each
                                  network slot, reaches base_mbps */
 };
 
@@ -173,6 +181,7 @@ struct rifl_net {
     struct link *link;
     unsigned C, pipe_len, pipe_pos;
     uint64_t t, warm, win_end, limit;
+    uint64_t lane_steps;      /* frame slots stepped, summed over the lanes */
     double slot_ns;
     uint64_t base_mbps;       /* the fastest link's rate: its frame slot is the
                                  time step */
@@ -290,7 +299,12 @@ void rifl_net_free(rifl_net *n)
         free(w->in_pipe);
     }
     for (unsigned l = 0; n->link && l < n->L; l++) {
-        rifl_pair_free(n->link[l].pair);
+        struct link *k = &n->link[l];
+        rifl_pair_free(k->pair);
+        for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
+            rifl_pair_free(k->lp[i]);
+        rifl_bond_free(k->bond[0]);
+        rifl_bond_free(k->bond[1]);
         free(n->link[l].cr);
         free(n->link[l].q[0].v);
         free(n->link[l].q[1].v);
@@ -404,6 +418,22 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
         rifl_msg(err, errlen, "a host application needs its tick, deliver, sent and done calls");
         return RIFL_ERR_CONFIG;
     }
+    unsigned L = c->lanes ? c->lanes : 1, S = c->group_lanes ? c->group_lanes : L;
+    if (L > RIFL_BOND_MAX_LANES || (L & (L - 1))) {
+        rifl_msg(err, errlen, "%u lanes per link: give 1, 2, 4, 8 or 16", c->lanes);
+        return RIFL_ERR_CONFIG;
+    }
+    if (S > L || (S & (S - 1))) {
+        rifl_msg(err, errlen, "groups of %u lanes on links of %u: give a power of two up to %u "
+                              "(0 or %u: spatial only, 1: temporal only)",
+                 c->group_lanes, L, L, L);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->observe && L > 1) {
+        rifl_msg(err, errlen, "a capture watches a link of one lane: run with one lane per "
+                              "link to capture");
+        return RIFL_ERR_CONFIG;
+    }
     if (c->app && c->pcie_gbps > 0) {
         rifl_msg(err, errlen, "a host application runs without the host interface: give "
                               "pcie_gbps 0");
@@ -454,7 +484,8 @@ static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, d
     *lc = *base;
     lc->link.cable_m = cable_m >= 0 ? cable_m : cfg->cable_m;
     lc->link.transceiver_ns = xcvr_ns >= 0 ? xcvr_ns : cfg->transceiver_ns;
-    lc->link.lane_rate_gbps = rate_gbps >= 0 ? rate_gbps : cfg->link_gbps;
+    lc->link.lane_rate_gbps = (rate_gbps >= 0 ? rate_gbps : cfg->link_gbps) /
+                              (cfg->lanes ? cfg->lanes : 1);
     unsigned K = rifl_lane_min_fid_bits(&lc->link, lc->frame_bits, lc->pipeline_frames);
     if (K > 12) {
         rifl_msg(err, errlen, "%s of %g m at %g Gbit/s %s too long for any frame-ID width "
@@ -476,7 +507,13 @@ static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc)
     unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
     uint64_t rate = (uint64_t)llround(lc->link.lane_rate_gbps * 1000);
     /* the link's frames in network slots (a slower link's are longer) */
-    uint64_t wire = ((uint64_t)(2 * D + 2 * lc->pipeline_frames) * n->base_mbps + rate - 1) / rate;
+    uint64_t frames = 2 * D + 2 * lc->pipeline_frames;
+    /* a bonded link's lanes are slower: a replay on the lane that carries
+     * the flow-control frames (2^K of its frames) holds a pause back for
+     * several cell times, while the other direction goes on */
+    if (n->cfg.lanes > 1)
+        frames += 1u << lc->fid_bits;
+    uint64_t wire = (frames * n->base_mbps + rate - 1) / rate;
     return (unsigned)((wire + n->C - 1) / n->C) + n->pipe_len + 4 + 2;
 }
 
@@ -487,7 +524,8 @@ static unsigned link_tag_room(const rifl_net *n, const rifl_lane_config *lc)
 {
     unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
     unsigned rxbuf = lc->rx_buffer_frames ? lc->rx_buffer_frames : 2u << lc->fid_bits;
-    unsigned need = (lc->tx_queue_frames + D + (1u << lc->fid_bits) + rxbuf) / n->C + 16;
+    unsigned lanes = n->cfg.lanes ? n->cfg.lanes : 1;
+    unsigned need = lanes * (lc->tx_queue_frames + D + (1u << lc->fid_bits) + rxbuf) / n->C + 16;
     unsigned cap = 1;
     while (cap < need)
         cap <<= 1;
@@ -545,6 +583,38 @@ static int switch_rtts(const rifl_net *n, const rifl_lane_config *base, unsigned
     return RIFL_OK;
 }
 
+/* A bonded link: an end on each side whose lanes, lane i of one end with
+ * lane i of the other, are pairs of their own, each with its own error
+ * processes.  An end's queue holds as many cells as a lane's would. */
+static int make_bonded(rifl_net *n, struct link *k, const rifl_pair_config *pc, char *err,
+                       size_t errlen)
+{
+    rifl_bond_config bc = {
+        .lane = pc->lane,
+        .lanes = k->nl,
+        .group_lanes = n->cfg.group_lanes,
+        .tx_queue_bytes = (pc->lane.tx_queue_frames / n->C) * (RIFL_L2_CELL_BYTES + 4),
+    };
+    for (int e = 0; e < 2; e++) {
+        int rc = rifl_bond_create(&bc, &k->bond[e], err, errlen);
+        if (rc != RIFL_OK)
+            return rc;
+    }
+    for (unsigned i = 0; i < k->nl; i++) {
+        rifl_pair_config lp = *pc;
+        lp.lanes[0] = rifl_bond_lane(k->bond[0], i);
+        lp.lanes[1] = rifl_bond_lane(k->bond[1], i);
+        for (int d = 0; d < 2; d++) {
+            uint64_t x = pc->seed[d] ^ (0xD1B54A32D192ED03ull * (i + 1));
+            lp.seed[d] = rifl_splitmix64(&x);
+        }
+        int rc = rifl_pair_create(&lp, &k->lp[i], err, errlen);
+        if (rc != RIFL_OK)
+            return rc;
+    }
+    return RIFL_OK;
+}
+
 static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size_t errlen)
 {
     const rifl_topology *t = n->cfg.topo;
@@ -574,12 +644,17 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
             pc.ber[1] = ba >= 0 ? ba : n->cfg.ber;
             unsigned qcap = link_tag_room(n, &pc.lane);
             k->cable_m = pc.lane.link.cable_m;
-            k->rate_mbps = (uint64_t)llround(pc.lane.link.lane_rate_gbps * 1000);
+            k->nl = n->cfg.lanes > 1 ? n->cfg.lanes : 1;
+            k->step_mbps = (uint64_t)llround(pc.lane.link.lane_rate_gbps * 1000);
+            k->rate_mbps = k->step_mbps * k->nl;
             k->ber[0] = pc.ber[0];
             k->ber[1] = pc.ber[1];
             pc.seed[0] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 1;
             pc.seed[1] = n->cfg.seed * 0x9E3779B97F4A7C15ull + 2 * l + 2;
-            rc = rifl_pair_create(&pc, &k->pair, err, errlen);
+            if (k->nl == 1)
+                rc = rifl_pair_create(&pc, &k->pair, err, errlen);
+            else
+                rc = make_bonded(n, k, &pc, err, errlen);
             if (rc != RIFL_OK)
                 break;
             unsigned nodes[2] = { v, (unsigned)u }, ports[2] = { p, a->peer_port[p] };
@@ -682,13 +757,77 @@ static void credit_release(rifl_net *n, unsigned l, unsigned side, unsigned vl)
         n->link[l].fcp_due[side] |= 1u << vl;
 }
 
+/* ---- a link's ends: one lane, or a bonded end ------------------------------------
+ * Cells go through the lane, or the bond that spreads them over its lanes.
+ * Extension frames (per-VOQ flow control, FCPs) do not belong to the packet
+ * stream: a bonded end sends them on its lane 0 and reads them from any
+ * lane (project rule, docs/netsim.md). */
+
+static inline rifl_lane *ext_lane(struct link *k, unsigned side)
+{
+    return k->pair ? k->pair->lane[side] : rifl_bond_lane(k->bond[side], 0);
+}
+
+static int link_read_ext(struct link *k, unsigned side, uint8_t *code, void *buf, size_t cap,
+                         size_t *len)
+{
+    if (k->pair)
+        return rifl_lane_read_ext(k->pair->lane[side], code, buf, cap, len);
+    for (unsigned i = 0; i < k->nl; i++)
+        if (rifl_lane_read_ext(rifl_bond_lane(k->bond[side], i), code, buf, cap, len) ==
+            RIFL_OK)
+            return RIFL_OK;
+    return RIFL_ERR_AGAIN;
+}
+
+static inline int link_send(struct link *k, unsigned side, const void *cell, size_t len)
+{
+    return k->pair ? rifl_lane_send(k->pair->lane[side], cell, len)
+                   : rifl_bond_send(k->bond[side], cell, len);
+}
+
+static inline int link_read(struct link *k, unsigned side, void *buf, size_t cap, size_t *got,
+                            int *eop)
+{
+    return k->pair ? rifl_lane_read(k->pair->lane[side], buf, cap, got, eop)
+                   : rifl_bond_read(k->bond[side], buf, cap, got, eop);
+}
+
+/* Cells the end's queue can take now, `queued` of them already promised. */
+static inline bool link_room(const rifl_net *n, struct link *k, unsigned side, unsigned cells)
+{
+    if (k->pair) /* a cell takes C whole frames of the lane's queue */
+        return rifl_lane_send_space(k->pair->lane[side]) >=
+               (size_t)cells * n->C * rifl_payload_bytes(n->cfg.frame_bits);
+    return rifl_bond_send_space(k->bond[side]) >=
+           (size_t)cells * (RIFL_L2_CELL_BYTES + 4) - 4;
+}
+
+/* The end's queue runs short: one more cell keeps the link busy until the
+ * next cell time.  A lane takes a cell's frames at one a slot, so less than
+ * a cell waiting is short.  A bonded end takes whole words, up to a word
+ * per group in each of its (slower) lanes' slots: in one cell time it may
+ * take more than a cell, so less than two cells waiting is short. */
+static inline bool link_short(const rifl_net *n, struct link *k, unsigned side)
+{
+    return k->pair ? rifl_lane_tx_backlog(k->pair->lane[side]) < n->C
+                   : rifl_bond_tx_backlog(k->bond[side]) < 2 * RIFL_L2_CELL_BYTES;
+}
+
+/* Payload bytes the end has taken to send. */
+static uint64_t link_tx_bytes(struct link *k, unsigned side)
+{
+    return k->pair ? rifl_lane_get_stats(k->pair->lane[side])->tx_bytes
+                   : rifl_bond_get_stats(k->bond[side])->tx_bytes;
+}
+
 /* End `side` of link l hands its lane the FCPs it owes; those refused wait
  * for the next cell time. */
 static void fcp_send(rifl_net *n, unsigned l, unsigned side)
 {
     struct link *k = &n->link[l];
     struct cred *in = &k->cr[1 - side];
-    rifl_lane *ln = k->pair->lane[side];
+    rifl_lane *ln = ext_lane(k, side);
     for (unsigned v = 0; v < n->vls; v++)
         if (in->freed[v] && n->t - in->last_fcp[v] >= (uint64_t)FCP_WAIT * n->C)
             k->fcp_due[side] |= 1u << v;
@@ -712,11 +851,10 @@ static void fcp_send(rifl_net *n, unsigned l, unsigned side)
 static void fcp_read(rifl_net *n, unsigned l, unsigned side)
 {
     struct link *k = &n->link[l];
-    rifl_lane *ln = k->pair->lane[side];
     uint8_t code, data[32];
     size_t len;
     bool any = false;
-    while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
+    while (link_read_ext(k, side, &code, data, sizeof data, &len) == RIFL_OK) {
         rifl_fcp f;
         if (code != RIFL_FCP_EXT_CODE || rifl_fcp_decode(data, len, &f, NULL) != RIFL_OK ||
             f.vl >= n->vls) {
@@ -1173,21 +1311,15 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
 
 /* ---- one cell time at the hosts and switches ---------------------------------- */
 
-static inline rifl_lane *lane_of(rifl_net *n, unsigned l, unsigned side)
-{
-    return n->link[l].pair->lane[side];
-}
-
 /* Read what has arrived of the next cell at end `e` of link l (received by
  * lane `side`): true when a whole cell is in e->buf (its record popped). */
 static bool read_cell(rifl_net *n, unsigned l, unsigned side, struct end *e)
 {
-    rifl_lane *ln = lane_of(n, l, side);
+    struct link *k = &n->link[l];
     for (;;) {
         size_t got = 0;
         int eop = 0;
-        if (rifl_lane_read(ln, e->buf + e->have, sizeof e->buf - e->have, &got, &eop) !=
-            RIFL_OK)
+        if (link_read(k, side, e->buf + e->have, sizeof e->buf - e->have, &got, &eop) != RIFL_OK)
             return false;
         e->have += (unsigned)got;
         if (eop) {
@@ -1207,14 +1339,14 @@ static bool read_cell(rifl_net *n, unsigned l, unsigned side, struct end *e)
     }
 }
 
-/* The next per-VOQ flow-control frame waiting on lane `ln`: true with *fc
- * set, false when none waits (other extension frames are not sent here, so
- * one is an inconsistency). */
-static bool next_fc(rifl_net *n, rifl_lane *ln, rifl_l2_fc *fc)
+/* The next per-VOQ flow-control frame waiting at end `side` of link k: true
+ * with *fc set, false when none waits (other extension frames are not sent
+ * here, so one is an inconsistency). */
+static bool next_fc(rifl_net *n, struct link *k, unsigned side, rifl_l2_fc *fc)
 {
     uint8_t code, data[32];
     size_t len;
-    while (rifl_lane_read_ext(ln, &code, data, sizeof data, &len) == RIFL_OK) {
+    while (link_read_ext(k, side, &code, data, sizeof data, &len) == RIFL_OK) {
         if (code == RIFL_L2_FC_CODE && rifl_l2_fc_unpack(data, len, fc) == RIFL_OK)
             return true;
         n->inconsistent++;
@@ -1224,9 +1356,8 @@ static bool next_fc(rifl_net *n, rifl_lane *ln, rifl_l2_fc *fc)
 
 static void read_fc_switch(rifl_net *n, struct sw *w, unsigned p)
 {
-    rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
     rifl_l2_fc fc;
-    while (next_fc(n, ln, &fc))
+    while (next_fc(n, &n->link[w->link[p]], w->side[p], &fc))
         rifl_switch_fc_receive(w->sw, p, &fc);
 }
 
@@ -1368,14 +1499,13 @@ static int host_cell_time(rifl_net *n, unsigned h)
     struct host *x = &n->host[h];
     struct link *k = &n->link[x->link];
     struct end *e = &k->end[x->side];
-    rifl_lane *ln = k->pair->lane[x->side];
     bool credit = n->cfg.fc == RIFL_NET_FC_CREDIT;
     /* flow control from the switch */
     if (credit) {
         fcp_read(n, x->link, x->side);
     } else {
         rifl_l2_fc fc;
-        while (next_fc(n, ln, &fc))
+        while (next_fc(n, k, x->side, &fc))
             rifl_nic_fc(x->nic, &fc);
     }
     /* arrivals; with a host interface, only while the NIC's receive buffer
@@ -1400,7 +1530,7 @@ static int host_cell_time(rifl_net *n, unsigned h)
         rc = dma_post(n, h);
     if (rc != RIFL_OK)
         return rc;
-    if (rifl_lane_tx_backlog(ln) < n->C) {
+    if (link_short(n, k, x->side)) {
         uint8_t cell[RIFL_L2_CELL_BYTES];
         rifl_nic_tx tx;
         if (rifl_nic_next_cell(x->nic, n->t, cell, &tx) == 1) {
@@ -1423,7 +1553,7 @@ static int host_cell_time(rifl_net *n, unsigned h)
             r->sent = n->t;
             r->index = tx.index;
             r->vl = (uint8_t)tx.vl;
-            if (rifl_lane_send(ln, cell, sizeof cell) != RIFL_OK ||
+            if (link_send(k, x->side, cell, sizeof cell) != RIFL_OK ||
                 !tag_push(&k->q[x->side], ri))
                 n->inconsistent++;
             if (credit)
@@ -1488,10 +1618,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
     for (unsigned o = 0; o < w->n; o++) {
         if (w->link[o] == UINT32_MAX)
             continue;
-        size_t space = rifl_lane_send_space(lane_of(n, w->link[o], w->side[o]));
-        /* a cell takes C whole frames of the queue */
-        bool hold = space < (size_t)(w->in_pipe[o] + 1) * n->C *
-                                rifl_payload_bytes(n->cfg.frame_bits);
+        bool hold = !link_room(n, &n->link[w->link[o]], w->side[o], w->in_pipe[o] + 1);
         rifl_switch_hold_output(w->sw, o, hold);
     }
     rifl_switch_step(w->sw, cslot, w->out, w->outv, w->fc, w->fcv);
@@ -1515,7 +1642,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         unsigned hop = rifl_l2_total_hops(&row[o].hdr) - rifl_l2_remain_hops(&row[o].hdr) - 1;
         if (hop < RIFL_L2_MAX_HOPS)
             r->out[hop] = n->t;
-        if (rifl_lane_send(lane_of(n, l, side), cell, sizeof cell) != RIFL_OK ||
+        if (link_send(&n->link[l], side, cell, sizeof cell) != RIFL_OK ||
             !tag_push(&n->link[l].q[side], ri))
             n->inconsistent++;
     }
@@ -1547,7 +1674,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
             fcp_send(n, w->link[p], w->side[p]);
             continue;
         }
-        rifl_lane *ln = lane_of(n, w->link[p], w->side[p]);
+        rifl_lane *ln = ext_lane(&n->link[w->link[p]], w->side[p]);
         unsigned sent = 0;
         while (sent < w->npend[p]) {
             uint8_t data[3];
@@ -1566,26 +1693,41 @@ static void switch_cell_time(rifl_net *n, unsigned s)
 
 /* ---- the links ----------------------------------------------------------------- */
 
-static void step_link(struct link *k, bool by_content)
+static void step_pair(rifl_pair *p, bool *by_ref, bool by_content)
 {
-    if (by_content && k->by_ref) {
-        rifl_pair_ref_end(k->pair);
-        k->by_ref = false;
+    if (by_content && *by_ref) {
+        rifl_pair_ref_end(p);
+        *by_ref = false;
     }
-    if (!k->by_ref && !by_content && rifl_pair_ref_room(k->pair) &&
-        rifl_pair_ref_begin(k->pair) == RIFL_OK)
-        k->by_ref = true;
-    if (k->by_ref)
-        rifl_pair_ref_step(k->pair);
+    if (!*by_ref && !by_content && rifl_pair_ref_room(p) && rifl_pair_ref_begin(p) == RIFL_OK)
+        *by_ref = true;
+    if (*by_ref)
+        rifl_pair_ref_step(p);
     else
-        rifl_pair_step(k->pair, NULL);
+        rifl_pair_step(p, NULL);
+}
+
+/* One frame slot of link k's lanes; a bonded end first places the words
+ * its groups can take (rifl_bond_place) before its lanes send. */
+static void step_link(rifl_net *n, struct link *k, bool by_content)
+{
+    if (k->pair) {
+        step_pair(k->pair, &k->by_ref, by_content);
+        n->lane_steps += 2;
+        return;
+    }
+    rifl_bond_place(k->bond[0]);
+    rifl_bond_place(k->bond[1]);
+    for (unsigned i = 0; i < k->nl; i++)
+        step_pair(k->lp[i], &k->lp_ref[i], by_content);
+    n->lane_steps += 2 * k->nl;
 }
 
 static void window_start(rifl_net *n)
 {
     for (unsigned l = 0; l < n->L; l++)
         for (int i = 0; i < 2; i++)
-            n->link[l].bytes0[i] = rifl_lane_get_stats(n->link[l].pair->lane[i])->tx_bytes;
+            n->link[l].bytes0[i] = link_tx_bytes(&n->link[l], (unsigned)i);
 }
 
 /* What each link direction sent by the window's end (its utilisation
@@ -1594,7 +1736,7 @@ static void window_end(rifl_net *n)
 {
     for (unsigned l = 0; l < n->L; l++)
         for (int i = 0; i < 2; i++)
-            n->link[l].bytes1[i] = rifl_lane_get_stats(n->link[l].pair->lane[i])->tx_bytes;
+            n->link[l].bytes1[i] = link_tx_bytes(&n->link[l], (unsigned)i);
 }
 
 int rifl_net_run(rifl_net *n, uint64_t slots)
@@ -1629,14 +1771,14 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             struct link *lk = &n->link[l];
             if (l == watched)
                 continue;
-            if (lk->rate_mbps < n->base_mbps) {
-                /* a slower link: a frame slot of its own now and then */
-                lk->acc += lk->rate_mbps;
+            if (lk->step_mbps < n->base_mbps) {
+                /* slower lanes: a frame slot of their own now and then */
+                lk->acc += lk->step_mbps;
                 if (lk->acc < n->base_mbps)
                     continue;
                 lk->acc -= n->base_mbps;
             }
-            step_link(lk, n->cfg.by_content);
+            step_link(n, lk, n->cfg.by_content);
         }
         if (n->cfg.observe && n->t < n->cfg.observe_slots) {
             /* the watched link: stepped by content, seen */
@@ -1727,7 +1869,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->cell_slots = n->C;
     r->cell_ns = n->C * n->slot_ns;
     r->slots = n->t;
-    r->lane_slots = n->t * 2 * n->L;
+    r->lane_slots = n->lane_steps;
     r->sim_ns = (double)n->t * n->slot_ns;
     r->latency = pct(&n->lat, n->slot_ns);
     r->latency_head = pct(&n->head, n->slot_ns);
@@ -1775,14 +1917,22 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     uint64_t win_slots = r->finite ? n->t : n->win_end - n->warm;
     for (unsigned l = 0; l < n->L; l++)
         for (int i = 0; i < 2; i++) {
-            const struct link *k = &n->link[l];
-            const rifl_lane_stats *ls = rifl_lane_get_stats(k->pair->lane[i]);
-            const rifl_lane_stats *lr = rifl_lane_get_stats(k->pair->lane[1 - i]);
+            struct link *k = &n->link[l];
             rifl_net_link *o = &r->link[2 * l + (unsigned)i];
+            /* the lanes' counters, summed over a bonded link's */
+            uint64_t replays = 0, fails = 0, lane_fc = 0;
+            for (unsigned j = 0; j < k->nl; j++) {
+                rifl_pair *pr = k->pair ? k->pair : k->lp[j];
+                const rifl_lane_stats *ls = rifl_lane_get_stats(pr->lane[i]);
+                replays += ls->tx_replay_cycles;
+                fails += rifl_lane_get_stats(pr->lane[1 - i])->rx_verify_fail;
+                lane_fc += ls->fc_on_sent + ls->fc_off_sent;
+            }
+            const rifl_pair *p0 = k->pair ? k->pair : k->lp[0];
             end_name(n, &k->end[i], o->from, sizeof o->from);
             end_name(n, &k->end[1 - i], o->to, sizeof o->to);
             uint64_t bytes = n->t <= n->warm      ? 0
-                             : n->t < n->win_end ? ls->tx_bytes - k->bytes0[i]
+                             : n->t < n->win_end ? link_tx_bytes(k, (unsigned)i) - k->bytes0[i]
                                                  : k->bytes1[i] - k->bytes0[i];
             double cap = (double)(n->t < n->win_end ? (n->t > n->warm ? n->t - n->warm : 0)
                                                      : win_slots) *
@@ -1790,16 +1940,17 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
                          (double)n->base_mbps;
             o->utilisation = cap > 0 ? (double)bytes / cap : 0;
             o->rate_gbps = (double)k->rate_mbps / 1000;
+            o->lanes = k->nl;
             o->cable_m = k->cable_m;
             o->ber = k->ber[i];
-            o->fid_bits = rifl_lane_get_config(k->pair->lane[i])->fid_bits;
-            o->delay_frames = k->pair->delay_frames;
-            o->replays = ls->tx_replay_cycles;
-            o->verify_fails = lr->rx_verify_fail;
-            o->fc_frames = k->fc_frames[i] + ls->fc_on_sent + ls->fc_off_sent;
+            o->fid_bits = rifl_lane_get_config(p0->lane[i])->fid_bits;
+            o->delay_frames = p0->delay_frames;
+            o->replays = replays;
+            o->verify_fails = fails;
+            o->fc_frames = k->fc_frames[i] + lane_fc;
             r->replays += o->replays;
             r->verify_fails += o->verify_fails;
-            r->fc_frames += ls->fc_on_sent + ls->fc_off_sent;
+            r->fc_frames += lane_fc;
             if (n->cfg.fc == RIFL_NET_FC_CREDIT)
                 r->fc_frames += k->fc_frames[i]; /* FCPs */
         }

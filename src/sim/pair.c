@@ -20,7 +20,8 @@ void rifl_pair_free(rifl_pair *p)
     if (!p)
         return;
     for (int i = 0; i < 2; i++) {
-        rifl_lane_free(p->lane[i]);
+        if (p->own_lanes)
+            rifl_lane_free(p->lane[i]);
         rifl_phy_free(p->phy[i]);
         free(p->ref[i]);
         free(p->ref_frame[i]);
@@ -53,8 +54,18 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
         }
     }
     int rc = RIFL_OK;
-    for (int i = 0; i < 2 && rc == RIFL_OK; i++)
-        rc = rifl_lane_create(&cfg->lane, &p->lane[i], msg, msglen);
+    if (!cfg->lanes[0] != !cfg->lanes[1]) {
+        free(p);
+        rifl_msg(msg, msglen, "rifl_pair_create: give both lanes or neither");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    p->own_lanes = !cfg->lanes[0];
+    for (int i = 0; i < 2 && rc == RIFL_OK; i++) {
+        if (cfg->lanes[i])
+            p->lane[i] = cfg->lanes[i];
+        else
+            rc = rifl_lane_create(&cfg->lane, &p->lane[i], msg, msglen);
+    }
     for (int i = 0; i < 2 && rc == RIFL_OK && cfg->serial; i++) {
         rifl_phy_serial_config sc = {
             .frame_bits = cfg->lane.frame_bits,

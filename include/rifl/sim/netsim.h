@@ -122,6 +122,12 @@ typedef struct rifl_net_config {
                                  the fastest link is the time step, and
                                  switches and NICs work in its cell times */
     unsigned frame_bits;      /* F */
+    unsigned lanes;           /* lanes per link (0 or 1: one lane; 2, 4, 8,
+                                 16: a bonded link, rifl/bond.h, each lane
+                                 at the link's rate / lanes, every lane its
+                                 own errors) */
+    unsigned group_lanes;     /* bonded: lanes per group (0: all, spatial
+                                 only; 1: temporal only) */
     double cable_m, transceiver_ns; /* per link; 5 ns/m (a topology file's
                                        link may give its own) */
     double switch_ns;         /* switch pipeline, input to output link */
@@ -195,6 +201,7 @@ typedef struct rifl_net_link {
     double cable_m, ber;      /* the link's cable and this direction's bit
                                  error rate (the topology's, or the run's) */
     double rate_gbps;         /* the link's rate */
+    unsigned lanes;           /* its lanes (1: not bonded) */
     unsigned fid_bits;        /* K of the link's lanes */
     unsigned delay_frames;    /* one-way delay in frame slots */
     double utilisation;       /* cell bytes sent / link capacity, in the window */
@@ -210,7 +217,9 @@ typedef struct rifl_net_result {
     double slot_ns, cell_ns;
     unsigned cell_slots;      /* frame slots per cell */
     uint64_t slots;           /* frame slots simulated */
-    uint64_t lane_slots;      /* slots x lanes (two per link) */
+    uint64_t lane_slots;      /* frame slots stepped, summed over every lane
+                                 (two per link, or two per lane of a bonded
+                                 one; a slower link's are fewer) */
     uint64_t cell_hops;       /* cells switched, every switch, whole run */
     double sim_ns;
     rifl_net_pct latency, latency_head, mct;

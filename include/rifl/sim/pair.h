@@ -31,6 +31,11 @@ typedef struct rifl_pair_config {
     unsigned bit_offset[2];  /* bits each line carries beyond delay_frames */
     double slip_rate[2];     /* bit slips per received frame */
     unsigned up_log2;        /* the aligners' rx_up length (0: 20) */
+    /* lanes made by the caller (both or neither, configured as `lane`
+     * says), for example lane i of two bonded ends (rifl/bond.h): the pair
+     * moves their frames and never frees them.  NULL: the pair makes its
+     * own. */
+    rifl_lane *lanes[2];
 } rifl_pair_config;
 
 typedef struct rifl_pair {
@@ -43,6 +48,7 @@ typedef struct rifl_pair {
     bool serial;             /* serial lanes: the PHYs' aligners drive the lanes */
     bool rx_aligned[2], rx_up[2]; /* [i]: what lane i was last told */
     uint64_t startup_slot;   /* slot at which both lanes were first up (0: not yet) */
+    bool own_lanes;          /* the pair made its lanes and frees them */
     /* stepping by reference (rifl_pair_ref_begin) */
     rifl_lane_ref *ref[2];   /* [i]: frames in flight from lane i, a ring of
                                 delay_frames (data RIFL_LANE_REF_NONE: not
