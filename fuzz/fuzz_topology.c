@@ -65,13 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   (a->transceiver_ns >= 0 && a->transceiver_ns <= RIFL_TOPO_MAX_TRANSCEIVER_NS)) ||
                 !(a->tx_ber == -1 || (a->tx_ber >= 0 && a->tx_ber < RIFL_TOPO_MAX_BER)) ||
                 !(a->rate_gbps == -1 ||
-                  (a->rate_gbps >= 1 && a->rate_gbps <= RIFL_TOPO_MAX_RATE_GBPS)))
+                  (a->rate_gbps >= 1 && a->rate_gbps <= RIFL_TOPO_MAX_RATE_GBPS)) ||
+                a->lanes < 0 || a->lanes > RIFL_TOPO_MAX_LANES || (a->lanes & (a->lanes - 1)))
                 __builtin_trap();
             if (nd->peer[p] < 0)
                 continue;
             const rifl_topo_link_attr *b = &t->nodes[nd->peer[p]].attr[nd->peer_port[p]];
             if (a->cable_m != b->cable_m || a->transceiver_ns != b->transceiver_ns ||
-                a->rate_gbps != b->rate_gbps)
+                a->rate_gbps != b->rate_gbps || a->lanes != b->lanes)
                 __builtin_trap();
         }
     /* routes between the first few hosts */

@@ -164,7 +164,7 @@ ok "$(val replays "$tmp/bond.json") > 0" || fail "no replays on bonded links at 
 grep -q '"lanes": 4, "cable_m"' "$tmp/bond.json" || fail "links lack their lanes"
 expect_err "use 1, 2, 4, 8 or 16" --lanes 3
 expect_err "group-lanes" --lanes 4 --group-lanes 8
-expect_err "one lane per link" --lanes 2 --pcap "$tmp/b.pcap"
+expect_err "link of one lane" --lanes 2 --pcap "$tmp/b.pcap"
 
 # the benchmark runs and reports its rates
 "$rifl" bench net --us 5 --json > "$tmp/bench.json"

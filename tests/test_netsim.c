@@ -744,6 +744,65 @@ static void t_bonded(void)
     }
     rifl_net_result_free(&one);
     rifl_topo_free(t);
+    /* links of their own lanes: a file giving every link 4 lanes runs as
+     * --lanes 4; a leaf-spine with bonded 400 Gbit/s uplinks (4 lanes of
+     * 100) and single-lane hosts at BER 1e-6 loses nothing, and each link
+     * reports its lanes */
+    rifl_topology *g = gen("single:4");
+    rifl_topology *f = parse_text("switch s0 4\n"
+                                  "host h0\nlink h0 s0:0 lanes 4\n"
+                                  "host h1\nlink h1 s0:1 lanes 4\n"
+                                  "host h2\nlink h2 s0:2 lanes 4\n"
+                                  "host h3\nlink h3 s0:3 lanes 4\n");
+    REQUIRE(g && f);
+    c = rifl_net_default_config;
+    c.load = 0.6;
+    c.window_ns = 10000;
+    c.topo = g;
+    c.lanes = 4;
+    rifl_net_result x, y;
+    REQUIRE(run(&c, &x) == RIFL_OK);
+    c.topo = f;
+    c.lanes = 1;
+    REQUIRE(run(&c, &y) == RIFL_OK);
+    clean(&x);
+    clean(&y);
+    CHECK_EQ_U(x.delivered_cells, y.delivered_cells);
+    CHECK(x.latency.mean == y.latency.mean && x.latency.max == y.latency.max);
+    rifl_net_result_free(&x);
+    rifl_net_result_free(&y);
+    rifl_topo_free(f);
+    rifl_topo_free(g);
+    f = parse_text("switch l0 4\nswitch l1 4\nswitch sp 2\n"
+                   "host a\nhost b\nhost c\nhost d\n"
+                   "link a l0:0\nlink b l0:1\nlink c l1:0\nlink d l1:1\n"
+                   "link l0:2 sp:0 rate 400 lanes 4\nlink l1:2 sp:1 rate 400 lanes 4\n");
+    REQUIRE(f);
+    c = rifl_net_default_config;
+    c.topo = f;
+    c.load = 0.7;
+    c.ber = 1e-6;
+    c.window_ns = 10000;
+    c.seed = test_seed;
+    REQUIRE(run(&c, &x) == RIFL_OK);
+    clean(&x);
+    CHECK(x.replays > 0);
+    unsigned bonded = 0;
+    for (unsigned k = 0; k < 2 * x.links; k++) {
+        const rifl_net_link *lk = &x.link[k];
+        bool up = lk->rate_gbps == 400;
+        CHECK_EQ_U(lk->lanes, up ? 4 : 1);
+        bonded += up;
+    }
+    CHECK_EQ_U(bonded, 4); /* two uplinks, both ways */
+    rifl_net_result_free(&x);
+    /* groups larger than a link's lanes are refused, naming the link */
+    c.group_lanes = 8;
+    rifl_net *n = NULL;
+    char err[256];
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(err, "l0:2 - sp:0") != NULL, "%s", err);
+    rifl_topo_free(f);
 }
 
 static void t_refusals(void)

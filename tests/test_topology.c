@@ -65,7 +65,7 @@ static void t_link_settings(void)
     rifl_topology *t = parse("host a\nhost b\nhost c\nswitch s 4\n"
                              "link a s:0 cable 10.5 ber 1e-9\n"
                              "link s:1 b transceiver 40 ber-ab 2e-7 delay 3 rate 25\n"
-                             "link c s:2 ber-ba 1E-6 cable 0\n",
+                             "link c s:2 ber-ba 1E-6 cable 0 lanes 4\n",
                              err, sizeof err, &rc);
     CHECK_MSG(t != NULL, "%s", err);
     REQUIRE(t != NULL);
@@ -86,6 +86,8 @@ static void t_link_settings(void)
     CHECK_EQ_U(s->delay[1], 3);
     CHECK(c->attr[0].tx_ber < 0 && s->attr[2].tx_ber == 1e-6);
     CHECK(c->attr[0].cable_m == 0 && s->attr[2].cable_m == 0);
+    CHECK(c->attr[0].lanes == 4 && s->attr[2].lanes == 4);
+    CHECK(a->attr[0].lanes == 0 && s->attr[0].lanes == 0); /* not given */
     CHECK(s->attr[3].cable_m < 0 && s->attr[3].tx_ber < 0); /* unlinked */
     rifl_topo_free(t);
 }
@@ -121,9 +123,13 @@ static void t_parse_errors(void)
         { "host a\nswitch s 4\nlink a s:0 ber-ba 1e-9 ber 1e-9\n", "given twice" },
         { "host a\nswitch s 4\nlink a s:0 cable 1 cable 2\n", "given twice" },
         { "host a\nswitch s 4\nlink a s:0 delay 1 cable 2 transceiver 3 ber-ab 0 ber-ba 0 "
-          "rate 9 delay 2 x\n", "too many words" },
+          "rate 9 lanes 4 delay 2 x\n", "too many words" },
         { "host a\nswitch s 4\nlink a s:0 rate 0.5\n", "bad rate '0.5'" },
         { "host a\nswitch s 4\nlink a s:0 rate 10001\n", "bad rate" },
+        { "host a\nswitch s 4\nlink a s:0 lanes 3\n", "bad lane count '3'" },
+        { "host a\nswitch s 4\nlink a s:0 lanes 32\n", "bad lane count" },
+        { "host a\nswitch s 4\nlink a s:0 lanes 0\n", "bad lane count" },
+        { "host a\nswitch s 4\nlink a s:0 lanes\n", "'lanes' needs a value, e.g. 'lanes 4'" },
         { "switch s 4\n", "no host" },
         { "host bad/name\n", "bad name" },
         { "host\n", "expected 'host NAME'" },

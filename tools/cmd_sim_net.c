@@ -95,10 +95,10 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->group_lanes = (unsigned)o->group_lanes;
     if (c->lanes & (c->lanes - 1))
         return cli_fail(t, "lanes", "%u: use 1, 2, 4, 8 or 16", c->lanes);
-    if (c->group_lanes > c->lanes || (c->group_lanes & (c->group_lanes - 1)))
-        return cli_fail(t, "group-lanes", "%u on links of %u lanes: use a power of two up "
-                        "to %u (0: all of them, spatial only; 1: temporal only)",
-                        c->group_lanes, c->lanes, c->lanes);
+    if (c->group_lanes & (c->group_lanes - 1))
+        return cli_fail(t, "group-lanes", "%u: use a power of two up to a bonded link's "
+                        "lanes (0: all of them, spatial only; 1: temporal only)",
+                        c->group_lanes);
     c->cable_m = o->cable_m;
     c->transceiver_ns = o->transceiver_ns;
     c->switch_ns = o->switch_ns;
@@ -616,8 +616,8 @@ static int run(int argc, char **argv)
           "frame slot is the time step)", 0, 0 },
         { "frame-bits", CLI_UINT, &o.frame_bits, "frame width F", 64, 2048 },
         { "lanes", CLI_UINT, &o.lanes,
-          "lanes per link: 1, or 2 to 16 bonded, each at the link's rate / lanes "
-          "(docs/netsim.md)", 1, 16 },
+          "lanes per link: 1, or 2 to 16 bonded, each at the link's rate / lanes (a "
+          "topology file's link may give its own) (docs/netsim.md)", 1, 16 },
         { "group-lanes", CLI_UINT, &o.group_lanes,
           "bonded: lanes per group (0: all, spatial only; 1: temporal only)", 0, 16 },
         { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link, 5 ns/m (a topology file's link may give its own)", 0, 0 },

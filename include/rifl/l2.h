@@ -185,6 +185,7 @@ RIFL_API int rifl_l2_fc_unpack(const uint8_t *data, size_t len, rifl_l2_fc *fc);
 #define RIFL_TOPO_MAX_TRANSCEIVER_NS 10000.0
 #define RIFL_TOPO_MAX_BER 1e-3 /* exclusive */
 #define RIFL_TOPO_MAX_RATE_GBPS 10000.0 /* a rate is at least 1 Gbit/s */
+#define RIFL_TOPO_MAX_LANES 16 /* lanes of a bonded link: 1, 2, 4, 8 or 16 */
 
 /* A link's own settings at one of its ports; a value below 0 is not given
  * (the run's setting applies). */
@@ -193,6 +194,8 @@ typedef struct rifl_topo_link_attr {
     double transceiver_ns;  /* both ends' transceivers, ns (both ends hold it) */
     double tx_ber;          /* bit error rate of what this port sends */
     double rate_gbps;       /* the link's rate, Gbit/s (both ends hold it) */
+    int lanes;              /* its lanes, 1 to 16 (more than 1: bonded; 0: not
+                               given) (both ends hold it) */
 } rifl_topo_link_attr;
 
 typedef struct rifl_topo_node {

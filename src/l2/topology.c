@@ -105,7 +105,7 @@ static int add_node(rifl_topology *t, const char *name, bool sw, unsigned nports
     }
     for (unsigned p = 0; p < nports; p++) {
         n->peer[p] = -1;
-        n->attr[p] = (rifl_topo_link_attr){ -1, -1, -1, -1 };
+        n->attr[p] = (rifl_topo_link_attr){ -1, -1, -1, -1, 0 };
     }
     t->nnodes++;
     if (sw)
@@ -183,7 +183,7 @@ static int read_line(const char *text, size_t len, size_t *pos, unsigned line, c
     return RIFL_OK;
 }
 
-#define MAX_WORDS 17 /* 'link A B' and seven settings with their values */
+#define MAX_WORDS 19 /* 'link A B' and eight settings with their values */
 
 /* Cut a comment off buf and split the rest into words; returns the number
  * of words, or MAX_WORDS + 1 when there are more. */
@@ -241,9 +241,10 @@ static int parse_node(rifl_topology *t, char **tok, int nt, unsigned line, unsig
 }
 
 /* The settings a link statement takes after its ends. */
-enum { LK_DELAY, LK_CABLE, LK_TRANSCEIVER, LK_RATE, LK_BER, LK_BER_AB, LK_BER_BA, LK_COUNT };
+enum { LK_DELAY, LK_CABLE, LK_TRANSCEIVER, LK_RATE, LK_LANES, LK_BER, LK_BER_AB, LK_BER_BA,
+       LK_COUNT };
 static const char *const link_keys[LK_COUNT] = { "delay", "cable", "transceiver", "rate",
-                                                  "ber", "ber-ab", "ber-ba" };
+                                                  "lanes", "ber", "ber-ab", "ber-ba" };
 
 /* The settings after a link's ends: `tok` holds n words, key and value in
  * turn; given[k] says which came, v[k] their values. */
@@ -256,13 +257,14 @@ static int parse_link_settings(char **tok, int n, unsigned line, bool given[LK_C
             k++;
         if (k == LK_COUNT) {
             rifl_msg(err, errlen, "line %u: unknown link setting '%.40s'; use delay, cable, "
-                     "transceiver, rate, ber, ber-ab or ber-ba", line, tok[i]);
+                     "transceiver, rate, lanes, ber, ber-ab or ber-ba", line, tok[i]);
             return RIFL_ERR_PARSE;
         }
         if (i + 1 == n) {
             rifl_msg(err, errlen, "line %u: '%s' needs a value, e.g. '%s %s'", line, tok[i],
                      tok[i], k == LK_DELAY ? "8" : k == LK_CABLE ? "2" :
-                     k == LK_TRANSCEIVER ? "80" : k == LK_RATE ? "100" : "1e-9");
+                     k == LK_TRANSCEIVER ? "80" : k == LK_RATE ? "100" : k == LK_LANES ? "4"
+                                                                                    : "1e-9");
             return RIFL_ERR_PARSE;
         }
         if (given[k] || (k == LK_BER && (given[LK_BER_AB] || given[LK_BER_BA])) ||
@@ -283,6 +285,9 @@ static int parse_link_settings(char **tok, int n, unsigned line, bool given[LK_C
             bad = parse_real(val, 0, RIFL_TOPO_MAX_TRANSCEIVER_NS, false, &v[k]) != 0;
         } else if (k == LK_RATE) {
             bad = parse_real(val, 1, RIFL_TOPO_MAX_RATE_GBPS, false, &v[k]) != 0;
+        } else if (k == LK_LANES) {
+            bad = parse_num(val, 1, RIFL_TOPO_MAX_LANES, &u) != 0 || (u & (u - 1));
+            v[k] = u;
         } else {
             bad = parse_real(val, 0, RIFL_TOPO_MAX_BER, true, &v[k]) != 0;
         }
@@ -299,6 +304,9 @@ static int parse_link_settings(char **tok, int n, unsigned line, bool given[LK_C
             else if (k == LK_RATE)
                 rifl_msg(err, errlen, "line %u: bad rate '%s'; use 1 to %g Gbit/s", line, val,
                          RIFL_TOPO_MAX_RATE_GBPS);
+            else if (k == LK_LANES)
+                rifl_msg(err, errlen, "line %u: bad lane count '%s'; use 1, 2, 4, 8 or 16 "
+                         "(more than 1: a bonded link)", line, val);
             else
                 rifl_msg(err, errlen, "line %u: bad bit error rate '%s' for '%s'; use 0 up to "
                          "(not including) %g, e.g. 1e-9", line, val, tok[i], RIFL_TOPO_MAX_BER);
@@ -320,7 +328,7 @@ static int parse_link(rifl_topology *t, char **tok, int nt, unsigned line, char 
     int rc = RIFL_OK;
     if (nt < 3) {
         rifl_msg(err, errlen, "line %u: expected 'link A[:PORT] B[:PORT] "
-               "[delay SLOTS] [cable M] [transceiver NS] [rate GBPS] [ber X]'", line);
+               "[delay SLOTS] [cable M] [transceiver NS] [rate GBPS] [lanes N] [ber X]'", line);
         rc = RIFL_ERR_PARSE;
     } else if ((rc = parse_link_settings(tok + 3, nt - 3, line, given, v, err, errlen)) ==
                    RIFL_OK &&
@@ -342,6 +350,7 @@ static int parse_link(rifl_topology *t, char **tok, int nt, unsigned line, char 
                 given[LK_TRANSCEIVER] ? v[LK_TRANSCEIVER] : -1,
                 given[LK_BER] ? v[LK_BER] : given[LK_BER_AB] ? v[LK_BER_AB] : -1,
                 given[LK_RATE] ? v[LK_RATE] : -1,
+                given[LK_LANES] ? (int)v[LK_LANES] : 0,
             };
             rifl_topo_link_attr bt = at;
             bt.tx_ber = given[LK_BER] ? v[LK_BER] : given[LK_BER_BA] ? v[LK_BER_BA] : -1;
@@ -384,7 +393,7 @@ int rifl_topo_parse(const char *text, size_t len, rifl_topology **out, char *err
         if (nt == 0)
             continue;
         if (nt > MAX_WORDS) {
-            rifl_msg(err, errlen, "line %u: too many words; a link takes each of its seven "
+            rifl_msg(err, errlen, "line %u: too many words; a link takes each of its eight "
                    "settings at most once", line);
             rc = RIFL_ERR_PARSE;
         } else if (!strcmp(tok[0], "switch") || !strcmp(tok[0], "host")) {

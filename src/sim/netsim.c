@@ -418,20 +418,14 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
         rifl_msg(err, errlen, "a host application needs its tick, deliver, sent and done calls");
         return RIFL_ERR_CONFIG;
     }
-    unsigned L = c->lanes ? c->lanes : 1, S = c->group_lanes ? c->group_lanes : L;
+    unsigned L = c->lanes ? c->lanes : 1, S = c->group_lanes;
     if (L > RIFL_BOND_MAX_LANES || (L & (L - 1))) {
         rifl_msg(err, errlen, "%u lanes per link: give 1, 2, 4, 8 or 16", c->lanes);
         return RIFL_ERR_CONFIG;
     }
-    if (S > L || (S & (S - 1))) {
-        rifl_msg(err, errlen, "groups of %u lanes on links of %u: give a power of two up to %u "
-                              "(0 or %u: spatial only, 1: temporal only)",
-                 c->group_lanes, L, L, L);
-        return RIFL_ERR_CONFIG;
-    }
-    if (c->observe && L > 1) {
-        rifl_msg(err, errlen, "a capture watches a link of one lane: run with one lane per "
-                              "link to capture");
+    if (S > RIFL_BOND_MAX_LANES || (S & (S - 1))) {
+        rifl_msg(err, errlen, "groups of %u lanes: give a power of two up to a bonded link's "
+                              "lanes (0: all of them, spatial only; 1: temporal only)", S);
         return RIFL_ERR_CONFIG;
     }
     if (c->app && c->pcie_gbps > 0) {
@@ -478,14 +472,14 @@ static void mean_sizes(const rifl_net_config *c, double p, double *cells, double
  * replay resends 2^K frames, so a larger K costs goodput at every error).
  * `what` names the link in a message, or all links (`all`). */
 static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, double cable_m,
-                     double xcvr_ns, double rate_gbps, const char *what, bool all,
-                     rifl_lane_config *lc, char *err, size_t errlen)
+                     double xcvr_ns, double rate_gbps, unsigned lanes, const char *what,
+                     bool all, rifl_lane_config *lc, char *err, size_t errlen)
 {
     *lc = *base;
     lc->link.cable_m = cable_m >= 0 ? cable_m : cfg->cable_m;
     lc->link.transceiver_ns = xcvr_ns >= 0 ? xcvr_ns : cfg->transceiver_ns;
-    lc->link.lane_rate_gbps = (rate_gbps >= 0 ? rate_gbps : cfg->link_gbps) /
-                              (cfg->lanes ? cfg->lanes : 1);
+    /* a bonded link's lanes share its rate */
+    lc->link.lane_rate_gbps = (rate_gbps >= 0 ? rate_gbps : cfg->link_gbps) / lanes;
     unsigned K = rifl_lane_min_fid_bits(&lc->link, lc->frame_bits, lc->pipeline_frames);
     if (K > 12) {
         rifl_msg(err, errlen, "%s of %g m at %g Gbit/s %s too long for any frame-ID width "
@@ -502,7 +496,7 @@ static int link_lane(const rifl_net_config *cfg, const rifl_lane_config *base, d
  * link of lane settings lc: those on the wire both ways, those queued
  * upstream (a switch's pipeline and its lane's queue), and a cell time of
  * reading on each side. */
-static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc)
+static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc, unsigned lanes)
 {
     unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
     uint64_t rate = (uint64_t)llround(lc->link.lane_rate_gbps * 1000);
@@ -511,7 +505,7 @@ static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc)
     /* a bonded link's lanes are slower: a replay on the lane that carries
      * the flow-control frames (2^K of its frames) holds a pause back for
      * several cell times, while the other direction goes on */
-    if (n->cfg.lanes > 1)
+    if (lanes > 1)
         frames += 1u << lc->fid_bits;
     uint64_t wire = (frames * n->base_mbps + rate - 1) / rate;
     return (unsigned)((wire + n->C - 1) / n->C) + n->pipe_len + 4 + 2;
@@ -520,11 +514,10 @@ static unsigned link_rtt_cells(const rifl_net *n, const rifl_lane_config *lc)
 /* Room for the tags of the cells in flight one way over a link of lane
  * settings lc: a sender's queue, the wire, a replay's worth and the
  * receiver's buffer, in cells, with room to spare; a power of two. */
-static unsigned link_tag_room(const rifl_net *n, const rifl_lane_config *lc)
+static unsigned link_tag_room(const rifl_net *n, const rifl_lane_config *lc, unsigned lanes)
 {
     unsigned D = rifl_link_delay_frames(&lc->link, lc->frame_bits);
     unsigned rxbuf = lc->rx_buffer_frames ? lc->rx_buffer_frames : 2u << lc->fid_bits;
-    unsigned lanes = n->cfg.lanes ? n->cfg.lanes : 1;
     unsigned need = lanes * (lc->tx_queue_frames + D + (1u << lc->fid_bits) + rxbuf) / n->C + 16;
     unsigned cap = 1;
     while (cap < need)
@@ -532,28 +525,35 @@ static unsigned link_tag_room(const rifl_net *n, const rifl_lane_config *lc)
     return cap;
 }
 
-/* The lane settings of the link at port p of node v. */
-static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v, unsigned p,
-                     rifl_lane_config *lc, char *err, size_t errlen)
+/* "the link A[:port] - B[:port]" for the link at port p of node v. */
+static void link_name(const rifl_net *n, unsigned v, unsigned p, char *what, size_t cap)
 {
     const rifl_topology *t = n->cfg.topo;
-    const rifl_topo_node *a = &t->nodes[v];
-    const rifl_topo_link_attr *at = &a->attr[p];
-    if (at->cable_m < 0 && at->transceiver_ns < 0 && at->rate_gbps < 0) {
-        *lc = *base;
-        return RIFL_OK;
-    }
-    const rifl_topo_node *b = &t->nodes[a->peer[p]];
-    char what[112], ea[48], eb[48];
+    const rifl_topo_node *a = &t->nodes[v], *b = &t->nodes[a->peer[p]];
+    char ea[48], eb[48];
     snprintf(ea, sizeof ea, "%s", a->name);
     snprintf(eb, sizeof eb, "%s", b->name);
     if (a->is_switch)
         snprintf(ea + strlen(ea), sizeof ea - strlen(ea), ":%u", p);
     if (b->is_switch)
         snprintf(eb + strlen(eb), sizeof eb - strlen(eb), ":%u", a->peer_port[p]);
-    snprintf(what, sizeof what, "the link %s - %s", ea, eb);
-    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, what, false,
-                     lc, err, errlen);
+    snprintf(what, cap, "the link %s - %s", ea, eb);
+}
+
+/* The lane settings of the link at port p of node v, and its lanes. */
+static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v, unsigned p,
+                     rifl_lane_config *lc, unsigned *lanes, char *err, size_t errlen)
+{
+    const rifl_topo_link_attr *at = &n->cfg.topo->nodes[v].attr[p];
+    *lanes = at->lanes > 0 ? (unsigned)at->lanes : n->cfg.lanes ? n->cfg.lanes : 1;
+    if (at->cable_m < 0 && at->transceiver_ns < 0 && at->rate_gbps < 0 && at->lanes <= 0) {
+        *lc = *base;
+        return RIFL_OK;
+    }
+    char what[112];
+    link_name(n, v, p, what, sizeof what);
+    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, *lanes,
+                     what, false, lc, err, errlen);
 }
 
 /* Each switch's VOQs sized for the longest round trip among its links. */
@@ -561,7 +561,7 @@ static int switch_rtts(const rifl_net *n, const rifl_lane_config *base, unsigned
                        char *err, size_t errlen)
 {
     const rifl_topology *t = n->cfg.topo;
-    unsigned s = 0, dflt = link_rtt_cells(n, base);
+    unsigned s = 0, dflt = link_rtt_cells(n, base, n->cfg.lanes ? n->cfg.lanes : 1);
     for (unsigned v = 0; v < t->nnodes; v++) {
         const rifl_topo_node *a = &t->nodes[v];
         if (!a->is_switch)
@@ -571,10 +571,11 @@ static int switch_rtts(const rifl_net *n, const rifl_lane_config *base, unsigned
             if (a->peer[p] < 0)
                 continue;
             rifl_lane_config lc;
-            int rc = port_lane(n, base, v, p, &lc, err, errlen);
+            unsigned lanes;
+            int rc = port_lane(n, base, v, p, &lc, &lanes, err, errlen);
             if (rc != RIFL_OK)
                 return rc;
-            unsigned r = link_rtt_cells(n, &lc);
+            unsigned r = link_rtt_cells(n, &lc, lanes);
             if (r > rtt[s])
                 rtt[s] = r;
         }
@@ -635,16 +636,26 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
             struct link *k = &n->link[l];
             rifl_pair_config pc;
             memset(&pc, 0, sizeof pc);
-            rc = port_lane(n, base, v, p, &pc.lane, err, errlen);
+            unsigned lanes;
+            rc = port_lane(n, base, v, p, &pc.lane, &lanes, err, errlen);
             if (rc != RIFL_OK)
                 break;
             /* end 0 is a, its port sends what lane 0 sends */
             double ab = a->attr[p].tx_ber, ba = t->nodes[u].attr[a->peer_port[p]].tx_ber;
             pc.ber[0] = ab >= 0 ? ab : n->cfg.ber;
             pc.ber[1] = ba >= 0 ? ba : n->cfg.ber;
-            unsigned qcap = link_tag_room(n, &pc.lane);
+            unsigned qcap = link_tag_room(n, &pc.lane, lanes);
             k->cable_m = pc.lane.link.cable_m;
-            k->nl = n->cfg.lanes > 1 ? n->cfg.lanes : 1;
+            k->nl = lanes;
+            if (lanes > 1 && n->cfg.group_lanes > lanes) {
+                char what[112];
+                link_name(n, v, p, what, sizeof what);
+                rifl_msg(err, errlen, "groups of %u lanes do not fit %s of %u lanes: give "
+                                      "--group-lanes up to %u (0: all of a link's lanes)",
+                         n->cfg.group_lanes, what, lanes, lanes);
+                rc = RIFL_ERR_CONFIG;
+                break;
+            }
             k->step_mbps = (uint64_t)llround(pc.lane.link.lane_rate_gbps * 1000);
             k->rate_mbps = k->step_mbps * k->nl;
             k->ber[0] = pc.ber[0];
@@ -931,7 +942,8 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
             if (t->nodes[v].peer[p] >= 0 && t->nodes[v].attr[p].rate_gbps > fastest)
                 fastest = t->nodes[v].attr[p].rate_gbps;
     n->base_mbps = (uint64_t)llround(fastest * 1000);
-    rc = link_lane(cfg, &base, -1, -1, -1, "links", true, &lc, err, errlen);
+    rc = link_lane(cfg, &base, -1, -1, -1, cfg->lanes ? cfg->lanes : 1, "links", true, &lc, err,
+                   errlen);
     if (rc != RIFL_OK)
         goto fail;
     unsigned pb = rifl_payload_bytes(lc.frame_bits);
@@ -1058,6 +1070,13 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
             rc = RIFL_ERR_CONFIG;
             goto fail;
         }
+    if (cfg->observe && n->link[n->host[cfg->observe_host].link].nl > 1) {
+        rifl_msg(err, errlen, "host %s's link is bonded: a capture watches a link of one "
+                              "lane; watch a host on a single-lane link",
+                 t->nodes[rifl_nic_map_node(n->map, cfg->observe_host)].name);
+        rc = RIFL_ERR_CONFIG;
+        goto fail;
+    }
     if (cfg->observe && n->link[n->host[cfg->observe_host].link].rate_mbps != n->base_mbps) {
         rifl_msg(err, errlen, "host %s's link is slower than the network's fastest: a "
                               "capture is of a link stepped every slot; watch a host on a "
