@@ -162,6 +162,12 @@ expect_err "add --pcap" --pcap-host h1
 [ "$(val finished "$tmp/bond.json")" = true ] || fail "bonded run unfinished"
 ok "$(val replays "$tmp/bond.json") > 0" || fail "no replays on bonded links at BER 1e-6"
 grep -q '"lanes": 4, "cable_m"' "$tmp/bond.json" || fail "links lack their lanes"
+# the example rack of bonded links runs clean
+"$rifl" sim net --topology "$src/docs/examples/rack-bonded.topo" --group-lanes 1 --load 0.5 \
+  --ber 1e-7 --time-us 20 --json --links > "$tmp/rb.json"
+[ "$(val dropped "$tmp/rb.json")" = 0 ] && [ "$(val lost "$tmp/rb.json")" = 0 ] ||
+  fail "rack-bonded drops"
+[ "$(grep -c '"lanes": 4, "cable_m"' "$tmp/rb.json")" = 20 ] || fail "rack-bonded: not 20 bonded link directions"
 expect_err "use 1, 2, 4, 8 or 16" --lanes 3
 expect_err "group-lanes" --lanes 4 --group-lanes 8
 expect_err "link of one lane" --lanes 2 --pcap "$tmp/b.pcap"

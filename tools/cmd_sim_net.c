@@ -366,12 +366,21 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
                "cell time %.2f ns)\n",
             o->topology, r->hosts, r->switches, r->links, c->link_gbps, c->frame_bits,
             r->cell_ns);
+    unsigned bonded = 0;
+    for (unsigned i = 0; i < r->links; i++)
+        bonded += r->link[2 * i].lanes > 1;
     if (c->lanes > 1)
         fprintf(f, "  bonded links: %u lanes of %g Gbit/s each, groups of %u (%s)\n", c->lanes,
                 c->link_gbps / c->lanes, c->group_lanes ? c->group_lanes : c->lanes,
                 !c->group_lanes || c->group_lanes == c->lanes ? "spatial"
                 : c->group_lanes == 1                         ? "temporal"
                                                               : "spatial within, temporal across");
+    else if (bonded && c->group_lanes)
+        fprintf(f, "  bonded links: %u of the %u, lanes as the topology gives, groups of %u\n",
+                bonded, r->links, c->group_lanes);
+    else if (bonded)
+        fprintf(f, "  bonded links: %u of the %u, lanes as the topology gives, spatial\n",
+                bonded, r->links);
     char sizes[300];
     if (c->sizes)
         snprintf(sizes, sizeof sizes, "message sizes from %s", o->msg_cdf);
