@@ -94,6 +94,12 @@ json "$tmp/net.json" 'd["verified"] is True and d["net"] == "single:4" and d["ra
   fail "network run with bit errors"
 json "$tmp/ber.json" 'd["replays"] > 0 and d["verified"] is True and d["retransmitted_blocks"] == 0' ||
   fail "bit errors not repaired by the links alone: $(cat "$tmp/ber.json")"
+# bonded links of four lanes, errors on each: still verified, the links
+# repair them
+"$rifl" sim rdma "${net[@]}" --lanes 4 --group-lanes 1 --ber 1e-6 --json > "$tmp/bond.json" ||
+  fail "network run over bonded links"
+json "$tmp/bond.json" 'd["lanes"] == 4 and d["group_lanes"] == 1 and d["replays"] > 0 and d["verified"] is True and d["retransmitted_blocks"] == 0' ||
+  fail "bonded links: $(cat "$tmp/bond.json")"
 has "verified: yes" "$rifl" sim rdma --net leafspine:2x2x2 --senders 3 --paths 2 --op send \
   --size 200 --bytes 100KB --link-gbps 100 || fail "send over a leaf-spine: $(cat "$tmp/has.out")"
 
@@ -139,4 +145,6 @@ expect_err "--credit-cells" --net single:4 --fc voq --credit-cells 8
 expect_err "--senders" --net single:4 --senders 3 --victim
 expect_err "--fault" --net single:4 --fault drop:0.01
 expect_err "--net" --net nope:3
+expect_err "--lanes" --lanes 4
+expect_err "--group-lanes" --net single:4 --lanes 4 --group-lanes 8
 echo "cli_sim_rdma: ok"

@@ -13,7 +13,7 @@
 struct opts {
     const char *op, *fault, *sizes, *mapping, *net, *fc;
     uint64_t size, bytes, flows, senders, hops, paths, frame_bits, bundle, seed;
-    uint64_t vls, credit_cells;
+    uint64_t vls, credit_cells, lanes, group_lanes;
     double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s, ber;
     bool go_back_n, json, csv, victim;
     const rifl_topology *topo; /* --net, loaded */
@@ -108,6 +108,8 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op, c
                 r->cell_p99_ns / 1e3);
         if (c->fc == RIFL_NET_FC_CREDIT)
             fprintf(f, "\"vls\": %u, ", c->vls);
+        fprintf(f, "\"lanes\": %u, \"group_lanes\": %u, ", c->lanes ? c->lanes : 1,
+                c->group_lanes);
     }
     size_t n;
     const rifl_counter *ct = rifl_rdma_counters(&n);
@@ -215,6 +217,8 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
     c->victim = o->victim;
     c->vls = (unsigned)o->vls;
     c->credit_cells = (unsigned)o->credit_cells;
+    c->lanes = (unsigned)o->lanes;
+    c->group_lanes = (unsigned)o->group_lanes;
     if (!strcmp(o->fc, "voq"))
         c->fc = RIFL_NET_FC_VOQ;
     else if (!strcmp(o->fc, "link"))
@@ -244,7 +248,7 @@ static int run(int argc, char **argv)
         .op = "write", .mapping = "bundle", .fault = "", .sizes = "", .size = 0, .bytes = 64000000,
         .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 0,
         .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
-        .timeout_us = 1000, .max_s = 10, .net = "", .fc = "voq", .ber = 0, .vls = 4,
+        .timeout_us = 1000, .max_s = 10, .net = "", .fc = "voq", .ber = 0, .vls = 4, .lanes = 1,
     };
     const struct cli_opt opts[] = {
         { "op", CLI_STRING, &o.op, "write, read or send (to a mailbox, 1 to 256 bytes)", 0, 0 },
@@ -279,6 +283,11 @@ static int run(int argc, char **argv)
         { "credit-cells", CLI_UINT, &o.credit_cells,
           "with --fc credit: each receiver's buffer per VL, in cells (0: the 1.5-RTT rule)",
           0, 409 },
+        { "lanes", CLI_UINT, &o.lanes,
+          "with --net: lanes per link (2 to 16: bonded links, as sim net --lanes)", 1, 16 },
+        { "group-lanes", CLI_UINT, &o.group_lanes,
+          "with --net: lanes per group of a bonded link (0: all, spatial; 1: temporal)", 0,
+          16 },
         { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate", 0, 1e-3 },
         { "victim", CLI_FLAG, &o.victim,
           "with --net: host 1 also writes to host senders+1 all through the run", 0, 0 },
@@ -321,7 +330,7 @@ static int run(int argc, char **argv)
             return 2;
         o.topo = topo;
     } else {
-        static const char *const net_only[] = { "fc", "ber", "victim" };
+        static const char *const net_only[] = { "fc", "ber", "victim", "lanes", "group-lanes" };
         for (size_t i = 0; i < sizeof net_only / sizeof *net_only; i++)
             if (cli_unused(opts, net_only[i], "without --net (the path model has no lanes or "
                                               "shared switch)"))
@@ -379,7 +388,7 @@ static int run_all(const struct cli_opt *opts, struct opts *o)
         rc = rifl_rdmasim_run(&c, &r, msg, sizeof msg);
         if (rc) {
             fprintf(stderr, "error: %s\n", msg[0] ? msg : rifl_strerror(rc));
-            return 1;
+            return rc == RIFL_ERR_CONFIG ? 2 : 1; /* a setting the network refused */
         }
         if (o->json) {
             json_result(stdout, &c, o->op, o->net, &r);

@@ -662,6 +662,8 @@ static int net_create(struct sim *s, rifl_net_app *app, char *msg, size_t msglen
     nc.fc = c->fc;
     nc.vls = c->vls;
     nc.credit_cells = c->credit_cells;
+    nc.lanes = c->lanes;
+    nc.group_lanes = c->group_lanes;
     nc.link_gbps = c->link_gbps;
     nc.frame_bits = c->frame_bits;
     nc.ber = c->ber;

@@ -73,6 +73,7 @@ typedef struct rifl_rdmasim_config {
     const rifl_topology *topo;
     rifl_net_fc fc;           /* with topo: per-VOQ, credit or link-level flow control */
     unsigned vls, credit_cells; /* with topo and credit: as rifl_net_config's */
+    unsigned lanes, group_lanes; /* with topo: bonded links, as rifl_net_config's */
     double ber;               /* with topo: every link's bit error rate */
     bool victim;              /* with topo, writes: host 1 also writes to host
                                  senders + 1 (a destination nobody else uses)
