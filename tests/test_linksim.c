@@ -1328,9 +1328,120 @@ out:
     rifl_pair_free(t.p[1]);
 }
 
+/* Idle stretches (rifl_pair_idle_skip) against stepping: three copies of
+ * a link with bit errors both ways and packets now and then, `plain`
+ * stepped by content, `ref` by reference, `idle` by reference with every
+ * idle stretch it may take skipped in one call (random lengths, up to the
+ * next packet).  Every lane counter, frame ID, flag, replay buffer, cable
+ * counter and byte read must agree after every skip. */
+static void t_idle_skip_equals_steps(void)
+{
+    rifl_pair_config pc = { .lane = rifl_lane_default_config };
+    pc.ber[0] = pc.ber[1] = 2e-7;
+    pc.seed[0] = test_seed * 2 + 5;
+    pc.seed[1] = test_seed * 2 + 6;
+    struct pair_trio t = { { NULL, NULL, NULL }, { { 0 } } };
+    char msg[256] = "";
+    for (int k = 0; k < 3; k++)
+        CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
+    if (!t.p[0] || !t.p[1] || !t.p[2])
+        goto out;
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed + 77);
+    uint8_t pkt[3000];
+    for (size_t i = 0; i < sizeof pkt; i++)
+        pkt[i] = (uint8_t)(i * 11 + 3);
+    uint64_t skipped = 0, skips = 0, refused = 0;
+    const uint64_t N = test_long_run ? 20000000 : 2000000;
+    uint64_t next_pkt = 100;
+    bool ok = true;
+    while (ok && t.p[0]->slot < N) {
+        uint64_t slot = t.p[0]->slot;
+        if (slot >= next_pkt) {
+            /* a packet one way or both, then a quiet gap */
+            size_t len = 1 + rifl_rng_below(&rng, sizeof pkt);
+            int dirs = (int)rifl_rng_below(&rng, 3);
+            for (int k = 0; k < 3; k++)
+                for (int i = 0; i < 2; i++)
+                    if (dirs == 2 || dirs == i)
+                        rifl_lane_send(t.p[k]->lane[i], pkt, len);
+            next_pkt = slot + 1 + rifl_rng_below(&rng, rifl_rng_below(&rng, 2) ? 300 : 20000);
+        }
+        uint64_t room = rifl_pair_idle_room(t.p[2]);
+        uint64_t gap = next_pkt - slot;
+        if (room && gap > 1 && rifl_rng_below(&rng, 4)) {
+            uint64_t m = 1 + rifl_rng_below(&rng, room < gap ? room : gap);
+            CHECK_EQ_I(rifl_pair_idle_skip(t.p[2], m), RIFL_OK);
+            for (uint64_t j = 0; j < m; j++) {
+                rifl_pair_step(t.p[0], NULL);
+                if (!t.p[1]->by_ref && rifl_pair_ref_room(t.p[1]))
+                    rifl_pair_ref_begin(t.p[1]);
+                if (t.p[1]->by_ref)
+                    rifl_pair_ref_step(t.p[1]);
+                else
+                    rifl_pair_step(t.p[1], NULL);
+                for (int i = 0; i < 2; i++) {
+                    trio_drain(&t, 0, i);
+                    trio_drain(&t, 1, i);
+                }
+            }
+            for (int i = 0; i < 2; i++)
+                trio_drain(&t, 2, i);
+            skipped += m;
+            skips++;
+            /* the same cables: references settled, then compared */
+            if (t.p[1]->by_ref)
+                rifl_pair_ref_end(t.p[1]);
+            for (int i = 0; i < 2; i++)
+                for (int k = 1; k < 3; k++)
+                    ok = ok && memcmp(rifl_phy_get_stats(t.p[0]->phy[i]),
+                                      rifl_phy_get_stats(t.p[k]->phy[i]),
+                                      sizeof(rifl_phy_stats)) == 0;
+            CHECK_MSG(ok, "cable counters differ after a skip at slot %llu",
+                      (unsigned long long)slot);
+            ok = ok && lanes_agree(&t, t.p[0]->slot);
+            CHECK_EQ_U(t.p[2]->slot, t.p[0]->slot);
+            continue;
+        }
+        if (room < gap && room)
+            refused++;
+        rifl_pair_step(t.p[0], NULL);
+        for (int k = 1; k < 3; k++) {
+            if (!t.p[k]->by_ref && rifl_pair_ref_room(t.p[k]))
+                rifl_pair_ref_begin(t.p[k]);
+            if (t.p[k]->by_ref)
+                rifl_pair_ref_step(t.p[k]);
+            else
+                rifl_pair_step(t.p[k], NULL);
+        }
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 2; i++)
+                trio_drain(&t, k, i);
+    }
+    uint64_t hits = rifl_phy_get_stats(t.p[0]->phy[0])->frames_hit +
+                    rifl_phy_get_stats(t.p[0]->phy[1])->frames_hit;
+    printf("  %llu slots, %llu skipped in %llu idle stretches, %llu frames hit\n",
+           (unsigned long long)t.p[0]->slot, (unsigned long long)skipped,
+           (unsigned long long)skips, (unsigned long long)hits);
+    CHECK(ok);
+    CHECK(skipped > N / 4);
+    CHECK(hits > 20);
+    CHECK(rifl_lane_get_stats(t.p[0]->lane[0])->tx_replay_cycles > 5);
+    CHECK(t.read_hash[0][0] == t.read_hash[2][0] && t.read_hash[0][1] == t.read_hash[2][1]);
+    /* nothing to skip while a lane has something queued */
+    rifl_lane_send(t.p[2]->lane[0], pkt, 100);
+    CHECK_EQ_U(rifl_pair_idle_room(t.p[2]), 0);
+    CHECK_EQ_I(rifl_pair_idle_skip(t.p[2], 1), RIFL_ERR_STATE);
+    CHECK_EQ_U(rifl_pair_idle_room(NULL), 0);
+out:
+    for (int k = 0; k < 3; k++)
+        rifl_pair_free(t.p[k]);
+}
+
 TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "quiet_runs_crafted", t_quiet_runs_crafted },
           { "quiet_runs_equal_steps_lossy", t_quiet_runs_equal_steps_lossy },
+          { "idle_skip_equals_steps", t_idle_skip_equals_steps },
           { "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },

@@ -26,7 +26,9 @@ void rifl_pair_free(rifl_pair *p)
         free(p->ref[i]);
         free(p->ref_frame[i]);
         free(p->ref_store[i]);
+        free(p->idle_frames[i]);
     }
+    free(p->idle_log);
     free(p);
 }
 
@@ -108,8 +110,17 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
         p->ref[i] = calloc(n, sizeof *p->ref[i]);
         p->ref_frame[i] = calloc(n, sizeof *p->ref_frame[i]);
         p->ref_store[i] = calloc(n + 1, p->ref_stride);
-        if (!p->ref[i] || !p->ref_frame[i] || !p->ref_store[i])
+        p->idle_frames[i] = calloc(n, sizeof *p->idle_frames[i]);
+        if (!p->ref[i] || !p->ref_frame[i] || !p->ref_store[i] || !p->idle_frames[i])
             rc = RIFL_ERR_NOMEM;
+    }
+    if (rc == RIFL_OK && !cfg->serial && !cfg->encode_all) {
+        size_t ids = rifl_lane_replay_frames(p->lane[0]);
+        p->idle_log = malloc(ids * sizeof *p->idle_log);
+        if (!p->idle_log)
+            rc = RIFL_ERR_NOMEM;
+        for (size_t k = 0; p->idle_log && k < ids; k++)
+            p->idle_log[k] = -1;
     }
     if (rc != RIFL_OK) {
         rifl_pair_free(p);
@@ -482,4 +493,82 @@ uint64_t rifl_pair_clear_slots(const rifl_pair *p, int i)
     if (!p || i < 0 || i > 1)
         return 0;
     return p->by_ref ? p->ref_clear[i] : rifl_phy_clear_slots(p->phy[i]);
+}
+
+/* ---- idle stretches ------------------------------------------------------ */
+
+static bool filler_rec(const uint8_t *rec, size_t pb)
+{
+    return (rec[0] & 3u) == 0 && rec[pb] == RIFL_FMT_FILLER;
+}
+
+/* The k-th oldest frame in flight on cable i is an undamaged filler. */
+static bool inflight_filler(const rifl_pair *p, int i, unsigned k, size_t pb)
+{
+    unsigned D = p->delay_frames;
+    if (p->by_ref) {
+        const rifl_lane_ref *r = &p->ref[i][(p->ref_pos + k) % D];
+        if (r->data == RIFL_LANE_REF_NONE) {
+            const rifl_pair_inflight *e = &p->ref_frame[i][(p->ref_pos + k) % D];
+            const rifl_lane_frame *f = e->frame;
+            return e->form == RIFL_PHY_CONTENT && f && f->data == 1 && filler_rec(f->rec, pb);
+        }
+        return r->data == 1 && filler_rec(r->rec, pb);
+    }
+    if (rifl_phy_inflight_form(p->phy[i], k) != RIFL_PHY_CONTENT)
+        return false;
+    /* rifl_phy_inflight marks the entry with the form asked for: the same */
+    const rifl_lane_frame *f = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
+    return f && f->data == 1 && filler_rec(f->rec, pb);
+}
+
+uint64_t rifl_pair_idle_room(const rifl_pair *p)
+{
+    if (!p || !p->idle_log)
+        return 0;
+    unsigned D = p->delay_frames;
+    if (D == 0 || p->slot <= D || D > rifl_lane_replay_frames(p->lane[0]) ||
+        !rifl_lane_steady(p->lane[0], p->lane[1], D) || rifl_lane_tx_backlog(p->lane[0]) ||
+        rifl_lane_tx_backlog(p->lane[1]))
+        return 0;
+    size_t pb = rifl_payload_bytes(rifl_lane_get_config(p->lane[0])->frame_bits);
+    for (int i = 0; i < 2; i++)
+        for (unsigned k = 0; k < D; k++)
+            if (!inflight_filler(p, i, k, pb))
+                return 0;
+    uint64_t a = rifl_pair_clear_slots(p, 0), b = rifl_pair_clear_slots(p, 1);
+    return a < b ? a : b;
+}
+
+int rifl_pair_idle_skip(rifl_pair *p, uint64_t m)
+{
+    if (!p)
+        return RIFL_ERR_INVALID_ARG;
+    if (m == 0)
+        return RIFL_OK;
+    if (m > rifl_pair_idle_room(p))
+        return RIFL_ERR_STATE;
+    if (p->by_ref && rifl_pair_ref_end(p) != RIFL_OK)
+        return RIFL_ERR_STATE;
+    unsigned D = p->delay_frames;
+    rifl_lane_stretch st[2];
+    for (int i = 0; i < 2; i++)
+        st[i] = (rifl_lane_stretch){ .slots = m, .fill_sent = m, .sent_by_id = p->idle_log,
+                                     .fill_recv = m };
+    if (rifl_lane_advance(p->lane, D, st, p->idle_frames) != RIFL_OK)
+        return RIFL_ERR_STATE;
+    for (int i = 0; i < 2; i++) {
+        if (rifl_phy_skip(p->phy[i], m) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        for (unsigned k = 0; k < D; k++) {
+            void *to = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
+            if (!to)
+                return RIFL_ERR_STATE;
+            memcpy(to, &p->idle_frames[i][k], p->content_bytes);
+        }
+        p->hits_seen[i] = rifl_phy_get_stats(p->phy[i])->frames_hit;
+        p->last_hit[i] = false;
+    }
+    p->slot += m;
+    return RIFL_OK;
 }

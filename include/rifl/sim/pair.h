@@ -67,6 +67,9 @@ typedef struct rifl_pair {
                                 then its wire bytes when damaged */
     unsigned ref_next[2];    /* the place the next one takes */
     size_t ref_stride, content_bytes;
+    /* idle stretches (rifl_pair_idle_skip) */
+    int64_t *idle_log;       /* 2^K entries, all -1: every frame a filler */
+    rifl_lane_frame *idle_frames[2]; /* [i]: lane i's frames left in flight */
 } rifl_pair;
 
 /* A frame in flight while stepping by reference that is not a reference:
@@ -128,6 +131,18 @@ RIFL_API void rifl_pair_ref_step(rifl_pair *p);
  * users queue nothing during the run). */
 RIFL_API uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max, rifl_lane_quiet_io *io);
 RIFL_API int rifl_pair_ref_end(rifl_pair *p);
+/* Idle stretches, by the lanes' accelerator (rifl_lane_advance in
+ * rifl/lane.h).  While both lanes are steady with nothing queued and every
+ * frame in flight is an undamaged filler, each slot only sends a filler
+ * each way and receives one, until a bit error falls in a frame.
+ * rifl_pair_idle_room says how many slots may go so from here (0: none; it
+ * needs frames by content or by reference, not wire bytes or serial
+ * lanes), and rifl_pair_idle_skip carries the pair through m of them in
+ * one call, leaving lanes, cables and counters as m rifl_pair_step calls
+ * would.  The caller promises not to queue anything on either lane in
+ * them.  Stepping by reference ends there (rifl_pair_ref_end). */
+RIFL_API uint64_t rifl_pair_idle_room(const rifl_pair *p);
+RIFL_API int rifl_pair_idle_skip(rifl_pair *p, uint64_t m);
 /* Change cable i's bit error rate from the next frame on (also while
  * stepping by reference). */
 RIFL_API int rifl_pair_set_ber(rifl_pair *p, int i, double ber);
