@@ -198,13 +198,14 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
                "\"completed_messages\": %llu, \"dropped\": %llu, \"lost\": %llu, "
                "\"undelivered\": %llu, \"corrupt\": %llu, \"replays\": %llu, "
                "\"fc_frames\": %llu, \"max_voq_cells\": %llu, \"source_stalls\": %llu, "
-               "\"verify_fails\": %llu",
+               "\"verify_fails\": %llu, \"lane_slots\": %llu, \"idle_lane_slots\": %llu",
             (unsigned long long)r->generated_cells, (unsigned long long)r->delivered_cells,
             (unsigned long long)r->completed_messages, (unsigned long long)r->dropped,
             (unsigned long long)r->lost, (unsigned long long)r->undelivered,
             (unsigned long long)r->corrupt, (unsigned long long)r->replays,
             (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells,
-            (unsigned long long)r->source_stalls, (unsigned long long)r->verify_fails);
+            (unsigned long long)r->source_stalls, (unsigned long long)r->verify_fails,
+            (unsigned long long)r->lane_slots, (unsigned long long)r->idle_lane_slots);
     fprintf(f, ",\n \"links\": [");
     for (unsigned i = 0; links && i < 2 * r->links; i++) {
         const rifl_net_link *l = &r->link[i];

@@ -115,6 +115,12 @@ struct link {
     rifl_pair *lp[RIFL_BOND_MAX_LANES];
     bool lp_ref[RIFL_BOND_MAX_LANES];
     uint64_t step_mbps;       /* each lane's rate (the link's / nl) */
+    /* an idle link is parked: not stepped from slot park_t on, for at most
+     * park_room slots, then carried through them in one call
+     * (rifl_pair_idle_skip) when that runs out or anything is sent on it */
+    bool parked;
+    uint64_t park_t, park_room;
+    uint64_t last_send;       /* slot anything was last sent on it, either way */
     struct cred *cr;          /* FC_CREDIT: [i] the direction end i sends */
     uint32_t fcp_due[2];      /* FC_CREDIT: VLs whose FCP end i owes */
     struct end end[2];
@@ -182,6 +188,7 @@ struct rifl_net {
     unsigned C, pipe_len, pipe_pos;
     uint64_t t, warm, win_end, limit;
     uint64_t lane_steps;      /* frame slots stepped, summed over the lanes */
+    uint64_t idle_steps;      /* ... of them in idle skips */
     double slot_ns;
     uint64_t base_mbps;       /* the fastest link's rate: its frame slot is the
                                  time step */
@@ -779,6 +786,29 @@ static inline rifl_lane *ext_lane(struct link *k, unsigned side)
     return k->pair ? k->pair->lane[side] : rifl_bond_lane(k->bond[side], 0);
 }
 
+/* A parked link's skipped slots, up to slot n->t (not yet stepped). */
+static void unpark(rifl_net *n, struct link *k)
+{
+    if (!k->parked)
+        return;
+    k->parked = false;
+    uint64_t m = n->t - k->park_t;
+    if (rifl_pair_idle_skip(k->pair, m) != RIFL_OK)
+        n->inconsistent++;
+    k->by_ref = k->pair->by_ref; /* a skip ends stepping by reference */
+    n->lane_steps += 2 * m;
+    n->idle_steps += 2 * m;
+}
+
+/* The lane end `side` of link k sends its extension frames on, the link
+ * brought up to date first. */
+static inline rifl_lane *ext_lane_tx(rifl_net *n, struct link *k, unsigned side)
+{
+    unpark(n, k);
+    k->last_send = n->t;
+    return ext_lane(k, side);
+}
+
 static int link_read_ext(struct link *k, unsigned side, uint8_t *code, void *buf, size_t cap,
                          size_t *len)
 {
@@ -791,8 +821,11 @@ static int link_read_ext(struct link *k, unsigned side, uint8_t *code, void *buf
     return RIFL_ERR_AGAIN;
 }
 
-static inline int link_send(struct link *k, unsigned side, const void *cell, size_t len)
+static inline int link_send(rifl_net *n, struct link *k, unsigned side, const void *cell,
+                            size_t len)
 {
+    unpark(n, k);
+    k->last_send = n->t;
     return k->pair ? rifl_lane_send(k->pair->lane[side], cell, len)
                    : rifl_bond_send(k->bond[side], cell, len);
 }
@@ -838,7 +871,7 @@ static void fcp_send(rifl_net *n, unsigned l, unsigned side)
 {
     struct link *k = &n->link[l];
     struct cred *in = &k->cr[1 - side];
-    rifl_lane *ln = ext_lane(k, side);
+    rifl_lane *ln = NULL;
     for (unsigned v = 0; v < n->vls; v++)
         if (in->freed[v] && n->t - in->last_fcp[v] >= (uint64_t)FCP_WAIT * n->C)
             k->fcp_due[side] |= 1u << v;
@@ -848,6 +881,8 @@ static void fcp_send(rifl_net *n, unsigned l, unsigned side)
                        .vl = (uint8_t)v, .fccl = rifl_fc_rx_fccl(&in->rx[v]) };
         uint8_t b[RIFL_FC_FCP_BYTES];
         rifl_fcp_encode(&f, b);
+        if (!ln)
+            ln = ext_lane_tx(n, k, side);
         if (rifl_lane_send_ext(ln, RIFL_FCP_EXT_CODE, b, sizeof b) != RIFL_OK)
             return;
         k->fcp_due[side] &= ~(1u << v);
@@ -1572,7 +1607,7 @@ static int host_cell_time(rifl_net *n, unsigned h)
             r->sent = n->t;
             r->index = tx.index;
             r->vl = (uint8_t)tx.vl;
-            if (link_send(k, x->side, cell, sizeof cell) != RIFL_OK ||
+            if (link_send(n, k, x->side, cell, sizeof cell) != RIFL_OK ||
                 !tag_push(&k->q[x->side], ri))
                 n->inconsistent++;
             if (credit)
@@ -1661,7 +1696,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         unsigned hop = rifl_l2_total_hops(&row[o].hdr) - rifl_l2_remain_hops(&row[o].hdr) - 1;
         if (hop < RIFL_L2_MAX_HOPS)
             r->out[hop] = n->t;
-        if (link_send(&n->link[l], side, cell, sizeof cell) != RIFL_OK ||
+        if (link_send(n, &n->link[l], side, cell, sizeof cell) != RIFL_OK ||
             !tag_push(&n->link[l].q[side], ri))
             n->inconsistent++;
     }
@@ -1693,7 +1728,7 @@ static void switch_cell_time(rifl_net *n, unsigned s)
             fcp_send(n, w->link[p], w->side[p]);
             continue;
         }
-        rifl_lane *ln = ext_lane(&n->link[w->link[p]], w->side[p]);
+        rifl_lane *ln = w->npend[p] ? ext_lane_tx(n, &n->link[w->link[p]], w->side[p]) : NULL;
         unsigned sent = 0;
         while (sent < w->npend[p]) {
             uint8_t data[3];
@@ -1711,6 +1746,12 @@ static void switch_cell_time(rifl_net *n, unsigned s)
 }
 
 /* ---- the links ----------------------------------------------------------------- */
+
+/* A link is parked once nothing was sent on it for PARK_QUIET slots (a
+ * short gap costs more to skip than to step: the frames in flight and the
+ * replay buffer are rebuilt) and no error falls in the next PARK_MIN. */
+#define PARK_QUIET 1024
+#define PARK_MIN 64
 
 static void step_pair(rifl_pair *p, bool *by_ref, bool by_content)
 {
@@ -1740,6 +1781,22 @@ static void step_link(rifl_net *n, struct link *k, bool by_content)
     for (unsigned i = 0; i < k->nl; i++)
         step_pair(k->lp[i], &k->lp_ref[i], by_content);
     n->lane_steps += 2 * k->nl;
+}
+
+/* Park link k after its slot n->t when it is idle for long enough to be
+ * worth it (nothing queued either way, only fillers in flight). */
+static void park(rifl_net *n, struct link *k)
+{
+    rifl_pair *p = k->pair;
+    if (n->t - k->last_send < PARK_QUIET || rifl_lane_tx_backlog(p->lane[0]) ||
+        rifl_lane_tx_backlog(p->lane[1]))
+        return;
+    uint64_t room = rifl_pair_idle_room(p);
+    if (room < PARK_MIN)
+        return;
+    k->parked = true;
+    k->park_t = n->t + 1;
+    k->park_room = room;
 }
 
 static void window_start(rifl_net *n)
@@ -1790,6 +1847,11 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             struct link *lk = &n->link[l];
             if (l == watched)
                 continue;
+            if (lk->parked) {
+                if (n->t - lk->park_t < lk->park_room)
+                    continue;
+                unpark(n, lk);
+            }
             if (lk->step_mbps < n->base_mbps) {
                 /* slower lanes: a frame slot of their own now and then */
                 lk->acc += lk->step_mbps;
@@ -1798,6 +1860,9 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
                 lk->acc -= n->base_mbps;
             }
             step_link(n, lk, n->cfg.by_content);
+            if (n->t % n->C == 0 && lk->pair && lk->step_mbps == n->base_mbps &&
+                !n->cfg.by_content && !n->cfg.observe)
+                park(n, lk);
         }
         if (n->cfg.observe && n->t < n->cfg.observe_slots) {
             /* the watched link: stepped by content, seen */
@@ -1825,6 +1890,9 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
         if ((n->window_done && n->outstanding == 0) || n->t >= n->limit)
             n->finished = true;
     }
+    /* between calls every link is up to date (its counters read true) */
+    for (unsigned l = 0; l < n->L; l++)
+        unpark(n, &n->link[l]);
     if (n->inconsistent)
         return RIFL_ERR_STATE;
     return n->finished ? 1 : 0;
@@ -1889,6 +1957,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->cell_ns = n->C * n->slot_ns;
     r->slots = n->t;
     r->lane_slots = n->lane_steps;
+    r->idle_lane_slots = n->idle_steps;
     r->sim_ns = (double)n->t * n->slot_ns;
     r->latency = pct(&n->lat, n->slot_ns);
     r->latency_head = pct(&n->head, n->slot_ns);

@@ -220,6 +220,8 @@ typedef struct rifl_net_result {
     uint64_t lane_slots;      /* frame slots stepped, summed over every lane
                                  (two per link, or two per lane of a bonded
                                  one; a slower link's are fewer) */
+    uint64_t idle_lane_slots; /* of those, carried through idle stretches in
+                                 one call each (rifl_pair_idle_skip) */
     uint64_t cell_hops;       /* cells switched, every switch, whole run */
     double sim_ns;
     rifl_net_pct latency, latency_head, mct;
