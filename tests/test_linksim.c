@@ -1004,6 +1004,16 @@ struct pair_trio {
     uint64_t read_hash[3][2];
 };
 
+/* Three copies of the link pc describes; false (with a message) when one
+ * cannot be made. */
+static bool trio_make(struct pair_trio *t, const rifl_pair_config *pc)
+{
+    char msg[256] = "";
+    for (int k = 0; k < 3; k++)
+        CHECK_MSG(rifl_pair_create(pc, &t->p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
+    return t->p[0] && t->p[1] && t->p[2];
+}
+
 /* Copy k's user reads everything lane i has, into its hash. */
 static void trio_drain(struct pair_trio *t, int k, int i)
 {
@@ -1061,10 +1071,7 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
     struct pair_trio t = { { NULL, NULL, NULL }, { { 0 } } };
     uint64_t at[2][64], sent_at[2][64], delivered_in_runs = 0, sent_in_runs = 0;
     uint16_t sent_id[2][64];
-    char msg[256] = "";
-    for (int k = 0; k < 3; k++)
-        CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
-    if (!t.p[0] || !t.p[1] || !t.p[2])
+    if (!trio_make(&t, &pc))
         goto out;
     rifl_rng rng;
     rifl_rng_seed(&rng, 99);
@@ -1341,10 +1348,7 @@ static void t_idle_skip_equals_steps(void)
     pc.seed[0] = test_seed * 2 + 5;
     pc.seed[1] = test_seed * 2 + 6;
     struct pair_trio t = { { NULL, NULL, NULL }, { { 0 } } };
-    char msg[256] = "";
-    for (int k = 0; k < 3; k++)
-        CHECK_MSG(rifl_pair_create(&pc, &t.p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
-    if (!t.p[0] || !t.p[1] || !t.p[2])
+    if (!trio_make(&t, &pc))
         goto out;
     rifl_rng rng;
     rifl_rng_seed(&rng, test_seed + 77);

@@ -71,40 +71,57 @@ static void t_unloaded_path(void)
     rifl_topo_free(t);
 }
 
+/* Bursty messages of 1 to 1500 bytes at a high BER on topology t: the
+ * lossless runs below start from it. */
+static rifl_net_config bursty_ber(const rifl_topology *t, double load, double long_window_ns)
+{
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = t;
+    c.load = load;
+    c.arrivals = RIFL_NET_BURSTY;
+    c.msg_min = 1;
+    c.msg_max = 1500;
+    c.ber = 2e-6;
+    c.warmup_ns = 3000;
+    c.window_ns = test_long_run ? long_window_ns : 15000;
+    c.seed = test_seed;
+    return c;
+}
+
+/* Run `c` again with every frame by content: the same result as `a`. */
+static void same_by_content(rifl_net_config c, const rifl_net_result *a)
+{
+    rifl_net_result b;
+    c.by_content = true;
+    REQUIRE(run(&c, &b) == RIFL_OK);
+    clean(&b);
+    CHECK_EQ_U(a->replays, b.replays);
+    CHECK_EQ_U(a->delivered_cells, b.delivered_cells);
+    CHECK_EQ_U(a->fc_frames, b.fc_frames);
+    CHECK(a->latency.mean == b.latency.mean && a->latency.max == b.latency.max);
+    CHECK(a->mct.p99 == b.mct.p99);
+    rifl_net_result_free(&b);
+}
+
 /* Replays at a high BER, bursts at high load across three switch hops:
  * every cell arrives once with its bytes; by reference as by content. */
 static void t_lossless_ber(void)
 {
     rifl_topology *t = gen("leafspine:3x2x3");
     REQUIRE(t);
-    rifl_net_config c = rifl_net_default_config;
-    c.topo = t;
     /* replays take a share of the links at this BER: a load they can still
      * carry, so that the window drains */
-    c.load = test_long_run ? 0.6 : 0.9;
-    c.arrivals = RIFL_NET_BURSTY;
-    c.msg_min = 1;
-    c.msg_max = 1500;
-    c.ber = test_long_run ? 1e-6 : 2e-6;
-    c.warmup_ns = 3000;
-    c.window_ns = test_long_run ? 200000 : 15000;
-    c.seed = test_seed;
-    rifl_net_result a, b;
+    rifl_net_config c = bursty_ber(t, test_long_run ? 0.6 : 0.9, 200000);
+    if (test_long_run)
+        c.ber = 1e-6;
+    rifl_net_result a;
     REQUIRE(run(&c, &a) == RIFL_OK);
     clean(&a);
     CHECK(a.replays > 0);
     CHECK(a.verify_fails > 0);
     CHECK(a.path_cells[3] > 0 && a.path_cells[1] > 0);
-    c.by_content = true;
-    REQUIRE(run(&c, &b) == RIFL_OK);
-    clean(&b);
-    CHECK_EQ_U(a.replays, b.replays);
-    CHECK_EQ_U(a.delivered_cells, b.delivered_cells);
-    CHECK_EQ_U(a.fc_frames, b.fc_frames);
-    CHECK(a.latency.mean == b.latency.mean && a.latency.max == b.latency.max);
-    CHECK(a.mct.p99 == b.mct.p99);
+    same_by_content(c, &a);
     rifl_net_result_free(&a);
-    rifl_net_result_free(&b);
     rifl_topo_free(t);
 }
 
@@ -573,17 +590,8 @@ static void t_credit(void)
 {
     rifl_topology *t = gen("leafspine:3x2x3");
     REQUIRE(t);
-    rifl_net_config c = rifl_net_default_config;
-    c.topo = t;
+    rifl_net_config c = bursty_ber(t, 0.9, 200000);
     c.fc = RIFL_NET_FC_CREDIT;
-    c.load = 0.9;
-    c.arrivals = RIFL_NET_BURSTY;
-    c.msg_min = 1;
-    c.msg_max = 1500;
-    c.ber = 2e-6;
-    c.warmup_ns = 3000;
-    c.window_ns = test_long_run ? 200000 : 15000;
-    c.seed = test_seed;
     rifl_net_result a, b, d;
     REQUIRE(run(&c, &a) == RIFL_OK);
     clean(&a);
@@ -672,19 +680,11 @@ static void t_bonded(void)
     REQUIRE(t);
     static const unsigned groups[] = { 4, 2, 1 };
     for (unsigned g = 0; g < 3; g++) {
-        rifl_net_config c = rifl_net_default_config;
-        c.topo = t;
+        rifl_net_config c = bursty_ber(t, 0.5, 100000);
         c.lanes = 4;
         c.group_lanes = groups[g];
-        c.load = 0.5;
-        c.arrivals = RIFL_NET_BURSTY;
-        c.msg_min = 1;
-        c.msg_max = 1500;
-        c.ber = 2e-6;
-        c.warmup_ns = 3000;
-        c.window_ns = test_long_run ? 100000 : 15000;
         c.seed = test_seed + g;
-        rifl_net_result a, b;
+        rifl_net_result a;
         REQUIRE(run(&c, &a) == RIFL_OK);
         clean(&a);
         CHECK(a.replays > 0);
@@ -696,15 +696,8 @@ static void t_bonded(void)
         CHECK_MSG(a.lane_slots >= want && a.lane_slots <= want + 8ull * a.links,
                   "lane slots %llu, want about %llu", (unsigned long long)a.lane_slots,
                   (unsigned long long)want);
-        c.by_content = true;
-        REQUIRE(run(&c, &b) == RIFL_OK);
-        clean(&b);
-        CHECK_EQ_U(a.replays, b.replays);
-        CHECK_EQ_U(a.delivered_cells, b.delivered_cells);
-        CHECK_EQ_U(a.fc_frames, b.fc_frames);
-        CHECK(a.latency.mean == b.latency.mean && a.latency.max == b.latency.max);
+        same_by_content(c, &a);
         rifl_net_result_free(&a);
-        rifl_net_result_free(&b);
     }
     rifl_topo_free(t);
     /* full load, permutation: a host's throughput against one lane's */
