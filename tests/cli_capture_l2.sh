@@ -106,7 +106,11 @@ net=(sim net --topology leafspine:2x2x2 --load 1 --traffic bursty --time-us 10 -
 "$RIFL" "${net[@]}" >"$TMP/net0.json" 2>"$TMP/net0.err" || bad "sim net run: $(cat "$TMP/net0.err")"
 "$RIFL" "${net[@]}" --pcap "$TMP/net.pcap" --pcap-host h1 --pcap-slots 1000000 >"$TMP/net1.json" \
     2>"$TMP/net.err" || bad "sim net capture run: $(cat "$TMP/net.err")"
-cmp -s "$TMP/net0.json" "$TMP/net1.json" || bad "sim net: the capture changed the run's results"
+# (idle_lane_slots counts the simulator's shortcuts, not a result: the
+# watched link is never skipped)
+cmp -s <(sed 's/"idle_lane_slots": [0-9]*//' "$TMP/net0.json") \
+  <(sed 's/"idle_lane_slots": [0-9]*//' "$TMP/net1.json") ||
+  bad "sim net: the capture changed the run's results"
 tsh -o rifl.cells:TRUE -r "$TMP/net.pcap" -T fields -E 'separator=|' -e eth.src -e rifl.kind \
     -e rifl.l2.total_hops -e rifl.l2.remain_hops -e rifl.voq.on -e rifl.voq.off -e rifl.verify \
     >"$TMP/net.csv" || bad "tshark: $(cat "$TMP/tshark.err")"

@@ -1861,7 +1861,8 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             }
             step_link(n, lk, n->cfg.by_content);
             if (n->t % n->C == 0 && lk->pair && lk->step_mbps == n->base_mbps &&
-                !n->cfg.by_content && !n->cfg.observe)
+                !n->cfg.by_content &&
+                !(n->cfg.observe && l == n->host[n->cfg.observe_host].link))
                 park(n, lk);
         }
         if (n->cfg.observe && n->t < n->cfg.observe_slots) {
