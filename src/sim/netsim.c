@@ -1875,6 +1875,7 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
             }
             rifl_pair_slot seen;
             rifl_pair_step(wl->pair, &seen);
+            n->lane_steps += 2;
             n->cfg.observe(n->cfg.observe_ctx, &seen, x->side);
         }
         n->t++;
