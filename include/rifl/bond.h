@@ -34,6 +34,8 @@ extern "C" {
 #endif
 
 #define RIFL_BOND_MAX_LANES 16
+/* Bytes of the send queue a packet takes besides its own: its length. */
+#define RIFL_BOND_PACKET_OVERHEAD 4
 
 typedef struct rifl_bond_config {
     rifl_lane_config lane;     /* every lane's */

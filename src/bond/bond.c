@@ -147,7 +147,8 @@ int rifl_bond_send(rifl_bond *b, const void *pkt, size_t len)
 
 size_t rifl_bond_send_space(const rifl_bond *b)
 {
-    return b && b->qcap - b->qused > 4 ? b->qcap - b->qused - 4 : 0;
+    size_t free_bytes = b ? b->qcap - b->qused : 0;
+    return free_bytes > RIFL_BOND_PACKET_OVERHEAD ? free_bytes - RIFL_BOND_PACKET_OVERHEAD : 0;
 }
 
 size_t rifl_bond_tx_backlog(const rifl_bond *b)
@@ -156,7 +157,7 @@ size_t rifl_bond_tx_backlog(const rifl_bond *b)
         return 0;
     /* every packet's bytes and its 4-byte length, less the length of each
      * and the head packet's bytes already placed */
-    return b->qused - 4 * (size_t)b->qpackets - b->off;
+    return b->qused - RIFL_BOND_PACKET_OVERHEAD * b->qpackets - b->off;
 }
 
 /* ---- send side ----------------------------------------------------------- */

@@ -601,7 +601,8 @@ static int make_bonded(rifl_net *n, struct link *k, const rifl_pair_config *pc, 
         .lane = pc->lane,
         .lanes = k->nl,
         .group_lanes = n->cfg.group_lanes,
-        .tx_queue_bytes = (pc->lane.tx_queue_frames / n->C) * (RIFL_L2_CELL_BYTES + 4),
+        .tx_queue_bytes = (pc->lane.tx_queue_frames / n->C) *
+                          (RIFL_L2_CELL_BYTES + RIFL_BOND_PACKET_OVERHEAD),
     };
     for (int e = 0; e < 2; e++) {
         int rc = rifl_bond_create(&bc, &k->bond[e], err, errlen);
@@ -837,14 +838,14 @@ static inline int link_read(struct link *k, unsigned side, void *buf, size_t cap
                    : rifl_bond_read(k->bond[side], buf, cap, got, eop);
 }
 
-/* Cells the end's queue can take now, `queued` of them already promised. */
+/* The end's queue can take `cells` more cells now. */
 static inline bool link_room(const rifl_net *n, struct link *k, unsigned side, unsigned cells)
 {
     if (k->pair) /* a cell takes C whole frames of the lane's queue */
         return rifl_lane_send_space(k->pair->lane[side]) >=
                (size_t)cells * n->C * rifl_payload_bytes(n->cfg.frame_bits);
-    return rifl_bond_send_space(k->bond[side]) >=
-           (size_t)cells * (RIFL_L2_CELL_BYTES + 4) - 4;
+    return rifl_bond_send_space(k->bond[side]) + RIFL_BOND_PACKET_OVERHEAD >=
+           (size_t)cells * (RIFL_L2_CELL_BYTES + RIFL_BOND_PACKET_OVERHEAD);
 }
 
 /* The end's queue runs short: one more cell keeps the link busy until the
