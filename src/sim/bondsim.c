@@ -4,6 +4,17 @@
  * saturation, a receiving user checking every packet it reads, latency
  * stamps.  Every slot is stepped.
  *
+ * Two drivers.  The general one models each lane's line itself: frames in
+ * flight with their arrival times, so that the ends can run on clocks ppm
+ * apart, over serial lines, with lanes crossed or dead.  When the ends share
+ * one clock and the lanes receive aligned frames, lane i of the two ends is
+ * instead a rifl_pair (rifl/sim/pair.h) on the bond's own lanes, stepped by
+ * reference: no frame is built or copied unless a bit error falls in it.
+ * Within a slot the two ends touch nothing of each other's (every line is
+ * at least a frame long), so both drivers take the same course, counter for
+ * counter; `fast` off keeps the general one, and tests/test_linksim.c
+ * compares them.
+ *
  * A packet's first and last narrow words are known when it is queued (the
  * words are counted across packets), so its send stamps are the slots at
  * which the bond placed those words. */
@@ -59,6 +70,10 @@ struct bsim {
     uint64_t up_since[2][RIFL_BOND_MAX_LANES];
     bool was_up[2][RIFL_BOND_MAX_LANES], down_told[2][RIFL_BOND_MAX_LANES];
     uint64_t up_words;
+    /* the driver by lane pairs (ends on one clock, aligned lanes) */
+    bool by_pairs;
+    rifl_pair *pair[RIFL_BOND_MAX_LANES];
+    bool pair_ref[RIFL_BOND_MAX_LANES]; /* stepping by reference */
     /* each end's compensation detector */
     unsigned det_lane;
     bool det_on[2];
@@ -289,6 +304,43 @@ static int end_slot(struct bsim *s, unsigned e)
     return RIFL_OK;
 }
 
+/* Slot k of both ends on one clock, lane i of the two ends a pair: each
+ * end's sending user and bond, every pair's slot (both lanes send, both
+ * lines carry, both lanes receive), each end's receiving user, end A's
+ * first as the general driver has them. */
+static int pairs_slot(struct bsim *s)
+{
+    uint64_t k = s->k[1];
+    for (int e = 0; e < 2; e++) {
+        int rc = offer(s, &s->d[e]);
+        if (rc != RIFL_OK)
+            return rc;
+        rifl_bond_place(s->end[e]);
+        stamp(&s->d[e], k);
+    }
+    unsigned by_ref = 0;
+    for (unsigned i = 0; i < s->L; i++) {
+        if (!s->pair_ref[i] && rifl_pair_ref_room(s->pair[i])) {
+            if (rifl_pair_ref_begin(s->pair[i]) != RIFL_OK)
+                return RIFL_ERR_STATE;
+            s->pair_ref[i] = true;
+        }
+        if (s->pair_ref[i]) {
+            rifl_pair_ref_step(s->pair[i]);
+            by_ref++;
+        } else {
+            rifl_pair_step(s->pair[i], NULL);
+        }
+    }
+    if (by_ref == s->L)
+        s->res->ref_slots++;
+    read_side(s, &s->d[1], k + 1);
+    read_side(s, &s->d[0], k + 1);
+    s->k[0]++;
+    s->k[1]++;
+    return RIFL_OK;
+}
+
 static bool all_up(const struct bsim *s)
 {
     for (int e = 0; e < 2; e++)
@@ -306,6 +358,13 @@ static bool all_done(const struct bsim *s)
             return false;
     }
     return true;
+}
+
+/* The seed of end e's line of lane i. */
+static uint64_t line_seed(const rifl_linksim_result *res, int e, unsigned i)
+{
+    uint64_t x = res->channel_seed[e] ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+    return rifl_splitmix64(&x);
 }
 
 static int make(struct bsim *s, char *msg, size_t msglen)
@@ -332,12 +391,25 @@ static int make(struct bsim *s, char *msg, size_t msglen)
                                  : rifl_link_delay_frames(&c->lane.link, c->lane.frame_bits);
     res->delay_frames = D;
     s->D = D;
+    s->by_pairs = c->fast && !s->serial && c->ppm == 0 && !c->swapped && !c->dead;
+    for (unsigned i = 0; s->by_pairs && i < s->L; i++) {
+        rifl_pair_config pc = {
+            .lane = c->lane, .ber = { c->ber[0], c->ber[1] },
+            .delay_frames = D + c->lane_skew_bits[i] / c->lane.frame_bits,
+            .encode_all = c->encode_all,
+            .lanes = { rifl_bond_lane(s->end[0], i), rifl_bond_lane(s->end[1], i) },
+        };
+        for (int e = 0; e < 2; e++)
+            pc.seed[e] = line_seed(res, e, i);
+        int rc = rifl_pair_create(&pc, &s->pair[i], msg, msglen);
+        if (rc != RIFL_OK)
+            return rc;
+    }
     /* the lines carry frames at once; the delay is the driver's, in the
      * sending end's own slots */
-    for (int e = 0; e < 2; e++)
+    for (int e = 0; e < 2 && !s->by_pairs; e++)
         for (unsigned i = 0; i < s->L; i++) {
-            uint64_t x = res->channel_seed[e] ^ (0x9e3779b97f4a7c15ULL * (i + 1));
-            uint64_t seed = rifl_splitmix64(&x);
+            uint64_t seed = line_seed(res, e, i);
             size_t cb = c->encode_all ? 0 : rifl_lane_frame_bytes(c->lane.frame_bits);
             rifl_lane *l = rifl_bond_lane(s->end[e], i);
             int rc;
@@ -402,7 +474,7 @@ static int make(struct bsim *s, char *msg, size_t msglen)
     while (cap < 2u * (D + 8))
         cap <<= 1;
     s->fmask = cap - 1;
-    for (int e = 0; e < 2; e++)
+    for (int e = 0; e < 2 && !s->by_pairs; e++)
         for (unsigned i = 0; i < s->L; i++)
             if (!(s->fl[e][i] = calloc(cap, s->fstride)))
                 return RIFL_ERR_NOMEM;
@@ -427,7 +499,7 @@ static void collect(struct bsim *s, uint64_t t)
         for (unsigned i = 0; i < s->L; i++) {
             struct rifl_linksim_lane *ln = &res->lanes[i];
             ln->lane[e] = *rifl_lane_get_stats(rifl_bond_lane(s->end[e], i));
-            ln->ch[e] = *rifl_phy_get_stats(s->line[e][i]);
+            ln->ch[e] = *rifl_phy_get_stats(s->by_pairs ? s->pair[i]->phy[e] : s->line[e][i]);
             sum_stats((uint64_t *)&res->lane[e], (const uint64_t *)&ln->lane[e], sizeof ln->lane[e]);
             sum_stats((uint64_t *)&res->ch[e], (const uint64_t *)&ln->ch[e], sizeof ln->ch[e]);
             if (s->serial) {
@@ -465,6 +537,8 @@ static void collect(struct bsim *s, uint64_t t)
 
 static void bsim_free(struct bsim *s)
 {
+    for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
+        rifl_pair_free(s->pair[i]); /* (before the bonds: the lanes are theirs) */
     for (int e = 0; e < 2; e++) {
         rifl_bond_free(s->end[e]);
         for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
@@ -489,12 +563,14 @@ int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result 
     int rc = make(s, msg, msglen);
     uint64_t t = 0, next_report = 1u << 14;
     while (rc == RIFL_OK) {
-        /* end B keeps the nominal clock: its slots count the run */
+        /* end B keeps the nominal clock: its slots count the run, which
+         * ends with the slot in which the last packet is read (end B's
+         * slot runs even when end A read it) */
         t = s->k[1];
-        if (all_done(s) || (cfg->max_slots && t >= cfg->max_slots))
-            break;
         unsigned e = (double)s->k[0] / s->rate[0] <= (double)s->k[1] / s->rate[1] ? 0 : 1;
-        rc = end_slot(s, e);
+        if ((e == 0 && all_done(s)) || (cfg->max_slots && t >= cfg->max_slots))
+            break;
+        rc = s->by_pairs ? pairs_slot(s) : end_slot(s, e);
         if (rc != RIFL_OK)
             break;
         if (s->serial && !res->startup_slots && all_up(s))
@@ -509,6 +585,11 @@ int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result 
             next_report = t + (1u << 14);
         }
     }
+    for (unsigned i = 0; i < s->L && rc == RIFL_OK; i++)
+        if (s->pair_ref[i]) {
+            rc = rifl_pair_ref_end(s->pair[i]) == RIFL_OK ? RIFL_OK : RIFL_ERR_STATE;
+            s->pair_ref[i] = false;
+        }
     if (rc == RIFL_OK)
         collect(s, t);
     else if (rc == RIFL_ERR_STATE)
