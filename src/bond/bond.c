@@ -19,6 +19,7 @@ struct rifl_bond {
     uint8_t *q;                /* packet ring */
     size_t qcap, qhead, qused; /* bytes */
     size_t off;                /* bytes of the head packet placed */
+    size_t hlen;               /* the head packet's length (qused > 0) */
     size_t qpackets;           /* packets in the ring */
     uint64_t tx_word;          /* narrow words placed since reset */
     /* receive side */
@@ -138,6 +139,8 @@ int rifl_bond_send(rifl_bond *b, const void *pkt, size_t len)
                      (uint8_t)len };
     ring_put(b, b->qhead + b->qused, h, 4);
     ring_put(b, b->qhead + b->qused + 4, pkt, len);
+    if (!b->qused)
+        b->hlen = len;
     b->qused += len + 4;
     b->qpackets++;
     b->st.tx_packets++;
@@ -179,14 +182,14 @@ unsigned rifl_bond_place(rifl_bond *b)
         unsigned g = (unsigned)(b->tx_word % b->G);
         if (used & (1u << g))
             break;
-        uint8_t h[4];
-        ring_get(b, b->qhead, h, 4);
-        size_t len = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+        unsigned top = g * b->S + b->S - 1; /* segment 0's lane */
+        /* (segment 0's lane first: while a lane recovers, most slots end
+         * here) */
+        bool ready = lane_free(b, top);
+        size_t len = b->hlen;
         size_t wlen = len - b->off < b->word_bytes ? len - b->off : b->word_bytes;
         unsigned m = (unsigned)((wlen + b->pb - 1) / b->pb); /* segments */
-        unsigned top = g * b->S + b->S - 1;                  /* segment 0's lane */
-        bool ready = true;
-        for (unsigned k = 0; k < m && ready; k++)
+        for (unsigned k = 1; k < m && ready; k++)
             ready = lane_free(b, top - k);
         if (!ready) {
             b->st.tx_waits++;
@@ -208,6 +211,11 @@ unsigned rifl_bond_place(rifl_bond *b)
             b->qused -= 4 + len;
             b->qpackets--;
             b->off = 0;
+            if (b->qused) {
+                uint8_t h[4];
+                ring_get(b, b->qhead, h, 4);
+                b->hlen = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+            }
         }
     }
     return placed;
