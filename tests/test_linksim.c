@@ -806,9 +806,11 @@ static void t_bonded_links(void)
 }
 
 /* Bonded links on one clock with aligned lanes go by lane pairs, stepped by
- * reference; the general driver (fast off) models every line itself.  Both
- * take the same course, lane by lane and counter by counter: groupings,
- * skew, flow control by a slow reader, wire bytes, wide frames, high BER. */
+ * reference, and through steady stretches by the lanes' accelerator; the
+ * general driver (fast off) models every line itself and steps every slot.
+ * Both take the same course, lane by lane and counter by counter:
+ * groupings, skew, flow control by a slow reader, wire bytes, wide frames,
+ * packet sizes, high and low BER. */
 static void t_bonded_pairs_equal_general(void)
 {
     struct {
@@ -819,11 +821,15 @@ static void t_bonded_pairs_equal_general(void)
         { 2, 2, 256, 8e-6, 1.0, false, false },  { 4, 1, 256, 5e-6, 1.0, false, false },
         { 4, 2, 256, 3e-6, 1.0, true, false },   { 8, 8, 512, 2e-6, 0.6, false, false },
         { 16, 4, 256, 1e-6, 1.0, false, false }, { 4, 4, 256, 4e-6, 1.0, false, true },
-        { 4, 2, 2048, 1e-6, 1.0, false, false },
+        { 4, 2, 2048, 1e-6, 1.0, false, false }, { 4, 4, 256, 1e-7, 1.0, false, false },
+        { 4, 1, 256, 2e-7, 1.0, false, false },  { 8, 2, 512, 1e-7, 1.0, false, false },
+        { 2, 1, 1024, 3e-8, 1.0, false, false },
     };
+    uint64_t fast_total = 0;
     for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uint64_t bytes = cases[k].ber <= 2e-7 ? 20000000 : 400000;
         rifl_linksim_config c = base(test_seed * 67 + k, cases[k].ber,
-                                     test_long_run ? 5000000 : 400000);
+                                     test_long_run ? 10 * bytes : bytes);
         c.lanes = cases[k].lanes;
         c.group_lanes = cases[k].group;
         c.lane.frame_bits = cases[k].F;
@@ -848,9 +854,18 @@ static void t_bonded_pairs_equal_general(void)
             continue;
         }
         printf("  %u lanes, groups of %u, F %u, ber %.0e: %llu slots, %llu by reference, "
-               "%llu frames hit\n", cases[k].lanes, cases[k].group, cases[k].F, cases[k].ber,
-               (unsigned long long)b.slots, (unsigned long long)b.ref_slots,
+               "%llu in %llu stretches, %llu frames hit\n", cases[k].lanes, cases[k].group,
+               cases[k].F, cases[k].ber, (unsigned long long)b.slots,
+               (unsigned long long)b.ref_slots, (unsigned long long)b.fast_slots,
+               (unsigned long long)b.skips,
                (unsigned long long)(b.ch[0].frames_hit + b.ch[1].frames_hit));
+        fast_total += b.fast_slots;
+        /* stretches need one delay on every lane, and a reader that
+         * always reads */
+        if (cases[k].skew || cases[k].rx_ready < 1 || cases[k].wire)
+            CHECK_EQ_U(b.fast_slots, 0);
+        if (cases[k].ber <= 2e-7)
+            CHECK(b.fast_slots > b.slots / 2);
         /* the general driver's lines hold a frame for the lane's skew and
          * the driver for the rest of the delay; a pair's cable holds it for
          * all of it: frames in flight at the end count as delivered in the
@@ -876,13 +891,14 @@ static void t_bonded_pairs_equal_general(void)
         CHECK(memcmp(a.bond, b.bond, sizeof a.bond) == 0);
         CHECK(a.efficiency == b.efficiency);
         CHECK(a.lossless && b.lossless && a.complete && b.complete);
-        CHECK(a.ch[0].frames_hit + a.ch[1].frames_hit > 10);
-        CHECK_EQ_U(a.ref_slots, 0);
+        CHECK(a.ch[0].frames_hit + a.ch[1].frames_hit > 3);
+        CHECK_EQ_U(a.ref_slots + a.fast_slots, 0);
         if (!cases[k].wire)
-            CHECK(b.ref_slots > b.slots / 2);
+            CHECK(b.ref_slots + b.fast_slots > b.slots / 2);
         rifl_linksim_result_free(&a);
         rifl_linksim_result_free(&b);
     }
+    CHECK(fast_total > 0);
 }
 
 /* Clock offsets (rifl-multilane §3): the faster end asks for compensation

@@ -98,6 +98,33 @@ RIFL_API int rifl_bond_hold(rifl_bond *bond);
 RIFL_API const rifl_bond_stats *rifl_bond_get_stats(const rifl_bond *bond);
 RIFL_API const rifl_counter *rifl_bond_counters(size_t *count);
 
+/* ---- accelerator (for simulators) --------------------------------------
+ *
+ * A simulator that carries a bonded end's lanes through a steady stretch
+ * with the lanes' accelerator (rifl_lane_advance in rifl/lane.h) works out
+ * what the bond did in it (every word placed in turn, every word taken as
+ * its frames arrived, everything read) and hands the bond the counts and
+ * the transmit queue as it is afterwards. */
+
+/* True when no word is partly read: a stretch may start. */
+RIFL_API bool rifl_bond_steady(const rifl_bond *bond);
+
+typedef struct rifl_bond_stretch {
+    uint64_t tx_words;                          /* words placed */
+    uint64_t tx_packets, tx_bytes, tx_rejected; /* the sending user's calls */
+    uint64_t rx_words, rx_packets, rx_bytes;    /* words taken, what was read */
+    /* the transmit queue afterwards: `queued` packets, of which the first
+     * (the head) has head_off bytes placed; packet(ctx, k, ...) gives the
+     * k-th one's bytes (valid until the next call); 0 or -1 when unknown */
+    size_t queued, head_off;
+    int (*packet)(void *ctx, size_t k, const uint8_t **bytes, size_t *len);
+    void *ctx;
+} rifl_bond_stretch;
+
+/* RIFL_ERR_STATE when the bond is not steady, the queue does not fit or a
+ * packet is unknown (the bond is then left with an empty queue). */
+RIFL_API int rifl_bond_advance(rifl_bond *bond, const rifl_bond_stretch *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -343,6 +343,11 @@ typedef struct rifl_lane_stretch {
      * call */
     int (*data)(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len, size_t *index);
     void *ctx;
+    /* instead of `data`, for a sender whose frames are not plain runs of
+     * packets (a bonded end's lane): the bytes data frame x carries (1 to
+     * the payload size, all of it unless they end a packet) and whether
+     * they end a packet; 0, or -1 when unknown */
+    int (*segment)(void *ctx, uint64_t x, const uint8_t **bytes, size_t *len, bool *end);
 } rifl_lane_stretch;
 
 /* Carry the steady link lane[0] <-> lane[1] (each direction `delay` frame

@@ -125,6 +125,19 @@ static void ring_get(const rifl_bond *b, size_t at, uint8_t *p, size_t n)
     memcpy(p + first, b->q, n - first);
 }
 
+/* A packet at the tail of the ring (it fits). */
+static void queue_packet(rifl_bond *b, const void *pkt, size_t len)
+{
+    uint8_t h[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+                     (uint8_t)len };
+    ring_put(b, b->qhead + b->qused, h, 4);
+    ring_put(b, b->qhead + b->qused + 4, pkt, len);
+    if (!b->qused)
+        b->hlen = len;
+    b->qused += len + 4;
+    b->qpackets++;
+}
+
 int rifl_bond_send(rifl_bond *b, const void *pkt, size_t len)
 {
     if (!b || !pkt || len == 0)
@@ -135,14 +148,7 @@ int rifl_bond_send(rifl_bond *b, const void *pkt, size_t len)
         b->st.tx_rejected++;
         return RIFL_ERR_AGAIN;
     }
-    uint8_t h[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
-                     (uint8_t)len };
-    ring_put(b, b->qhead + b->qused, h, 4);
-    ring_put(b, b->qhead + b->qused + 4, pkt, len);
-    if (!b->qused)
-        b->hlen = len;
-    b->qused += len + 4;
-    b->qpackets++;
+    queue_packet(b, pkt, len);
     b->st.tx_packets++;
     b->st.tx_bytes += len;
     return RIFL_OK;
@@ -284,6 +290,41 @@ int rifl_bond_read(rifl_bond *b, void *buf, size_t cap, size_t *len, int *eop)
     if (eop)
         *eop = end;
     return n || end ? RIFL_OK : RIFL_ERR_AGAIN;
+}
+
+/* ---- accelerator --------------------------------------------------------- */
+
+bool rifl_bond_steady(const rifl_bond *b)
+{
+    return b && b->woff == b->wlen && !b->wend;
+}
+
+int rifl_bond_advance(rifl_bond *b, const rifl_bond_stretch *s)
+{
+    if (!rifl_bond_steady(b) || !s || (s->queued && !s->packet))
+        return RIFL_ERR_STATE;
+    b->tx_word += s->tx_words;
+    b->rx_word += s->rx_words;
+    b->st.tx_words += s->tx_words;
+    b->st.tx_packets += s->tx_packets;
+    b->st.tx_bytes += s->tx_bytes;
+    b->st.tx_rejected += s->tx_rejected;
+    b->st.rx_words += s->rx_words;
+    b->st.rx_packets += s->rx_packets;
+    b->st.rx_bytes += s->rx_bytes;
+    b->qhead = b->qused = b->qpackets = b->off = 0;
+    for (size_t k = 0; k < s->queued; k++) {
+        const uint8_t *p;
+        size_t len;
+        if (s->packet(s->ctx, k, &p, &len) != 0 || !p || !len || len + 4 > b->qcap - b->qused ||
+            (k == 0 && s->head_off >= len)) {
+            b->qused = b->qpackets = 0;
+            return RIFL_ERR_STATE;
+        }
+        queue_packet(b, p, len);
+    }
+    b->off = s->queued ? s->head_off : 0;
+    return RIFL_OK;
 }
 
 /* ---- what the lanes share ------------------------------------------------ */

@@ -53,6 +53,16 @@ static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct
         return RIFL_OK;
     }
     uint64_t ux = (uint64_t)x;
+    if (s->segment) {
+        const uint8_t *bytes;
+        size_t len;
+        bool end;
+        if (s->segment(s->ctx, ux, &bytes, &len, &end) != 0 || !bytes || len == 0 ||
+            len > l->pbytes || (!end && len != l->pbytes))
+            return RIFL_ERR_STATE;
+        rifl_lane_make_record(l, bytes, len, 0, end, rec);
+        return RIFL_OK;
+    }
     if (!p->bytes || ux < p->first || ux - p->first >= p->frames) {
         const uint8_t *pkt;
         size_t len, k;

@@ -22,68 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linksim_priv.h"
+#include "bondsim_priv.h"
 
-/* A packet between its sending user and the validator. */
-struct bpkt {
-    uint64_t first, last;     /* narrow words */
-    uint64_t t_first, t_last; /* slots they were placed */
-};
-
-/* One direction: end `tx` sends, end `rx` receives. */
-struct bdir {
-    rifl_bond *tx, *rx;
-    uint64_t stream_seed;
-    uint64_t next_seq;        /* next packet to make */
-    bool pending, done;
-    size_t plen;
-    uint64_t offered_bytes;
-    uint64_t words;           /* narrow words of the packets queued so far */
-    struct bpkt *ring;        /* packets queued and not yet read */
-    uint64_t rmask, oldest, stamp_cur;
-    rifl_validator val;
-    struct rifl_linksim_len_ctx lctx;
-    uint8_t *pkt, *rbuf;
-    uint64_t last_read;
-    int64_t first_read;
-};
-
-struct bsim {
-    const rifl_linksim_config *cfg;
-    rifl_linksim_result *res;
-    unsigned L, wbytes;
-    size_t maxlen;
-    rifl_bond *end[2];
-    rifl_phy *line[2][RIFL_BOND_MAX_LANES]; /* [e][i]: end e's lane i outwards */
-    struct bdir d[2];
-    rifl_rng rng;
-    bool serial;
-    double rate[2];           /* slots per unit of time: end A runs ppm faster */
-    uint64_t k[2];            /* each end's next slot */
-    unsigned D;               /* line delay, in the sending end's slots */
-    /* frames on their way to end e's lane i: rings of records */
-    uint8_t *fl[2][RIFL_BOND_MAX_LANES];
-    uint64_t fhead[2][RIFL_BOND_MAX_LANES], fcount[2][RIFL_BOND_MAX_LANES], fmask;
-    size_t fstride, wire_bytes, content_bytes;
-    /* lane down: since when each receiver has been up, and whether its
-     * being down was reported (rifl-multilane §5.2) */
-    uint64_t up_since[2][RIFL_BOND_MAX_LANES];
-    bool was_up[2][RIFL_BOND_MAX_LANES], down_told[2][RIFL_BOND_MAX_LANES];
-    uint64_t up_words;
-    /* the driver by lane pairs (ends on one clock, aligned lanes) */
-    bool by_pairs;
-    rifl_pair *pair[RIFL_BOND_MAX_LANES];
-    bool pair_ref[RIFL_BOND_MAX_LANES]; /* stepping by reference */
-    /* each end's compensation detector */
-    unsigned det_lane;
-    bool det_on[2];
-    uint64_t det_slots[2], det_frames[2];
-    int64_t det_max[2];
-};
-
-static struct bpkt *bpkt_at(const struct bdir *d, uint64_t seq) { return &d->ring[seq & d->rmask]; }
-
-static int bpkt_add(struct bdir *d, uint64_t seq, uint64_t nwords)
+int rifl_bondsim_pkt_add(struct bdir *d, uint64_t seq, uint64_t nwords, size_t len)
 {
     if (seq - d->oldest > d->rmask) {
         uint64_t cap = (d->rmask + 1) * 2;
@@ -96,7 +37,7 @@ static int bpkt_add(struct bdir *d, uint64_t seq, uint64_t nwords)
         d->ring = r;
         d->rmask = cap - 1;
     }
-    *bpkt_at(d, seq) = (struct bpkt){ d->words, d->words + nwords - 1, 0, 0 };
+    *bpkt_at(d, seq) = (struct bpkt){ d->words, d->words + nwords - 1, 0, 0, len };
     d->words += nwords;
     return RIFL_OK;
 }
@@ -120,7 +61,7 @@ static int offer(struct bsim *s, struct bdir *d)
             break;
         if (rc != RIFL_OK)
             return RIFL_ERR_STATE;
-        rc = bpkt_add(d, d->next_seq, (d->plen + s->wbytes - 1) / s->wbytes);
+        rc = rifl_bondsim_pkt_add(d, d->next_seq, (d->plen + s->wbytes - 1) / s->wbytes, d->plen);
         if (rc != RIFL_OK)
             return rc;
         d->offered_bytes += d->plen;
@@ -336,6 +277,7 @@ static int pairs_slot(struct bsim *s)
         s->res->ref_slots++;
     read_side(s, &s->d[1], k + 1);
     read_side(s, &s->d[0], k + 1);
+    rifl_bondsim_fast_slot(s, k);
     s->k[0]++;
     s->k[1]++;
     return RIFL_OK;
@@ -478,7 +420,7 @@ static int make(struct bsim *s, char *msg, size_t msglen)
         for (unsigned i = 0; i < s->L; i++)
             if (!(s->fl[e][i] = calloc(cap, s->fstride)))
                 return RIFL_ERR_NOMEM;
-    return RIFL_OK;
+    return rifl_bondsim_fast_init(s);
 }
 
 static void sum_stats(uint64_t *to, const uint64_t *from, size_t bytes)
@@ -537,6 +479,7 @@ static void collect(struct bsim *s, uint64_t t)
 
 static void bsim_free(struct bsim *s)
 {
+    rifl_bondsim_fast_free(s);
     for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++)
         rifl_pair_free(s->pair[i]); /* (before the bonds: the lanes are theirs) */
     for (int e = 0; e < 2; e++) {
@@ -570,7 +513,14 @@ int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result 
         unsigned e = (double)s->k[0] / s->rate[0] <= (double)s->k[1] / s->rate[1] ? 0 : 1;
         if ((e == 0 && all_done(s)) || (cfg->max_slots && t >= cfg->max_slots))
             break;
-        rc = s->by_pairs ? pairs_slot(s) : end_slot(s, e);
+        if (s->by_pairs) {
+            uint64_t did = 0;
+            rc = rifl_bondsim_stretch(s, &did);
+            if (rc == RIFL_OK && !did)
+                rc = pairs_slot(s);
+        } else {
+            rc = end_slot(s, e);
+        }
         if (rc != RIFL_OK)
             break;
         if (s->serial && !res->startup_slots && all_up(s))

@@ -540,21 +540,18 @@ uint64_t rifl_pair_idle_room(const rifl_pair *p)
     return a < b ? a : b;
 }
 
-int rifl_pair_idle_skip(rifl_pair *p, uint64_t m)
+int rifl_pair_advance(rifl_pair *p, const rifl_lane_stretch st[2])
 {
-    if (!p)
+    if (!p || !st || st[0].slots != st[1].slots)
         return RIFL_ERR_INVALID_ARG;
+    uint64_t m = st[0].slots;
     if (m == 0)
         return RIFL_OK;
-    if (m > rifl_pair_idle_room(p))
+    if (!p->idle_log || m > rifl_pair_clear_slots(p, 0) || m > rifl_pair_clear_slots(p, 1))
         return RIFL_ERR_STATE;
     if (p->by_ref && rifl_pair_ref_end(p) != RIFL_OK)
         return RIFL_ERR_STATE;
     unsigned D = p->delay_frames;
-    rifl_lane_stretch st[2];
-    for (int i = 0; i < 2; i++)
-        st[i] = (rifl_lane_stretch){ .slots = m, .fill_sent = m, .sent_by_id = p->idle_log,
-                                     .fill_recv = m };
     if (rifl_lane_advance(p->lane, D, st, p->idle_frames) != RIFL_OK)
         return RIFL_ERR_STATE;
     for (int i = 0; i < 2; i++) {
@@ -571,4 +568,19 @@ int rifl_pair_idle_skip(rifl_pair *p, uint64_t m)
     }
     p->slot += m;
     return RIFL_OK;
+}
+
+int rifl_pair_idle_skip(rifl_pair *p, uint64_t m)
+{
+    if (!p)
+        return RIFL_ERR_INVALID_ARG;
+    if (m == 0)
+        return RIFL_OK;
+    if (m > rifl_pair_idle_room(p))
+        return RIFL_ERR_STATE;
+    rifl_lane_stretch st[2];
+    for (int i = 0; i < 2; i++)
+        st[i] = (rifl_lane_stretch){ .slots = m, .fill_sent = m, .sent_by_id = p->idle_log,
+                                     .fill_recv = m };
+    return rifl_pair_advance(p, st);
 }

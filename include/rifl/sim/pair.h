@@ -143,6 +143,13 @@ RIFL_API int rifl_pair_ref_end(rifl_pair *p);
  * them.  Stepping by reference ends there (rifl_pair_ref_end). */
 RIFL_API uint64_t rifl_pair_idle_room(const rifl_pair *p);
 RIFL_API int rifl_pair_idle_skip(rifl_pair *p, uint64_t m);
+/* Any steady stretch of m = st[0].slots slots (rifl_lane_advance in
+ * rifl/lane.h, st[i] for lane i's direction): the caller works out what
+ * the users did and promises that every frame in flight is an undamaged
+ * new one the receiver takes in sequence; m must stay within both cables'
+ * clear slots.  The lanes and cables are left as m rifl_pair_step calls
+ * would leave them; stepping by reference ends there. */
+RIFL_API int rifl_pair_advance(rifl_pair *p, const rifl_lane_stretch st[2]);
 /* Change cable i's bit error rate from the next frame on (also while
  * stepping by reference). */
 RIFL_API int rifl_pair_set_ber(rifl_pair *p, int i, double ber);

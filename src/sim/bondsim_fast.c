@@ -1,0 +1,420 @@
+/* The bonded link simulator's fast path, for its driver by lane pairs
+ * (bondsim.c): both ends on one clock, aligned lanes of one delay, readers
+ * that take everything in every slot.
+ *
+ * When every lane pair is steady (rifl_lane_steady), no frame in flight is
+ * damaged and no cable flips a bit in the next m slots, those m slots are
+ * fully determined.  Each end's bond places one word per group per slot
+ * from its queue, which its user keeps topped up; every lane sends the
+ * segment its group's word gives it, or a filler; D slots later the word
+ * arrives whole at the far end and is read at once.  A stretch works this
+ * out from packet lengths alone, no byte made or moved, keeping the users,
+ * the packet stamps, the validators and the latency histograms in step,
+ * then hands the counts to the lanes' accelerator through each pair
+ * (rifl_pair_advance) and to each bond (rifl_bond_advance), which rebuild
+ * what must hold real bytes: replay buffers, frames in flight, queues.  A
+ * run takes exactly the course of stepping every slot: tests/test_linksim.c
+ * compares the two counter by counter. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bondsim_priv.h"
+
+/* Slots to wait after a failed try. */
+#define STRETCH_WAIT 32
+
+int rifl_bondsim_fast_init(struct bsim *s)
+{
+    const rifl_linksim_config *c = s->cfg;
+    bool ok = s->by_pairs && !c->encode_all && c->rx_ready >= 1.0 && !c->rx_stall;
+    for (unsigned i = 0; i < s->L; i++)
+        ok = ok && c->lane_skew_bits[i] == 0;
+    if (!ok)
+        return RIFL_OK;
+    unsigned nfid = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0));
+    uint64_t cap = 16;
+    while (cap < (uint64_t)s->D + 2)
+        cap <<= 1;
+    s->pmask = cap - 1;
+    for (int e = 0; e < 2; e++) {
+        s->placed[e] = calloc(cap, sizeof *s->placed[e]);
+        s->pcache[e] = malloc(s->maxlen);
+        s->pcache_seq[e] = UINT64_MAX;
+        if (!s->placed[e] || !s->pcache[e])
+            return RIFL_ERR_NOMEM;
+        for (unsigned i = 0; i < s->L; i++) {
+            s->seglog[e][i] = calloc(nfid, sizeof *s->seglog[e][i]);
+            s->sent_by_id[e][i] = malloc(nfid * sizeof *s->sent_by_id[e][i]);
+            if (!s->seglog[e][i] || !s->sent_by_id[e][i])
+                return RIFL_ERR_NOMEM;
+        }
+    }
+    s->stretch_ok = true;
+    return RIFL_OK;
+}
+
+void rifl_bondsim_fast_free(struct bsim *s)
+{
+    for (int e = 0; e < 2; e++) {
+        free(s->placed[e]);
+        free(s->pcache[e]);
+        for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++) {
+            free(s->seglog[e][i]);
+            free(s->sent_by_id[e][i]);
+        }
+    }
+}
+
+void rifl_bondsim_fast_slot(struct bsim *s, uint64_t k)
+{
+    if (!s->stretch_ok)
+        return;
+    for (int e = 0; e < 2; e++) {
+        s->placed[e][k & s->pmask] = rifl_bond_get_stats(s->end[e])->tx_words;
+        for (unsigned i = 0; i < s->L; i++) {
+            uint64_t h = rifl_phy_get_stats(s->pair[i]->phy[e])->frames_hit;
+            if (h != s->hits[e][i]) {
+                s->hits[e][i] = h;
+                s->hit_slot[e][i] = k + 1;
+            }
+        }
+    }
+}
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Slots a stretch may take from the next slot on (0: none). */
+static uint64_t stretch_room(const struct bsim *s)
+{
+    const rifl_linksim_config *c = s->cfg;
+    uint64_t t = s->k[1], D = s->D;
+    uint64_t nfid = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0));
+    uint64_t least = D + nfid + 64;
+    if (t < 2 * least || !rifl_bond_steady(s->end[0]) || !rifl_bond_steady(s->end[1]))
+        return 0;
+    uint64_t m = c->max_slots ? c->max_slots - t : UINT64_MAX;
+    uint64_t per_slot = (uint64_t)(s->L / rifl_bond_group_lanes(s->end[0])) * s->wbytes;
+    size_t qcap = rifl_bond_max_packet(s->end[0]) + RIFL_BOND_PACKET_OVERHEAD;
+    for (int e = 0; e < 2; e++) {
+        const struct bdir *d = &s->d[e];
+        if (d->done || d->first_read < 0 || d->val.overlong)
+            return 0;
+        /* the users stay short of their last bytes: the run's end is
+         * stepped */
+        if (c->bytes) {
+            uint64_t margin = qcap + s->maxlen;
+            if (d->offered_bytes + margin >= c->bytes)
+                return 0;
+            m = min64(m, (c->bytes - d->offered_bytes - margin) / per_slot);
+        }
+    }
+    for (unsigned i = 0; i < s->L; i++) {
+        if (!rifl_lane_steady(rifl_bond_lane(s->end[0], i), rifl_bond_lane(s->end[1], i), s->D))
+            return 0;
+        for (int e = 0; e < 2; e++) {
+            /* a damaged frame must have arrived */
+            if (s->hit_slot[e][i] && t <= s->hit_slot[e][i] + D + 1)
+                return 0;
+            m = min64(m, rifl_pair_clear_slots(s->pair[i], e));
+        }
+    }
+    return m >= least ? m : 0;
+}
+
+/* One direction of a stretch: end e's user and bond send, the far end's
+ * bond and user read. */
+struct emu {
+    unsigned e;
+    uint64_t txw, head, vq;     /* words placed, the queue's head packet, its bytes */
+    bool newpend;               /* a packet was made and waits */
+    rifl_bond_stretch tx;       /* end e's sending side */
+    uint64_t rxw, rseq, have;   /* words taken, the packet being read, its bytes read */
+    uint64_t rx_words, rx_packets, rx_bytes;
+    unsigned fid0[RIFL_BOND_MAX_LANES];
+    uint64_t x[RIFL_BOND_MAX_LANES];   /* each lane's data frames sent in the stretch */
+    uint64_t tx_bytes[RIFL_BOND_MAX_LANES], tx_pk[RIFL_BOND_MAX_LANES];
+    uint64_t rx_data[RIFL_BOND_MAX_LANES], rx_bytes_l[RIFL_BOND_MAX_LANES],
+        rx_pk[RIFL_BOND_MAX_LANES];
+};
+
+/* Word w of packet p: its offset and bytes, its segments, the lane of its
+ * first segment, whether it ends the packet. */
+struct word {
+    size_t off, len;
+    unsigned segs, top;
+    bool last;
+};
+
+static struct word word_of(const struct bsim *s, const struct bpkt *p, uint64_t w)
+{
+    unsigned S = rifl_bond_group_lanes(s->end[0]), G = s->L / S;
+    unsigned pb = s->wbytes / S;
+    struct word x;
+    x.off = (size_t)(w - p->first) * s->wbytes;
+    x.len = p->len - x.off < s->wbytes ? p->len - x.off : s->wbytes;
+    x.segs = (unsigned)((x.len + pb - 1) / pb);
+    x.top = (unsigned)(w % G) * S + S - 1;
+    x.last = x.off + x.len == p->len;
+    return x;
+}
+
+static int emu_start(struct bsim *s, struct emu *em, unsigned e)
+{
+    struct bdir *d = &s->d[e];
+    memset(em, 0, sizeof *em);
+    em->e = e;
+    em->txw = rifl_bond_get_stats(s->end[e])->tx_words;
+    em->head = d->stamp_cur;
+    for (uint64_t q = em->head; q < d->next_seq; q++)
+        em->vq += bpkt_at(d, q)->len + RIFL_BOND_PACKET_OVERHEAD;
+    /* the bond's queue as the users' bookkeeping has it */
+    uint64_t off = 0;
+    if (em->head < d->next_seq)
+        off = (em->txw - bpkt_at(d, em->head)->first) * s->wbytes;
+    uint64_t queued = d->next_seq - em->head;
+    if (rifl_bond_tx_backlog(s->end[e]) != em->vq - RIFL_BOND_PACKET_OVERHEAD * queued - off)
+        return RIFL_ERR_STATE;
+    em->rxw = rifl_bond_get_stats(s->end[1 - e])->rx_words;
+    em->rseq = d->val.next_seq;
+    em->have = d->val.have;
+    for (unsigned i = 0; i < s->L; i++)
+        em->fid0[i] = rifl_lane_next_id(rifl_bond_lane(s->end[e], i));
+    return RIFL_OK;
+}
+
+/* The sending user, as offer() in bondsim.c, by lengths. */
+static int emu_offer(struct bsim *s, struct emu *em, size_t qcap)
+{
+    struct bdir *d = &s->d[em->e];
+    for (;;) {
+        if (!d->pending) {
+            d->plen = rifl_linksim_len(s->cfg, d->stream_seed, d->next_seq);
+            d->pending = true;
+            em->newpend = true;
+        }
+        if (d->plen + RIFL_BOND_PACKET_OVERHEAD > qcap - em->vq) {
+            em->tx.tx_rejected++;
+            return RIFL_OK;
+        }
+        int rc = rifl_bondsim_pkt_add(d, d->next_seq, (d->plen + s->wbytes - 1) / s->wbytes,
+                                      d->plen);
+        if (rc != RIFL_OK)
+            return rc;
+        em->vq += d->plen + RIFL_BOND_PACKET_OVERHEAD;
+        em->tx.tx_packets++;
+        em->tx.tx_bytes += d->plen;
+        d->offered_bytes += d->plen;
+        d->next_seq++;
+        d->pending = false;
+    }
+}
+
+/* The bond in slot u of the stretch (slot k): a word for every group, its
+ * segments onto their lanes, fillers on the others; the packet stamps as
+ * stamp() in bondsim.c has them. */
+static void emu_place(struct bsim *s, struct emu *em, uint64_t u, uint64_t k, unsigned kmask)
+{
+    unsigned e = em->e, G = s->L / rifl_bond_group_lanes(s->end[0]);
+    unsigned pb = s->wbytes / rifl_bond_group_lanes(s->end[0]);
+    struct bdir *d = &s->d[e];
+    uint32_t used = 0;
+    for (unsigned n = 0; n < G && em->head < d->next_seq; n++) {
+        struct bpkt *p = bpkt_at(d, em->head);
+        struct word w = word_of(s, p, em->txw);
+        if (w.off == 0)
+            p->t_first = k + 1;
+        for (unsigned q = 0; q < w.segs; q++) {
+            unsigned lane = w.top - q;
+            size_t at = (size_t)q * pb, len = w.len - at < pb ? w.len - at : pb;
+            bool end = w.last && q == w.segs - 1;
+            uint64_t x = em->x[lane]++;
+            s->seglog[e][lane][x & kmask] = (struct bseg){ em->head, (uint32_t)(w.off + at),
+                                                           (uint32_t)p->len, (uint16_t)len, end };
+            s->sent_by_id[e][lane][(em->fid0[lane] + u) & kmask] = (int64_t)x;
+            em->tx_bytes[lane] += len;
+            em->tx_pk[lane] += end;
+            used |= 1u << lane;
+        }
+        em->txw++;
+        em->tx.tx_words++;
+        if (w.last) {
+            p->t_last = k + 1;
+            em->vq -= p->len + RIFL_BOND_PACKET_OVERHEAD;
+            em->head++;
+            d->stamp_cur = em->head;
+        }
+    }
+    for (unsigned i = 0; i < s->L; i++)
+        if (!(used & (1u << i)))
+            s->sent_by_id[e][i][(em->fid0[i] + u) & kmask] = -1;
+    s->placed[e][k & s->pmask] = em->txw;
+}
+
+/* The far end in slot k: the words placed D slots before arrive, whole, and
+ * its user reads them, as read_side() in bondsim.c. */
+static void emu_read(struct bsim *s, struct emu *em, uint64_t k)
+{
+    struct bdir *d = &s->d[em->e];
+    unsigned pb = s->wbytes / rifl_bond_group_lanes(s->end[0]);
+    uint64_t avail = s->placed[em->e][(k - s->D) & s->pmask];
+    while (em->rxw < avail) {
+        const struct bpkt *p = bpkt_at(d, em->rseq);
+        struct word w = word_of(s, p, em->rxw);
+        for (unsigned q = 0; q < w.segs; q++) {
+            unsigned lane = w.top - q;
+            size_t at = (size_t)q * pb;
+            em->rx_data[lane]++;
+            em->rx_bytes_l[lane] += w.len - at < pb ? w.len - at : pb;
+            em->rx_pk[lane] += w.last && q == w.segs - 1;
+        }
+        em->rxw++;
+        em->rx_words++;
+        em->rx_bytes += w.len;
+        em->have += w.len;
+        if (!w.last)
+            continue;
+        uint64_t t = k + 1;
+        em->rx_packets++;
+        d->val.st.packets_ok++;
+        d->val.st.bytes_ok += p->len;
+        rifl_hist_add(&s->res->lat, t - (p->t_first - 1));
+        rifl_hist_add(&s->res->lat_last, t - (p->t_last - 1));
+        d->last_read = t;
+        em->rseq++;
+        em->have = 0;
+        d->val.next_seq = em->rseq;
+        while (d->oldest < d->val.next_seq && d->oldest < d->stamp_cur)
+            d->oldest++;
+    }
+}
+
+/* Direction e's packet seq (of `len` bytes), whole. */
+static const uint8_t *packet(struct bsim *s, unsigned e, uint64_t seq, size_t len)
+{
+    if (s->pcache_seq[e] != seq) {
+        rifl_packet_fill(s->d[e].stream_seed, seq, s->pcache[e], len);
+        s->pcache_seq[e] = seq;
+    }
+    return s->pcache[e];
+}
+
+struct seg_ctx {
+    struct bsim *s;
+    unsigned e, i;
+    uint64_t head;
+};
+
+static int segment(void *ctx, uint64_t x, const uint8_t **bytes, size_t *len, bool *end)
+{
+    struct seg_ctx *c = ctx;
+    struct bsim *s = c->s;
+    unsigned kmask = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0)) - 1;
+    const struct bseg *g = &s->seglog[c->e][c->i][x & kmask];
+    *bytes = packet(s, c->e, g->seq, g->len) + g->off;
+    *len = g->n;
+    *end = g->end;
+    return 0;
+}
+
+static int queued_packet(void *ctx, size_t k, const uint8_t **bytes, size_t *len)
+{
+    struct seg_ctx *c = ctx;
+    uint64_t seq = c->head + k;
+    *len = bpkt_at(&c->s->d[c->e], seq)->len;
+    *bytes = packet(c->s, c->e, seq, *len);
+    return 0;
+}
+
+/* After m emulated slots: the lanes and cables through each pair, the
+ * bonds, the users' buffers. */
+static int land(struct bsim *s, struct emu em[2], uint64_t m)
+{
+    struct seg_ctx sc[2][RIFL_BOND_MAX_LANES];
+    for (unsigned i = 0; i < s->L; i++) {
+        rifl_lane_stretch st[2];
+        for (unsigned e = 0; e < 2; e++) {
+            const struct emu *a = &em[e];
+            sc[e][i] = (struct seg_ctx){ s, e, i, 0 };
+            st[e] = (rifl_lane_stretch){
+                .slots = m, .data_sent = a->x[i], .fill_sent = m - a->x[i],
+                .sent_by_id = s->sent_by_id[e][i], .queue_first = a->x[i],
+                .queue_end = a->x[i], .tx_packets = a->tx_pk[i], .tx_bytes = a->tx_bytes[i],
+                .data_recv = a->rx_data[i], .fill_recv = m - a->rx_data[i],
+                .rx_packets = a->rx_pk[i], .rx_bytes = a->rx_bytes_l[i],
+                .segment = segment, .ctx = &sc[e][i],
+            };
+        }
+        if (rifl_pair_advance(s->pair[i], st) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        s->pair_ref[i] = false;
+    }
+    for (unsigned e = 0; e < 2; e++) {
+        struct bdir *d = &s->d[e];
+        rifl_bond_stretch b = em[e].tx;
+        const struct emu *r = &em[1 - e]; /* what end e reads */
+        b.rx_words = r->rx_words;
+        b.rx_packets = r->rx_packets;
+        b.rx_bytes = r->rx_bytes;
+        struct seg_ctx q = { s, e, 0, em[e].head };
+        b.queued = (size_t)(d->next_seq - em[e].head);
+        b.head_off = b.queued ? (size_t)(em[e].txw - bpkt_at(d, em[e].head)->first) * s->wbytes : 0;
+        b.packet = queued_packet;
+        b.ctx = &q;
+        if (rifl_bond_advance(s->end[e], &b) != RIFL_OK)
+            return RIFL_ERR_STATE;
+    }
+    for (unsigned e = 0; e < 2; e++) {
+        struct bdir *d = &s->d[e];
+        if (em[e].newpend && d->pending)
+            rifl_packet_fill(d->stream_seed, d->next_seq, d->pkt, d->plen);
+        d->val.have = em[e].have;
+        if (em[e].have)
+            memcpy(d->val.buf, packet(s, e, em[e].rseq, bpkt_at(d, em[e].rseq)->len),
+                   em[e].have);
+    }
+    s->k[0] += m;
+    s->k[1] += m;
+    s->res->fast_slots += m;
+    s->res->skips++;
+    return RIFL_OK;
+}
+
+int rifl_bondsim_stretch(struct bsim *s, uint64_t *done)
+{
+    *done = 0;
+    if (!s->stretch_ok)
+        return RIFL_OK;
+    if (s->stretch_wait) {
+        s->stretch_wait--;
+        return RIFL_OK;
+    }
+    uint64_t m = stretch_room(s);
+    if (!m) {
+        s->stretch_wait = STRETCH_WAIT;
+        return RIFL_OK;
+    }
+    struct emu em[2];
+    uint64_t t = s->k[1];
+    for (unsigned e = 0; e < 2; e++) {
+        int rc = emu_start(s, &em[e], e);
+        if (rc != RIFL_OK)
+            return rc;
+        /* everything that arrived was read */
+        if (em[e].rxw != s->placed[e][(t - 1 - s->D) & s->pmask])
+            return RIFL_OK;
+    }
+    unsigned kmask = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0)) - 1;
+    size_t qcap = rifl_bond_max_packet(s->end[0]) + RIFL_BOND_PACKET_OVERHEAD;
+    for (uint64_t u = 0; u < m; u++)
+        for (unsigned e = 0; e < 2; e++) {
+            int rc = emu_offer(s, &em[e], qcap);
+            if (rc != RIFL_OK)
+                return rc;
+            emu_place(s, &em[e], u, t + u, kmask);
+            emu_read(s, &em[e], t + u);
+        }
+    int rc = land(s, em, m);
+    if (rc == RIFL_OK)
+        *done = m;
+    return rc;
+}
