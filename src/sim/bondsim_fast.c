@@ -121,15 +121,26 @@ static uint64_t stretch_room(const struct bsim *s)
     return m >= least ? m : 0;
 }
 
+/* A bonded end's geometry: S lanes a group, G groups (powers of two), pb
+ * payload bytes a frame, wb a word. */
+struct geo {
+    unsigned S, G, pb;
+    size_t wb;
+};
+
 /* One direction of a stretch: end e's user and bond send, the far end's
  * bond and user read. */
 struct emu {
+    struct geo g;
     unsigned e;
     uint64_t txw, head, vq;     /* words placed, the queue's head packet, its bytes */
     bool newpend;               /* a packet was made and waits */
     rifl_bond_stretch tx;       /* end e's sending side */
     uint64_t rxw, rseq, have;   /* words taken, the packet being read, its bytes read */
     uint64_t rx_words, rx_packets, rx_bytes;
+    /* slots in which every lane sent, and took, a full segment of a word
+     * that does not end its packet: counted once for all lanes */
+    uint64_t all_tx, all_rx;
     unsigned fid0[RIFL_BOND_MAX_LANES];
     uint64_t x[RIFL_BOND_MAX_LANES];   /* each lane's data frames sent in the stretch */
     uint64_t tx_bytes[RIFL_BOND_MAX_LANES], tx_pk[RIFL_BOND_MAX_LANES];
@@ -145,16 +156,15 @@ struct word {
     bool last;
 };
 
-static struct word word_of(const struct bsim *s, const struct bpkt *p, uint64_t w)
+static inline struct word word_of(const struct geo *g, const struct bpkt *p, uint64_t w)
 {
-    unsigned S = rifl_bond_group_lanes(s->end[0]), G = s->L / S;
-    unsigned pb = s->wbytes / S;
     struct word x;
-    x.off = (size_t)(w - p->first) * s->wbytes;
-    x.len = p->len - x.off < s->wbytes ? p->len - x.off : s->wbytes;
-    x.segs = (unsigned)((x.len + pb - 1) / pb);
-    x.top = (unsigned)(w % G) * S + S - 1;
-    x.last = x.off + x.len == p->len;
+    x.off = (size_t)(w - p->first) * g->wb;
+    size_t rem = p->len - x.off;
+    x.last = rem <= g->wb;
+    x.len = x.last ? rem : g->wb;
+    x.segs = x.len == g->wb ? g->S : (unsigned)((x.len + g->pb - 1) / g->pb);
+    x.top = (unsigned)(w & (g->G - 1)) * g->S + g->S - 1;
     return x;
 }
 
@@ -163,6 +173,10 @@ static int emu_start(struct bsim *s, struct emu *em, unsigned e)
     struct bdir *d = &s->d[e];
     memset(em, 0, sizeof *em);
     em->e = e;
+    em->g.S = rifl_bond_group_lanes(s->end[e]);
+    em->g.G = s->L / em->g.S;
+    em->g.wb = s->wbytes;
+    em->g.pb = s->wbytes / em->g.S;
     em->txw = rifl_bond_get_stats(s->end[e])->tx_words;
     em->head = d->stamp_cur;
     for (uint64_t q = em->head; q < d->next_seq; q++)
@@ -209,31 +223,62 @@ static int emu_offer(struct bsim *s, struct emu *em, size_t qcap)
     }
 }
 
+/* Fold the slots counted for all lanes into each lane's counts. */
+static void flush_all(struct emu *em, unsigned L)
+{
+    for (unsigned i = 0; i < L; i++) {
+        em->x[i] += em->all_tx;
+        em->tx_bytes[i] += em->all_tx * em->g.pb;
+        em->rx_data[i] += em->all_rx;
+        em->rx_bytes_l[i] += em->all_rx * em->g.pb;
+    }
+    em->all_tx = em->all_rx = 0;
+}
+
 /* The bond in slot u of the stretch (slot k): a word for every group, its
  * segments onto their lanes, fillers on the others; the packet stamps as
- * stamp() in bondsim.c has them. */
-static void emu_place(struct bsim *s, struct emu *em, uint64_t u, uint64_t k, unsigned kmask)
+ * stamp() in bondsim.c has them.  `log`: the frames are among the last
+ * 2^K of the stretch, whose bytes the lanes' accelerator asks for. */
+static void emu_place(struct bsim *s, struct emu *em, uint64_t u, uint64_t k, unsigned kmask,
+                      bool log)
 {
-    unsigned e = em->e, G = s->L / rifl_bond_group_lanes(s->end[0]);
-    unsigned pb = s->wbytes / rifl_bond_group_lanes(s->end[0]);
+    const struct geo *g = &em->g;
+    unsigned e = em->e;
     struct bdir *d = &s->d[e];
     uint32_t used = 0;
-    for (unsigned n = 0; n < G && em->head < d->next_seq; n++) {
+    if (log && em->all_tx)
+        flush_all(em, s->L);
+    if (!log && em->head < d->next_seq) {
+        /* most slots: G words of one packet, none its last */
         struct bpkt *p = bpkt_at(d, em->head);
-        struct word w = word_of(s, p, em->txw);
+        if (p->last >= em->txw + g->G) {
+            if (em->txw == p->first)
+                p->t_first = k + 1;
+            em->txw += g->G;
+            em->tx.tx_words += g->G;
+            em->all_tx++;
+            s->placed[e][k & s->pmask] = em->txw;
+            return;
+        }
+    }
+    for (unsigned n = 0; n < g->G && em->head < d->next_seq; n++) {
+        struct bpkt *p = bpkt_at(d, em->head);
+        struct word w = word_of(g, p, em->txw);
         if (w.off == 0)
             p->t_first = k + 1;
         for (unsigned q = 0; q < w.segs; q++) {
             unsigned lane = w.top - q;
-            size_t at = (size_t)q * pb, len = w.len - at < pb ? w.len - at : pb;
+            size_t at = (size_t)q * g->pb, len = w.len - at < g->pb ? w.len - at : g->pb;
             bool end = w.last && q == w.segs - 1;
             uint64_t x = em->x[lane]++;
-            s->seglog[e][lane][x & kmask] = (struct bseg){ em->head, (uint32_t)(w.off + at),
-                                                           (uint32_t)p->len, (uint16_t)len, end };
-            s->sent_by_id[e][lane][(em->fid0[lane] + u) & kmask] = (int64_t)x;
             em->tx_bytes[lane] += len;
             em->tx_pk[lane] += end;
-            used |= 1u << lane;
+            if (log) {
+                s->seglog[e][lane][x & kmask] = (struct bseg){
+                    em->head, (uint32_t)(w.off + at), (uint32_t)p->len, (uint16_t)len, end };
+                s->sent_by_id[e][lane][(em->fid0[lane] + u) & kmask] = (int64_t)x;
+                used |= 1u << lane;
+            }
         }
         em->txw++;
         em->tx.tx_words++;
@@ -244,7 +289,7 @@ static void emu_place(struct bsim *s, struct emu *em, uint64_t u, uint64_t k, un
             d->stamp_cur = em->head;
         }
     }
-    for (unsigned i = 0; i < s->L; i++)
+    for (unsigned i = 0; log && i < s->L; i++)
         if (!(used & (1u << i)))
             s->sent_by_id[e][i][(em->fid0[i] + u) & kmask] = -1;
     s->placed[e][k & s->pmask] = em->txw;
@@ -255,11 +300,21 @@ static void emu_place(struct bsim *s, struct emu *em, uint64_t u, uint64_t k, un
 static void emu_read(struct bsim *s, struct emu *em, uint64_t k)
 {
     struct bdir *d = &s->d[em->e];
-    unsigned pb = s->wbytes / rifl_bond_group_lanes(s->end[0]);
+    unsigned pb = em->g.pb;
     uint64_t avail = s->placed[em->e][(k - s->D) & s->pmask];
+    uint64_t n = avail - em->rxw;
+    if (n && n % em->g.G == 0 && bpkt_at(d, em->rseq)->last >= avail) {
+        /* whole rounds of full words of one packet, none its last */
+        em->all_rx += n / em->g.G;
+        em->rxw = avail;
+        em->rx_words += n;
+        em->rx_bytes += n * em->g.wb;
+        em->have += n * em->g.wb;
+        return;
+    }
     while (em->rxw < avail) {
         const struct bpkt *p = bpkt_at(d, em->rseq);
-        struct word w = word_of(s, p, em->rxw);
+        struct word w = word_of(&em->g, p, em->rxw);
         for (unsigned q = 0; q < w.segs; q++) {
             unsigned lane = w.top - q;
             size_t at = (size_t)q * pb;
@@ -330,6 +385,8 @@ static int queued_packet(void *ctx, size_t k, const uint8_t **bytes, size_t *len
 static int land(struct bsim *s, struct emu em[2], uint64_t m)
 {
     struct seg_ctx sc[2][RIFL_BOND_MAX_LANES];
+    flush_all(&em[0], s->L);
+    flush_all(&em[1], s->L);
     for (unsigned i = 0; i < s->L; i++) {
         rifl_lane_stretch st[2];
         for (unsigned e = 0; e < 2; e++) {
@@ -410,7 +467,7 @@ int rifl_bondsim_stretch(struct bsim *s, uint64_t *done)
             int rc = emu_offer(s, &em[e], qcap);
             if (rc != RIFL_OK)
                 return rc;
-            emu_place(s, &em[e], u, t + u, kmask);
+            emu_place(s, &em[e], u, t + u, kmask, m - u <= kmask + 1u);
             emu_read(s, &em[e], t + u);
         }
     int rc = land(s, em, m);
