@@ -136,7 +136,7 @@ commands=(
   "calc ffr|--frames 2000 --bers 1e-2"
   "plot $csv|--out $tmp/p.png"
   "bench codec|--seconds 0.01 --widths 64"
-  "bench sim|--frames 20000 --plain-frames 20000 --bers 1e-5"
+  "bench sim|--frames 20000 --plain-frames 20000 --bers 1e-5 --bonded-bytes 2MB"
   "bench switch|--slots 1000 --ports 4"
   "version|"
 )
@@ -466,7 +466,7 @@ done
 for v in "" 1e-5, x 0.6 -1; do
   refused "--bers" bench sim --frames 20000 --plain-frames 20000 --bers "$v"
 done
-works bench sim --frames 20000 --bers 1e-5 --plain false
+works bench sim --frames 20000 --bers 1e-5 --plain false --bonded-bytes 2MB
 refused "--plain-frames" bench sim --frames 20000 --plain false --plain-frames 10
 refused "--iterations" bench switch --slots 1000 --safc --iterations 2
 

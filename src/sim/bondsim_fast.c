@@ -457,8 +457,10 @@ int rifl_bondsim_stretch(struct bsim *s, uint64_t *done)
         if (rc != RIFL_OK)
             return rc;
         /* everything that arrived was read */
-        if (em[e].rxw != s->placed[e][(t - 1 - s->D) & s->pmask])
+        if (em[e].rxw != s->placed[e][(t - 1 - s->D) & s->pmask]) {
+            s->stretch_wait = STRETCH_WAIT;
             return RIFL_OK;
+        }
     }
     unsigned kmask = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0)) - 1;
     size_t qcap = rifl_bond_max_packet(s->end[0]) + RIFL_BOND_PACKET_OVERHEAD;
