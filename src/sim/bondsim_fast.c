@@ -21,7 +21,7 @@
 #include "bondsim_priv.h"
 
 /* Slots to wait after a failed try. */
-#define STRETCH_WAIT 32
+#define STRETCH_WAIT 8
 
 int rifl_bondsim_fast_init(struct bsim *s)
 {
