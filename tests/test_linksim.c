@@ -30,6 +30,22 @@ static bool run_ok(const rifl_linksim_config *c, rifl_linksim_result *r)
     return rc == RIFL_OK;
 }
 
+/* The run stepped slot by slot (a) and with the fast paths (b); false
+ * (nothing to free) when either failed. */
+static bool run_plain_and_fast(rifl_linksim_config *c, rifl_linksim_result *a,
+                               rifl_linksim_result *b)
+{
+    c->fast = false;
+    if (!run_ok(c, a))
+        return false;
+    c->fast = true;
+    if (!run_ok(c, b)) {
+        rifl_linksim_result_free(a);
+        return false;
+    }
+    return true;
+}
+
 static void same_stats(const rifl_linksim_result *a, const rifl_linksim_result *b)
 {
     CHECK_EQ_U(a->slots, b->slots);
@@ -220,14 +236,8 @@ static void t_ref_equals_plain(void)
         default: break;
         }
         rifl_linksim_result a, b;
-        c.fast = false;
-        if (!run_ok(&c, &a))
+        if (!run_plain_and_fast(&c, &a, &b))
             continue;
-        c.fast = true;
-        if (!run_ok(&c, &b)) {
-            rifl_linksim_result_free(&a);
-            continue;
-        }
         printf("  ber %.0e F %u mode %d: %llu slots, %llu by reference (%llu quiet), %llu fast, "
                "%llu frames hit, %llu+%llu packets\n", cases[i].ber, cases[i].F, cases[i].mode,
                (unsigned long long)a.slots, (unsigned long long)b.ref_slots,
@@ -845,14 +855,8 @@ static void t_bonded_pairs_equal_general(void)
             c.lane.pipeline_frames += 6;
         }
         rifl_linksim_result a, b;
-        c.fast = false;
-        if (!run_ok(&c, &a))
+        if (!run_plain_and_fast(&c, &a, &b))
             continue;
-        c.fast = true;
-        if (!run_ok(&c, &b)) {
-            rifl_linksim_result_free(&a);
-            continue;
-        }
         printf("  %u lanes, groups of %u, F %u, ber %.0e: %llu slots, %llu by reference, "
                "%llu in %llu stretches, %llu frames hit\n", cases[k].lanes, cases[k].group,
                cases[k].F, cases[k].ber, (unsigned long long)b.slots,
