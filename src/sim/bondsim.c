@@ -2,14 +2,15 @@
  * bonded end (rifl/bond.h) at each side, one cable or serial line per lane
  * and direction, a sending user per end offering whole packets at
  * saturation, a receiving user checking every packet it reads, latency
- * stamps.  Every slot is stepped.
+ * stamps.
  *
  * Two drivers.  The general one models each lane's line itself: frames in
  * flight with their arrival times, so that the ends can run on clocks ppm
  * apart, over serial lines, with lanes crossed or dead.  When the ends share
  * one clock and the lanes receive aligned frames, lane i of the two ends is
  * instead a rifl_pair (rifl/sim/pair.h) on the bond's own lanes, stepped by
- * reference: no frame is built or copied unless a bit error falls in it.
+ * reference: no frame is built or copied unless a bit error falls in it,
+ * and steady stretches go through the lanes' accelerator (bondsim_fast.c).
  * Within a slot the two ends touch nothing of each other's (every line is
  * at least a frame long), so both drivers take the same course, counter for
  * counter; `fast` off keeps the general one, and tests/test_linksim.c

@@ -32,6 +32,7 @@ int rifl_bondsim_fast_init(struct bsim *s)
     if (!ok)
         return RIFL_OK;
     unsigned nfid = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0));
+    s->kmask = nfid - 1;
     uint64_t cap = 16;
     while (cap < (uint64_t)s->D + 2)
         cap <<= 1;
@@ -88,8 +89,7 @@ static uint64_t stretch_room(const struct bsim *s)
 {
     const rifl_linksim_config *c = s->cfg;
     uint64_t t = s->k[1], D = s->D;
-    uint64_t nfid = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0));
-    uint64_t least = D + nfid + 64;
+    uint64_t least = D + s->kmask + 1 + 64;
     if (t < 2 * least || !rifl_bond_steady(s->end[0]) || !rifl_bond_steady(s->end[1]))
         return 0;
     uint64_t m = c->max_slots ? c->max_slots - t : UINT64_MAX;
@@ -363,8 +363,7 @@ static int segment(void *ctx, uint64_t x, const uint8_t **bytes, size_t *len, bo
 {
     struct seg_ctx *c = ctx;
     struct bsim *s = c->s;
-    unsigned kmask = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0)) - 1;
-    const struct bseg *g = &s->seglog[c->e][c->i][x & kmask];
+    const struct bseg *g = &s->seglog[c->e][c->i][x & s->kmask];
     *bytes = packet(s, c->e, g->seq, g->len) + g->off;
     *len = g->n;
     *end = g->end;
@@ -462,7 +461,7 @@ int rifl_bondsim_stretch(struct bsim *s, uint64_t *done)
             return RIFL_OK;
         }
     }
-    unsigned kmask = rifl_lane_replay_frames(rifl_bond_lane(s->end[0], 0)) - 1;
+    unsigned kmask = s->kmask;
     size_t qcap = rifl_bond_max_packet(s->end[0]) + RIFL_BOND_PACKET_OVERHEAD;
     for (uint64_t u = 0; u < m; u++)
         for (unsigned e = 0; e < 2; e++) {

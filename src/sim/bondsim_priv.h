@@ -68,6 +68,7 @@ struct bsim {
     bool pair_ref[RIFL_BOND_MAX_LANES]; /* stepping by reference */
     /* steady stretches by the lanes' accelerator (bondsim_fast.c) */
     bool stretch_ok;          /* the settings allow them */
+    unsigned kmask;           /* 2^K - 1: the lanes' frame IDs */
     unsigned stretch_wait;    /* slots before the next try */
     uint64_t *placed[2];      /* [e]: end e's words placed by the end of a
                                  slot, a ring of pmask + 1 slots */
