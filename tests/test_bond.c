@@ -311,6 +311,11 @@ static void t_refused(void)
     CHECK_EQ_I(rifl_bond_send(b, p, 60), RIFL_OK);
     CHECK_EQ_I(rifl_bond_send(b, p, 60), RIFL_ERR_AGAIN);
     CHECK_EQ_U(rifl_bond_get_stats(b)->tx_rejected, 1);
+    /* refusals counted without the calls, as a simulator stepping in bulk
+     * does */
+    CHECK_EQ_I(rifl_bond_count_refused(b, 5), RIFL_OK);
+    CHECK_EQ_U(rifl_bond_get_stats(b)->tx_rejected, 6);
+    CHECK_EQ_I(rifl_bond_count_refused(NULL, 1), RIFL_ERR_INVALID_ARG);
     CHECK(rifl_bond_lane(b, 4) == NULL && rifl_bond_lane(b, 3) != NULL);
     size_t n = 0;
     const rifl_counter *t = rifl_bond_counters(&n);

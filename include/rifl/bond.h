@@ -75,6 +75,11 @@ RIFL_API rifl_lane *rifl_bond_lane(rifl_bond *bond, unsigned i);
  * queue). */
 RIFL_API int rifl_bond_send(rifl_bond *bond, const void *pkt, size_t len);
 RIFL_API size_t rifl_bond_max_packet(const rifl_bond *bond);
+/* Count n sends refused for lack of room, as n calls of rifl_bond_send
+ * with a packet that does not fit would (tx_rejected), without making
+ * them: for a simulator whose user would have been refused in each of n
+ * slots in which no word was placed. */
+RIFL_API int rifl_bond_count_refused(rifl_bond *bond, uint64_t n);
 /* Bytes of a packet the queue can take right now (0: none). */
 RIFL_API size_t rifl_bond_send_space(const rifl_bond *bond);
 /* Bytes queued and not yet placed on the lanes. */

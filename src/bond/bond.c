@@ -154,6 +154,14 @@ int rifl_bond_send(rifl_bond *b, const void *pkt, size_t len)
     return RIFL_OK;
 }
 
+int rifl_bond_count_refused(rifl_bond *b, uint64_t n)
+{
+    if (!b)
+        return RIFL_ERR_INVALID_ARG;
+    b->st.tx_rejected += n;
+    return RIFL_OK;
+}
+
 size_t rifl_bond_send_space(const rifl_bond *b)
 {
     size_t free_bytes = b ? b->qcap - b->qused : 0;
@@ -177,7 +185,7 @@ static bool lane_free(const rifl_bond *b, unsigned i)
     return rifl_lane_tx_ready(b->lane[i]) && rifl_lane_tx_backlog(b->lane[i]) == 0;
 }
 
-unsigned rifl_bond_place(rifl_bond *b)
+__attribute__((flatten)) unsigned rifl_bond_place(rifl_bond *b)
 {
     if (!b)
         return 0;

@@ -73,9 +73,11 @@ void rifl_bondsim_fast_slot(struct bsim *s, uint64_t k)
     for (int e = 0; e < 2; e++) {
         s->placed[e][k & s->pmask] = rifl_bond_get_stats(s->end[e])->tx_words;
         for (unsigned i = 0; i < s->L; i++) {
-            uint64_t h = rifl_phy_get_stats(s->pair[i]->phy[e])->frames_hit;
-            if (h != s->hits[e][i]) {
-                s->hits[e][i] = h;
+            /* by reference, a frame is hit only where it is built, and
+             * then the pair says so */
+            if (s->pair_ref[i] ? s->pair[i]->last_hit[e]
+                               : rifl_phy_get_stats(s->pair[i]->phy[e])->frames_hit != s->hits[e][i]) {
+                s->hits[e][i] = rifl_phy_get_stats(s->pair[i]->phy[e])->frames_hit;
                 s->hit_slot[e][i] = k + 1;
             }
         }

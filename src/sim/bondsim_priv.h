@@ -65,6 +65,12 @@ struct bsim {
     /* the driver by lane pairs (ends on one clock, aligned lanes) */
     bool by_pairs;
     rifl_pair *pair[RIFL_BOND_MAX_LANES];
+    bool fresh;               /* the users' calls are due in the next slot */
+    bool offer_due[2];        /* end e placed a word in the last slot */
+    bool read_skip;           /* reads may wait for data frames delivered */
+    uint64_t rx_data[2];      /* end e's lanes' data frames delivered, by the
+                                 last read */
+    const rifl_lane_stats *lane_st[2][RIFL_BOND_MAX_LANES];
     bool pair_ref[RIFL_BOND_MAX_LANES]; /* stepping by reference */
     /* steady stretches by the lanes' accelerator (bondsim_fast.c) */
     bool stretch_ok;          /* the settings allow them */

@@ -333,7 +333,8 @@ __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
     for (int i = 0; i < 2; i++) {
         rifl_lane_ref *r = &p->ref[i][pos];
         out[i] = *r;
-        outf[i] = p->ref_frame[i][pos];
+        if (r->data == RIFL_LANE_REF_NONE) /* (a frame built: read below) */
+            outf[i] = p->ref_frame[i][pos];
         if (p->ref_clear[i] && !p->last_hit[i]) {
             rifl_lane_tx_ref(p->lane[i], now, r);
             if (p->ref_clear[i] != UINT64_MAX)
