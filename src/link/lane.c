@@ -233,7 +233,7 @@ static struct tx_choice send_data(rifl_lane *l, const uint8_t *rec)
     struct tx_choice f = { rec, 0, (uint16_t)l->fid, NULL };
     uint8_t *slot = replay_rec(l, l->fid);
     if (slot != rec) {
-        memcpy(slot, rec, l->txq.stride);
+        rec_copy(slot, rec, l->txq.stride);
         l->replay_z[l->fid] = RIFL_LANE_Z_UNKNOWN;
     }
     l->fid = (l->fid + 1) & l->kmask;

@@ -444,8 +444,8 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                 /* send_new: the queue's oldest record, kept in the replay
                  * buffer under its ID (what it overwrites kept too) */
                 uint8_t *slot = replay + (size_t)fid * stride;
-                memcpy(io->undo[io->sent], slot, stride);
-                memcpy(slot, ring_at(&l->txq, q->taken), stride);
+                rec_copy(io->undo[io->sent], slot, stride);
+                rec_copy(slot, ring_at(&l->txq, q->taken), stride);
                 l->replay_z[fid] = RIFL_LANE_Z_UNKNOWN;
                 io->sent_at[io->sent] = (uint8_t)j;
                 io->sent_id[io->sent++] = (uint16_t)fid;
@@ -507,7 +507,7 @@ static void run_again(struct quiet *q, const struct quiet *start, rifl_lane *l,
                       const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t w, struct chunk_io *c)
 {
     for (unsigned k = c->sent; k-- > 0;)
-        memcpy(l->replay + (size_t)c->sent_id[k] * l->txq.stride, c->undo[k], l->txq.stride);
+        rec_copy(l->replay + (size_t)c->sent_id[k] * l->txq.stride, c->undo[k], l->txq.stride);
     *q = *start;
     lane_run(q, l, in, out, w, c);
 }
