@@ -193,7 +193,7 @@ __attribute__((flatten)) unsigned rifl_bond_place(rifl_bond *b)
     unsigned placed = 0;
     uint8_t seg[RIFL_PAYLOAD_MAX_BYTES];
     while (b->qused) {
-        unsigned g = (unsigned)(b->tx_word % b->G);
+        unsigned g = (unsigned)(b->tx_word & (b->G - 1)); /* (G: a power of two) */
         if (used & (1u << g))
             break;
         unsigned top = g * b->S + b->S - 1; /* segment 0's lane */
@@ -241,7 +241,7 @@ __attribute__((flatten)) unsigned rifl_bond_place(rifl_bond *b)
  * that carries part of it has its frame at the head of its buffer. */
 static bool take_word(rifl_bond *b)
 {
-    unsigned g = (unsigned)(b->rx_word % b->G);
+    unsigned g = (unsigned)(b->rx_word & (b->G - 1));
     unsigned top = g * b->S + b->S - 1;
     unsigned m = 0;
     bool end = false;

@@ -70,18 +70,8 @@ void rifl_bondsim_fast_slot(struct bsim *s, uint64_t k)
 {
     if (!s->stretch_ok)
         return;
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 2; e++)
         s->placed[e][k & s->pmask] = rifl_bond_get_stats(s->end[e])->tx_words;
-        for (unsigned i = 0; i < s->L; i++) {
-            /* by reference, a frame is hit only where it is built, and
-             * then the pair says so */
-            if (s->pair_ref[i] ? s->pair[i]->last_hit[e]
-                               : rifl_phy_get_stats(s->pair[i]->phy[e])->frames_hit != s->hits[e][i]) {
-                s->hits[e][i] = rifl_phy_get_stats(s->pair[i]->phy[e])->frames_hit;
-                s->hit_slot[e][i] = k + 1;
-            }
-        }
-    }
 }
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -115,7 +105,8 @@ static uint64_t stretch_room(const struct bsim *s)
             return 0;
         for (int e = 0; e < 2; e++) {
             /* a damaged frame must have arrived */
-            if (s->hit_slot[e][i] && t <= s->hit_slot[e][i] + D + 1)
+            uint64_t hit = s->pair[i]->hit_slot[e];
+            if (hit && t <= hit + D + 1)
                 return 0;
             m = min64(m, rifl_pair_clear_slots(s->pair[i], e));
         }

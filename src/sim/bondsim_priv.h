@@ -79,8 +79,6 @@ struct bsim {
     uint64_t *placed[2];      /* [e]: end e's words placed by the end of a
                                  slot, a ring of pmask + 1 slots */
     uint64_t pmask;
-    uint64_t hits[2][RIFL_BOND_MAX_LANES];     /* frames hit on end e's line of lane i */
-    uint64_t hit_slot[2][RIFL_BOND_MAX_LANES]; /* the slot of the last (+ 1; 0: none) */
     struct bseg *seglog[2][RIFL_BOND_MAX_LANES]; /* end e's lane i: its data
                                  frames' bytes, by number, 2^K of them */
     int64_t *sent_by_id[2][RIFL_BOND_MAX_LANES];

@@ -234,6 +234,8 @@ __attribute__((flatten)) void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
         uint64_t h = rifl_phy_get_stats(p->phy[i])->frames_hit;
         p->last_hit[i] = h != p->hits_seen[i];
         p->hits_seen[i] = h;
+        if (p->last_hit[i])
+            p->hit_slot[i] = now + 1;
     }
     int r0 = receive(p->lane[0], now, &in[0], n[0]);
     int r1 = receive(p->lane[1], now, &in[1], n[1]);
@@ -309,6 +311,8 @@ static __attribute__((noinline)) void ref_build(rifl_pair *p, int i, uint64_t no
     p->ref_frame[i][pos].frame = hit ? (const void *)wire : (const void *)f;
     p->ref_frame[i][pos].form = (uint8_t)(hit ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT);
     p->last_hit[i] = hit;
+    if (hit)
+        p->hit_slot[i] = now + 1;
     p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
 }
 

@@ -60,6 +60,8 @@ typedef struct rifl_pair {
     uint64_t ref_from;       /* slot at which it began */
     uint64_t hits_seen[2];   /* frames hit on phy[i] after the last slot */
     bool last_hit[2];        /* the last slot's frame on phy[i] was hit */
+    uint64_t hit_slot[2];    /* the slot of the last frame hit on cable phy[i],
+                                + 1 (0: none yet; not kept for serial lanes) */
     uint64_t ref_clear[2];   /* frames lane i sends before the next is hit */
     uint64_t ref_pend[2];    /* frames sent by reference, not yet through phy[i] */
     uint8_t *ref_store[2];   /* [i]: delay_frames + 1 places for lane i's frames
