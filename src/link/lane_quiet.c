@@ -180,8 +180,9 @@ struct rx {
     bool fe;
 };
 
-static inline bool rx_pause(const struct rx *s) { return (s->km & 15u) == 8; }
-static inline bool rx_retx(const struct rx *s) { return (s->km >> KM_RC & 15u) == 8; }
+/* (a count never exceeds 8, so its bit 3 is the flag) */
+static inline bool rx_pause(const struct rx *s) { return s->km & 8u; }
+static inline bool rx_retx(const struct rx *s) { return s->km & 8u << KM_RC; }
 
 /* Frame r ends a quiet run at the receiver: it is no reference, or it would
  * be delivered where that is not allowed. */
@@ -202,7 +203,8 @@ rx_step(struct quiet *q, struct rx *s, const rifl_lane_ref *r, unsigned kmask,
     const unsigned d = r->data;
     unsigned km = s->km;
     if (d) {
-        km = (km >> KM_RUN) == 16 ? 16u << KM_RUN : km + (1u << KM_RUN);
+        /* (the run stops at 16, its bit 4) */
+        km = km & 16u << KM_RUN ? 16u << KM_RUN : km + (1u << KM_RUN);
     } else {
         const uint16_t k = r->key;
         if (k == RIFL_KEY_RETRANSMIT) {
