@@ -247,6 +247,8 @@ refused "--ber.*--frames" sim link --ber 1e-4
 refused "--ber-ab.*--frames" sim link --ber-ab 2e-4 --bytes 1MB
 refused "--sweep.*ber=1e-4.*--frames" sim link --sweep ber=1e-6,1e-4 --bytes 100KB
 either "--ber" sim link --ber 1e-4 --frames 100000
+# a bonded link waits for its slowest lane: refused where one lane would run
+refused "--ber.*each of 4 lanes.*--frames" sim link --lanes 4 --ber 3e-5 --bytes 10GB
 works sim link --ber 3e-5 --bytes 1MB --frames 300000 --progress
 grep -q 'simulating: *[0-9.]*%' "$err" || fail "no progress line"
 grep -q 'simulating:   0.0%' "$err" && fail "progress stuck at 0.0%"

@@ -287,8 +287,12 @@ static int config_ok(void *ctx)
  * steps slots in replay cycles one at a time (about 2e7 slots/s for both
  * lanes on the development machine, half that with --encode-all) and
  * fast-forwards error-free stretches packet by packet (above 1e9 slots/s
- * with the default packet sizes); serial lanes step every slot, bit streams
- * and aligners included (about 4e6 slots/s); see docs/simulator.md. */
+ * with the default packet sizes); serial lanes and ends on different
+ * clocks step every slot, bit streams and aligners included (about 4e6
+ * slots/s); see docs/simulator.md.  A bonded link of L lanes carries L
+ * frames a slot and steps L lane pairs (the speeds above over L), and
+ * waits for its slowest lane: its ratio is the one-lane ratio to the
+ * power L (within about 30% on 2 to 8 lanes, docs/multilane.md). */
 #define EST_STEP_SPEED 2e7
 #define EST_SERIAL_SPEED 4e6
 #define EST_SKIP_SPEED 1e9
@@ -301,6 +305,7 @@ struct estimate {
     double cycle;      /* slots lost per frame error */
     double slots;      /* slots of the run */
     double seconds;    /* wall time, reference run included */
+    double step_speed; /* slots a second where they are stepped one at a time */
 };
 
 static void estimate(const rifl_linksim_config *c, bool reference, struct estimate *e)
@@ -310,13 +315,16 @@ static void estimate(const rifl_linksim_config *c, bool reference, struct estima
     double p[2];
     for (int i = 0; i < 2; i++)
         p[i] = c->ber[i] > 0 ? -expm1((double)F * log1p(-c->ber[i])) : 0.0;
+    double L = c->lanes > 1 ? (double)c->lanes : 1.0;
+    /* every slot stepped: serial lanes, or ends on different clocks */
+    bool general = c->serial || c->ppm != 0;
     e->frame_err = (p[0] + p[1]) / 2;
     e->cycle = 2.7 * (double)(1u << K);
-    e->ratio = exp(-e->cycle * (p[0] + p[1]));
+    e->ratio = exp(-e->cycle * L * (p[0] + p[1]));
     double share = c->load < e->ratio ? c->load : e->ratio;
     if (c->rx_stall && c->rx_period > c->rx_stall)
         share *= 1.0 - (double)c->rx_stall / (double)c->rx_period;
-    double per_slot = (double)rifl_payload_bytes(F);
+    double per_slot = L * (double)rifl_payload_bytes(F);
     double clean = c->bytes ? (double)c->bytes / (per_slot * c->load) : INFINITY;
     double slots = c->bytes ? (share > 0 ? (double)c->bytes / (per_slot * share) : INFINITY)
                             : INFINITY;
@@ -327,13 +335,14 @@ static void estimate(const rifl_linksim_config *c, bool reference, struct estima
             clean = (double)c->max_slots;
     }
     e->slots = slots;
-    double stepped = c->fast && !c->serial ? fmin(1.0, 0.05 + (1.0 - e->ratio)) : 1.0;
-    double step_speed = c->serial ? EST_SERIAL_SPEED : EST_STEP_SPEED;
+    double stepped = c->fast && !general ? fmin(1.0, 0.05 + (1.0 - e->ratio)) : 1.0;
+    double step_speed = (general ? EST_SERIAL_SPEED : EST_STEP_SPEED) / L;
     if (c->encode_all)
         step_speed /= 2;
+    e->step_speed = step_speed;
     e->seconds = slots * (stepped / step_speed + (1.0 - stepped) / EST_SKIP_SPEED);
     if (reference)
-        e->seconds += clean / (c->serial ? step_speed : EST_SKIP_SPEED);
+        e->seconds += clean / (general ? step_speed : EST_SKIP_SPEED);
 }
 
 /* the option to name for a long run: the bit error rate when it is what
@@ -360,11 +369,15 @@ static void explain_estimate(char *buf, size_t n, const rifl_linksim_config *c,
         snprintf(slots, sizeof slots, "%.2g", e->slots);
     else
         snprintf(slots, sizeof slots, "unbounded");
+    char bond[96] = "";
+    if (c->lanes > 1)
+        snprintf(bond, sizeof bond, " on each of %u lanes, and the bonded link waits for its "
+                 "slowest lane", c->lanes);
     snprintf(buf, n, "at BER %g A->B and %g B->A frames of %u bits fail at %.3g%% per "
              "direction, each failure costs a replay cycle of about %.0f slots (2.7 x 2^K, "
-             "K = %u), so the link is estimated to carry %.2g of its error-free goodput; "
+             "K = %u)%s, so the link is estimated to carry %.2g of its error-free goodput; "
              "the run needs about %s frame slots", c->ber[0], c->ber[1], c->lane.frame_bits,
-             100 * e->frame_err, e->cycle, c->lane.fid_bits, e->ratio, slots);
+             100 * e->frame_err, e->cycle, c->lane.fid_bits, bond, e->ratio, slots);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -958,7 +971,7 @@ static int prepare_points(const struct cli_opt *opts, struct opts *o, struct cli
                     "reports what arrived; about %.2g slots run per second), or lower --%s\n",
                     cli_where(opts, cause), at_point ? ", at sweep point (" : "",
                     at_point ? pts[i].label : "", at_point ? ")" : "", why, dur,
-                    EST_STEP_SPEED, cause);
+                    e->step_speed, cause);
             return -1;
         }
     }
