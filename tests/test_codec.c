@@ -334,7 +334,51 @@ static void t_batch_equals_scalar(void)
     CHECK_EQ_U(dec_bad, 0);
 }
 
+/* The batch encoder refuses a field wider than its bits (SYN and META 2,
+ * the ID 12) wherever in the batch it sits, and writes nothing then. */
+static void t_batch_refuses_wide_fields(void)
+{
+    enum { MAXN = 41 };
+    static uint8_t pay[MAXN * RIFL_PAYLOAD_MAX_BYTES], wire[MAXN * RIFL_FRAME_MAX_BYTES];
+    uint8_t syn[MAXN], meta[MAXN];
+    uint16_t ids[MAXN];
+    const unsigned ns[] = { 1, 7, 8, 9, 16, 31, 32, 33, 41 };
+    unsigned missed = 0, refused_good = 0, cases = 0;
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        unsigned n = ns[k];
+        for (unsigned at = 0; at < n; at++)
+            for (int field = 0; field < 4; field++) {
+                memset(syn, RIFL_SYN_DATA, sizeof syn);
+                memset(meta, RIFL_META_FULL, sizeof meta);
+                for (unsigned j = 0; j < MAXN; j++)
+                    ids[j] = (uint16_t)(j * 97 % 4096);
+                uint64_t s = 5;
+                refused_good += rifl_frame_encode_batch(wire, 256, n, syn, meta, pay, ids, &s) !=
+                                RIFL_OK;
+                if (field == 0)
+                    syn[at] = 4;
+                else if (field == 1)
+                    meta[at] = 0x80;
+                else if (field == 2)
+                    ids[at] = 4096;
+                else
+                    ids[at] = 0x8000;
+                memset(wire, 0x5A, sizeof wire);
+                s = 5;
+                int rc = rifl_frame_encode_batch(wire, 256, n, syn, meta, pay, ids, &s);
+                missed += rc != RIFL_ERR_INVALID_ARG || s != 5 || wire[0] != 0x5A;
+                cases++;
+            }
+    }
+    printf("  %u wide fields placed, %u missed, %u valid batches refused\n", cases, missed,
+           refused_good);
+    CHECK(cases > 0);
+    CHECK_EQ_U(missed, 0);
+    CHECK_EQ_U(refused_good, 0);
+}
+
 TEST_MAIN({ "crc_reference", t_crc_reference },
+          { "batch_refuses_wide_fields", t_batch_refuses_wide_fields },
           { "batch_equals_scalar", t_batch_equals_scalar },
           { "crc_detects_small_errors", t_crc_detects_small_errors },
           { "scrambler", t_scrambler },
