@@ -292,7 +292,7 @@ static int config_ok(void *ctx)
  * slots/s); see docs/simulator.md.  A bonded link of L lanes carries L
  * frames a slot and steps L lane pairs (the speeds above over L), and
  * waits for its slowest lane: its ratio is the one-lane ratio to the
- * power L (within about 30% on 2 to 8 lanes, docs/multilane.md). */
+ * power L (within about 40% on 2 to 8 lanes, docs/simulator.md). */
 #define EST_STEP_SPEED 2e7
 #define EST_SERIAL_SPEED 4e6
 #define EST_SKIP_SPEED 1e9
