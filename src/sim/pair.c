@@ -296,8 +296,22 @@ static int ref_settle(rifl_pair *p, int i)
     return rc;
 }
 
-/* Lane i's frame of this slot is hit, or follows one that was: built by
- * content and put through the cable's errors. */
+/* A damaged frame spills into the next one when it leaves the far end's
+ * descrambler in another state than the frame sent (its last bits hit):
+ * the next frame must then be built too, and decoded from its wire bytes
+ * (rifl_lane_rx_frame).  The descrambler's state after a frame depends on
+ * the frame's bits alone. */
+static bool spills(const rifl_pair *p, const rifl_lane_frame *f, const uint8_t *wire)
+{
+    uint8_t payload[RIFL_PAYLOAD_MAX_BYTES];
+    rifl_frame_info fi;
+    uint64_t descr = f->scr & RIFL_SCRAMBLER_MASK;
+    rifl_frame_decode(wire, rifl_lane_get_config(p->lane[0])->frame_bits, &descr, payload, &fi);
+    return descr != (f->scr_next & RIFL_SCRAMBLER_MASK);
+}
+
+/* Lane i's frame of this slot is hit, or follows one whose damage spills
+ * into it: built by content and put through the cable's errors. */
 static __attribute__((noinline)) void ref_build(rifl_pair *p, int i, uint64_t now, unsigned pos)
 {
     uint8_t *buf = p->ref_store[i] + (size_t)p->ref_next[i] * p->ref_stride;
@@ -310,7 +324,7 @@ static __attribute__((noinline)) void ref_build(rifl_pair *p, int i, uint64_t no
     p->ref[i][pos].data = RIFL_LANE_REF_NONE;
     p->ref_frame[i][pos].frame = hit ? (const void *)wire : (const void *)f;
     p->ref_frame[i][pos].form = (uint8_t)(hit ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT);
-    p->last_hit[i] = hit;
+    p->last_hit[i] = hit && spills(p, f, wire);
     if (hit)
         p->hit_slot[i] = now + 1;
     p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);

@@ -59,7 +59,9 @@ typedef struct rifl_pair {
     bool by_ref;             /* between rifl_pair_ref_begin and _end */
     uint64_t ref_from;       /* slot at which it began */
     uint64_t hits_seen[2];   /* frames hit on phy[i] after the last slot */
-    bool last_hit[2];        /* the last slot's frame on phy[i] was hit */
+    bool last_hit[2];        /* the last slot's frame on phy[i] was hit (by
+                                reference: and its damage spills into the
+                                next frame, which must be built too) */
     uint64_t hit_slot[2];    /* the slot of the last frame hit on cable phy[i],
                                 + 1 (0: none yet; not kept for serial lanes) */
     uint64_t ref_clear[2];   /* frames lane i sends before the next is hit */
