@@ -1200,8 +1200,9 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
             if (p->by_ref && r % 512 == 0) {
                 bool behind = false;
                 for (unsigned e = 0; e < p->delay_frames; e++)
-                    behind |= p->ref[0][e].data == RIFL_LANE_REF_NONE ||
-                              p->ref[1][e].data == RIFL_LANE_REF_NONE;
+                    for (int i = 0; i < 2; i++)
+                        behind |= p->ref[i][e].data == RIFL_LANE_REF_NONE ||
+                                  p->ref[i][e].id == RIFL_LANE_REF_NO_ID;
                 rebuilt_after_hit += behind && k == 1;
                 CHECK(rifl_pair_ref_end(p) == RIFL_OK);
             } else if (!p->by_ref && rifl_pair_ref_room(p) && r % 3 == 0) {

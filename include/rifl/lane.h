@@ -284,9 +284,15 @@ RIFL_API int rifl_lane_rx_frame(rifl_lane *lane, uint64_t now, const rifl_lane_f
 typedef struct rifl_lane_ref {
     const uint8_t *rec;   /* data frame: its record (META byte, payload) */
     uint16_t key;         /* control frame: its key */
-    uint16_t id;          /* frame ID */
+    uint16_t id;          /* frame ID, or RIFL_LANE_REF_NO_ID */
     uint8_t data;         /* 1: data frame, 0: control frame (no lane tags) */
 } rifl_lane_ref;
+/* The ID of a frame damaged on its way that verifies as no frame ID of the
+ * lane (CRC XOR ID gives a value at or above 2^K): the receiver sees its
+ * SYN (`data`) and, for a control frame, its key, and fails verification
+ * whatever it expects; a data frame's record is then never read for its
+ * payload. */
+#define RIFL_LANE_REF_NO_ID 0xFFFF
 
 /* rifl_lane_tx_frame by reference. */
 RIFL_API int rifl_lane_tx_ref(rifl_lane *lane, uint64_t now, rifl_lane_ref *f);

@@ -829,7 +829,8 @@ int rifl_lane_rx_frame(rifl_lane *l, uint64_t now, const rifl_lane_frame *f,
 
 int rifl_lane_rx_ref(rifl_lane *l, uint64_t now, const rifl_lane_ref *f)
 {
-    if (!l || (f && (f->id > l->kmask || f->data > 1 || (f->data && !f->rec))))
+    if (!l || (f && ((f->id > l->kmask && f->id != RIFL_LANE_REF_NO_ID) || f->data > 1 ||
+                     (f->data && !f->rec))))
         return RIFL_ERR_INVALID_ARG;
     if (!rifl_lane_rx_slot(l, now))
         return RIFL_ERR_STATE;

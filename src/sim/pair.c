@@ -296,35 +296,69 @@ static int ref_settle(rifl_pair *p, int i)
     return rc;
 }
 
-/* A damaged frame spills into the next one when it leaves the far end's
- * descrambler in another state than the frame sent (its last bits hit):
- * the next frame must then be built too, and decoded from its wire bytes
- * (rifl_lane_rx_frame).  The descrambler's state after a frame depends on
+/* Entry r of a cable's ring is a frame built by content (its bytes in
+ * ref_frame): one not by reference, or one damaged that stands in the ring
+ * for what the far end makes of it (ref_build). */
+static inline bool ref_built(const rifl_lane_ref *r)
+{
+    return r->data == RIFL_LANE_REF_NONE || r->id == RIFL_LANE_REF_NO_ID;
+}
+
+/* What the far end makes of damaged frame f (wire bytes `wire`), decoded
+ * from the scrambler state f began at.  Returns true when the damage spills
+ * into the next frame: the far end's descrambler is left in another state
+ * than f leaves it (the last bits hit), so the next frame must be built too
+ * and decoded from its wire bytes (rifl_lane_rx_frame).  Otherwise *as is
+ * the reference that stands for the damaged frame, when there is one: it
+ * has a legal SYN and verifies as an ID above 2^K - 1, so it fails
+ * verification whatever the receiver expects, and the receiver sees only
+ * its SYN and, for a control frame, its key (else as->data is
+ * RIFL_LANE_REF_NONE).  The descrambler's state after a frame depends on
  * the frame's bits alone. */
-static bool spills(const rifl_pair *p, const rifl_lane_frame *f, const uint8_t *wire)
+static bool damaged(const rifl_lane *l, const rifl_lane_frame *f, const uint8_t *wire,
+                    rifl_lane_ref *as)
 {
     uint8_t payload[RIFL_PAYLOAD_MAX_BYTES];
     rifl_frame_info fi;
     uint64_t descr = f->scr & RIFL_SCRAMBLER_MASK;
-    rifl_frame_decode(wire, rifl_lane_get_config(p->lane[0])->frame_bits, &descr, payload, &fi);
-    return descr != (f->scr_next & RIFL_SCRAMBLER_MASK);
+    rifl_frame_decode(wire, rifl_lane_get_config(l)->frame_bits, &descr, payload, &fi);
+    as->data = RIFL_LANE_REF_NONE;
+    if (descr != (f->scr_next & RIFL_SCRAMBLER_MASK))
+        return true;
+    if ((fi.syn == RIFL_SYN_DATA || fi.syn == RIFL_SYN_CONTROL) &&
+        fi.id >= rifl_lane_replay_frames(l))
+        *as = (rifl_lane_ref){ f->rec, fi.key, RIFL_LANE_REF_NO_ID, fi.syn == RIFL_SYN_DATA };
+    return false;
 }
 
 /* Lane i's frame of this slot is hit, or follows one whose damage spills
- * into it: built by content and put through the cable's errors. */
+ * into it: built by content and put through the cable's errors.  A damaged
+ * frame that a reference can stand for goes into the ring as that
+ * reference (quiet runs then carry its arrival), and the sender's scrambler
+ * goes back to where the frame began, as if it had been sent by reference:
+ * the far end takes it by reference too and its descrambler stays where it
+ * was. */
 static __attribute__((noinline)) void ref_build(rifl_pair *p, int i, uint64_t now, unsigned pos)
 {
     uint8_t *buf = p->ref_store[i] + (size_t)p->ref_next[i] * p->ref_stride;
     p->ref_next[i] = p->ref_next[i] == p->delay_frames ? 0 : p->ref_next[i] + 1;
     rifl_lane_frame *f = (rifl_lane_frame *)(void *)buf;
     uint8_t *wire = buf + round16(p->content_bytes);
-    rifl_lane_tx_frame(p->lane[i], now, f);
+    rifl_lane *l = p->lane[i];
+    bool after_spill = p->last_hit[i];
+    rifl_lane_tx_frame(l, now, f);
     ref_settle(p, i);
     bool hit = rifl_phy_channel_pass(p->phy[i], f, wire) != 0;
-    p->ref[i][pos].data = RIFL_LANE_REF_NONE;
+    rifl_lane_ref as = { NULL, 0, 0, RIFL_LANE_REF_NONE };
+    p->last_hit[i] = hit && damaged(l, f, wire, &as);
+    if (after_spill || as.data == RIFL_LANE_REF_NONE) {
+        p->ref[i][pos].data = RIFL_LANE_REF_NONE;
+    } else {
+        p->ref[i][pos] = as;
+        rifl_lane_ref_chain(l, f->scr);
+    }
     p->ref_frame[i][pos].frame = hit ? (const void *)wire : (const void *)f;
     p->ref_frame[i][pos].form = (uint8_t)(hit ? RIFL_PHY_WIRE : RIFL_PHY_CONTENT);
-    p->last_hit[i] = hit && spills(p, f, wire);
     if (hit)
         p->hit_slot[i] = now + 1;
     p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
@@ -410,7 +444,7 @@ static int ref_rebuild(rifl_pair *p, int i, unsigned k, uint64_t *chain)
     rifl_lane *l = p->lane[i];
     if (*chain != UINT64_MAX && rifl_lane_ref_chain(l, *chain) != RIFL_OK)
         return RIFL_ERR_STATE;
-    if (r->data != RIFL_LANE_REF_NONE) {
+    if (!ref_built(r)) {
         rifl_lane_frame *f = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
         if (!f || rifl_lane_ref_frame(l, r, f) != RIFL_OK)
             return RIFL_ERR_STATE;
@@ -461,33 +495,24 @@ int rifl_pair_ref_end(rifl_pair *p)
     unsigned D = p->delay_frames;
     /* the frames sent before the stretch that are still in flight stay in
      * the cable as they are; those sent in it go back by content (or as
-     * damaged wire bytes), their scrambler states one chain: frames sent
-     * by reference did not move the sender's scrambler, so when one of
-     * them is older than a frame built by content, the chain restarts
-     * where that frame began and the frames after are rebuilt from it */
+     * damaged wire bytes), their scrambler states one chain.  Frames sent
+     * by reference did not move the sender's scrambler, nor did damaged
+     * frames that went into the ring as references, and the far end's
+     * descrambler stands where the oldest frame built in flight began: the
+     * chain starts there, and every frame after is rebuilt from it */
     unsigned first = m < D ? (unsigned)(D - m) : 0;
     for (int i = 0; i < 2; i++) {
         if (ref_settle(p, i) != RIFL_OK)
             return RIFL_ERR_STATE;
-        unsigned ref_at = D, built_after = D;
-        for (unsigned k = first; k < D; k++) {
-            bool is_ref = p->ref[i][(p->ref_pos + k) % D].data != RIFL_LANE_REF_NONE;
-            if (is_ref && ref_at == D)
-                ref_at = k;
-            if (!is_ref && ref_at != D) {
-                built_after = k;
-                break;
-            }
-        }
         uint64_t chain = UINT64_MAX;
-        for (unsigned k = first; k < D; k++) {
-            if (k == ref_at && built_after != D) {
-                const rifl_pair_inflight *b = &p->ref_frame[i][(p->ref_pos + built_after) % D];
-                chain = built_content(p, b)->scr;
-            }
+        for (unsigned k = first; k < D && chain == UINT64_MAX; k++) {
+            unsigned e = (p->ref_pos + k) % D;
+            if (ref_built(&p->ref[i][e]))
+                chain = built_content(p, &p->ref_frame[i][e])->scr;
+        }
+        for (unsigned k = first; k < D; k++)
             if (ref_rebuild(p, i, k, &chain) != RIFL_OK)
                 return RIFL_ERR_STATE;
-        }
         if (chain != UINT64_MAX && rifl_lane_ref_chain(p->lane[i], chain) != RIFL_OK)
             return RIFL_ERR_STATE;
         p->hits_seen[i] = rifl_phy_get_stats(p->phy[i])->frames_hit;
@@ -527,7 +552,7 @@ static bool inflight_filler(const rifl_pair *p, int i, unsigned k, size_t pb)
     unsigned D = p->delay_frames;
     if (p->by_ref) {
         const rifl_lane_ref *r = &p->ref[i][(p->ref_pos + k) % D];
-        if (r->data == RIFL_LANE_REF_NONE) {
+        if (ref_built(r)) {
             const rifl_pair_inflight *e = &p->ref_frame[i][(p->ref_pos + k) % D];
             const rifl_lane_frame *f = e->frame;
             return e->form == RIFL_PHY_CONTENT && f && f->data == 1 && filler_rec(f->rec, pb);
