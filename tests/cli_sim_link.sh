@@ -35,6 +35,20 @@ sed "$strip" "$TMP/c.json" >"$TMP/c2"; sed "$strip" "$TMP/d.json" >"$TMP/d2"
 cmp -s "$TMP/c2" "$TMP/d2" || bad "--encode-all changed the results"
 grep -q "\"frames_hit\": \[[1-9]" "$TMP/c.json" || bad "no frame hit at 1e-5"
 
+# the run-time estimate, printed before the run (stopped after a second):
+# quiet runs carry the Fig. 9 point at 1e-5 in about two minutes, slots
+# stepped one at a time (a reader ready 60% of the slots) take longer
+est_min() {
+    timeout 1 "$RIFL" sim link --ber 1e-5 --bytes 10GB --reference false "$@" 2>&1 >/dev/null |
+        sed -n 's/.*estimated to take about \([0-9.]*\) min.*/\1/p' | head -1
+}
+q=$(est_min); s=$(est_min --rx-ready 0.6)
+if [ -z "$q" ] || [ -z "$s" ]; then bad "no run-time warning at BER 1e-5, 10 GB ('$q', '$s')"
+else
+    awk -v q="$q" -v s="$s" 'BEGIN { exit !(q >= 1 && q < 3 && s > 3 * q) }' ||
+        bad "run-time estimates: $q min with quiet runs, $s min stepped"
+fi
+
 # human summary
 "$RIFL" sim link --ber 1e-7 --bytes 1MB >"$TMP/h.txt" 2>/dev/null || bad "summary run"
 grep -q "lossless: yes" "$TMP/h.txt" || bad "summary lacks verdict"
