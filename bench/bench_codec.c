@@ -148,8 +148,13 @@ static void print_line(bool json, bool single, unsigned F, const char *path,
     fflush(stdout);
 }
 
-static void bench_width(unsigned F, double seconds, bool json, bool single,
-                        const char *const *paths, int npaths)
+/* The speed targets (docs/benchmarks.md): payload Gbit/s on one core of
+ * the batch calls on the best path, encode + verify + decode. */
+static double target_gbps(unsigned F) { return F == 256 ? 45 : F == 2048 ? 64 : 0; }
+
+/* Returns the payload Gbit/s of the first path measured. */
+static double bench_width(unsigned F, double seconds, bool json, bool single,
+                          const char *const *paths, int npaths)
 {
     struct bench b = { F, rifl_payload_bytes(F), F / 8, NULL, NULL, NULL };
     b.payloads = malloc((size_t)NFRAMES * b.pb);
@@ -161,17 +166,20 @@ static void bench_width(unsigned F, double seconds, bool json, bool single,
     rifl_rng_seed(&rng, F);
     for (size_t i = 0; i < (size_t)NFRAMES * b.pb; i++)
         b.payloads[i] = (uint8_t)rifl_rng_next(&rng);
-    double mc = bench_memcpy(&b, seconds);
+    double mc = bench_memcpy(&b, seconds), first = 0;
     for (int p = 0; p < npaths; p++) {
         struct result r;
         rifl_frame_batch_set_path(paths[p]);
         bench_codec(&b, seconds, single, single ? "portable" : paths[p], &r);
         print_line(json, single, F, single ? "portable" : paths[p], &r, mc);
+        if (p == 0)
+            first = r.payload_gbps;
     }
     rifl_frame_batch_set_path(paths[0]);
     free(b.payloads);
     free(b.out);
     free(b.wire);
+    return first;
 }
 
 /* The paths to measure: the one in use (or --path), then with --all-paths
@@ -258,8 +266,15 @@ static int run(int argc, char **argv)
     if (!json)
         printf("%-6s %-9s %14s %14s %14s %10s  %s\n", "bits", "path", "frames/s",
                "payload Gb/s", "memcpy Gb/s", "ratio", "calls");
+    double got[16];
     for (int i = 0; i < nw; i++)
-        bench_width(w[i], seconds, json, single, paths, np);
+        got[i] = bench_width(w[i], seconds, json, single, paths, np);
+    /* the targets hold for the batch calls on the best path */
+    for (int i = 0; i < nw && !json && !single && !path; i++)
+        if (target_gbps(w[i]) > 0)
+            printf("target at %u bits, %s path: %.0f Gbit/s, measured %.2f: %s\n", w[i],
+                   paths[0], target_gbps(w[i]), got[i],
+                   got[i] >= target_gbps(w[i]) ? "met" : "missed");
     return 0;
 }
 

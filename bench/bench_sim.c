@@ -84,6 +84,9 @@ static int bonded(unsigned lanes, double ber, double ppm, uint64_t bytes, uint64
                "  the %u lanes aligned, one clock %10.3g payload bytes/s (%.2f s)   ratio %.3f\n",
                lanes, ppm, ber, (unsigned long long)bytes, one, t_one, lanes, many, t_many,
                many / one, lanes, same, t_same, same / one);
+    if (!json && lanes == 4 && ppm == 200 && ber == 1e-7)
+        printf("target: the bonded link at least 0.5 of one lane's bytes/s, measured %.3f: %s\n",
+               many / one, many / one >= 0.5 ? "met" : "missed");
     return 0;
 }
 
@@ -189,6 +192,11 @@ static int run(int argc, char **argv)
                 printf("%-8g %-22s %12llu %8.2f %16.3g %8.1f%% %8s %8s\n", ber, modes[m].name,
                        (unsigned long long)r.slots, dt, fps, 100 * part, gt, rt);
             }
+            /* the speed targets (docs/benchmarks.md), default mode */
+            double target = ber == 1e-7 ? 0.082 : ber == 1e-5 ? 10 : 0;
+            if (!json && modes[m].fast && target > 0 && !isnan(s_gb))
+                printf("target at BER %g: at most %g s per GB, measured %.3g: %s\n", ber,
+                       target, s_gb, s_gb <= target ? "met" : "missed");
             fflush(stdout);
             rifl_linksim_result_free(&r);
         }

@@ -64,6 +64,11 @@ static int run(int argc, char **argv)
                    (unsigned long long)iterations, loads[k] * 100, rate[k],
                    (unsigned long long)slots, dt, r.cell_utilization, (unsigned long long)seed);
     }
+    /* the speed targets (docs/benchmarks.md), iSLIP at 90% load */
+    double target = safc ? 0 : ports == 32 ? 1e6 : ports == 256 ? 6e4 : 0;
+    if (!json && target > 0)
+        printf("target at %llu ports, 90%% load: %.0f slots/s, measured %.0f: %s\n",
+               (unsigned long long)ports, target, rate[1], rate[1] >= target ? "met" : "missed");
     if (json) {
         printf("{\"ports\": %llu, \"scheduler\": \"%s\", \"iterations\": %llu, \"seed\": %llu, "
                "\"results\": [", (unsigned long long)ports, safc ? "safc" : "islip",

@@ -10,4 +10,9 @@ echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m) $(nproc) cores; load: $(cut -
 for b in $benches; do
   echo "## rifl bench $b"
   "$rifl" bench "$b" "$@"
+  # the switch's second target is at 256 ports
+  if [ "$b" = switch ]; then
+    echo "## rifl bench switch --ports 256"
+    "$rifl" bench switch --ports 256 --slots 100000 "$@"
+  fi
 done
