@@ -310,6 +310,9 @@ RIFL_API int rifl_lane_ref_frame(rifl_lane *sender, const rifl_lane_ref *ref, ri
  * simulator that rebuilds the frames in flight in order, when frames it
  * built by content while others went by reference sit among them. */
 RIFL_API int rifl_lane_ref_chain(rifl_lane *sender, uint64_t scr);
+/* The receiver's descrambler state: a frame by content whose scr field is
+ * this one arrives in step (rifl_lane_rx_frame decodes nothing). */
+RIFL_API uint64_t rifl_lane_rx_scrambler(const rifl_lane *receiver);
 
 /* ---- accelerator (for simulators) --------------------------------------
  *

@@ -513,6 +513,8 @@ int rifl_lane_ref_chain(rifl_lane *l, uint64_t scr)
     return RIFL_OK;
 }
 
+uint64_t rifl_lane_rx_scrambler(const rifl_lane *l) { return l ? l->descr : 0; }
+
 size_t rifl_lane_frame_bytes(unsigned frame_bits)
 {
     if (rifl_frame_width_check(frame_bits) != RIFL_OK)

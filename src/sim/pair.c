@@ -263,6 +263,32 @@ uint64_t rifl_pair_ref_room(rifl_pair *p)
     return UINT64_MAX;
 }
 
+/* The frames in flight on cable i, all undamaged and by content, one chain
+ * of scrambler states that begins where the far end's descrambler stands:
+ * they can go on as references, the sender's scrambler put back to where
+ * the first began (as if all had been sent by reference). */
+static bool inflight_as_refs(rifl_pair *p, int i)
+{
+    rifl_lane *tx = p->lane[i], *rx = p->lane[1 - i];
+    unsigned nfid = rifl_lane_replay_frames(tx);
+    uint64_t chain = rifl_lane_rx_scrambler(rx) & RIFL_SCRAMBLER_MASK, first = chain;
+    for (unsigned k = 0; k < p->delay_frames; k++) {
+        const rifl_pair_inflight *e = &p->ref_frame[i][k];
+        const rifl_lane_frame *f = e->frame;
+        if (e->form != RIFL_PHY_CONTENT || f->data > 1 || f->id >= nfid ||
+            f->scr == RIFL_LANE_SCR_FOLLOWS || f->scr_next == RIFL_LANE_SCR_FOLLOWS ||
+            (f->scr & RIFL_SCRAMBLER_MASK) != chain)
+            return false;
+        chain = f->scr_next & RIFL_SCRAMBLER_MASK;
+    }
+    for (unsigned k = 0; k < p->delay_frames; k++) {
+        const rifl_lane_frame *f = p->ref_frame[i][k].frame;
+        p->ref[i][k] = (rifl_lane_ref){ f->data ? f->rec : NULL, f->key, f->id, f->data };
+    }
+    rifl_lane_ref_chain(tx, first);
+    return true;
+}
+
 int rifl_pair_ref_begin(rifl_pair *p)
 {
     if (!rifl_pair_ref_room(p))
@@ -278,6 +304,10 @@ int rifl_pair_ref_begin(rifl_pair *p)
                 return RIFL_ERR_STATE;
             p->ref[i][k].data = RIFL_LANE_REF_NONE;
         }
+        /* frames by content that the far end would take in step go on as
+         * references (their records stay in the cable meanwhile), so that
+         * their arrivals need not end quiet runs */
+        p->ref_conv[i] = !p->encode_all && inflight_as_refs(p, i);
         p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
         p->ref_pend[i] = 0;
     }
@@ -446,7 +476,17 @@ static int ref_rebuild(rifl_pair *p, int i, unsigned k, uint64_t *chain)
         return RIFL_ERR_STATE;
     if (!ref_built(r)) {
         rifl_lane_frame *f = rifl_phy_inflight(p->phy[i], k, RIFL_PHY_CONTENT);
-        if (!f || rifl_lane_ref_frame(l, r, f) != RIFL_OK)
+        if (!f)
+            return RIFL_ERR_STATE;
+        /* (a frame in flight when the stretch began refers to its own
+         * record in the cable) */
+        uint8_t rec[RIFL_FRAME_MAX_BYTES];
+        rifl_lane_ref own = *r;
+        if (r->data && r->rec == f->rec) {
+            memcpy(rec, r->rec, rifl_lane_get_config(l)->frame_bits / 8 - 1);
+            own.rec = rec;
+        }
+        if (rifl_lane_ref_frame(l, &own, f) != RIFL_OK)
             return RIFL_ERR_STATE;
         if (*chain != UINT64_MAX)
             *chain = f->scr_next;
@@ -500,10 +540,12 @@ int rifl_pair_ref_end(rifl_pair *p)
      * frames that went into the ring as references, and the far end's
      * descrambler stands where the oldest frame built in flight began: the
      * chain starts there, and every frame after is rebuilt from it */
-    unsigned first = m < D ? (unsigned)(D - m) : 0;
     for (int i = 0; i < 2; i++) {
         if (ref_settle(p, i) != RIFL_OK)
             return RIFL_ERR_STATE;
+        /* (those that went on as references are in the chain too) */
+        unsigned first = m < D && !p->ref_conv[i] ? (unsigned)(D - m) : 0;
+        p->ref_conv[i] = false;
         uint64_t chain = UINT64_MAX;
         for (unsigned k = first; k < D && chain == UINT64_MAX; k++) {
             unsigned e = (p->ref_pos + k) % D;

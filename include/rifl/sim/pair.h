@@ -58,6 +58,8 @@ typedef struct rifl_pair {
     unsigned ref_pos;        /* the entry of the frames arriving in this slot */
     bool by_ref;             /* between rifl_pair_ref_begin and _end */
     uint64_t ref_from;       /* slot at which it began */
+    bool ref_conv[2];        /* the frames in flight on phy[i] when it began
+                                went on as references (rifl_pair_ref_begin) */
     uint64_t hits_seen[2];   /* frames hit on phy[i] after the last slot */
     bool last_hit[2];        /* the last slot's frame on phy[i] was hit (by
                                 reference: and its damage spills into the
