@@ -290,8 +290,8 @@ typedef struct rifl_lane_ref {
 /* The ID of a frame damaged on its way that verifies as no frame ID of the
  * lane (CRC XOR ID gives a value at or above 2^K): the receiver sees its
  * SYN (`data`) and, for a control frame, its key, and fails verification
- * whatever it expects; a data frame's record is then never read for its
- * payload. */
+ * whatever it expects.  A data frame's `rec` must still point at a record
+ * (the frame as sent will do): its bytes change nothing. */
 #define RIFL_LANE_REF_NO_ID 0xFFFF
 
 /* rifl_lane_tx_frame by reference. */
