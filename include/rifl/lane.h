@@ -357,6 +357,12 @@ typedef struct rifl_lane_stretch {
      * the payload size, all of it unless they end a packet) and whether
      * they end a packet; 0, or -1 when unknown */
     int (*segment)(void *ctx, uint64_t x, const uint8_t **bytes, size_t *len, bool *end);
+    /* the source stays: until the lane sends them, or is advanced or
+     * freed, it answers (as above, the bytes valid until its next call)
+     * for the data frames left in the transmit queue, whose records are
+     * then made as they are sent, not here.  A frame the source fails to
+     * give then goes as a filler, counted in tx_source_errors */
+    bool keep_source;
 } rifl_lane_stretch;
 
 /* Carry the steady link lane[0] <-> lane[1] (each direction `delay` frame
@@ -570,6 +576,9 @@ typedef struct rifl_lane_stats {
     uint64_t tx_packets, tx_bytes;   /* user packets/bytes accepted */
     uint64_t tx_rejected;        /* rifl_lane_send calls refused (queue full) */
     uint64_t tx_ext;             /* extension frames accepted */
+    uint64_t tx_source_errors;   /* queued data frames a stretch's source
+                                    (rifl_lane_stretch.keep_source) failed
+                                    to give: sent as fillers */
     /* receive */
     uint64_t rx_slots;           /* rifl_lane_rx calls */
     uint64_t rx_empty;           /* slots with no frame */

@@ -357,8 +357,9 @@ static struct tx_choice tx_normal(rifl_lane *l)
         return send_control(l, RIFL_KEY_IDLE);
     }
     if (user_ok && l->txq.count) {
+        txq_need(l, 0);
         struct tx_choice f = send_new(l, ring_at(&l->txq, 0));
-        ring_pop(&l->txq);
+        txq_pop(l);
         l->st.tx_frames[RIFL_KIND_DATA]++;
         return f;
     }

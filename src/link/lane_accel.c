@@ -75,6 +75,22 @@ static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct
     return RIFL_OK;
 }
 
+void rifl_lane_txq_build(rifl_lane *l, unsigned pos)
+{
+    struct source_pkt src = { 0, 0, NULL, 0 };
+    while (l->lz_n && l->lz_pos <= pos) {
+        uint8_t *rec = ring_at(&l->txq, l->lz_pos);
+        if (stretch_record(l, &l->lz_src, &src, (int64_t)l->lz_x, rec) != RIFL_OK) {
+            /* the source broke its promise: a filler goes instead, counted */
+            memcpy(rec, l->meta00 + (size_t)RIFL_FMT_FILLER * l->txq.stride, l->txq.stride);
+            l->st.tx_source_errors++;
+        }
+        l->lz_pos++;
+        l->lz_n--;
+        l->lz_x++;
+    }
+}
+
 /* The sending side of lane `l` over the stretch `s`. */
 static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
 {
@@ -100,11 +116,21 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
         if (rc != RIFL_OK)
             return rc;
     }
-    /* the transmit queue: the data frames not sent yet */
+    /* the transmit queue: the data frames not sent yet, built here or, when
+     * the source stays, as they are sent */
     l->txq.head = 0;
     l->txq.count = 0;
+    l->lz_n = 0;
     if (s->queue_end - s->queue_first > l->txq.cap)
         return RIFL_ERR_STATE;
+    if (s->keep_source) {
+        l->txq.count = (unsigned)(s->queue_end - s->queue_first);
+        l->lz_pos = 0;
+        l->lz_n = l->txq.count;
+        l->lz_x = s->queue_first;
+        l->lz_src = *s;
+        return RIFL_OK;
+    }
     for (uint64_t x = s->queue_first; x < s->queue_end; x++) {
         int rc = stretch_record(l, s, &src, (int64_t)x, ring_tail(&l->txq));
         if (rc != RIFL_OK)

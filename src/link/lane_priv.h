@@ -95,6 +95,12 @@ struct rifl_lane {
                                   the scrambler state */
     uint64_t tagged_z[3];
     ring txq;                  /* user data frames */
+    /* queued data frames not built yet (rifl_lane_stretch.keep_source):
+     * ring positions lz_pos .. lz_pos + lz_n - 1, counted from the head,
+     * carry data frames lz_x on, made from lz_src when first read */
+    unsigned lz_pos, lz_n;
+    uint64_t lz_x;
+    rifl_lane_stretch lz_src;
     ring txext;                /* extension frames */
     rifl_tx_state state;
 
@@ -172,6 +178,23 @@ struct tx_choice {
 
 /* Frame `c` chosen, not built: its content in f (the scrambler states
  * aside). */
+/* Builds the queued records not built yet up to ring position `pos`
+ * (lane_accel.c); txq_need does nothing when they are built. */
+void rifl_lane_txq_build(rifl_lane *l, unsigned pos);
+static inline void txq_need(rifl_lane *l, unsigned pos)
+{
+    if (l->lz_n && pos >= l->lz_pos)
+        rifl_lane_txq_build(l, pos);
+}
+
+/* The queue's head leaves: its record must be built. */
+static inline void txq_pop(rifl_lane *l)
+{
+    ring_pop(&l->txq);
+    if (l->lz_pos)
+        l->lz_pos--;
+}
+
 static inline __attribute__((always_inline)) void
 rifl_lane_fill_record(const rifl_lane *l, struct tx_choice c, rifl_lane_frame *f)
 {

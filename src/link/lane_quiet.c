@@ -118,6 +118,7 @@ static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
     rifl_lane_stats *st = &l->st;
     l->txq.head = (unsigned)(((uint64_t)l->txq.head + q->taken) % l->txq.cap);
     l->txq.count -= q->taken;
+    l->lz_pos -= q->taken < l->lz_pos ? (unsigned)q->taken : l->lz_pos;
     st->tx_frames[RIFL_KIND_DATA] += q->taken;
     l->fid = q->fid;
     l->replay_slot = q->replay_slot;
@@ -447,6 +448,7 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
                  * buffer under its ID (what it overwrites kept too) */
                 uint8_t *slot = replay + (size_t)fid * stride;
                 rec_copy(io->undo[io->sent], slot, stride);
+                txq_need(l, (unsigned)q->taken);
                 rec_copy(slot, ring_at(&l->txq, q->taken), stride);
                 l->replay_z[fid] = RIFL_LANE_Z_UNKNOWN;
                 io->sent_at[io->sent] = (uint8_t)j;

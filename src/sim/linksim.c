@@ -261,11 +261,13 @@ static int dir_init(struct sim *s, int i, struct rifl_linksim_len_ctx *lctx)
     d->runs = calloc(d->nruns, sizeof *d->runs);
     d->pkt = malloc(s->maxlen);
     d->rbuf = malloc(s->maxlen);
-    d->cache = malloc(s->maxlen);
+    d->cache.buf = malloc(s->maxlen);
+    d->scache.buf = malloc(s->maxlen);
     if (d->log)
         for (unsigned k = 0; k < s->nfid; k++)
             d->log[k] = -1;
-    if (!d->ring || !d->log || !d->pkt || !d->rbuf || !d->cache || !d->inflight || !d->runs)
+    if (!d->ring || !d->log || !d->pkt || !d->rbuf || !d->cache.buf || !d->scache.buf ||
+        !d->inflight || !d->runs)
         return RIFL_ERR_NOMEM;
     int rc = rifl_validator_init(&d->val, d->stream_seed, cfg->len_count ? 1 : cfg->min_len,
                                  s->maxlen);
@@ -287,7 +289,8 @@ static void sim_free(struct sim *s)
         free(d->runs);
         free(d->pkt);
         free(d->rbuf);
-        free(d->cache);
+        free(d->cache.buf);
+        free(d->scache.buf);
         rifl_validator_free(&d->val);
     }
     rifl_pair_free(s->pair);

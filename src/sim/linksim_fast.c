@@ -130,7 +130,7 @@ static int frame_source(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len,
     const struct pkt *p = rifl_linksim_pkt_at(d, seq);
     if (x < p->first || x >= p->first + p->nf)
         return -1;
-    *pkt = rifl_linksim_content(d->sim, d, seq);
+    *pkt = rifl_linksim_content_in(d, &d->scache, seq);
     *len = p->len;
     *index = (size_t)(x - p->first);
     return 0;
@@ -348,6 +348,7 @@ static int land(struct sim *s, uint64_t j)
             .tx_rejected = d->c.tx_rejected, .data_recv = d->c.data_recv,
             .fill_recv = d->c.fill_recv, .rx_packets = d->c.rx_packets,
             .rx_bytes = d->c.rx_bytes, .data = frame_source, .ctx = d,
+            .keep_source = true,
         };
         inflight[i] = d->inflight;
     }

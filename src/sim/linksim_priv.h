@@ -51,9 +51,10 @@ struct dir {
     uint64_t prev_new, prev_hit;
     /* receiving user */
     rifl_validator val;
-    uint8_t *pkt, *rbuf, *cache;
-    uint64_t cache_seq;
-    bool cache_ok;
+    uint8_t *pkt, *rbuf;
+    /* packet contents made last: for the users, and for the lane's
+     * accelerator (frame_source), whose queue is read between the users' */
+    struct content_cache { uint8_t *buf; uint64_t seq; bool ok; } cache, scache;
     uint64_t last_read;       /* slot of the last completed packet */
     int64_t first_read;       /* slot of the first bytes read, -1 before */
     uint64_t checked_seq, checked_have; /* partly read packet whose bytes so far */
@@ -124,6 +125,7 @@ struct rifl_linksim_len_ctx {
 size_t rifl_linksim_len_cb(void *ctx, uint64_t seq);
 size_t rifl_linksim_pkt_len(const struct sim *s, const struct dir *d, uint64_t seq);
 const uint8_t *rifl_linksim_content(struct sim *s, struct dir *d, uint64_t seq);
+const uint8_t *rifl_linksim_content_in(struct dir *d, struct content_cache *c, uint64_t seq);
 struct pkt *rifl_linksim_pkt_at(const struct dir *d, uint64_t seq);
 int rifl_linksim_generate(struct sim *s, struct dir *d, bool real);
 void rifl_linksim_stamp_sent(struct dir *d, uint64_t idx, uint64_t t);

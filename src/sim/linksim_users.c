@@ -58,15 +58,20 @@ static int add_packet(struct sim *s, struct dir *d, uint64_t seq, uint32_t len, 
     return RIFL_OK;
 }
 
+const uint8_t *rifl_linksim_content_in(struct dir *d, struct content_cache *c, uint64_t seq)
+{
+    if (!c->ok || c->seq != seq) {
+        rifl_packet_fill(d->stream_seed, seq, c->buf, rifl_linksim_pkt_at(d, seq)->len);
+        c->seq = seq;
+        c->ok = true;
+    }
+    return c->buf;
+}
+
 const uint8_t *rifl_linksim_content(struct sim *s, struct dir *d, uint64_t seq)
 {
-    if (!d->cache_ok || d->cache_seq != seq) {
-        rifl_packet_fill(d->stream_seed, seq, d->cache, rifl_linksim_pkt_at(d, seq)->len);
-        d->cache_seq = seq;
-        d->cache_ok = true;
-    }
     (void)s;
-    return d->cache;
+    return rifl_linksim_content_in(d, &d->cache, seq);
 }
 
 /* The next packet, when the user has one to give now. */
