@@ -35,6 +35,13 @@ sed "$strip" "$TMP/c.json" >"$TMP/c2"; sed "$strip" "$TMP/d.json" >"$TMP/d2"
 cmp -s "$TMP/c2" "$TMP/d2" || bad "--encode-all changed the results"
 grep -q "\"frames_hit\": \[[1-9]" "$TMP/c.json" || bad "no frame hit at 1e-5"
 
+# a link that carries next to nothing is refused with the bound to add,
+# its share of the goodput in words, not a figure near zero
+"$RIFL" sim link --ber 3e-3 --bytes 1MB >"$TMP/lossy.out" 2>&1 && bad "BER 3e-3 without --frames was run"
+grep -q "carry next to none of its error-free goodput" "$TMP/lossy.out" || bad "lossy link: $(cat "$TMP/lossy.out")"
+grep -q "add --frames N" "$TMP/lossy.out" || bad "lossy link: no bound named"
+grep -qE "[0-9]e-[0-9]{3}" "$TMP/lossy.out" && bad "lossy link: a figure near zero printed"
+
 # the run-time estimate, printed before the run (stopped after a second):
 # quiet runs carry the Fig. 9 point at 1e-5 in about two minutes, slots
 # stepped one at a time (a reader ready 60% of the slots) take longer

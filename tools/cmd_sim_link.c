@@ -370,20 +370,25 @@ static const char *long_run_cause(const struct opts *o, const struct estimate *e
 static void explain_estimate(char *buf, size_t n, const rifl_linksim_config *c,
                              const struct estimate *e)
 {
-    char slots[32];
+    char slots[48], ratio[32];
     if (isfinite(e->slots))
-        snprintf(slots, sizeof slots, "%.2g", e->slots);
+        snprintf(slots, sizeof slots, "about %.2g frame slots", e->slots);
     else
-        snprintf(slots, sizeof slots, "unbounded");
+        snprintf(slots, sizeof slots, "more frame slots than can be counted");
+    /* below a millionth, the figure says nothing a reader can use */
+    if (e->ratio < 1e-6)
+        snprintf(ratio, sizeof ratio, "next to none");
+    else
+        snprintf(ratio, sizeof ratio, "%.2g", e->ratio);
     char bond[96] = "";
     if (c->lanes > 1)
         snprintf(bond, sizeof bond, " on each of %u lanes, and the bonded link waits for its "
                  "slowest lane", c->lanes);
     snprintf(buf, n, "at BER %g A->B and %g B->A frames of %u bits fail at %.3g%% per "
              "direction, each failure costs a replay cycle of about %.0f slots (2.7 x 2^K, "
-             "K = %u)%s, so the link is estimated to carry %.2g of its error-free goodput; "
-             "the run needs about %s frame slots", c->ber[0], c->ber[1], c->lane.frame_bits,
-             100 * e->frame_err, e->cycle, c->lane.fid_bits, bond, e->ratio, slots);
+             "K = %u)%s, so the link is estimated to carry %s of its error-free goodput; "
+             "the run needs %s", c->ber[0], c->ber[1], c->lane.frame_bits,
+             100 * e->frame_err, e->cycle, c->lane.fid_bits, bond, ratio, slots);
 }
 
 /* ---- progress ------------------------------------------------------------ */
