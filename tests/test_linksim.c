@@ -1350,6 +1350,96 @@ static void t_quiet_runs_equal_steps_lossy(void) { quiet_runs_case(2e-5, 1e-5, 2
  * errors seldom gives them (a RETRANSMIT flag falling in the last slot of
  * a replay cycle, PAUSE in the middle of one).  One copy steps slot by
  * slot, the other takes quiet runs where it can; both must agree. */
+/* rifl_lane_stretch.keep_source: a queue left by a stretch is built as it
+ * is sent, frame for frame what building it at once gives, and a frame its
+ * source fails to give goes as a filler, counted. */
+struct frame_src {
+    unsigned pbytes;
+    uint64_t fail_at;   /* the data frame the source fails on */
+    uint8_t bytes[RIFL_FRAME_MAX_BYTES];
+};
+
+static int frame_src_data(void *ctx, uint64_t x, const uint8_t **pkt, size_t *len, size_t *index)
+{
+    struct frame_src *f = ctx;
+    if (x == f->fail_at)
+        return -1;
+    for (unsigned i = 0; i < f->pbytes; i++)
+        f->bytes[i] = (uint8_t)(x * 37 + i);
+    *pkt = f->bytes;
+    *len = f->pbytes;
+    *index = 0;
+    return 0;
+}
+
+static void t_keep_source(void)
+{
+    enum { QUEUED = 6 };
+    rifl_pair_config pc = { .lane = rifl_lane_default_config };
+    rifl_pair *p[3] = { NULL, NULL, NULL };
+    char msg[256] = "";
+    uint8_t got[3][QUEUED * RIFL_FRAME_MAX_BYTES];
+    size_t ngot[3] = { 0, 0, 0 };
+    for (int k = 0; k < 3; k++) {
+        CHECK_MSG(rifl_pair_create(&pc, &p[k], msg, sizeof msg) == RIFL_OK, "%s", msg);
+        if (!p[k])
+            goto out;
+    }
+    const unsigned D = p[0]->delay_frames, nfid = 1u << pc.lane.fid_bits;
+    int64_t *log = malloc(nfid * sizeof *log);
+    if (!log)
+        goto out;
+    for (unsigned i = 0; i < nfid; i++)
+        log[i] = -1;
+    for (int k = 0; k < 3; k++) {
+        /* start-up with nothing to send, then a stretch of fillers after
+         * which lane A's queue holds QUEUED data frames: built at once
+         * (k = 0), as sent (k = 1), as sent with frame 2 failing (k = 2) */
+        while (p[k]->slot < 100000 && !rifl_lane_steady(p[k]->lane[0], p[k]->lane[1], D))
+            rifl_pair_step(p[k], NULL);
+        CHECK(rifl_lane_steady(p[k]->lane[0], p[k]->lane[1], D));
+        struct frame_src src = { rifl_payload_bytes(pc.lane.frame_bits), k == 2 ? 2 : UINT64_MAX,
+                                 { 0 } };
+        uint64_t m = nfid + D;
+        rifl_lane_stretch st[2];
+        for (int i = 0; i < 2; i++)
+            st[i] = (rifl_lane_stretch){ .slots = m, .fill_sent = m, .fill_recv = m,
+                                         .sent_by_id = log, .data = frame_src_data, .ctx = &src,
+                                         .keep_source = k > 0 };
+        st[0].queue_end = QUEUED;
+        CHECK(rifl_pair_advance(p[k], st) == RIFL_OK);
+        CHECK_EQ_U(rifl_lane_tx_backlog(p[k]->lane[0]), QUEUED);
+        for (unsigned n = 0; n < 2 * D + QUEUED + 16; n++) {
+            rifl_pair_step(p[k], NULL);
+            size_t len;
+            int eop;
+            while (rifl_lane_read(p[k]->lane[1], got[k] + ngot[k], sizeof got[k] - ngot[k], &len,
+                                  &eop) == RIFL_OK && (len || eop))
+                ngot[k] += len;
+        }
+        CHECK_EQ_U(rifl_lane_tx_backlog(p[k]->lane[0]), 0);
+        CHECK_EQ_U(rifl_lane_get_stats(p[k]->lane[0])->tx_source_errors, (k == 2));
+        CHECK_EQ_U(rifl_lane_get_stats(p[k]->lane[0])->tx_frames[RIFL_KIND_DATA], QUEUED);
+    }
+    /* the receiver got the queued frames' bytes, in order, but frame 2's
+     * where the source failed */
+    const unsigned pb = rifl_payload_bytes(pc.lane.frame_bits);
+    CHECK_EQ_U(ngot[0], QUEUED * pb);
+    CHECK(ngot[1] == ngot[0] && memcmp(got[0], got[1], ngot[0]) == 0);
+    CHECK_EQ_U(ngot[2], (QUEUED - 1) * pb);
+    for (unsigned x = 0, at = 0; x < QUEUED && ngot[0] == QUEUED * pb; x++) {
+        CHECK_EQ_U(got[0][x * pb + 1], (uint8_t)(x * 37 + 1));
+        if (x == 2)
+            continue;
+        CHECK(ngot[2] >= (at + 1) * pb && memcmp(got[2] + at * pb, got[0] + x * pb, pb) == 0);
+        at++;
+    }
+    free(log);
+out:
+    for (int k = 0; k < 3; k++)
+        rifl_pair_free(p[k]);
+}
+
 static void t_quiet_runs_crafted(void)
 {
     rifl_pair_config pc = { .lane = rifl_lane_default_config };
@@ -1548,6 +1638,7 @@ out:
 
 TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "quiet_runs_crafted", t_quiet_runs_crafted },
+          { "keep_source", t_keep_source },
           { "quiet_runs_equal_steps_lossy", t_quiet_runs_equal_steps_lossy },
           { "idle_skip_equals_steps", t_idle_skip_equals_steps },
           { "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
