@@ -36,16 +36,9 @@ bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay)
     return b->rfid == ((a->fid - delay) & a->kmask) && a->rfid == ((b->fid - delay) & b->kmask);
 }
 
-/* The packet the source gave last: data frames first .. first + frames - 1
- * come from its bytes, so consecutive frames of one packet cost one call. */
-struct source_pkt {
-    uint64_t first, frames;
-    const uint8_t *bytes;
-    size_t len;
-};
 
 /* Record of the frame that carried data frame x (x < 0: a filler). */
-static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct source_pkt *p,
+static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct lane_source_pkt *p,
                           int64_t x, uint8_t *rec)
 {
     if (x < 0) {
@@ -69,7 +62,7 @@ static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct
         if (!s->data || s->data(s->ctx, ux, &pkt, &len, &k) != 0 || !pkt ||
             k >= (len + l->pbytes - 1) / l->pbytes)
             return RIFL_ERR_STATE;
-        *p = (struct source_pkt){ ux - k, (len + l->pbytes - 1) / l->pbytes, pkt, len };
+        *p = (struct lane_source_pkt){ ux - k, (len + l->pbytes - 1) / l->pbytes, pkt, len };
     }
     rifl_lane_make_record(l, p->bytes, p->len, (size_t)(ux - p->first), true, rec);
     return RIFL_OK;
@@ -77,10 +70,9 @@ static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct
 
 void rifl_lane_txq_build(rifl_lane *l, unsigned pos)
 {
-    struct source_pkt src = { 0, 0, NULL, 0 };
     while (l->lz_n && l->lz_pos <= pos) {
         uint8_t *rec = ring_at(&l->txq, l->lz_pos);
-        if (stretch_record(l, &l->lz_src, &src, (int64_t)l->lz_x, rec) != RIFL_OK) {
+        if (stretch_record(l, &l->lz_src, &l->lz_pkt, (int64_t)l->lz_x, rec) != RIFL_OK) {
             /* the source broke its promise: a filler goes instead, counted */
             memcpy(rec, l->meta00 + (size_t)RIFL_FMT_FILLER * l->txq.stride, l->txq.stride);
             l->st.tx_source_errors++;
@@ -105,7 +97,7 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
     st->tx_packets += s->tx_packets;
     st->tx_bytes += s->tx_bytes;
     st->tx_rejected += s->tx_rejected;
-    struct source_pkt src = { 0, 0, NULL, 0 };
+    struct lane_source_pkt src = { 0, 0, NULL, 0 };
     /* the replay buffer entries of the frames sent in the stretch */
     uint64_t n = sent < l->nfid ? sent : l->nfid;
     for (uint64_t k = 0; k < n; k++) {
@@ -129,6 +121,9 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
         l->lz_n = l->txq.count;
         l->lz_x = s->queue_first;
         l->lz_src = *s;
+        /* the packet it gave last stays valid until its next call, and
+         * only the lane calls it */
+        l->lz_pkt = src;
         return RIFL_OK;
     }
     for (uint64_t x = s->queue_first; x < s->queue_end; x++) {

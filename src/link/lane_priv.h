@@ -57,6 +57,15 @@ static inline bool ring_store(ring *r, uint8_t first, const uint8_t *payload, un
     return true;
 }
 
+/* The packet a stretch's source gave last: data frames first .. first +
+ * frames - 1 come from its bytes, so consecutive frames of one packet cost
+ * one call. */
+struct lane_source_pkt {
+    uint64_t first, frames;
+    const uint8_t *bytes;
+    size_t len;
+};
+
 struct rifl_lane {
     rifl_lane_config cfg;
     unsigned F, fbytes, pbytes, nfid, kmask;
@@ -101,6 +110,7 @@ struct rifl_lane {
     unsigned lz_pos, lz_n;
     uint64_t lz_x;
     rifl_lane_stretch lz_src;
+    struct lane_source_pkt lz_pkt; /* the packet lz_src gave last */
     ring txext;                /* extension frames */
     rifl_tx_state state;
 
