@@ -8,7 +8,8 @@
  * counts and which data frame each frame ID carried last; the accelerator
  * moves frame IDs, receive windows and counters on, and rebuilds what must
  * hold real bytes afterwards with the engine's own segmentation: the replay
- * buffer entries sent in the stretch and the transmit queue.  It then hands
+ * buffer entries sent in the stretch and the transmit queue (or, when its
+ * source stays, the queue's records one by one as they are sent).  It then hands
  * back, by content, the frames left in flight, re-encoded from the replay
  * buffer, and sets each receiver's descrambler to the state they start
  * from, so both ends stay consistent. */
