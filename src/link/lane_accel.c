@@ -37,7 +37,6 @@ bool rifl_lane_steady(const rifl_lane *a, const rifl_lane *b, unsigned delay)
     return b->rfid == ((a->fid - delay) & a->kmask) && a->rfid == ((b->fid - delay) & b->kmask);
 }
 
-
 /* Record of the frame that carried data frame x (x < 0: a filler). */
 static int stretch_record(const rifl_lane *l, const rifl_lane_stretch *s, struct lane_source_pkt *p,
                           int64_t x, uint8_t *rec)

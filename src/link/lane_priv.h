@@ -186,8 +186,6 @@ struct tx_choice {
     const uint8_t *ctl;   /* a control frame's record with its lane tag, or NULL */
 };
 
-/* Frame `c` chosen, not built: its content in f (the scrambler states
- * aside). */
 /* Builds the queued records not built yet up to ring position `pos`
  * (lane_accel.c); txq_need does nothing when they are built. */
 void rifl_lane_txq_build(rifl_lane *l, unsigned pos);
@@ -205,6 +203,8 @@ static inline void txq_pop(rifl_lane *l)
         l->lz_pos--;
 }
 
+/* Frame `c` chosen, not built: its content in f (the scrambler states
+ * aside). */
 static inline __attribute__((always_inline)) void
 rifl_lane_fill_record(const rifl_lane *l, struct tx_choice c, rifl_lane_frame *f)
 {
