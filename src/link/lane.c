@@ -359,7 +359,7 @@ static struct tx_choice tx_normal(rifl_lane *l)
     if (user_ok && l->txq.count) {
         txq_need(l, 0);
         struct tx_choice f = send_new(l, ring_at(&l->txq, 0));
-        txq_pop(l);
+        txq_taken(l, 1);
         l->st.tx_frames[RIFL_KIND_DATA]++;
         return f;
     }

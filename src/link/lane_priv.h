@@ -195,12 +195,13 @@ static inline void txq_need(rifl_lane *l, unsigned pos)
         rifl_lane_txq_build(l, pos);
 }
 
-/* The queue's head leaves: its record must be built. */
-static inline void txq_pop(rifl_lane *l)
+/* n records leave the queue's head (built: they were read). */
+static inline void txq_taken(rifl_lane *l, unsigned n)
 {
-    ring_pop(&l->txq);
-    if (l->lz_pos)
-        l->lz_pos--;
+    unsigned h = l->txq.head + n; /* (n <= count <= cap) */
+    l->txq.head = h >= l->txq.cap ? h - l->txq.cap : h;
+    l->txq.count -= n;
+    l->lz_pos -= n < l->lz_pos ? n : l->lz_pos;
 }
 
 /* Frame `c` chosen, not built: its content in f (the scrambler states

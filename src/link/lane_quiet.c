@@ -116,9 +116,7 @@ static void quiet_load(struct quiet *q, const rifl_lane *l, bool sends)
 static void quiet_store(const struct quiet *q, rifl_lane *l, uint64_t n)
 {
     rifl_lane_stats *st = &l->st;
-    l->txq.head = (unsigned)(((uint64_t)l->txq.head + q->taken) % l->txq.cap);
-    l->txq.count -= q->taken;
-    l->lz_pos -= q->taken < l->lz_pos ? (unsigned)q->taken : l->lz_pos;
+    txq_taken(l, (unsigned)q->taken);
     st->tx_frames[RIFL_KIND_DATA] += q->taken;
     l->fid = q->fid;
     l->replay_slot = q->replay_slot;
