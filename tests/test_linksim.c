@@ -1342,14 +1342,6 @@ static void t_quiet_runs_equal_steps(void) { quiet_runs_case(4e-6, 2e-6, 11, 101
  * cycle after cycle. */
 static void t_quiet_runs_equal_steps_lossy(void) { quiet_runs_case(2e-5, 1e-5, 21, 5); }
 
-/* Quiet runs against stepping on arbitrary input: two copies of a link
- * stepped by reference whose cables, a delay at a time, are overwritten
- * alike with made-up frames (runs of one key, RETRANSMIT, IDLE, PAUSE or
- * another, and data frames with IDs near what the receiver expects), so
- * that the lanes go through states and turns a cable with random bit
- * errors seldom gives them (a RETRANSMIT flag falling in the last slot of
- * a replay cycle, PAUSE in the middle of one).  One copy steps slot by
- * slot, the other takes quiet runs where it can; both must agree. */
 /* rifl_lane_stretch.keep_source: a queue left by a stretch is built as it
  * is sent, frame for frame what building it at once gives, and a frame its
  * source fails to give goes as a filler, counted. */
@@ -1440,6 +1432,14 @@ out:
         rifl_pair_free(p[k]);
 }
 
+/* Quiet runs against stepping on arbitrary input: two copies of a link
+ * stepped by reference whose cables, a delay at a time, are overwritten
+ * alike with made-up frames (runs of one key, RETRANSMIT, IDLE, PAUSE or
+ * another, and data frames with IDs near what the receiver expects), so
+ * that the lanes go through states and turns a cable with random bit
+ * errors seldom gives them (a RETRANSMIT flag falling in the last slot of
+ * a replay cycle, PAUSE in the middle of one).  One copy steps slot by
+ * slot, the other takes quiet runs where it can; both must agree. */
 static void t_quiet_runs_crafted(void)
 {
     rifl_pair_config pc = { .lane = rifl_lane_default_config };
