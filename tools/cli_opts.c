@@ -4,6 +4,7 @@
 #include "rifl/counter.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -377,9 +378,12 @@ int cli_check_output(const char *path, const char *what)
 
 /* ---- setting values ------------------------------------------------------ */
 
-static void fmt_bound(char *buf, size_t n, double v)
+static void fmt_bound(char *buf, size_t n, double v, enum cli_type type)
 {
-    if (v == floor(v) && fabs(v) < 1e15)
+    bool whole = type == CLI_UINT || type == CLI_BYTES || type == CLI_INT;
+    if (whole && v >= 18446744073709551615.0)
+        snprintf(buf, n, "%" PRIu64, UINT64_MAX); /* (the double is 2^64) */
+    else if (v == floor(v) && fabs(v) < 1e15)
         snprintf(buf, n, "%.0f", v);
     else
         snprintf(buf, n, "%g", v);
@@ -448,8 +452,8 @@ static int convert(const struct cli_opt *o, const char *value, const char *where
     if (o->min < o->max && o->type != CLI_STRING && o->type != CLI_FLAG &&
         o->type != CLI_BOOL && (num < o->min || num > o->max)) {
         char lo[32], hi[32];
-        fmt_bound(lo, sizeof lo, o->min);
-        fmt_bound(hi, sizeof hi, o->max);
+        fmt_bound(lo, sizeof lo, o->min, o->type);
+        fmt_bound(hi, sizeof hi, o->max, o->type);
         fprintf(stderr, "error: %s: '%s' = %s is out of range; use a value from %s to %s\n",
                 where, o->name, value, lo, hi);
         return 2;
@@ -520,8 +524,8 @@ int cli_parse_list(const char *s, double *out, unsigned max, double lo, double h
     unsigned k = 0;
     const char *p = s;
     char l[32], h[32];
-    fmt_bound(l, sizeof l, lo);
-    fmt_bound(h, sizeof h, hi);
+    fmt_bound(l, sizeof l, lo, CLI_DOUBLE);
+    fmt_bound(h, sizeof h, hi, CLI_DOUBLE);
     if (!s || !*s) {
         list_err(what, "give at least one number, e.g. 1,2\n");
         return -1;
@@ -706,8 +710,8 @@ void cli_usage(FILE *f, const char *cmd, const struct cli_opt *opts,
         if (o->min < o->max && o->type != CLI_STRING && o->type != CLI_FLAG &&
             o->type != CLI_BOOL) {
             char lo[32], hi[32];
-            fmt_bound(lo, sizeof lo, o->min);
-            fmt_bound(hi, sizeof hi, o->max);
+            fmt_bound(lo, sizeof lo, o->min, o->type);
+            fmt_bound(hi, sizeof hi, o->max, o->type);
             size_t L = strlen(dflt);
             snprintf(dflt + L, sizeof dflt - L, "%s%s to %s", L ? ", " : "", lo, hi);
         }
