@@ -151,7 +151,9 @@ for entry in "${commands[@]}"; do
   "$rifl" "${cmd[@]}" --help | sed -n 's/^  --\([a-z0-9-]*\)\( \([NXSB]\)\)\{0,1\} .*/\1 \3/p' |
     grep -v '^config \|^help ' > "$tmp/opts"
   while read -r name kind; do
-    line=$("$rifl" "${cmd[@]}" --help | grep -- "^  --$name ")
+    # (the top of the 64-bit range is shown as 2^64 - 1)
+    line=$("$rifl" "${cmd[@]}" --help | grep -- "^  --$name " |
+           sed 's/ to 2^64 - 1)$/ to 18446744073709551615)/')
     lo=$(sed -n 's/.*[ (]\([-0-9.e+]*\) to \([-0-9.e+]*\))$/\1/p' <<< "$line")
     hi=$(sed -n 's/.*[ (]\([-0-9.e+]*\) to \([-0-9.e+]*\))$/\2/p' <<< "$line")
     case $kind in
@@ -216,6 +218,11 @@ refused "option --config" sim link --config "$tmp/missing.conf"
 refused "option --config" sim link --config "$tmp/dir"
 printf 'bytes = 20KB\nbogus = 1\n' > "$tmp/c.conf"
 refused "c\.conf:2.*bogus" sim link --config "$tmp/c.conf"
+# a byte order mark at the start is skipped; a NUL byte is refused by line
+printf '\xef\xbb\xbfbytes = 20KB\n' > "$tmp/c.conf"
+works sim link --config "$tmp/c.conf"
+printf 'bytes = 20KB\nber = 1e-9\0x\n' > "$tmp/c.conf"
+refused "c\.conf.*line 2.*NUL" sim link --config "$tmp/c.conf"
 
 # ---- sim link -------------------------------------------------------------------
 L=(sim link --bytes 20KB)

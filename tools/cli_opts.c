@@ -4,7 +4,6 @@
 #include "rifl/counter.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -382,7 +381,7 @@ static void fmt_bound(char *buf, size_t n, double v, enum cli_type type)
 {
     bool whole = type == CLI_UINT || type == CLI_BYTES || type == CLI_INT;
     if (whole && v >= 18446744073709551615.0)
-        snprintf(buf, n, "%" PRIu64, UINT64_MAX); /* (the double is 2^64) */
+        snprintf(buf, n, "2^64 - 1"); /* (the double is 2^64) */
     else if (v == floor(v) && fabs(v) < 1e15)
         snprintf(buf, n, "%.0f", v);
     else

@@ -47,7 +47,8 @@ RIFL_API int rifl_frame_reader_next(rifl_frame_reader *r, uint8_t *frame, char *
  * [A-Za-z0-9_.-]+, values run to the end of the line with surrounding
  * blanks removed and may be quoted with "...".  The callback gets each pair
  * (NUL-terminated copies) and returns RIFL_OK or an error, which stops the
- * parse.  Lines longer than 1023 bytes are refused. */
+ * parse.  A leading UTF-8 byte order mark is skipped; lines longer than
+ * 1023 bytes or holding a NUL byte are refused. */
 typedef int (*rifl_kv_fn)(void *ctx, const char *key, const char *value,
                           unsigned line, char *err, size_t errlen);
 RIFL_API int rifl_kv_parse(const char *buf, size_t len, rifl_kv_fn fn, void *ctx,

@@ -109,6 +109,9 @@ int rifl_kv_parse(const char *buf, size_t len, rifl_kv_fn fn, void *ctx,
     unsigned line = 0;
     if (!fn || (!buf && len))
         return RIFL_ERR_INVALID_ARG;
+    /* a UTF-8 byte order mark, as some editors write, is no part of a key */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        pos = 3;
     while (pos < len) {
         size_t s = pos, e = pos;
         while (e < len && buf[e] != '\n')
@@ -117,6 +120,11 @@ int rifl_kv_parse(const char *buf, size_t len, rifl_kv_fn fn, void *ctx,
         line++;
         if (e - s > 1023) {
             snprintf(err, errlen, "line %u: longer than 1023 characters", line);
+            return RIFL_ERR_PARSE;
+        }
+        if (memchr(buf + s, '\0', e - s)) {
+            snprintf(err, errlen, "line %u: holds a NUL byte; settings are text, one "
+                     "`key = value` per line", line);
             return RIFL_ERR_PARSE;
         }
         /* strip comment (outside quotes) */
