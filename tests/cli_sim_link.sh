@@ -90,6 +90,19 @@ expect_err "not a sweep" sim link --sweep ber=1e-5:1e-7:x10
 expect_err "packet size" sim link --size 0
 expect_err "need serial lanes" sim link --slip-rate 1e-4 --bytes 1000
 expect_err "not a bit offset" sim link --serial --bit-offset 3,x
+# long bit offsets lengthen the round trip: the frame-ID width covers them,
+# or a width too small for them is refused
+for lanes in 1 2; do
+  "$RIFL" sim link --lanes $lanes --serial --up-log2 12 --ber 1e-6 --bit-offset 20000 \
+    --frames 20000 --json >"$TMP/off.json" 2>/dev/null || bad "bit offset 20000 ($lanes lanes) exit"
+  python3 - "$TMP/off.json" <<'PY' || bad "bit offset 20000 on $lanes lane(s)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["fid_bits"] >= 9 and d["lossless"] is True, (d["fid_bits"], d["lossless"])
+PY
+done
+expect_err "bit-offset.*smallest safe frame-ID width is 9" \
+  sim link --serial --bit-offset 20000 --fid-bits 8 --frames 20000
 expect_err "must cover 32 + RTT" sim link --serial --fid-bits 7 --cable 1
 
 # serial lanes: the aligners find the frames, the lanes come up, nothing is

@@ -703,6 +703,26 @@ static void t_serial_lanes(void)
     c.serial = true;
     c.slip_rate[1] = 2;
     refused(&c, "slip rate");
+    /* long bit offsets lengthen the round trip: whole frames of them must
+     * be in the pipeline, which then sizes replay buffer and tail; with
+     * them there, a run that replays is lossless */
+    c = base(test_seed * 47, 1e-6, 20000);
+    c.serial = true;
+    c.up_log2 = 12;
+    c.bit_offset[0] = c.bit_offset[1] = 20000;
+    c.lane.fid_bits = 9;
+    unsigned extra = rifl_linksim_offset_frames(&c);
+    CHECK_EQ_U(extra, 2 * (20000 / c.lane.frame_bits));
+    refused(&c, "bit offsets");
+    c.lane.pipeline_frames += extra;
+    if (run_ok(&c, &a)) {
+        CHECK(a.lossless);
+        CHECK(a.lane[0].rx_frame_errors + a.lane[1].rx_frame_errors > 0);
+        rifl_linksim_result_free(&a);
+    }
+    /* below one frame each way: the round trip's margin */
+    c.bit_offset[0] = c.bit_offset[1] = c.lane.frame_bits - 1;
+    CHECK_EQ_U(rifl_linksim_offset_frames(&c), 0);
 }
 
 /* Bonded links (rifl/bond.h): 2 to 16 lanes, spatial, temporal and mixed,

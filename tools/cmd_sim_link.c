@@ -2,6 +2,7 @@
  * with traffic both ways, and report goodput, bandwidth efficiency and
  * ratio, packet latency, every counter and the lossless verdict; or sweep
  * one setting over a range. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,9 +218,15 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->lane.link.ns_per_m = o->ns_per_m;
     c->lane.link.transceiver_ns = o->xcvr;
     c->lane.pipeline_frames = (unsigned)o->pipeline;
-    int src = parse_skew(o, c, quiet); /* before the frame-ID width: it grows the round trip */
-    if (src)
+    /* skew and bit offsets before the frame-ID width: they lengthen the
+     * round trip */
+    c->serial = o->serial;
+    int src = parse_skew(o, c, quiet);
+    if (src || (src = parse_offsets(o, c, quiet)))
         return src;
+    unsigned extra = rifl_linksim_offset_frames(c);
+    c->lane.pipeline_frames = extra > UINT_MAX - c->lane.pipeline_frames
+                                  ? UINT_MAX : c->lane.pipeline_frames + extra;
     c->lane.tx_queue_frames = (unsigned)o->txq;
     c->lane.rx_buffer_frames = (unsigned)o->rxbuf;
     c->lane.rx_lock_frames = (unsigned)o->lock;
@@ -227,9 +234,10 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
         c->lane.fid_bits = (unsigned)o->fid_bits;
     else {
         /* serial lanes' replay buffers also cover their held frames */
-        unsigned held = o->serial ? (unsigned)o->hold : 0;
+        uint64_t held = o->serial ? o->hold : 0;
+        held += c->lane.pipeline_frames;
         unsigned k = rifl_lane_min_fid_bits(&c->lane.link, c->lane.frame_bits,
-                                            c->lane.pipeline_frames + held);
+                                            held > UINT_MAX ? UINT_MAX : (unsigned)held);
         c->lane.fid_bits = k < 5 ? 5 : k;
     }
     c->load = o->load;
@@ -238,7 +246,6 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->rx_period = o->rx_period;
     c->fast = o->fast;
     c->encode_all = o->encode_all;
-    c->serial = o->serial;
     c->lane_tags = o->lane_tags;
     c->ppm = o->ppm;
     c->ppm_tolerance = o->ppm_tol;
@@ -258,8 +265,8 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     }
     c->up_log2 = (unsigned)o->up_log2;
     c->lane.rx_hold_frames = (unsigned)o->hold;
-    int rc = parse_offsets(o, c, quiet);
-    if (rc || (rc = parse_faults(o, c, quiet)))
+    int rc = parse_faults(o, c, quiet);
+    if (rc)
         return rc;
 
     return parse_sizes(o->size, c, quiet);

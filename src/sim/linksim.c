@@ -42,6 +42,46 @@ static int refuse(char *msg, size_t n, const char *text)
     return RIFL_ERR_CONFIG;
 }
 
+unsigned rifl_linksim_offset_frames(const rifl_linksim_config *c)
+{
+    if (!c || !c->serial || c->lane.frame_bits == 0)
+        return 0;
+    const uint64_t F = c->lane.frame_bits;
+    unsigned L = c->lanes > 1 ? (c->lanes > RIFL_BOND_MAX_LANES ? RIFL_BOND_MAX_LANES : c->lanes)
+                              : 1;
+    uint64_t need = 0, skew = 0;
+    for (int e = 0; e < 2; e++) {
+        uint64_t most = 0;
+        for (unsigned i = 0; i < L; i++) {
+            uint64_t k = c->lanes > 1 ? c->lane_skew_bits[i] : 0;
+            uint64_t off = c->lanes > 1 ? c->lane_bit_offset[e][i] : c->bit_offset[e];
+            most = k + off > most ? k + off : most;
+            skew = k > skew ? k : skew;
+        }
+        need += most / F;
+    }
+    /* (the skew, twice its largest in whole frames, is the caller's) */
+    uint64_t had = 2 * ((skew + F - 1) / F);
+    uint64_t extra = need > had ? need - had : 0;
+    return extra > UINT_MAX ? UINT_MAX : (unsigned)extra;
+}
+
+/* The lanes' round trip (pipeline_frames, `skew` frames of it for the
+ * skew) leaves out what the bit offsets add: refused with a message. */
+static bool offset_short(const rifl_linksim_config *c, unsigned skew, char *msg, size_t n)
+{
+    unsigned extra = rifl_linksim_offset_frames(c);
+    if (!extra || c->lane.allow_unsafe_fid || c->lane.pipeline_frames - skew >= extra)
+        return false;
+    char buf[400];
+    snprintf(buf, sizeof buf, "the lanes' round trip must include the bit offsets: they make "
+             "the lines %u whole frames longer, so the pipeline needs at least %u frames "
+             "(--pipeline; the command line adds them when it sizes the link), so that replay "
+             "buffer and replay tail cover them", extra, skew + extra);
+    refuse(msg, n, buf);
+    return true;
+}
+
 int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
 {
     char buf[512], buf2[512];
@@ -156,6 +196,8 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                      "that replay buffer and replay tail cover the slowest lane", most, need);
             return refuse(msg, n, buf2);
         }
+        if (offset_short(c, need, msg, n))
+            return RIFL_ERR_CONFIG;
     } else if (c->group_lanes > 1) {
         return refuse(msg, n, "groups of lanes need a bonded link: set lanes (--lanes) to 2 "
                               "or more");
@@ -165,6 +207,8 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                 return refuse(msg, n, "skew between lanes needs a bonded link: set lanes "
                                       "(--lanes) to 2 or more");
     }
+    if (c->lanes <= 1 && offset_short(c, 0, msg, n))
+        return RIFL_ERR_CONFIG;
     if (c->up_log2 > 24)
         return refuse(msg, n, "up_log2 is at most 24; use 20 (the reference) or 12 (its "
                               "simulation build)");

@@ -68,7 +68,9 @@ typedef struct rifl_linksim_config {
      * stream in which the receiver's aligner must find the frames; off:
      * frames arrive aligned (the single-lane model) */
     bool serial;
-    unsigned bit_offset[2];    /* bits each line carries beyond the delay */
+    unsigned bit_offset[2];    /* bits each line carries beyond the delay
+                                  (pipeline_frames must cover them: see
+                                  rifl_linksim_offset_frames) */
     double slip_rate[2];       /* bit slips per received frame, 0 .. 1 */
     unsigned up_log2;          /* the aligners' rx_up length: 2^up_log2 words
                                   (0: 20, the reference; 12: its simulation
@@ -187,6 +189,15 @@ typedef struct rifl_linksim_result {
 /* Check a configuration; RIFL_ERR_CONFIG with a message naming the problem
  * and the fix. */
 RIFL_API int rifl_linksim_check(const rifl_linksim_config *cfg, char *msg, size_t msglen);
+
+/* Frames the serial lines' bit offsets add to the lanes' round trip beyond
+ * what pipeline_frames must already hold for the skew (twice the largest, in
+ * whole frames): each direction's slowest line, skew and offset together,
+ * in whole frames (the part below one frame, like the line delay's rounding
+ * to whole slots, is left to the round trip's margin).  0 without serial
+ * lanes.  pipeline_frames must include them too: rifl_linksim_check refuses
+ * it otherwise. */
+RIFL_API unsigned rifl_linksim_offset_frames(const rifl_linksim_config *cfg);
 
 /* Run a simulation.  `res` must be released with rifl_linksim_result_free
  * after RIFL_OK. */
