@@ -83,6 +83,9 @@ struct pair {
     uint64_t resets[2];   /* the ends' resets the test has seen */
 };
 
+/* the frame width of end 1 in the next make_pair (0: the default) */
+static unsigned pair_bits1;
+
 static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
 {
     memset(p, 0, sizeof *p);
@@ -110,6 +113,8 @@ static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
         c.udp.seed = test_seed * 2 + (unsigned)i;
         c.rate_gbps = rate;
         c.rtt_ns = rtt_ns;
+        if (i == 1 && pair_bits1)
+            c.udp.frame_bits = pair_bits1;
         char msg[512] = "";
         int rc = rifl_udplink_create(&c, &p->l[i], msg, sizeof msg);
         CHECK_MSG(rc == RIFL_OK, "%s", msg);
@@ -273,6 +278,44 @@ static void t_probe_timeout(void)
     }
     CHECK_EQ_I(rc, RIFL_ERR_IO);
     CHECK(!rifl_udplink_running(p.l[0]));
+    free_pair(&p);
+}
+
+/* Ends of different frame widths: each refuses the other's probes, counts
+ * them and stops with a message naming both widths, never "up" with every
+ * datagram dropped. */
+static void t_other_width(void)
+{
+    struct pair p;
+    pair_bits1 = 1024;
+    bool made = make_pair(&p, 0, 1.0, 0);
+    pair_bits1 = 0;
+    if (!made) {
+        free_pair(&p);
+        return;
+    }
+    REQUIRE(rifl_udplink_phy(p.l[0]) != NULL);
+    int rc[2] = { RIFL_OK, RIFL_OK };
+    char msg[2][512] = { "", "" };
+    for (unsigned k = 0; k < 2000 && (rc[0] == RIFL_OK || rc[1] == RIFL_OK); k++) {
+        p.now += 100000; /* 100 us */
+        for (int i = 0; i < 2; i++) {
+            uint64_t wake;
+            if (rc[i] == RIFL_OK)
+                rc[i] = rifl_udplink_step(p.l[i], p.now, &wake, msg[i], sizeof msg[i]);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_I(rc[i], RIFL_ERR_CONFIG);
+        CHECK_MSG(strstr(msg[i], "same frame width") != NULL, "%s", msg[i]);
+        const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[i]));
+        CHECK(s->rx_other_width > 0);
+        CHECK_EQ_U(s->peer_frame_bits, (i ? 2048u : 1024u));
+        CHECK_EQ_U(s->rx_malformed, 0);
+        CHECK(!rifl_udplink_running(p.l[i]));
+    }
+    CHECK_MSG(strstr(msg[0], "uses 1024-bit frames and this end 2048-bit") != NULL, "%s",
+              msg[0]);
     free_pair(&p);
 }
 
@@ -648,5 +691,6 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "probe_late_peer", t_probe_late_peer },
           { "probe_busy_start", t_probe_busy_start },
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
+          { "other_width", t_other_width },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
           { "restart", t_restart }, { "exchange", t_exchange })

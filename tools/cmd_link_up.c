@@ -149,7 +149,8 @@ static void write_state(struct up *u, uint64_t now)
              ", \"verify_failures\": %" PRIu64 ", \"datagrams_sent\": %" PRIu64
              ", \"datagrams_received\": %" PRIu64 ", \"datagrams_dropped\": %" PRIu64
              ", \"frames_missing\": %" PRIu64 ", \"datagrams_late\": %" PRIu64
-             ", \"datagrams_foreign\": %" PRIu64 ", \"send_failures\": %" PRIu64
+             ", \"datagrams_foreign\": %" PRIu64 ", \"datagrams_malformed\": %" PRIu64
+             ", \"datagrams_other_width\": %" PRIu64 ", \"send_failures\": %" PRIu64
              ", \"slots\": %" PRIu64 ", \"keepalive_slots\": %" PRIu64 ", \"tap_in\": %" PRIu64
              ", \"tap_out\": %" PRIu64 ", \"tap_write_failed\": %" PRIu64
              ", \"rx_too_big\": %" PRIu64 ", \"epoch\": %" PRIu32 ", \"peer_epoch\": %" PRIu32
@@ -164,7 +165,8 @@ static void write_state(struct up *u, uint64_t now)
              u->rx_gbps, LANE(u, tx_packets), LANE(u, tx_bytes), LANE(u, rx_packets),
              LANE(u, rx_bytes), LANE(u, tx_replay_cycles), LANE(u, tx_replayed),
              LANE(u, rx_verify_fail), us->dgrams_sent, us->dgrams_received, us->tx_lost,
-             us->rx_missing, us->rx_late, us->rx_foreign, us->tx_failed, ls->slots,
+             us->rx_missing, us->rx_late, us->rx_foreign, us->rx_malformed,
+             us->rx_other_width, us->tx_failed, ls->slots,
              ls->keepalive_slots, u->n.tap_in, u->n.tap_out, u->n.tap_write_failed,
              u->n.rx_too_big, us->epoch, us->peer_epoch, ls->resets, ls->reset_tx_frames,
              ls->reset_rx_frames, us->rx_stale, ls->captured_frames, ls->window_stalls,

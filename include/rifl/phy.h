@@ -316,7 +316,11 @@ typedef struct rifl_phy_udp_stats {
     uint64_t tx_failed;         /* the socket refused them (full, or an
                                    error: tx_last_errno) */
     int tx_last_errno;
-    uint64_t rx_malformed;      /* bad header, size or frame width */
+    uint64_t rx_malformed;      /* bad header or size */
+    uint64_t rx_other_width;    /* datagrams and probes of another frame
+                                   width than this end's: a peer set up
+                                   differently (peer_frame_bits) */
+    unsigned peer_frame_bits;   /* that width (0: none seen) */
     uint64_t rx_foreign;        /* another epoch than the peer's, not one it
                                    left: a restart of the peer
                                    (peer_epoch_new) */

@@ -311,7 +311,15 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
             l->published = true;
         }
     }
-    uint64_t peer = rifl_phy_udp_get_stats(l->phy)->peer_probe_value;
+    const rifl_phy_udp_stats *us = rifl_phy_udp_get_stats(l->phy);
+    if (us->peer_frame_bits) {
+        rifl_msg(msg, msglen, "the peer %s uses %u-bit frames and this end %u-bit ones: a "
+                 "link needs the same frame width at both ends (frame_bits, --frame-bits)",
+                 l->cfg.udp.remote ? l->cfg.udp.remote : "(socket given)", us->peer_frame_bits,
+                 l->cfg.udp.frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
+    uint64_t peer = us->peer_probe_value;
     if (l->published && peer) {
         l->st.rtt_peer_ns = peer;
         /* one more probe, so that the peer hears our value even if it
