@@ -3,6 +3,8 @@
  * object on one line, replaced whole (written beside, then renamed). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,18 @@ int cli_link_state_dir(const char *given, char *out, size_t n)
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "error: cannot create the state directory %s: %s; give another with "
                 "--state-dir\n", out, strerror(errno));
+        return 2;
+    }
+    /* its files name processes to signal: only this user may write there */
+    struct stat st;
+    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 022)) {
+        fprintf(stderr, "error: the state directory %s is not a directory of this user's that "
+                "only it can write (%s); remove it or give another with --state-dir\n", out,
+                lstat(out, &st) != 0 ? strerror(errno)
+                : !S_ISDIR(st.st_mode) ? "not a directory"
+                : st.st_uid != geteuid() ? "another user owns it"
+                : "others may write to it");
         return 2;
     }
     return 0;
@@ -54,9 +68,14 @@ int cli_link_state_write(const char *path, const char *json)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
+    /* (never through a link someone left in its place) */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     int bad = fputs(json, f) < 0;
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {
@@ -66,14 +85,45 @@ int cli_link_state_write(const char *path, const char *json)
     return 0;
 }
 
-/* The pid in a state file's text ("pid": N), 0 when there is none. */
+/* The pid in a state file's text ("pid": N), 0 when there is none or it
+ * is no process ID (a pid_t is an int; 0 and below name groups of
+ * processes to kill()). */
 long cli_link_state_pid(const char *json)
 {
     const char *p = json ? strstr(json, "\"pid\": ") : NULL;
-    return p ? strtol(p + 7, NULL, 10) : 0;
+    if (!p || p[7] < '1' || p[7] > '9')
+        return 0;
+    errno = 0;
+    char *end;
+    long pid = strtol(p + 7, &end, 10);
+    if (errno || pid <= 0 || pid > INT_MAX || (*end != ',' && *end != '}'))
+        return 0;
+    return pid;
+}
+
+/* Process pid runs `rifl link up` (its command line holds "link" "up" in
+ * a row): a state file a crash left behind may name a process ID that
+ * another program has since.  Where /proc cannot say, any live process. */
+static int is_link_up(long pid)
+{
+    char path[64], cmd[4096];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno != ENOENT;
+    ssize_t n = read(fd, cmd, sizeof cmd - 1);
+    close(fd);
+    if (n <= 0)
+        return 0; /* (a zombie, or a kernel thread) */
+    cmd[n] = 0;
+    for (ssize_t i = 0; i + 8 <= n; i++)
+        if ((i == 0 || cmd[i - 1] == 0) && memcmp(cmd + i, "link\0up\0", 8) == 0)
+            return 1;
+    return 0;
 }
 
 int cli_link_alive(long pid)
 {
-    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    return pid > 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM) &&
+           is_link_up(pid);
 }
