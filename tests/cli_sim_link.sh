@@ -146,6 +146,11 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['packets']
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --bit-offset 10 --dead-lane 1@6000 \
     --frames 12000 --reference=no --json >"$TMP/f.json" 2>/dev/null || bad "dead lane run"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d['lanes'][1]; assert l['a_to_b']['lane_down'] >= 1 and l['b_to_a']['lane_down'] >= 1 and d['corrupted'] == 0, l" "$TMP/f.json" || bad "dead lane not reported"
+# healthy lanes that lock thousands of words apart at start-up (random
+# offsets, the short rx_up): none reported down
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --frames 20000 --reference=no --json \
+    >"$TMP/h4.json" 2>/dev/null || bad "healthy serial run"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); n=sum(l[w]['lane_down'] for l in d['lanes'] for w in ('a_to_b', 'b_to_a')); assert n == 0, n" "$TMP/h4.json" || bad "a healthy lane reported down"
 # clock offsets: the faster end compensates at about ppm / 10^6 of its slots
 "$RIFL" sim link --lanes 4 --ppm 200 --ber 1e-7 --bytes 20MB --json >"$TMP/p.json" 2>/dev/null \
     || bad "ppm run"

@@ -134,22 +134,29 @@ static struct flight *flight_at(const struct bsim *s, unsigned e, unsigned i, ui
 }
 
 /* rifl-multilane §5.2: a lane whose rx_up is low while another lane of the
- * end has been up for the last 2^up words is down, reported once per
- * occurrence. */
+ * end has been up for the last 2^20 words is down, reported once per
+ * occurrence.  A shorter rx_up (up_log2, the reference's simulation build)
+ * shortens that window too, but only once every lane of the end has been
+ * up at the same time: before, the lanes may still be finding their bit
+ * offsets, a search of thousands of words, and a lane slower to lock than
+ * another is not down. */
 static void lanes_down(struct bsim *s, unsigned e, uint64_t k)
 {
     uint64_t wpf = s->cfg->lane.frame_bits / 64;
-    bool other_long_up = false;
+    uint64_t window = s->all_up_once[e] ? s->up_words : (uint64_t)1 << RIFL_ALIGNER_UP_LOG2;
+    bool other_long_up = false, all_up = true;
     for (unsigned i = 0; i < s->L; i++) {
         bool up = rifl_lane_get_flags(rifl_bond_lane(s->end[e], i)).rx_up;
         if (up && !s->was_up[e][i])
             s->up_since[e][i] = k;
         s->was_up[e][i] = up;
+        all_up &= up;
         if (up)
             s->down_told[e][i] = false;
-        if (up && (k - s->up_since[e][i]) * wpf >= s->up_words)
+        if (up && (k - s->up_since[e][i]) * wpf >= window)
             other_long_up = true;
     }
+    s->all_up_once[e] |= all_up;
     for (unsigned i = 0; i < s->L && other_long_up; i++)
         if (!s->was_up[e][i] && !s->down_told[e][i]) {
             s->down_told[e][i] = true;

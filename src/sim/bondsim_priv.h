@@ -61,6 +61,7 @@ struct bsim {
      * being down was reported (rifl-multilane §5.2) */
     uint64_t up_since[2][RIFL_BOND_MAX_LANES];
     bool was_up[2][RIFL_BOND_MAX_LANES], down_told[2][RIFL_BOND_MAX_LANES];
+    bool all_up_once[2]; /* every lane of the end has been up at once */
     uint64_t up_words;
     /* the driver by lane pairs (ends on one clock, aligned lanes) */
     bool by_pairs;
