@@ -139,6 +139,12 @@ expect_err "not a bonding" sim link --lanes 4 --bonding diagonal
 expect_err "beyond the tolerance" sim link --lanes 4 --ppm 300
 expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 2 --frames 100
 expect_err "needs serial lanes" sim link --lanes 4 --dead-lane 2@10 --frames 100
+expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 1@-1 --frames 100
+expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 1@99999999999999999999999 --frames 100
+expect_err "lane 5 cannot die on a link of 4 lanes" sim link --lanes 4 --serial --dead-lane 5@100 --frames 100
+expect_err "skew is given for lane 2, which a link of 2 lanes" sim link --lanes 2 --skew-bits 0,0,5000 --frames 100
+expect_err "bonding spatial means groups of 4 lanes, --group-lanes asks for 2" \
+  sim link --lanes 4 --group-lanes 2 --bonding spatial --frames 100
 expect_err "crossed lanes" sim link --lanes 4 --swap-lanes 1,2
 "$RIFL" sim link --lanes 4 --serial --lane-tags --up-log2 12 --swap-lanes 0,3 --frames 15000 \
     --reference=no --json >"$TMP/g.json" 2>/dev/null || bad "lane tags run"

@@ -146,10 +146,14 @@ static int parse_faults(const struct opts *o, rifl_linksim_config *c, bool quiet
     unsigned long long a, b;
     int used = 0;
     if (o->dead) {
-        if (sscanf(o->dead, "%llu@%llu%n", &a, &b, &used) != 2 || o->dead[used] || a > 15) {
+        /* (digits only: scanf would take "-1" as 2^64 - 1, and clamp what is
+         * too large to it) */
+        size_t digits = strspn(o->dead, "0123456789@");
+        if (o->dead[digits] || sscanf(o->dead, "%llu@%llu%n", &a, &b, &used) != 2 ||
+            o->dead[used] || a > 15 || strlen(strchr(o->dead, '@') + 1) > 19) {
             if (!quiet)
                 fprintf(stderr, "error: %s: '%s' is not a dead lane; use LANE@SLOT, e.g. 2@50000 "
-                        "(lane 0 to 15, from that slot of its ends on)\n",
+                        "(lane 0 to 15, from that slot of its ends on, below 10^19)\n",
                         cli_where(g_opts, "dead-lane"), o->dead);
             return 2;
         }
@@ -251,10 +255,11 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->ppm_tolerance = o->ppm_tol;
     c->group_lanes = (unsigned)o->group_lanes;
     if (o->bonding) {
+        unsigned S = 0;
         if (strcmp(o->bonding, "spatial") == 0) {
-            c->group_lanes = c->lanes;
+            S = c->lanes;
         } else if (strcmp(o->bonding, "temporal") == 0) {
-            c->group_lanes = 1;
+            S = 1;
         } else {
             if (!quiet)
                 fprintf(stderr, "error: %s: '%s' is not a bonding; use spatial (one group of "
@@ -262,6 +267,15 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
                         cli_where(g_opts, "bonding"), o->bonding);
             return 2;
         }
+        if (o->group_lanes && o->group_lanes != S) {
+            if (!quiet)
+                fprintf(stderr, "error: %s and %s: --bonding %s means groups of %u lanes, "
+                        "--group-lanes asks for %llu; give one of them\n",
+                        cli_where(g_opts, "bonding"), cli_where(g_opts, "group-lanes"),
+                        o->bonding, S, (unsigned long long)o->group_lanes);
+            return 2;
+        }
+        c->group_lanes = S;
     }
     c->up_log2 = (unsigned)o->up_log2;
     c->lane.rx_hold_frames = (unsigned)o->hold;

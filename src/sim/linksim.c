@@ -134,7 +134,12 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         if (L < 2 && c->swapped)
             return refuse(msg, n, "swapping lanes needs a bonded link: set lanes (--lanes) to "
                                   "2 or more");
-        if (c->dead && (!c->serial || c->dead_lane >= L || !(c->max_slots || c->dead_at == UINT64_MAX))) {
+        if (c->dead && c->dead_lane >= L) {
+            snprintf(buf, sizeof buf, "lane %u cannot die on a link of %u lane%s: name a lane "
+                     "from 0 to %u", c->dead_lane, L, L > 1 ? "s" : "", L - 1);
+            return refuse(msg, n, buf);
+        }
+        if (c->dead && (!c->serial || !(c->max_slots || c->dead_at == UINT64_MAX))) {
             snprintf(buf, sizeof buf, "a dead lane (lane %u of %u) needs serial lanes "
                      "(--serial), whose aligners lose it, and a bound on the run (--frames): "
                      "its group stays paused for good", c->dead_lane, L);
@@ -161,6 +166,13 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                      "up to %u (%u: spatial, 1: temporal)", S, c->lanes, c->lanes, c->lanes);
             return refuse(msg, n, buf);
         }
+        for (unsigned i = c->lanes; i < RIFL_BOND_MAX_LANES; i++)
+            if (c->lane_skew_bits[i]) {
+                snprintf(buf, sizeof buf, "a skew is given for lane %u, which a link of %u "
+                         "lanes does not have: give one value per lane (--skew-bits)", i,
+                         c->lanes);
+                return refuse(msg, n, buf);
+            }
         unsigned F = c->lane.frame_bits, most = 0;
         unsigned rxbuf = c->lane.rx_buffer_frames ? c->lane.rx_buffer_frames
                                                 : 2u << c->lane.fid_bits;
