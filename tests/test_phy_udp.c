@@ -7,6 +7,8 @@
 #include "testlib.h"
 #include "phy_lanes.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -98,6 +100,21 @@ static void t_bad_config(void)
     b = c;
     b.local = "192.0.2.1:0"; /* an address this machine does not have */
     refused(&b, RIFL_ERR_IO, "cannot open");
+    /* port 0 binds any port, but names no peer */
+    b = c;
+    b.remote = "127.0.0.1:0";
+    refused(&b, RIFL_ERR_CONFIG, "port 0, which no peer listens on");
+    /* one end IPv4, the other IPv6 */
+    b = c;
+    b.remote = "[::1]:7000";
+    refused(&b, RIFL_ERR_CONFIG, "IPv4 and the peer's [::1]:7000 IPv6");
+    /* a socket given is the PHY's, refused settings or not: closed */
+    b = c;
+    b.epoch = 0;
+    b.fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(b.fd >= 0);
+    refused(&b, RIFL_ERR_CONFIG, "epoch 0");
+    CHECK(fcntl(b.fd, F_GETFD) == -1 && errno == EBADF);
     rifl_phy *p = NULL;
     CHECK_EQ_I(rifl_phy_udp_create(NULL, &p, NULL, 0), RIFL_ERR_INVALID_ARG);
     CHECK(rifl_phy_udp_get_stats(NULL) == NULL);

@@ -50,6 +50,12 @@ static void t_sizing(void)
     c.rate_gbps = fit;
     CHECK_EQ_I(rifl_udplink_size(&c, 10000000, &s, msg, sizeof msg), RIFL_OK);
     CHECK_EQ_U(s.fid_bits, 11);
+    /* a round trip no lane rate fits (64-bit frames, 100 ms): said so, no
+     * rate of 0 suggested */
+    rifl_udplink_defaults(&c);
+    c.udp.frame_bits = 64;
+    CHECK_EQ_I(rifl_udplink_size(&c, 100000000, &s, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "no lane rate") && !strstr(msg, "rate to 0 "), "%s", msg);
     /* datagrams too big for any round trip */
     rifl_udplink_defaults(&c);
     c.udp.frames_per_datagram = 64;

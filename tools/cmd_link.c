@@ -761,6 +761,9 @@ static int run(int argc, char **argv)
                         o.phy);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
+    if (!strcmp(o.phy, "eth") &&
+        cli_unused(opts, "gso", "over raw Ethernet (segmentation offload is UDP's)"))
+        return 2;
     if (!o.bytes && !o.requests)
         return cli_fail(opts, "bytes,requests", "nothing to do; give --bytes or --requests "
                         "above 0");

@@ -410,6 +410,23 @@ static int run(int argc, char **argv)
     }
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
+    if (eth && cli_unused(opts, "gso", "over raw Ethernet (segmentation offload is UDP's)"))
+        return 2;
+    if (o.tap) {
+        /* a TAP frame (MTU + 14 bytes) is one packet on the lane: its
+         * transmit queue must hold one whole */
+        rifl_udplink_config d;
+        rifl_udplink_defaults(&d);
+        unsigned pb = rifl_payload_bytes((unsigned)o.frame_bits);
+        uint64_t room = (uint64_t)d.lane.tx_queue_frames * pb;
+        if (o.mtu + 14 > room)
+            return cli_fail(opts, "mtu,frame-bits", "a TAP frame of MTU %llu + 14 bytes does "
+                            "not fit the lane's transmit queue of %u frames of %u-bit frames "
+                            "(%llu bytes); use an MTU of at most %llu or wider frames",
+                            (unsigned long long)o.mtu, d.lane.tx_queue_frames,
+                            (unsigned)o.frame_bits, (unsigned long long)room,
+                            (unsigned long long)(room - 14));
+    }
     if (!o.name)
         o.name = o.tap ? o.tap : "rifl";
     if (!cli_link_name_ok(o.name))

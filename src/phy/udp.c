@@ -118,8 +118,8 @@ static const rifl_phy_ops udp_ops = {
 };
 
 /* "ADDRESS:PORT" (IPv6 as [ADDRESS]:PORT), numeric, into an address. */
-static int parse_addr(const char *text, const char *what, struct addrinfo **res, char *msg,
-                      size_t msglen)
+static int parse_addr(const char *text, const char *what, bool any_port, struct addrinfo **res,
+                      char *msg, size_t msglen)
 {
     char host[256];
     const char *colon = text ? strrchr(text, ':') : NULL;
@@ -139,8 +139,14 @@ static int parse_addr(const char *text, const char *what, struct addrinfo **res,
     char *end = NULL;
     unsigned long port = strtoul(colon + 1, &end, 10);
     if (*end || port > 65535 || colon[1] < '0' || colon[1] > '9') {
-        rifl_msg(msg, msglen, "%s address '%s' has no valid port; give a port from 0 to 65535",
-                 what, text);
+        rifl_msg(msg, msglen, "%s address '%s' has no valid port; give a port from %d to 65535",
+                 what, text, any_port ? 0 : 1);
+        return RIFL_ERR_CONFIG;
+    }
+    if (port == 0 && !any_port) {
+        /* (0 binds any free port, but names no peer's) */
+        rifl_msg(msg, msglen, "%s address '%s' has port 0, which no peer listens on; give the "
+                 "port the other end binds, 1 to 65535", what, text);
         return RIFL_ERR_CONFIG;
     }
     struct addrinfo hints;
@@ -160,15 +166,22 @@ static int parse_addr(const char *text, const char *what, struct addrinfo **res,
 static int open_socket(struct dgram *u, const rifl_phy_udp_config *c, char *msg, size_t msglen)
 {
     struct addrinfo *remote = NULL, *local = NULL;
-    int rc = parse_addr(c->remote, "remote", &remote, msg, msglen);
+    int rc = parse_addr(c->remote, "remote", false, &remote, msg, msglen);
     if (rc == RIFL_OK && c->fd < 0)
-        rc = parse_addr(c->local, "local", &local, msg, msglen);
+        rc = parse_addr(c->local, "local", true, &local, msg, msglen);
     if (rc == RIFL_OK && c->fd < 0) {
         u->fd = socket(local->ai_family, SOCK_DGRAM, 0);
         if (u->fd < 0 || bind(u->fd, local->ai_addr, local->ai_addrlen) != 0) {
             rifl_msg(msg, msglen, "cannot open a UDP socket on %s: %s", c->local, strerror(errno));
             rc = RIFL_ERR_IO;
         }
+    }
+    if (rc == RIFL_OK && local && local->ai_family != remote->ai_family) {
+        rifl_msg(msg, msglen, "the local address %s is IPv%d and the peer's %s IPv%d: give "
+                 "both ends' addresses in one family", c->local,
+                 local->ai_family == AF_INET6 ? 6 : 4, c->remote,
+                 remote->ai_family == AF_INET6 ? 6 : 4);
+        rc = RIFL_ERR_CONFIG;
     }
     if (rc == RIFL_OK && connect(u->fd, remote->ai_addr, remote->ai_addrlen) != 0) {
         rifl_msg(msg, msglen, "cannot reach the peer %s: %s", c->remote, strerror(errno));
@@ -194,8 +207,8 @@ int rifl_phy_udp_create(const rifl_phy_udp_config *cfg, rifl_phy **out, char *ms
     *out = NULL;
     struct dgram *u = NULL;
     int rc = dgram_create(cfg, &udp_ops, &udp_io, sizeof(struct udp), &u, msg, msglen);
-    if (rc == RIFL_ERR_NOMEM && cfg->fd >= 0)
-        close(cfg->fd);
+    if (rc != RIFL_OK && cfg->fd >= 0)
+        close(cfg->fd); /* (the PHY's, refused or not) */
     if (rc != RIFL_OK)
         return rc;
     u->fd = cfg->fd; /* the PHY's from now on, closed with it */

@@ -103,7 +103,15 @@ int rifl_udplink_size(const rifl_udplink_config *cfg, uint64_t rtt_ns, rifl_udpl
      * <= 2^11 - 32, window = rtt + 2 x flush + 16 */
     double budget = (2048.0 - 32 - 8 - 2.0 * fpd) / 2 - 2.0 * flush - 16;
     if (rs > budget) {
-        if (budget < 1)
+        double fit = floor(budget * F / (double)rtt_ns * 1000) / 1000;
+        if (budget >= 1 && fit < 0.001)
+            rifl_msg(msg, msglen, "a round trip of %.1f us is %.0f slots of %u bits at %g "
+                     "Gbit/s, more than the %.0f that 11 frame-ID bits (the most a link over "
+                     "UDP or raw Ethernet takes) cover with %u frames per datagram, and no "
+                     "lane rate from 0.001 Gbit/s up fits it; use wider frames, fewer frames "
+                     "per datagram, or a path with a shorter round trip",
+                     rtt_ns / 1e3, rs, F, cfg->rate_gbps, budget, fpd);
+        else if (budget < 1)
             rifl_msg(msg, msglen, "%u frames per datagram, sent after at most %u slots, take "
                      "more of the %u-slot reach of 11 frame-ID bits than a round trip leaves; "
                      "use fewer frames per datagram", fpd, flush, 2048 - 32);
@@ -113,8 +121,7 @@ int rifl_udplink_size(const rifl_udplink_config *cfg, uint64_t rtt_ns, rifl_udpl
                      "UDP or raw Ethernet takes) cover with %u frames per datagram; lower the "
                      "lane rate to %.3g Gbit/s or "
                      "less, use fewer frames per datagram, or a path with a shorter round trip",
-                     rtt_ns / 1e3, rs, F, cfg->rate_gbps, budget, fpd,
-                     floor(budget * F / (double)rtt_ns * 1000) / 1000);
+                     rtt_ns / 1e3, rs, F, cfg->rate_gbps, budget, fpd, fit);
         return RIFL_ERR_CONFIG;
     }
     s.rtt_slots = (unsigned)rs;
@@ -157,8 +164,11 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
         return rc == RIFL_ERR_INVALID_ARG ? RIFL_ERR_CONFIG : rc;
     }
     rifl_udplink *l = calloc(1, sizeof *l);
-    if (!l)
+    if (!l) {
+        if (cfg->udp.fd >= 0)
+            close(cfg->udp.fd);
         return RIFL_ERR_NOMEM;
+    }
     l->cfg = *cfg;
     rifl_udplink_config *c = &l->cfg;
     if (!c->probes)
@@ -179,6 +189,14 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
          * every 5th at 3 Gbit/s), at most every 16th */
         double every = RX_EVERY_NS / ((double)c->udp.frame_bits / c->rate_gbps);
         c->udp.rx_every_slots = every < 1 ? 1 : every > 16 ? 16 : (unsigned)every;
+    }
+    if (c->eth_ifname && c->udp.fd >= 0) {
+        close(c->udp.fd);
+        c->udp.fd = -1;
+        free(l);
+        rifl_msg(msg, msglen, "a UDP socket was given with raw Ethernet (eth_ifname): give "
+                 "udp.fd -1 there");
+        return RIFL_ERR_CONFIG;
     }
     if (c->eth_ifname) {
         const rifl_phy_udp_config *u = &c->udp;
