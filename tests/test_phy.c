@@ -218,6 +218,13 @@ static void t_loopback(void)
     CHECK_EQ_U(wrong, 0);
     CHECK_EQ_U(rifl_phy_get_stats(p)->frames, 40);
     CHECK_EQ_U(rifl_phy_get_stats(p)->bit_errors, 0);
+    /* a form it does not carry, or none at all: nothing goes, counted */
+    rifl_phy_frame in[2];
+    CHECK_EQ_U(rifl_phy_get_stats(p)->dropped, 0);
+    for (uint64_t t = 50; t < 60; t++)
+        rifl_phy_exchange(p, t, t & 1 ? RIFL_PHY_CONTENT : (rifl_phy_form)7, in, 2);
+    CHECK_EQ_U(rifl_phy_get_stats(p)->dropped, 10);
+    CHECK_EQ_U(rifl_phy_get_stats(p)->frames, 40);
     rifl_phy_free(p);
     CHECK_EQ_I(rifl_phy_loopback_create(300, 2, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
     CHECK(strstr(msg, "frame width 300") != NULL);

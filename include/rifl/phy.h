@@ -80,7 +80,8 @@ typedef struct rifl_phy rifl_phy;
 static inline void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form);
 /* Slot `now`: the frame in the buffer of `form` (RIFL_PHY_NONE: no frame)
  * goes on, and the frames arriving at the far end in this slot come back in
- * out[], at most `max`; returns how many. */
+ * out[], at most `max`; returns how many.  A frame in a form the PHY does
+ * not carry (rifl_phy_carries) goes nowhere, counted in `dropped`. */
 static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
                                          rifl_phy_frame *out, unsigned max);
 /* The same for a caller with wire bytes: `sent` (F/8 bytes, NULL for no
@@ -142,6 +143,10 @@ static inline void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form)
 static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
                                          rifl_phy_frame *out, unsigned max)
 {
+    if (form != RIFL_PHY_NONE && !((unsigned)form < 8 && (phy->forms >> form) & 1u)) {
+        phy->st.dropped++; /* a form this PHY does not carry: it never arrives */
+        form = RIFL_PHY_NONE;
+    }
     return phy->ops->exchange(phy, now, form, out, max);
 }
 

@@ -192,8 +192,9 @@ static void send_dgram(struct dgram *u)
         u->held_bytes += len;
     }
     u->out = u->txbuf + u->held_bytes;
-    /* (room for two more, a duplicate's copy included, within 64 KB) */
-    if (u->held >= u->hold_max || len < u->full_len ||
+    /* (room for two more, a duplicate's copy included, within 64 KB and
+     * within hold_max datagrams) */
+    if (u->held + (u->cfg.dup > 0) >= u->hold_max || len < u->full_len ||
         u->held_bytes + 2 * u->full_len > DGRAM_GSO_BYTES)
         push(u);
 }

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <linux/if_packet.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,10 @@ static unsigned eth_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size
             u->st.rx_own++;
             continue;
         }
-        if (from_len[i] < sizeof *a || a->sll_pkttype != PACKET_HOST ||
+        /* (kernels before 4.20 give the address's length up to its 6 bytes,
+         * not the whole structure's) */
+        if (from_len[i] < offsetof(struct sockaddr_ll, sll_addr) + 6 ||
+            a->sll_pkttype != PACKET_HOST ||
             a->sll_halen != 6 || memcmp(a->sll_addr, e->peer, 6) != 0) {
             u->st.rx_not_peer++;
             continue;
