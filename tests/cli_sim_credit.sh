@@ -53,6 +53,13 @@ grep -q "largest packet" "$tmp/e2.txt" && ok || bad "small buffer message"
 "$rifl" sim credit --low "0:16" --vls 2 2> "$tmp/e3.txt"; [ $? -eq 2 ] && ok || bad "unreachable VL refused"
 grep -q "VL1" "$tmp/e3.txt" && ok || bad "unreachable VL named"
 
+# FCPs that would fill the link are refused (a run of them would never end)
+"$rifl" sim credit --fcp-period 16 --vls 2 --duration 2000 2> "$tmp/e4.txt"; [ $? -eq 2 ] && ok || bad "FCP period 16 with 2 VLs"
+grep -q "at least 17" "$tmp/e4.txt" && ok || bad "FCP period message: $(cat "$tmp/e4.txt")"
+# a load so small that no packet comes: none offered, not a flood
+"$rifl" sim credit --load 1e-300 --duration 1000 --json > "$tmp/tiny.json" &&
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert all(v['offered'] == 0 for v in d['vl']), d['vl']" "$tmp/tiny.json" && ok || bad "tiny load offered packets"
+
 # --config file
 printf 'vls = 3\nduration = 200000\nseed = 9\n' > "$tmp/cfg"
 "$rifl" sim credit --config "$tmp/cfg" | grep -q "3 VLs" && ok || bad "--config"

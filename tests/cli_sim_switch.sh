@@ -126,6 +126,16 @@ expect_err "no route" --topology "$tmp/split.topo"
   [ "$(val finished "$tmp/ft.json")" = true ] && [ "$(val dropped "$tmp/ft.json")" = 0 ] ||
   fail "fat-tree run"
 expect_err "K even" --topology fattree:5
+expect_err "K even" --topology fattree:65536
+# hosts on links of delay 0: the round trip is what the cells take, so flow
+# control keeps the VOQs from overflowing
+printf 'switch s0 4\n' > "$tmp/d0.topo"
+for h in 0 1 2 3; do printf 'host h%s\nlink h%s s0:%s delay 0\n' $h $h $h >> "$tmp/d0.topo"; done
+"$rifl" sim switch --topology "$tmp/d0.topo" --bytes-per-pair 200000 --load 1 --traffic bursty \
+    --json > "$tmp/d0.json" || fail "delay 0 run"
+[ "$(val finished "$tmp/d0.json")" = true ] && [ "$(val dropped "$tmp/d0.json")" = 0 ] ||
+  fail "delay 0 links dropped cells"
+expect_err "latency" "${small[@]}" --latency 40000
 expect_err "use single:N" --topology single:x4
 
 # plot (gnuplot is a test dependency: scripts/install-deps.sh installs it)

@@ -295,7 +295,8 @@ static void t_generators(void)
     }
     static const char *const bad[] = { "single:1", "single:300", "leafspine:1x2x3",
                                        "leafspine:8x8", "leafspine:4x200x100", "fattree:5",
-                                       "fattree:24", "fattree:", "ring:4", "single:4x" };
+                                       "fattree:24", "fattree:", "ring:4", "single:4x",
+                                       "fattree:65536", "fattree:2642246" };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         rifl_topology *t = NULL;
         char err[256] = "";

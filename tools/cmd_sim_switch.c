@@ -477,7 +477,7 @@ static int run(int argc, char **argv)
         { "bytes-per-pair", CLI_BYTES, &o.bytes_per_pair,
           "data each host sends to each other host", 1, 1e12 },
         { "latency", CLI_UINT, &o.latency,
-          "fixed latency outside queues and scheduler (cell times)", 2, 100000 },
+          "fixed latency outside queues and scheduler (cell times)", 2, 39999 },
         { "cell-ns", CLI_DOUBLE, &o.cell_ns, "cell time in ns (256 B at the line rate)", 0.001, 1e6 },
         { "voq-cells", CLI_UINT, &o.voq_cells, "cells per VOQ; 0 = minimum of the 1.5-RTT rule", 0, 65535 },
         { "fc-on", CLI_UINT, &o.fc_on, "flow-control ON threshold (cells); 0 = derived", 0, 65535 },

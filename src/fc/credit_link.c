@@ -61,6 +61,15 @@ int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t ms
                      cfg->fcp_period);
         return RIFL_ERR_CONFIG;
     }
+    if ((uint64_t)cfg->fcp_period <= (uint64_t)RIFL_FC_FCP_BYTES * cfg->data_vls) {
+        /* FCPs go before data: one per VL per period would leave no time */
+        if (msg)
+            snprintf(msg, msglen, "FCP period of %u symbol times with %u data VLs: their FCPs "
+                     "(%u symbol times each) would fill the link and no data would go; use a "
+                     "period of at least %u", cfg->fcp_period, cfg->data_vls, RIFL_FC_FCP_BYTES,
+                     RIFL_FC_FCP_BYTES * cfg->data_vls + 1);
+        return RIFL_ERR_CONFIG;
+    }
     if (cfg->tx_queue_packets < 1 || cfg->tx_queue_packets > (1u << 24)) {
         if (msg)
             snprintf(msg, msglen, "transmit queue of %u packets; use 1..16777216",

@@ -150,8 +150,10 @@ int rifl_topo_generate(const char *spec, rifl_topology **out, char *err, size_t 
         }
         gen_leafspine(&t, v[0], v[1], v[2]);
     } else if (!strncmp(spec, "fattree:", 8)) {
-        if (numbers(spec, 8, 1, v) || v[0] < 2 || v[0] % 2 ||
-            v[0] * v[0] * v[0] / 4 + v[0] * v[0] + v[0] * v[0] / 4 > RIFL_TOPO_MAX_NODES) {
+        bool bad = numbers(spec, 8, 1, v) != 0;
+        uint64_t k = bad ? 0 : v[0]; /* (64 bits: K^3 of a large K wraps 32) */
+        if (bad || k < 2 || k % 2 || k > RIFL_L2_MAX_PORTS ||
+            k * k * k / 4 + k * k + k * k / 4 > RIFL_TOPO_MAX_NODES) {
             rifl_msg(err, errlen, "'%.40s': use fattree:K with K even, 2 to 22 (K-port "
                      "switches, K^3/4 hosts, at most %u nodes in all)", spec,
                      RIFL_TOPO_MAX_NODES);

@@ -134,10 +134,14 @@ struct sim {
     uint64_t data_in_flight;
 };
 
-static double exp_draw(rifl_rng *r, double mean)
+/* An exponential draw of mean `mean` in whole symbol times; a draw beyond
+ * 2^62 (a load so small that the next packet never comes) is 2^62, not a
+ * wrapped number. */
+static uint64_t exp_draw(rifl_rng *r, double mean)
 {
     double u = 1.0 - rifl_rng_double(r);
-    return -log(u) * mean;
+    double x = -log(u) * mean;
+    return x < 4611686018427387904.0 ? (uint64_t)x : (uint64_t)1 << 62;
 }
 
 static uint32_t rand_len(struct sim *s)
@@ -219,7 +223,7 @@ static int feed(struct sim *s, unsigned v)
                 if (fifo_push(&s->src[v], &len))
                     return RIFL_ERR_NOMEM;
                 double mean = (c->min_len + c->max_len) / 2.0 / c->load[v];
-                s->next_gen[v] += 1 + (uint64_t)exp_draw(&s->rng, mean);
+                s->next_gen[v] += 1 + exp_draw(&s->rng, mean);
             }
         }
     }
@@ -275,7 +279,7 @@ static void update_stalls(struct sim *s)
         while (!s->quiet && k->toggle_at <= s->now) {
             k->stalled = !k->stalled;
             double mean = k->stalled ? c->stall_off : c->stall_on;
-            uint64_t d = c->stall_fixed ? (uint64_t)mean : 1 + (uint64_t)exp_draw(&s->rng, mean);
+            uint64_t d = c->stall_fixed ? (uint64_t)mean : 1 + exp_draw(&s->rng, mean);
             k->toggle_at += d ? d : 1;
         }
     }
@@ -654,10 +658,10 @@ static int setup(struct sim *s, const rifl_csim_config *c, char *msg, size_t msg
             /* start with a run of random length so VLs are out of phase */
             k->toggle_at = c->stall_fixed
                                ? (uint64_t)(c->stall_on * (0.5 + rifl_rng_double(&s->rng)))
-                               : 1 + (uint64_t)exp_draw(&s->rng, c->stall_on);
+                               : 1 + exp_draw(&s->rng, c->stall_on);
         }
         if (c->load[v] > 0 && c->load[v] < 1.0)
-            s->next_gen[v] = (uint64_t)exp_draw(&s->rng, (c->min_len + c->max_len) / 2.0 /
+            s->next_gen[v] = exp_draw(&s->rng, (c->min_len + c->max_len) / 2.0 /
                                                           c->load[v]);
     }
     return RIFL_OK;

@@ -418,9 +418,12 @@ static int wire_topo(rifl_ssim *s, const rifl_topology *T, const int *host_of,
         if (!nd->is_switch) {
             struct host *x = &s->host[host_of[i]];
             int pn = nd->peer[0];
+            /* (a host's cell made in a slot is in the switch's input the
+             * next slot at the soonest: a link of delay 0 is 1 that way) */
             if (pn >= 0)
                 x->up = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[0],
-                                       (uint32_t)sw_of[pn], nd->delay[0] };
+                                       (uint32_t)sw_of[pn],
+                                       nd->delay[0] ? nd->delay[0] : 1 };
             continue;
         }
         struct ssw *w = &s->sw[sw_of[i]];
@@ -437,8 +440,11 @@ static int wire_topo(rifl_ssim *s, const rifl_topology *T, const int *host_of,
                     s->rtt = 2 * d + 2;
             } else {
                 w->peer[p] = (struct peer){ PEER_HOST, 0, (uint32_t)host_of[pn], d };
-                if (2 * d + 1 > s->rtt)
-                    s->rtt = 2 * d + 1;
+                /* (up the host's way, down, and the slot between; see above
+                 * for a delay of 0) */
+                unsigned rt = (d ? d : 1) + d + 1;
+                if (rt > s->rtt)
+                    s->rtt = rt;
             }
         }
     }

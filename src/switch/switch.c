@@ -239,9 +239,9 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
         !sw->out_held || !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
         rifl_islip_create(n, c.iterations, &sw->islip) ||
         rifl_fabric_create(n, &sw->fabric)) {
+        unsigned cap = sw->cap;
         rifl_switch_free(sw);
-        rifl_msg(err, errlen, "out of memory for a %u-port switch with %u-cell VOQs", n,
-               sw->cap);
+        rifl_msg(err, errlen, "out of memory for a %u-port switch with %u-cell VOQs", n, cap);
         return RIFL_ERR_NOMEM;
     }
     *out = sw;
