@@ -677,7 +677,7 @@ static int run(int argc, char **argv)
           0 },
         CLI_END,
     };
-    int prc = cli_parse(argc, argv, table, "rifl sim net [options]",
+    int prc = cli_parse(argc, argv, table, "[options]",
                         "Simulate a rack: hosts with RIFL NICs and RIFL Layer 2 switches "
                         "joined by real RIFL links (lane engines, per-VOQ flow control as "
                         "link frames, replays on bit errors).  Latency is measured from "

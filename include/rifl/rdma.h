@@ -168,7 +168,7 @@ RIFL_API int rifl_rdma_post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va,
                                  uint32_t src_node, uint64_t src_va, uint64_t len,
                                  unsigned path, uint64_t wr_id, uint64_t now);
 /* Send 1..256 bytes (copied now) to user mailbox `mailbox` of `pdid` at
- * `node`. */
+ * `node`; with the cell mapping 1..224, what one cell holds. */
 RIFL_API int rifl_rdma_post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mailbox,
                                  const void *buf, size_t len, uint64_t wr_id, uint64_t now);
 

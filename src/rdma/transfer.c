@@ -193,6 +193,9 @@ static int post_send(rifl_rdma *e, uint16_t pdid, uint32_t node, unsigned mailbo
     if (!e || !buf || len == 0 || len > RIFL_RDMA_MAX_PAYLOAD ||
         mailbox < RIFL_RDMA_MAILBOX_FIRST || mailbox > RIFL_RDMA_MAILBOX_LAST)
         return RIFL_ERR_INVALID_ARG;
+    /* a mailbox message is one packet: in a cell, at most a cell's payload */
+    if (e->cfg.mapping == RIFL_RDMA_MAP_CELL && len > RIFL_RDMA_CELL_PAYLOAD)
+        return RIFL_ERR_INVALID_ARG;
     struct pd *pd;
     int rc = post_common(e, pdid, node, &pd);
     if (rc)

@@ -87,6 +87,10 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
     if (c->bundle_packets > 227)
         BAD("bundle_packets is %u; give 1 to 227 (a bundle holds at most 65535 bytes), or 0 "
             "for the mapping's", c->bundle_packets);
+    if (c->mapping == RIFL_RDMA_MAP_CELL && c->op == RIFL_RDMASIM_SEND && c->size > 224)
+        BAD("size is %llu bytes for sends with the cell mapping, whose mailbox messages hold "
+            "at most 224 (rdma spec 7.3); give 1 to 224, or the bundle or compact mapping",
+            (unsigned long long)c->size);
     if (c->mapping == RIFL_RDMA_MAP_CELL && c->bundle_packets > 1)
         BAD("bundle_packets is %u with the cell mapping (one packet per cell); give 0 or 1",
             c->bundle_packets);
@@ -108,6 +112,9 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
         if (c->topo->nhosts < need)
             BAD("the topology has %u hosts; %u senders to host 0%s need %u", c->topo->nhosts,
                 c->senders, c->victim ? " and the victim" : "", need);
+        if (c->mapping == RIFL_RDMA_MAP_CELL)
+            BAD("the cell mapping over a network: its packets carry no Layer 2 header for "
+                "the NICs to route; give the bundle or compact mapping with a topology");
         if (c->drop > 0)
             BAD("drop is %g over a network: its links lose nothing (replays repair bit "
                 "errors); give drop 0, or use the path model (no topology)", c->drop);
