@@ -121,6 +121,11 @@ assert c["victim_gbps"] > 2.5 * l["victim_gbps"], (c["victim_gbps"], l["victim_g
 assert l["victim_gbps"] < 1.2 * l["sender_gbps_max"], (l["victim_gbps"], l["sender_gbps_max"])' \
   "$tmp/voq.json" "$tmp/link.json" "$tmp/credit.json" || fail "victim flow: per-VOQ, credit, link-level"
 
+# reads from several senders: host 0 posts all of them in its one domain
+"$rifl" sim rdma --op read --senders 3 --flows 16 --size 4096 --bytes 131072 > "$tmp/r3.txt" 2>&1 ||
+  fail "reads from 3 senders: $(tail -2 "$tmp/r3.txt")"
+grep -q "verified: yes" "$tmp/r3.txt" || fail "reads from 3 senders not verified"
+
 # refusals: exit status 2, naming the option
 expect_err() {
   local want=$1; shift

@@ -169,10 +169,15 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const char *ne
             printf("  victim flow (host 1 to host %u): %.4g Gbit/s, %llu transfers\n",
                    c->senders + 1, r->victim_gbps, (unsigned long long)r->victim_transfers);
     }
-    printf("  verified: %s%s\n", r->verified ? "yes" : "NO",
-           r->verified ? (c->wrong_pd ? " (the target's memory untouched)"
-                                      : " (every byte of every transfer compared)")
-                       : (r->finished ? " (bytes differ)" : " (not every transfer completed)"));
+    if (r->verified && !c->wrong_pd && r->failed)
+        printf("  verified: yes for the %llu transfers that completed (every byte compared); "
+               "%llu failed\n", (unsigned long long)(r->transfers - r->failed),
+               (unsigned long long)r->failed);
+    else
+        printf("  verified: %s%s\n", r->verified ? "yes" : "NO",
+               r->verified ? (c->wrong_pd ? " (the target's memory untouched)"
+                                          : " (every byte of every transfer compared)")
+                           : (r->finished ? " (bytes differ)" : " (not every transfer completed)"));
 }
 
 /* The simulator's configuration from the options (0), or 2 for an

@@ -739,7 +739,9 @@ static int setup(struct sim *s, char *msg, size_t msglen)
     ec.block_timeout_max_ns = 8 * ec.block_timeout_ns;
     ec.go_back_n = c->go_back_n;
     unsigned most = c->flows * (c->victim ? 2 : 1);
-    ec.transfers_per_pd = most > 32 ? most : 32;
+    /* (reads: host 0 posts every sender's in its one domain) */
+    unsigned per_pd = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1);
+    ec.transfers_per_pd = per_pd > 32 ? per_pd : 32;
     ec.max_transfers = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
     if (ec.max_transfers < 1024)
         ec.max_transfers = 1024;
