@@ -144,6 +144,7 @@ expect_err "--mapping" --mapping compact --fault payload-crc:0.01
 expect_err "--bundle" --mapping cell --bundle 7
 expect_err "hold at most 224" --op send --mapping cell --size 225 --flows 2
 expect_err "cell mapping over a network" --net single:4 --mapping cell
+expect_err "--max-s" --net single:4 --max-s 2000
 expect_err "--hops" --net single:4 --hops 2
 expect_err "--victim" --victim
 expect_err "--fc" --net single:4 --fc onoff

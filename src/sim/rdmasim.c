@@ -112,6 +112,9 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
         if (c->topo->nhosts < need)
             BAD("the topology has %u hosts; %u senders to host 0%s need %u", c->topo->nhosts,
                 c->senders, c->victim ? " and the victim" : "", need);
+        if (c->max_ns > 1e12)
+            BAD("max_ns is %g over a network, which runs at most 1e12 ns (1000 s); give "
+                "max_ns (--max-s) up to that", c->max_ns);
         if (c->mapping == RIFL_RDMA_MAP_CELL)
             BAD("the cell mapping over a network: its packets carry no Layer 2 header for "
                 "the NICs to route; give the bundle or compact mapping with a topology");
