@@ -126,6 +126,12 @@ assert l["victim_gbps"] < 1.2 * l["sender_gbps_max"], (l["victim_gbps"], l["send
   fail "reads from 3 senders: $(tail -2 "$tmp/r3.txt")"
 grep -q "verified: yes" "$tmp/r3.txt" || fail "reads from 3 senders not verified"
 
+# large reads queue longer than 100 ms behind each other: none times out
+"$rifl" sim rdma --op read --size 4194304 --flows 32 --bytes 268435456 > "$tmp/rl.txt" 2>&1 ||
+  fail "large reads: $(tail -3 "$tmp/rl.txt")"
+grep -q "(0 failed)" "$tmp/rl.txt" && grep -q "verified: yes" "$tmp/rl.txt" ||
+  fail "large reads timed out: $(cat "$tmp/rl.txt")"
+
 # refusals: exit status 2, naming the option
 expect_err() {
   local want=$1; shift

@@ -745,6 +745,15 @@ static int setup(struct sim *s, char *msg, size_t msglen)
     /* (reads: host 0 posts every sender's in its one domain) */
     unsigned per_pd = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1);
     ec.transfers_per_pd = per_pd > 32 ? per_pd : 32;
+    if (c->op == RIFL_RDMASIM_READ) {
+        /* a read waits behind every read posted before it: its timeout
+         * covers them all at the link rate, four times over (at least the
+         * engine's 100 ms), or a read that is only queued fails while its
+         * data still comes */
+        double ns = 4.0 * per_pd * (double)c->size * 8.0 / c->link_gbps;
+        if (ns > (double)ec.read_timeout_ns)
+            ec.read_timeout_ns = ns < 1e12 ? (uint64_t)ns : 1000000000000ull;
+    }
     ec.max_transfers = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
     if (ec.max_transfers < 1024)
         ec.max_transfers = 1024;
