@@ -630,7 +630,10 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now)
                                         RIFL_RDMA_REMOTE_READ)
                      : -1;
         uint32_t to = rifl_rdma_gva_node(q->r.dst);
-        if (reg >= 0 && rdma_node_slot(e, to) >= 0) {
+        /* (the data must fit the 42-bit VAs of its headers all the way, or
+         * its blocks could never be built) */
+        bool fits = q->r.length <= RIFL_RDMA_VA_MASK + 1 - rifl_rdma_gva_va(q->r.dst);
+        if (reg >= 0 && fits && rdma_node_slot(e, to) >= 0) {
             if (pd->serves >= e->cfg.transfers_per_pd || e->xf_free_head == XF_NONE)
                 return; /* waits for a transfer to finish */
             unsigned x;
