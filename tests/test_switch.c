@@ -929,8 +929,13 @@ static void fc_notices(const unsigned cells[4], const unsigned held[4], unsigned
         if (fv[0]) {
             *ons += fc[0].on_valid;
             *offs += fc[0].off_valid;
+            /* a frame carries a notice, or is not sent */
+            CHECK_MSG(fc[0].on_valid || fc[0].off_valid, "an empty flow-control frame at %u", t);
         }
     }
+    rifl_switch_stats st;
+    rifl_switch_get_stats(sw, &st);
+    CHECK(st.fc_frames_sent <= st.fc_on_sent + st.fc_off_sent);
     for (unsigned o = 1; o < 4; o++)
         CHECK_EQ_U(rifl_switch_voq_len(sw, 0, o), 0);
     rifl_switch_free(sw);

@@ -573,6 +573,10 @@ static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
                 sw->fc_pending[i]--;
                 sw->st.fc_off_sent++;
             }
+            /* (the notices of this input may all have been taken back:
+             * nothing to send then) */
+            if (!f.on_valid && !f.off_valid)
+                continue;
             sw->st.fc_frames_sent++;
             if (sw->fc_pending[i])
                 bs_set(sw->fc_inputs, i); /* more to send next slot */
