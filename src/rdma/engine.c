@@ -346,7 +346,8 @@ void rdma_raise_fault(rifl_rdma *e, int region, uint64_t page_va)
     struct region *r = &e->regions[region];
     uint64_t p = (page_va - r->va) / RIFL_RDMA_PAGE;
     if (r->raised[p] || e->fn == FAULT_RING)
-        return; /* raised already (or the ring is full: raised again on the next touch) */
+        return; /* raised already (or the ring is full: raised again on the next
+                  * touch, or for a block stopped at it, once the ring has room) */
     r->raised[p] = 1;
     e->faults[(e->fh + e->fn++) % FAULT_RING] = page_va;
 }
@@ -377,6 +378,16 @@ bool rifl_rdma_poll_fault(rifl_rdma *e, uint64_t *page_va)
     *page_va = e->faults[e->fh];
     e->fh = (e->fh + 1) % FAULT_RING;
     e->fn--;
+    /* a block that stopped at a source page while the ring was full waits
+     * for that page with no timer: its fault goes in now that there is room */
+    for (unsigned t = 0; t < TIDS && e->fn < FAULT_RING; t++) {
+        const struct block *b = &e->blocks[t];
+        if (b->state != B_PAGE)
+            continue;
+        int i = rdma_region_of(e, b->wait_page);
+        if (i >= 0 && !e->regions[i].raised[(b->wait_page - e->regions[i].va) / RIFL_RDMA_PAGE])
+            rdma_raise_fault(e, i, b->wait_page);
+    }
     return true;
 }
 
