@@ -140,10 +140,15 @@ static inline void *rifl_phy_tx_buffer(rifl_phy *phy, rifl_phy_form form)
     return (unsigned)form < 3 ? phy->tx[form] : NULL;
 }
 
+static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
+{
+    return (unsigned)form < 8 && (phy->forms >> form) & 1u;
+}
+
 static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
                                          rifl_phy_frame *out, unsigned max)
 {
-    if (form != RIFL_PHY_NONE && !((unsigned)form < 8 && (phy->forms >> form) & 1u)) {
+    if (form != RIFL_PHY_NONE && !rifl_phy_carries(phy, form)) {
         phy->st.dropped++; /* a form this PHY does not carry: it never arrives */
         form = RIFL_PHY_NONE;
     }
@@ -151,11 +156,6 @@ static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_f
 }
 
 static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy) { return &phy->st; }
-
-static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
-{
-    return (unsigned)form < 8 && (phy->forms >> form) & 1u;
-}
 
 /* ---- the PHYs of this library ------------------------------------------- */
 
