@@ -33,14 +33,15 @@ int cli_link_state_dir(const char *given, char *out, size_t n)
     }
     /* its files name processes to signal: only this user may write there */
     struct stat st;
-    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-        (st.st_mode & 022)) {
+    const char *why = lstat(out, &st) != 0 ? strerror(errno)
+                      : !S_ISDIR(st.st_mode) ? "not a directory"
+                      : st.st_uid != geteuid() ? "another user owns it"
+                      : st.st_mode & 022 ? "others may write to it"
+                      : NULL;
+    if (why) {
         fprintf(stderr, "error: the state directory %s is not a directory of this user's that "
                 "only it can write (%s); remove it or give another with --state-dir\n", out,
-                lstat(out, &st) != 0 ? strerror(errno)
-                : !S_ISDIR(st.st_mode) ? "not a directory"
-                : st.st_uid != geteuid() ? "another user owns it"
-                : "others may write to it");
+                why);
         return 2;
     }
     return 0;
