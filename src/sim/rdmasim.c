@@ -87,10 +87,11 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
     if (c->bundle_packets > 227)
         BAD("bundle_packets is %u; give 1 to 227 (a bundle holds at most 65535 bytes), or 0 "
             "for the mapping's", c->bundle_packets);
-    if (c->mapping == RIFL_RDMA_MAP_CELL && c->op == RIFL_RDMASIM_SEND && c->size > 224)
+    if (c->mapping == RIFL_RDMA_MAP_CELL && c->op == RIFL_RDMASIM_SEND &&
+        c->size > RIFL_RDMA_CELL_PAYLOAD)
         BAD("size is %llu bytes for sends with the cell mapping, whose mailbox messages hold "
-            "at most 224 (rdma spec 7.3); give 1 to 224, or the bundle or compact mapping",
-            (unsigned long long)c->size);
+            "at most %u (rdma spec 7.3); give 1 to %u, or the bundle or compact mapping",
+            (unsigned long long)c->size, RIFL_RDMA_CELL_PAYLOAD, RIFL_RDMA_CELL_PAYLOAD);
     if (c->mapping == RIFL_RDMA_MAP_CELL && c->bundle_packets > 1)
         BAD("bundle_packets is %u with the cell mapping (one packet per cell); give 0 or 1",
             c->bundle_packets);
