@@ -419,6 +419,96 @@ static void t_payload_crc(void)
     wire_free(&w);
 }
 
+/* One crafted WRITE packet of a block from node 1 to node 2 (engine 1),
+ * packet `idx` of the block at dst, fed to the engine alone in a bundle. */
+static void feed_write(struct wire *w, unsigned tid, unsigned attempt, uint32_t dst_node,
+                       uint64_t dst, unsigned idx, unsigned count)
+{
+    uint8_t payload[256], pkt[RIFL_RDMA_MAX_PACKET], msg[RIFL_RDMA_BUNDLE_CAP];
+    fill_random(payload, sizeof payload, tid * 64 + idx);
+    uint64_t va = dst + 256u * idx;
+    rifl_rdma_hdr h = { .type = RIFL_RDMA_WRITE, .pdid = PD, .dst_node = dst_node, .dst_va = va,
+                        .length = 256, .path = 0 };
+    rifl_rdma_ftr f = { .src_node = 1, .tid = tid, .gen = 1, .attempt = attempt,
+                        .first = idx == 0, .last = idx + 1 == count,
+                        .pkt_index = (unsigned)(va >> 8) & 63u };
+    size_t len, mlen;
+    REQUIRE(rifl_rdma_packet_build(&h, &f, payload, pkt, sizeof pkt, &len) == RIFL_OK);
+    rifl_rdma_bundle b;
+    REQUIRE(rifl_rdma_bundle_init(&b, msg, sizeof msg) == RIFL_OK);
+    REQUIRE(rifl_rdma_bundle_add(&b, pkt, len) == RIFL_OK);
+    REQUIRE(rifl_rdma_bundle_finish(&b, &mlen) == RIFL_OK);
+    w->now += 10;
+    CHECK_EQ_I(rifl_rdma_input(w->e[1], w->now, msg, mlen, (rifl_rdma_route){ 1, 0 }), RIFL_OK);
+}
+
+/* Responses node 2 has for node 1: the NACKs of each status. */
+static void count_nacks(struct wire *w, unsigned nacks[RIFL_RDMA_STATUS_COUNT])
+{
+    memset(nacks, 0, RIFL_RDMA_STATUS_COUNT * sizeof *nacks);
+    uint8_t msg[RIFL_RDMA_BUNDLE_CAP];
+    rifl_rdma_route to;
+    size_t len;
+    while ((len = rifl_rdma_output(w->e[1], w->now, true, msg, sizeof msg, &to)) > 0) {
+        rifl_rdma_bundle_reader r;
+        REQUIRE(len > RIFL_RDMA_BUNDLE_PREFIX);
+        rifl_rdma_bundle_reader_init(&r, msg + RIFL_RDMA_BUNDLE_PREFIX,
+                                     len - RIFL_RDMA_BUNDLE_PREFIX, msg[1]);
+        rifl_rdma_packet p;
+        rifl_rdma_check check;
+        while (rifl_rdma_bundle_next(&r, &p, &check) == RIFL_RDMA_WALK_PACKET) {
+            CHECK_EQ_U(p.hdr.type, RIFL_RDMA_RESP);
+            const rifl_rdma_ftr f = p.ftr;
+            if (f.status < RIFL_RDMA_STATUS_COUNT)
+                nacks[f.status]++;
+        }
+    }
+}
+
+/* A NACK without a context to mark the attempt failed (no way free in the
+ * set; a packet that does not decode) still goes once per attempt: the
+ * attempt's other packets are dropped unanswered and counted. */
+static void t_nack_once(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 9);
+    uint64_t base = (w.mr[1].va + RIFL_RDMA_PAGE - 1) & ~(uint64_t)(RIFL_RDMA_PAGE - 1);
+    /* 16 blocks left open fill the set of TIDs 0, 16, 32, ... from node 1
+     * (set = (tid ^ 1) mod 16) */
+    for (unsigned k = 0; k < 16; k++)
+        feed_write(&w, 1 + 16 * k, 0, 2, base + RIFL_RDMA_PAGE * k, 0, 2);
+    unsigned n[RIFL_RDMA_STATUS_COUNT];
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_NACK_NO_CONTEXT], 0);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    /* a 4-packet block of the same set finds no way: one NACK */
+    for (unsigned i = 0; i < 4; i++)
+        feed_write(&w, 1 + 16 * 16, 0, 2, base + RIFL_RDMA_PAGE * 20, i, 4);
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_NACK_NO_CONTEXT], 1);
+    CHECK_EQ_U(st->nacks_tx[RIFL_RDMA_NACK_NO_CONTEXT], 1);
+    CHECK_EQ_U(st->nacks_coalesced, 3);
+    /* its next attempt is NACKed again, once */
+    for (unsigned i = 0; i < 4; i++)
+        feed_write(&w, 1 + 16 * 16, 1, 2, base + RIFL_RDMA_PAGE * 20, i, 4);
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_NACK_NO_CONTEXT], 1);
+    CHECK_EQ_U(st->nacks_coalesced, 6);
+    /* a block of another set is taken as usual */
+    for (unsigned i = 0; i < 2; i++)
+        feed_write(&w, 2, 0, 2, base + RIFL_RDMA_PAGE * 21, i, 2);
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+    CHECK_EQ_U(n[RIFL_RDMA_NACK_NO_CONTEXT], 0);
+    /* packets for another node fail decoding: one NACK for their attempt */
+    for (unsigned i = 0; i < 3; i++)
+        feed_write(&w, 3, 0, 3, base + RIFL_RDMA_PAGE * 22, i, 3);
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_NACK_DECODE], 1);
+    CHECK_EQ_U(st->nacks_coalesced, 8);
+    wire_free(&w);
+}
+
 /* Header and footer check codes: dropped without a word, counted. */
 static bool flip_header(struct wire *w, struct pkt_msg *m)
 {
@@ -1483,7 +1573,7 @@ static void t_output_to(void)
 TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_notify },
           { "packets_follow_layout", t_packets_follow_layout },
           { "read_and_send", t_read_and_send }, { "protection", t_protection },
-          { "payload_crc", t_payload_crc }, { "check_codes", t_check_codes },
+          { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once }, { "check_codes", t_check_codes },
           { "page_faults", t_page_faults }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },

@@ -604,6 +604,8 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, failed_transfers, "transfers that failed"),
     RIFL_COUNTER(S, mailbox_messages, "messages put into user mailboxes"),
     RIFL_COUNTER(S, chain_waits, "blocks held (DB) behind the block before them in a chain"),
+    RIFL_COUNTER(S, nacks_coalesced, "packets dropped unanswered: their attempt was NACKed "
+                                     "without a context"),
 };
 #undef S
 RIFL_COUNTER_TABLE(rifl_rdma_counters, rdma_counters, rifl_rdma_stats)

@@ -156,6 +156,17 @@ struct ctx {
     uint8_t notify[RIFL_RDMA_NOTIFY_BYTES];
 };
 
+/* The last attempt of a set NACKed without a context (a miss with no way
+ * to take, or a packet that failed decoding): its other packets are
+ * dropped unanswered, so that an attempt gets one NACK, as one with a
+ * context does through its failed mark. */
+struct nack_memo {
+    bool valid;
+    uint8_t attempt;
+    uint16_t tid, gen;
+    uint32_t src;
+};
+
 struct read_req {
     rifl_rdma_read_req r;
     uint16_t pdid;
@@ -204,6 +215,7 @@ struct rifl_rdma {
     unsigned ah, an, active_cap;
 
     struct ctx ctx[CTX_SETS * CTX_WAYS];
+    struct nack_memo nacked[CTX_SETS];
 
     struct read_req *req;     /* the engine mailbox's request FIFO */
     unsigned rh, rn;

@@ -32,6 +32,23 @@ static void respond(struct rx *x, unsigned status)
         e->st.nacks_tx[status]++;
 }
 
+/* A NACK where no context holds the attempt's failed mark: once per
+ * attempt of a (source, TID), remembered per set; the attempt's other
+ * packets are dropped unanswered. */
+static void nack_once(struct rx *x, unsigned status)
+{
+    const rifl_rdma_ftr *f = &x->p->ftr;
+    struct nack_memo *m = &x->e->nacked[(f->tid ^ f->src_node) % CTX_SETS];
+    if (m->valid && m->src == f->src_node && m->tid == f->tid && m->gen == f->gen &&
+        m->attempt == f->attempt) {
+        x->e->st.nacks_coalesced++;
+        return;
+    }
+    *m = (struct nack_memo){ true, (uint8_t)f->attempt, (uint16_t)f->tid, (uint16_t)f->gen,
+                             f->src_node };
+    respond(x, status);
+}
+
 static bool is_peripheral(uint64_t va) { return (va >> 39) == 7u; }
 static unsigned peripheral_index(uint64_t va) { return (unsigned)(va >> 32) & 127u; }
 
@@ -124,9 +141,13 @@ static struct ctx *lookup(struct rx *x)
                     take = &way[v];
         }
     if (!take) {
-        respond(x, RIFL_RDMA_NACK_NO_CONTEXT);
+        nack_once(x, RIFL_RDMA_NACK_NO_CONTEXT);
         return NULL;
     }
+    /* a context holds the TID's attempts from now on */
+    struct nack_memo *m = &e->nacked[set];
+    if (m->valid && m->src == f->src_node && m->tid == f->tid)
+        m->valid = false;
     *take = (struct ctx){ .state = C_ACTIVE, .src = f->src_node, .tid = (uint16_t)f->tid,
                           .gen = (uint16_t)f->gen, .attempt = (uint8_t)f->attempt,
                           .acked_attempt = -1, .first = -1, .last = -1, .last_time = x->now };
@@ -199,7 +220,7 @@ static void data_packet(struct rx *x, rifl_rdma_check check)
     const rifl_rdma_ftr *f = &p->ftr;
     /* 2: decode */
     if (check == RIFL_RDMA_PKT_BAD_LENGTH || !decode_ok(e, p)) {
-        respond(x, RIFL_RDMA_NACK_DECODE);
+        nack_once(x, RIFL_RDMA_NACK_DECODE);
         return;
     }
     /* 3: context */
