@@ -135,7 +135,8 @@ static void t_end_to_end(void)
                 }
         /* each round every host sends one cell; the cells of a round arrive
          * in host order, so every receiver sees sources interleaved */
-        uint64_t now = 1, cells = 0, bad = 0, wrong_src = 0;
+        uint64_t now = 1, cells = 0, bad = 0, wrong_src = 0, wrong_back = 0;
+        unsigned paths_back = 0;
         size_t *cur = calloc((size_t)H * H * 4, sizeof *cur); /* (dst, src, ctx) -> msg */
         REQUIRE(cur);
         for (int busy = 1; busy; now++) {
@@ -159,6 +160,16 @@ static void t_end_to_end(void)
                     continue;
                 }
                 wrong_src += rx.src != a;
+                /* the way back: the cell's route reversed, which leads to
+                 * its source and is one of the map's routes to it */
+                unsigned nback;
+                const rifl_nic_route *back = rifl_nic_map_routes(m, b, a, &nback);
+                bool back_ok = rx.path >= 0 && (unsigned)rx.path < nback &&
+                               back[rx.path].hops == rx.hops &&
+                               !memcmp(back[rx.path].rel, rx.route, rx.hops) &&
+                               rifl_nic_map_follow(m, (unsigned)b, rx.route, rx.hops) == (int)a;
+                wrong_back += !back_ok;
+                paths_back |= back_ok ? 1u << rx.path : 0;
                 size_t *slot = &cur[((size_t)b * H + a) * 4 + rx.context];
                 if (rx.first)
                     *slot = tx.tag;
@@ -175,6 +186,10 @@ static void t_end_to_end(void)
         }
         CHECK_EQ_U(bad, 0);
         CHECK_EQ_U(wrong_src, 0);
+        CHECK_EQ_U(wrong_back, 0);
+        /* (one route between two hosts of a single switch; several in the
+         * others, and answers go back on each) */
+        CHECK(s == 0 ? paths_back == 1 : paths_back > 1);
         size_t complete = 0, wrong = 0;
         for (size_t i = 0; i < nmsg; i++) {
             if (!lens[i])

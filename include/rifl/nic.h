@@ -159,6 +159,12 @@ RIFL_API uint64_t rifl_nic_tx_cells(const rifl_nic *nic);
 typedef struct rifl_nic_rx {
     unsigned src;            /* the source host */
     unsigned context;        /* its receive context (one per route in use) */
+    uint8_t route[RIFL_L2_MAX_HOPS]; /* the route back to the source (the
+                                        cell's route reversed), `hops` bytes */
+    unsigned hops;
+    int path;                /* that route's index among the map's routes to
+                                the source (rifl_nic_map_routes), -1 when it
+                                is not one of them */
     unsigned proto;          /* the message's protocol (RIFL_L2_PROTO_*) */
     uint64_t msg_len;        /* bytes after the prefix */
     uint64_t offset;         /* of `data` in the message */

@@ -292,6 +292,13 @@ static struct nic_ctx *context_of(rifl_nic *n, unsigned src, const uint8_t *rout
         memset(spare->route, 0, sizeof spare->route);
         memcpy(spare->route, route, hops);
         spare->hops = (uint8_t)hops;
+        /* which of this host's routes to the source is the way back */
+        unsigned count;
+        const rifl_nic_route *r = rifl_nic_map_routes(n->map, n->host, src, &count);
+        spare->path = -1;
+        for (unsigned k = 0; k < count && spare->path < 0; k++)
+            if (r[k].hops == hops && !memcmp(r[k].rel, route, hops))
+                spare->path = (int8_t)k;
     }
     return spare;
 }
@@ -328,6 +335,9 @@ int rifl_nic_receive(rifl_nic *n, uint64_t now, const uint8_t *cell, size_t len,
     memset(rx, 0, sizeof *rx);
     rx->src = (unsigned)src;
     rx->context = k;
+    memcpy(rx->route, route, sizeof rx->route);
+    rx->hops = hops;
+    rx->path = c->path;
     if (!c->in_msg) {
         unsigned proto = p[0];
         uint64_t ml = 0;

@@ -38,6 +38,7 @@ struct nic_ctx {
     uint8_t route[RIFL_L2_MAX_HOPS];
     uint8_t hops;              /* 0: unused */
     uint8_t proto;
+    int8_t path;               /* the route back among the map's (-1: none) */
     bool in_msg;
     uint64_t msg_len, got;
 };

@@ -644,11 +644,15 @@ static void net_deliver(void *ctx, rifl_net *n, unsigned host, const rifl_nic_rx
     h->rx_len[k] += rx->len;
     if (rx->last) {
         s->now = now_ns;
+        /* answers take the message's route back (rdma.md section 1); a
+         * topology whose way back is none of the routes the engine knows
+         * (an asymmetric file) answers on the first */
         unsigned routes = rifl_net_paths(s->net, host, rx->src);
         if (routes > s->c->paths)
             routes = s->c->paths;
+        unsigned back = rx->path >= 0 && (unsigned)rx->path < routes ? (unsigned)rx->path : 0;
         rifl_rdma_input(h->e, (uint64_t)now_ns, h->rx[k], h->rx_len[k],
-                        (rifl_rdma_route){ rx->src, routes ? rx->context % routes : 0 });
+                        (rifl_rdma_route){ rx->src, back });
         h->rx_len[k] = 0;
     }
 }
