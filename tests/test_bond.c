@@ -299,6 +299,13 @@ static void t_refused(void)
     c.group_lanes = 3;
     CHECK_EQ_I(rifl_bond_create(&c, &b, msg, sizeof msg), RIFL_ERR_CONFIG);
     c.group_lanes = 0;
+    /* tags are the bond's to set: it numbers the lanes */
+    c.lane.lane_tags = true;
+    c.lane.lane_index = 0;
+    c.lane.lane_count = 1;
+    CHECK_EQ_I(rifl_bond_create(&c, &b, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "lane tags") != NULL);
+    c.lane = rifl_lane_default_config;
     c.tx_queue_bytes = 8;
     CHECK_EQ_I(rifl_bond_create(&c, &b, msg, sizeof msg), RIFL_ERR_CONFIG);
     c.tx_queue_bytes = 100;
@@ -357,6 +364,34 @@ static void t_queue(void)
     blink_free(&k);
 }
 
+/* Without rifl_bond_hold, the aligners' first reports still reach the
+ * lanes: a lane not up verifies nothing and its group is down. */
+static void t_rx_state_unheld(void)
+{
+    rifl_bond *b = NULL;
+    char msg[300] = "";
+    rifl_bond_config c = { .lane = rifl_lane_default_config, .lanes = 2 };
+    c.lane.rx_lock_frames = 0; /* an outside aligner */
+    REQUIRE(rifl_bond_create(&c, &b, msg, sizeof msg) == RIFL_OK);
+    for (unsigned i = 0; i < 2; i++) {
+        rifl_lane_flags f = rifl_lane_get_flags(rifl_bond_lane(b, i));
+        CHECK(f.rx_up && f.group_up);
+    }
+    rifl_bond_rx_state(b, 0, true, false);
+    rifl_bond_rx_state(b, 1, true, true);
+    for (unsigned i = 0; i < 2; i++) {
+        rifl_lane_flags f = rifl_lane_get_flags(rifl_bond_lane(b, i));
+        CHECK(f.rx_aligned);
+        CHECK(f.rx_up == (i == 1));
+        CHECK(!f.group_up);
+    }
+    rifl_bond_rx_state(b, 0, true, true);
+    for (unsigned i = 0; i < 2; i++)
+        CHECK(rifl_lane_get_flags(rifl_bond_lane(b, i)).group_up);
+    rifl_bond_free(b);
+}
+
 TEST_MAIN({ "worked_spatial", t_worked_spatial }, { "worked_temporal", t_worked_temporal },
           { "worked_mixed", t_worked_mixed }, { "random_links", t_random_links },
-          { "refused", t_refused }, { "queue", t_queue })
+          { "refused", t_refused }, { "queue", t_queue },
+          { "rx_state_unheld", t_rx_state_unheld })

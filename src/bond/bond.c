@@ -70,6 +70,11 @@ int rifl_bond_create(const rifl_bond_config *cfg, rifl_bond **out, char *msg, si
                  "64 KiB)", qcap);
         return RIFL_ERR_CONFIG;
     }
+    if (cfg->lane.lane_tags && !cfg->lane_tags) {
+        rifl_msg(msg, msglen, "lane tags set in the lanes' configuration and not in the bond's: "
+                 "set the bond's lane_tags (it numbers the lanes 0 to %u) and leave the lanes'", L - 1);
+        return RIFL_ERR_CONFIG;
+    }
     int rc = rifl_lane_config_check(&cfg->lane, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
@@ -94,6 +99,14 @@ int rifl_bond_create(const rifl_bond_config *cfg, rifl_bond **out, char *msg, si
             lc.lane_count = L;
         }
         rc = rifl_lane_create(&lc, &b->lane[i], msg, msglen);
+        if (rc == RIFL_OK) {
+            /* what the bond knows of each lane starts as the lane starts,
+             * so that the first report of its aligner reaches it */
+            rifl_lane_flags f = rifl_lane_get_flags(b->lane[i]);
+            b->aligned[i] = f.rx_aligned;
+            b->up[i] = f.rx_up;
+            b->eff[i] = f.group_up;
+        }
     }
     if (rc != RIFL_OK) {
         rifl_bond_free(b);
