@@ -152,6 +152,11 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['packets']
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --bit-offset 10 --dead-lane 1@6000 \
     --frames 12000 --reference=no --json >"$TMP/f.json" 2>/dev/null || bad "dead lane run"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d['lanes'][1]; assert l['a_to_b']['lane_down'] >= 1 and l['b_to_a']['lane_down'] >= 1 and d['corrupted'] == 0, l" "$TMP/f.json" || bad "dead lane not reported"
+# an rx_up longer than the reference's keeps the spec's 2^20-word window:
+# lane 0 up since slot ~1.05M, lane 1 dead at 1.1M, told by 1.4M
+"$RIFL" sim link --lanes 2 --serial --up-log2 22 --bytes 0 --frames 1400000 \
+    --dead-lane 1@1100000 --reference=no --json >"$TMP/f22.json" 2>/dev/null || bad "long rx_up run"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d['lanes'][1]; assert l['a_to_b']['lane_down'] == 1 and l['b_to_a']['lane_down'] == 1, l" "$TMP/f22.json" || bad "dead lane not told after 2^20 words"
 # healthy lanes that lock thousands of words apart at start-up (random
 # offsets, the short rx_up): none reported down
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --frames 20000 --reference=no --json \

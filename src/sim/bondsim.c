@@ -139,7 +139,7 @@ static struct flight *flight_at(const struct bsim *s, unsigned e, unsigned i, ui
  * shortens that window too, but only once every lane of the end has been
  * up at the same time: before, the lanes may still be finding their bit
  * offsets, a search of thousands of words, and a lane slower to lock than
- * another is not down. */
+ * another is not down.  A longer rx_up leaves the window at 2^20. */
 static void lanes_down(struct bsim *s, unsigned e, uint64_t k)
 {
     uint64_t wpf = s->cfg->lane.frame_bits / 64;
@@ -440,7 +440,9 @@ static int make(struct bsim *s, char *msg, size_t msglen)
     s->rate[0] = 1.0 + c->ppm * 1e-6;
     s->rate[1] = 1.0;
     s->det_lane = s->L / 2 ? s->L / 2 - 1 : 0;
-    s->up_words = (uint64_t)1 << (c->up_log2 ? c->up_log2 : RIFL_ALIGNER_UP_LOG2);
+    /* (a longer rx_up than the reference's keeps the spec's window) */
+    unsigned up_log2 = c->up_log2 ? c->up_log2 : RIFL_ALIGNER_UP_LOG2;
+    s->up_words = (uint64_t)1 << (up_log2 < RIFL_ALIGNER_UP_LOG2 ? up_log2 : RIFL_ALIGNER_UP_LOG2);
     s->wire_bytes = c->lane.frame_bits / 8;
     s->content_bytes = rifl_lane_frame_bytes(c->lane.frame_bits);
     size_t a = _Alignof(max_align_t);
