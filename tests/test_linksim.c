@@ -818,6 +818,23 @@ static void t_bonded_links(void)
             refused(&c, "whole number");
         }
     }
+    {
+        /* a line's bit offset skews its lane as much as a longer line */
+        rifl_linksim_config c = base(1, 0, 1000);
+        c.lanes = 4;
+        c.serial = true;
+        c.up_log2 = 12;
+        c.lane.fid_bits = 8;
+        c.lane.allow_unsafe_fid = true;
+        c.lane.rx_buffer_frames = 90;
+        c.lane_bit_offset[1][3] = 35 * 256;
+        refused(&c, "skew and bit offsets");
+        c.lane_bit_offset[1][3] = (1u << 24) + 1;
+        refused(&c, "bit offset 16777217 of lane 3");
+        c.lane_bit_offset[1][3] = 100;
+        c.serial = false;
+        refused(&c, "need serial lanes");
+    }
     rifl_linksim_config c = base(1, 0, 1000);
     c.lane_skew_bits[1] = 256;
     refused(&c, "skew between lanes needs a bonded link");

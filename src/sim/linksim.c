@@ -98,7 +98,17 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                      c->bit_offset[i], i ? "B -> A" : "A -> B");
             return refuse(msg, n, buf);
         }
-        if (!c->serial && (c->slip_rate[i] > 0 || c->bit_offset[i])) {
+        unsigned L = c->lanes > 1 && c->lanes <= RIFL_BOND_MAX_LANES ? c->lanes : 0;
+        bool lane_offsets = false;
+        for (unsigned k = 0; k < L; k++) {
+            if (c->lane_bit_offset[i][k] > (1u << 24)) {
+                snprintf(buf, sizeof buf, "bit offset %u of lane %u (%s) is too large; use at "
+                         "most 16777216", c->lane_bit_offset[i][k], k, i ? "B -> A" : "A -> B");
+                return refuse(msg, n, buf);
+            }
+            lane_offsets |= c->lane_bit_offset[i][k] != 0;
+        }
+        if (!c->serial && (c->slip_rate[i] > 0 || c->bit_offset[i] || lane_offsets)) {
             snprintf(buf, sizeof buf, "bit offsets and slips need serial lanes; turn them "
                      "on (serial, --serial)");
             return refuse(msg, n, buf);
@@ -177,27 +187,35 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         unsigned rxbuf = c->lane.rx_buffer_frames ? c->lane.rx_buffer_frames
                                                 : 2u << c->lane.fid_bits;
         for (unsigned g = 0; g < c->lanes; g += S) {
-            unsigned lo = UINT32_MAX, hi = 0;
-            for (unsigned i = g; i < g + S; i++) {
-                unsigned k = c->lane_skew_bits[i];
-                if (k % F && !c->serial) {
-                    snprintf(buf2, sizeof buf2, "a skew of %u bits on lane %u is not a whole "
-                             "number of %u-bit frames: lanes that receive aligned frames are "
-                             "skewed by whole frames; use serial lanes (--serial) for bits", k,
-                             i, F);
-                    return refuse(msg, n, buf2);
+            /* what the lanes of a group differ by, in the direction where
+             * they differ most: the skew and, serial, each line's bit
+             * offset */
+            uint64_t spread = 0;
+            for (int e = 0; e < 2; e++) {
+                uint64_t lo = UINT64_MAX, hi = 0;
+                for (unsigned i = g; i < g + S; i++) {
+                    unsigned k = c->lane_skew_bits[i];
+                    if (k % F && !c->serial) {
+                        snprintf(buf2, sizeof buf2, "a skew of %u bits on lane %u is not a "
+                                 "whole number of %u-bit frames: lanes that receive aligned "
+                                 "frames are skewed by whole frames; use serial lanes "
+                                 "(--serial) for bits", k, i, F);
+                        return refuse(msg, n, buf2);
+                    }
+                    uint64_t d = (uint64_t)k + c->lane_bit_offset[e][i];
+                    lo = d < lo ? d : lo;
+                    hi = d > hi ? d : hi;
+                    most = k > most ? k : most;
                 }
-                lo = k < lo ? k : lo;
-                hi = k > hi ? k : hi;
-                most = k > most ? k : most;
+                spread = hi - lo > spread ? hi - lo : spread;
             }
-            double frames = (double)(hi - lo) / F;
+            double frames = (double)spread / F;
             if (frames >= rxbuf / 3.0) {
                 snprintf(buf2, sizeof buf2, "a skew of %.2f frames between the lanes of group "
-                         "%u is too large: skew must stay below a third of the receive buffer "
-                         "(%u frames / 3 = %.1f) for flow control to work (rifl-multilane "
-                         "4.4); use less skew or a larger receive buffer", frames, g / S, rxbuf,
-                         rxbuf / 3.0);
+                         "%u (skew and bit offsets) is too large: skew must stay below a third "
+                         "of the receive buffer (%u frames / 3 = %.1f) for flow control to work "
+                         "(rifl-multilane 4.4); use less skew or a larger receive buffer",
+                         frames, g / S, rxbuf, rxbuf / 3.0);
                 return refuse(msg, n, buf2);
             }
         }
