@@ -148,7 +148,10 @@ expect_err "bonding spatial means groups of 4 lanes, --group-lanes asks for 2" \
 expect_err "crossed lanes" sim link --lanes 4 --swap-lanes 1,2
 "$RIFL" sim link --lanes 4 --serial --lane-tags --up-log2 12 --swap-lanes 0,3 --frames 15000 \
     --reference=no --json >"$TMP/g.json" 2>/dev/null || bad "lane tags run"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['packets'] == [0, 0] and d['corrupted'] == 0 and d['lanes'][0]['a_to_b']['lane_swap'] >= 1 and d['lanes'][3]['b_to_a']['lane_swap'] >= 1, d['lanes']" "$TMP/g.json" || bad "lane tags did not stop a swapped link"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['packets'] == [0, 0] and d['corrupted'] == 0 and d['lanes'][0]['a_to_b']['lane_swap'] >= 1 and d['lanes'][3]['b_to_a']['lane_swap'] >= 1 and [l['a_to_b']['peer_lane'] for l in d['lanes']] == [3, 1, 2, 0] and d['lanes'][0]['b_to_a']['peer_lanes'] == 4, d['lanes']" "$TMP/g.json" || bad "lane tags did not stop a swapped link"
+"$RIFL" sim link --lanes 4 --serial --lane-tags --up-log2 12 --swap-lanes 0,3 --frames 15000 \
+    --reference=no 2>/dev/null | grep -q "lane swap: end B's local lane 3 receives peer lane 0" \
+    || bad "the summary does not name a swapped lane's peer"
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --bit-offset 10 --dead-lane 1@6000 \
     --frames 12000 --reference=no --json >"$TMP/f.json" 2>/dev/null || bad "dead lane run"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); l=d['lanes'][1]; assert l['a_to_b']['lane_down'] >= 1 and l['b_to_a']['lane_down'] >= 1 and d['corrupted'] == 0, l" "$TMP/f.json" || bad "dead lane not reported"

@@ -543,6 +543,17 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
             if (r->lanes[i].lane_down[e])
                 printf("lane %u down: reported %llu times at end %c\n", i,
                        (unsigned long long)r->lanes[i].lane_down[e], 'A' + e);
+    /* lane tags (rifl-multilane 5.1): what each receiver settled on */
+    for (unsigned i = 0; c->lane_tags && i < r->nlanes; i++)
+        for (int e = 0; e < 2; e++) {
+            const struct rifl_linksim_lane *ln = &r->lanes[i];
+            if (ln->peer_lanes[e] >= 0 && (unsigned)ln->peer_lanes[e] != r->nlanes)
+                printf("lane count mismatch: end %c's lane %u receives tags of a link of %d "
+                       "lanes, this one has %u\n", 'A' + e, i, ln->peer_lanes[e], r->nlanes);
+            else if (ln->peer_lane[e] >= 0 && (unsigned)ln->peer_lane[e] != i)
+                printf("lane swap: end %c's local lane %u receives peer lane %d\n", 'A' + e, i,
+                       ln->peer_lane[e]);
+        }
     printf("channel: A->B %llu bit errors in %llu frames hit, B->A %llu in %llu\n",
            (unsigned long long)r->ch[0].bit_errors, (unsigned long long)r->ch[0].frames_hit,
            (unsigned long long)r->ch[1].bit_errors, (unsigned long long)r->ch[1].frames_hit);
@@ -657,6 +668,9 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
                            (unsigned long long)ln->aligner[d].slides,
                            (unsigned long long)(ln->serial[d].slips_lost +
                                                 ln->serial[d].slips_repeated));
+                if (c->lane_tags) /* the tag the receiving end settled on */
+                    printf(", \"peer_lane\": %d, \"peer_lanes\": %d", ln->peer_lane[1 - d],
+                           ln->peer_lanes[1 - d]);
                 printf("}");
             }
             printf("}");

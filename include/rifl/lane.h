@@ -624,6 +624,12 @@ RIFL_API unsigned rifl_lane_replay_frames(const rifl_lane *lane);
  * beyond 2^K - 1.  For inspection, as a hardware model's buffer is read. */
 RIFL_API const uint8_t *rifl_lane_replay_record(const rifl_lane *lane, unsigned id);
 RIFL_API rifl_lane_flags rifl_lane_get_flags(const rifl_lane *lane);
+/* With lane tags (rifl-multilane 5.1): true once the same tag has come in 8
+ * control frames in a row, with the peer lane's number and the peer's lane
+ * count it gives; a tag other than this lane's own is what rx_lane_swap
+ * counts (a swap, or a peer with another lane count). */
+RIFL_API bool rifl_lane_peer_tag(const rifl_lane *lane, unsigned *peer_lane,
+                                 unsigned *peer_lanes);
 RIFL_API const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *lane);
 /* Every counter of rifl_lane_stats, named and explained (rifl/counter.h),
  * arrays one entry per element; *count gets their number. */

@@ -126,6 +126,17 @@ unsigned rifl_lane_next_id(const rifl_lane *l) { return l->fid; }
 unsigned rifl_lane_replay_frames(const rifl_lane *l) { return l ? l->nfid : 0; }
 const rifl_lane_stats *rifl_lane_get_stats(const rifl_lane *l) { return &l->st; }
 
+bool rifl_lane_peer_tag(const rifl_lane *l, unsigned *peer_lane, unsigned *peer_lanes)
+{
+    if (!l || !l->cfg.lane_tags || l->tag_run < 8)
+        return false;
+    if (peer_lane)
+        *peer_lane = l->tag_lane;
+    if (peer_lanes)
+        *peer_lanes = l->tag_count;
+    return true;
+}
+
 rifl_lane_flags rifl_lane_get_flags(const rifl_lane *l)
 {
     rifl_lane_flags f = {

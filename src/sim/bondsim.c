@@ -477,6 +477,10 @@ static void collect(struct bsim *s, uint64_t t)
         for (unsigned i = 0; i < s->L; i++) {
             struct rifl_linksim_lane *ln = &res->lanes[i];
             ln->lane[e] = *rifl_lane_get_stats(rifl_bond_lane(s->end[e], i));
+            unsigned pl, pn;
+            bool tag = rifl_lane_peer_tag(rifl_bond_lane(s->end[e], i), &pl, &pn);
+            ln->peer_lane[e] = tag ? (int)pl : -1;
+            ln->peer_lanes[e] = tag ? (int)pn : -1;
             ln->ch[e] = *rifl_phy_get_stats(s->by_pairs ? s->pair[i]->phy[e] : s->line[e][i]);
             sum_stats((uint64_t *)&res->lane[e], (const uint64_t *)&ln->lane[e], sizeof ln->lane[e]);
             sum_stats((uint64_t *)&res->ch[e], (const uint64_t *)&ln->ch[e], sizeof ln->ch[e]);

@@ -179,6 +179,9 @@ typedef struct rifl_linksim_result {
         rifl_aligner_stats aligner[2];
         rifl_phy_serial_stats serial[2];
         uint64_t lane_down[2];          /* [e]: reported down at end e's receiver */
+        /* [e]: with lane tags, the tag end e's receiver last settled on (the
+         * peer lane's number and lane count; -1: none) */
+        int peer_lane[2], peer_lanes[2];
     } lanes[RIFL_BOND_MAX_LANES];
     rifl_bond_stats bond[2];
     uint64_t comp_requests[2];   /* compensation slots each end asked its lanes for */
