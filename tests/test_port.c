@@ -477,6 +477,53 @@ static void t_config(void)
     CHECK_EQ_I(rifl_port_config_check(&rifl_port_default_config, msg, sizeof msg), RIFL_OK);
 }
 
+/* An RDMA bundle (prefix 0x02, packet count, bytes) read off the endpoint
+ * whole, prefix first, as rifl_rdma_input takes it. */
+static void t_l2_rdma_bundle(void)
+{
+    struct net n;
+    if (!make_net(&n, 4)) {
+        free_net(&n);
+        return;
+    }
+    enum { BYTES = 300 };
+    uint8_t bundle[RIFL_L2_MSG_PREFIX_BYTES + BYTES];
+    bundle[0] = RIFL_L2_PROTO_RDMA;
+    bundle[1] = 3; /* packets */
+    bundle[2] = BYTES >> 8;
+    bundle[3] = BYTES & 0xFF;
+    for (unsigned i = 0; i < BYTES; i++)
+        bundle[RIFL_L2_MSG_PREFIX_BYTES + i] = (uint8_t)(i * 7 + 1);
+    uint8_t route[1] = { (uint8_t)rifl_l2_rel_port(3, 0, 2) };
+    rifl_l2_hdr h;
+    REQUIRE(rifl_l2_hdr_make(&h, route, 1) == RIFL_OK);
+    /* the cells as a NIC cuts them: the prefix, then the bytes, the last
+     * cell padded with zeros */
+    uint8_t cell[RIFL_L2_CELL_BYTES];
+    size_t per = RIFL_L2_CELL_BYTES - RIFL_L2_HDR_BYTES;
+    for (size_t off = 0; off < sizeof bundle; off += per) {
+        memset(cell, 0, sizeof cell);
+        memcpy(cell, h.b, RIFL_L2_HDR_BYTES);
+        size_t k = sizeof bundle - off < per ? sizeof bundle - off : per;
+        memcpy(cell + RIFL_L2_HDR_BYTES, bundle + off, k);
+        REQUIRE(rifl_port_send(n.l[0].p[0], 0, cell, sizeof cell) == RIFL_OK);
+    }
+    uint8_t in[1000];
+    size_t len = 0;
+    unsigned proto = 0;
+    int rc = RIFL_ERR_AGAIN;
+    for (int t = 0; t < 20000 && rc == RIFL_ERR_AGAIN; t++) {
+        net_step(&n);
+        rc = rifl_port_read_msg(n.l[2].p[0], 0, 0, in, sizeof in, &len, &proto, NULL, NULL);
+    }
+    CHECK_EQ_I(rc, RIFL_OK);
+    CHECK_EQ_U(proto, RIFL_L2_PROTO_RDMA);
+    CHECK_EQ_U(len, sizeof bundle);
+    CHECK(len == sizeof bundle && memcmp(in, bundle, len) == 0);
+    free_net(&n);
+}
+
 TEST_MAIN({ "lane_fc", t_lane_fc }, { "credit_fc", t_credit_fc },
           { "credit_stall", t_credit_stall }, { "bad_packets", t_bad_packets },
-          { "l2_endpoint", t_l2_endpoint }, { "l2_drops", t_l2_drops }, { "config", t_config })
+          { "l2_endpoint", t_l2_endpoint }, { "l2_drops", t_l2_drops },
+          { "l2_rdma_bundle", t_l2_rdma_bundle }, { "config", t_config })

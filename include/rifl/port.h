@@ -157,7 +157,9 @@ RIFL_API int rifl_port_rx(rifl_port *port, uint64_t now, const uint8_t *wire,
 RIFL_API int rifl_port_send_msg(rifl_port *port, unsigned vl, const uint8_t *route,
                                 unsigned hops, const void *msg, size_t len);
 /* The next complete message on `vl`: its bytes, length, protocol and the
- * route back to its source.  Takes cells off the VL until one completes.
+ * route back to its source (a data message's bytes after its prefix; an
+ * RDMA bundle whole, its 4-byte prefix first, as rifl_rdma_input takes
+ * it).  Takes cells off the VL until one completes.
  * RIFL_ERR_AGAIN when none is complete, RIFL_ERR_TOO_BIG when it is larger
  * than `cap` (it waits), RIFL_ERR_STATE without an endpoint. */
 RIFL_API int rifl_port_read_msg(rifl_port *port, unsigned vl, uint64_t now, void *buf,

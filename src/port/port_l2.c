@@ -147,10 +147,19 @@ int rifl_port_read_msg(rifl_port *p, unsigned vl, uint64_t now, void *buf, size_
             return RIFL_ERR_AGAIN;
         s = ready_source(p, vl);
     }
-    if (s->ready_len > cap)
+    /* an RDMA bundle whole, its prefix first, as rifl_rdma_input takes it */
+    size_t pre = s->r.proto == RIFL_L2_PROTO_RDMA ? RIFL_L2_MSG_PREFIX_BYTES : 0;
+    if (s->ready_len + pre > cap)
         return RIFL_ERR_TOO_BIG;
-    memcpy(buf, s->r.buf, s->ready_len);
-    *len = s->ready_len;
+    uint8_t *out = buf;
+    if (pre) {
+        out[0] = RIFL_L2_PROTO_RDMA;
+        out[1] = (uint8_t)s->r.count;
+        out[2] = (uint8_t)(s->ready_len >> 8);
+        out[3] = (uint8_t)s->ready_len;
+    }
+    memcpy(out + pre, s->r.buf, s->ready_len);
+    *len = s->ready_len + pre;
     if (proto)
         *proto = s->r.proto;
     if (route)
