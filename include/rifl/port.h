@@ -13,7 +13,11 @@
  *     frees its space (and returns its credit);
  *   - the Layer 2 endpoint sends a message as cells (a 6-byte header with
  *     the route, 256 bytes of the message) and reassembles the cells that
- *     arrive, per source (docs/layer2.md).
+ *     arrive, per source (docs/layer2.md).  It does not take a switch's
+ *     per-VOQ flow-control frames (format code 3: counted in ext_other and
+ *     dropped), so it is an end for links without a switch in between, or
+ *     with credits; toward a switch use the NIC (rifl/nic.h), which obeys
+ *     them.
  *
  * Carrying credits on a lane (project rule, docs/credit-flow-control.md):
  * every packet starts with one VL byte (0..14) followed by its bytes, and
