@@ -59,6 +59,12 @@ grep -q "at least 17" "$tmp/e4.txt" && ok || bad "FCP period message: $(cat "$tm
 # a load so small that no packet comes: none offered, not a flood
 "$rifl" sim credit --load 1e-300 --duration 1000 --json > "$tmp/tiny.json" &&
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert all(v['offered'] == 0 for v in d['vl']), d['vl']" "$tmp/tiny.json" && ok || bad "tiny load offered packets"
+# a stall window that holds no slot is refused (its share would be 0/0),
+# and the lane modes' JSON with a stall parses
+"$rifl" sim credit --mode lane-credit --duration 1 --hol-vl 0 --json 2> "$tmp/e5.txt"; [ $? -eq 2 ] && ok || bad "empty stall window"
+grep -q "holds none of them" "$tmp/e5.txt" && ok || bad "stall window message: $(cat "$tmp/e5.txt")"
+"$rifl" sim credit --mode lane-credit --duration 2000 --hol-vl 0 --json > "$tmp/hol.json" &&
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert all('in_stall' in v for v in d['vl'])" "$tmp/hol.json" && ok || bad "lane-mode stall JSON"
 
 # --config file
 printf 'vls = 3\nduration = 200000\nseed = 9\n' > "$tmp/cfg"

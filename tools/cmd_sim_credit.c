@@ -725,6 +725,11 @@ static int check_lists(const struct cli_opt *t, const struct opts *o, enum exper
         return cli_fail(t, "hol-start,hol-end", "the stall window starts at %g and ends at %g "
                         "of the run; the start must come before the end", o->hol_start,
                         o->hol_end);
+    if (hol && o->duration && (uint64_t)(o->hol_end * (double)o->duration) ==
+                                  (uint64_t)(o->hol_start * (double)o->duration))
+        return cli_fail(t, "hol-start,hol-end", "the stall window, %g to %g of a run of %" PRIu64
+                        " symbol times (slots in lane modes), holds none of them; lengthen "
+                        "--duration or widen the window", o->hol_start, o->hol_end, o->duration);
     return 0;
 }
 
