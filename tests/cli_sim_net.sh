@@ -82,8 +82,13 @@ src=$3
   --links --json > "$tmp/own.json"
 python3 - "$tmp/own.json" <<'PY' || fail "per-link settings: $(cat "$tmp/own.json")"
 import json, sys
-d = json.load(open(sys.argv[1]))
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), "a key twice: %s" % keys
+    return dict(pairs)
+d = json.load(open(sys.argv[1]), object_pairs_hook=once)
 assert d["dropped"] == 0 and d["lost"] == 0 and d["corrupt"] == 0, d
+assert d["link_count"] * 2 == len(d["links"]), d["link_count"]
 links = {(l["from"], l["to"]): l for l in d["links"]}
 bad = links[("leaf0:0", "a")]
 assert bad["ber"] == 1e-6 and bad["replays"] > 0, bad

@@ -146,7 +146,7 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
         fprintf(f, ", \"msg_cdf\": ");
         json_str(f, o->msg_cdf);
     }
-    fprintf(f, ", \"hosts\": %u, \"switches\": %u, \"links\": %u, \"fc\": \"%s\", "
+    fprintf(f, ", \"hosts\": %u, \"switches\": %u, \"link_count\": %u, \"fc\": \"%s\", "
                "\"traffic\": \"%s\", \"pattern\": \"%s\", \"load\": %g, \"msg_min\": %u, "
                "\"msg_max\": %u, \"ber\": %g, \"link_gbps\": %g, \"frame_bits\": %u, "
                "\"lanes\": %u, \"group_lanes\": %u, \"seed\": %llu,\n",
