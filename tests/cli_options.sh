@@ -279,7 +279,7 @@ works "${L[@]}" --json --sweep "load=.5,1 fast=true,false"
 check "sweep JSON is valid and names the swept values" python3 -c '
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-assert [r["sweep"]["load"] for r in rows] == [".5", ".5", 1, 1], rows
+assert [r["sweep"]["load"] for r in rows] == [0.5, 0.5, 1, 1], rows
 assert rows[1]["sweep"]["fast"] == "false"' "$out"
 works sim link --csv --sweep "cable=1:3:+1;bytes=10KB,20KB"
 check "sim link ';' and byte suffixes in a sweep give 6 rows" [ "$(wc -l < "$out")" -eq 7 ]

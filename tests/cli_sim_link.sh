@@ -65,6 +65,13 @@ grep -q "seed: 1" "$TMP/h.txt" || bad "summary lacks seed"
 "$RIFL" sim link --sweep ber=1e-7:1e-6:x10^0.5 --bytes 1MB --csv >"$TMP/s.csv" 2>/dev/null || bad "sweep exit"
 [ "$(wc -l <"$TMP/s.csv")" = 4 ] || bad "sweep lines: $(wc -l <"$TMP/s.csv")"
 head -1 "$TMP/s.csv" | grep -q '^ber,' || bad "csv header"
+# swept values go out as applied: numbers, not what was typed
+"$RIFL" sim link --bytes 100k --sweep 'frames=1k,0x800' --json >"$TMP/sw.json" 2>/dev/null || bad "sweep of frames"
+python3 -c "import json,sys; v=[json.loads(l)['sweep']['frames'] for l in open(sys.argv[1])]; assert v == [1000, 2048], v" "$TMP/sw.json" || bad "swept values as typed"
+# a sweep on the command line overrides the config file's value
+printf 'ber = 1e-6\nbytes = 100k\n' >"$TMP/sw.conf"
+"$RIFL" sim link --config "$TMP/sw.conf" --sweep 'ber=0,1e-9' --csv >"$TMP/sw.csv" 2>"$TMP/sw.err" || bad "sweep over a config value: $(cat "$TMP/sw.err")"
+[ "$(cut -d, -f1 "$TMP/sw.csv" | tr '\n' ' ')" = "ber 0 1e-09 " ] || bad "sweep over a config value: $(cat "$TMP/sw.csv")"
 
 # config file plus command-line override
 printf 'ber = 1e-6\nbytes = 1MB\nsize = 64\n' >"$TMP/c.conf"

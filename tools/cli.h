@@ -138,6 +138,12 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
                     const char *const *fixed, const char *why);
 /* Set the options to point i (0-based; the last key varies fastest). */
 int cli_sweep_apply(const struct cli_sweep *sw, size_t i, const struct cli_opt *opts);
+/* Whether s is a number as JSON writes it. */
+bool cli_json_number(const char *s);
+/* `value` as option `o` takes it, written back plainly into buf: a number
+ * as a decimal (10KB as 10000, 0x10 as 16), anything else as given.  0, or
+ * 2 for a value the option refuses (with its message). */
+int cli_canonical(const struct cli_opt *o, const char *value, char *buf, size_t len);
 /* The current value of a numeric option (NAN for other kinds). */
 double cli_opt_number(const struct cli_opt *o);
 /* Value of key k at point i. */

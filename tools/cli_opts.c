@@ -476,6 +476,49 @@ int cli_check(const struct cli_opt *opts, const char *name, const char *value,
     return convert(o, value, where, &v);
 }
 
+bool cli_json_number(const char *s)
+{
+    if (*s == '-')
+        s++;
+    if (!(*s >= '0' && *s <= '9'))
+        return false;
+    if (*s == '0' && s[1] >= '0' && s[1] <= '9')
+        return false;
+    s += strspn(s, "0123456789");
+    if (*s == '.') {
+        s++;
+        size_t n = strspn(s, "0123456789");
+        if (!n)
+            return false;
+        s += n;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        size_t n = strspn(s, "0123456789");
+        if (!n)
+            return false;
+        s += n;
+    }
+    return *s == '\0';
+}
+int cli_canonical(const struct cli_opt *o
+, const char *value, char *buf, size_t len)
+{
+    union cli_value v;
+    if (!o || convert(o, value, "", &v))
+        return 2;
+    switch (o->type) {
+    case CLI_UINT:
+    case CLI_BYTES: snprintf(buf, len, "%llu", (unsigned long long)v.u); break;
+    case CLI_INT: snprintf(buf, len, "%lld", (long long)v.i); break;
+    case CLI_DOUBLE: snprintf(buf, len, "%.15g", v.d); break;
+    default: snprintf(buf, len, "%s", value); break;
+    }
+    return 0;
+}
+
 int cli_set(const struct cli_opt *opts, const char *name, const char *value,
             const char *where)
 {

@@ -215,7 +215,9 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
                         why ? why : "");
                 rc = 2;
             }
-        if (!rc && cli_is_set(opts, o->name)) {
+        /* (a config file's value gives way to the command line's sweep) */
+        if (!rc && cli_is_set(opts, o->name) &&
+            !strncmp(cli_where(opts, o->name), "option --", 9)) {
             fprintf(stderr, "error: %s: '%s' is swept and also set (%s); give it in one "
                     "place\n", origin, o->name, cli_where(opts, o->name));
             rc = 2;
@@ -250,6 +252,21 @@ int cli_sweep_parse(struct cli_sweep *sw, const char *spec, const struct cli_opt
             char where[512];
             snprintf(where, sizeof where, "%s (%s=%s)", origin, o->name, k->vals[j]);
             rc = cli_check(opts, o->name, k->vals[j], where);
+            /* a number that JSON would not take as written is kept as
+             * applied, so that labels, CSV and JSON carry numbers (1k as
+             * 1000, .5 as 0.5) */
+            char plain[128];
+            if (!rc && !cli_json_number(k->vals[j]) &&
+                cli_canonical(o, k->vals[j], plain, sizeof plain) == 0 &&
+                strcmp(plain, k->vals[j])) {
+                char *n = strdup(plain);
+                if (!n) {
+                    rc = sweep_err(tok, "out of memory%s", "");
+                    break;
+                }
+                free(k->vals[j]);
+                k->vals[j] = n;
+            }
         }
     }
     free(buf);

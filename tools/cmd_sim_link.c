@@ -712,34 +712,6 @@ static const char csv_header[] =
 static const char *const csv_has[] = { "ber", "ber-ab", "ber-ba", "seed", "frame-bits", "bytes",
                                        NULL };
 
-/* whether s is a number as JSON writes them */
-static bool json_number(const char *s)
-{
-    if (*s == '-')
-        s++;
-    if (!(*s >= '0' && *s <= '9'))
-        return false;
-    if (*s == '0' && s[1] >= '0' && s[1] <= '9')
-        return false;
-    s += strspn(s, "0123456789");
-    if (*s == '.') {
-        s++;
-        size_t n = strspn(s, "0123456789");
-        if (!n)
-            return false;
-        s += n;
-    }
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '+' || *s == '-')
-            s++;
-        size_t n = strspn(s, "0123456789");
-        if (!n)
-            return false;
-        s += n;
-    }
-    return *s == '\0';
-}
 
 static bool in_csv(const char *key)
 {
@@ -969,7 +941,7 @@ static void label_point(const struct cli_sweep *sw, struct point *pt, size_t i)
     size_t C = 0, J = (size_t)snprintf(pt->json, sizeof pt->json, ", \"sweep\": {");
     for (unsigned k = 0; k < sw->nkeys; k++) {
         const char *v = cli_sweep_value(sw, i, k);
-        bool numeric = json_number(v);
+        bool numeric = cli_json_number(v);
         if (!in_csv(sw->key[k].opt->name) && C < sizeof pt->csv)
             C += (size_t)snprintf(pt->csv + C, sizeof pt->csv - C, ",%s", v);
         if (J < sizeof pt->json)
