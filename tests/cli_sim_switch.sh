@@ -73,6 +73,12 @@ done
 [ "$(grep -o '"load": [0-9.]*' "$tmp/j3.json" | head -2 | tr -d '\n')" = '"load": 0.3"load": 0.3' ] ||
   fail "sweep order"
 "$rifl" sim switch "${sweep[@]}" --jobs 300 > /dev/null 2>&1 && fail "--jobs 300 accepted"
+# a swept seed is each run's, not the top level's
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'seed' not in d and [r['seed'] for r in d['runs']] == [1, 2] * 4, d.get('seed')" "$tmp/j1.json" || fail "swept seed in the JSON"
+# swept settings the CSV has no column for get one each
+"$rifl" sim switch --ports 2 --bytes-per-pair 2560 --csv --sweep 'cell-ns=10,20 latency=17,30' > "$tmp/sw.csv" || fail "CSV sweep"
+[ "$(head -1 "$tmp/sw.csv" | grep -o ',cell_ns,latency$')" = ",cell_ns,latency" ] || fail "swept columns: $(head -1 "$tmp/sw.csv")"
+[ "$(tail -n +2 "$tmp/sw.csv" | grep -o ',[0-9]*,[0-9]*$' | tr '\n' ' ')" = ",10,17 ,10,30 ,20,17 ,20,30 " ] || fail "swept values: $(cat "$tmp/sw.csv")"
 
 # summary prints the seed
 has "seed 42" "$rifl" sim switch "${small[@]}" --seed 42 || fail "summary lacks the seed"

@@ -27,6 +27,7 @@ struct row {
     char label[160];   /* values of the swept keys other than the x key */
     double x;
     char vals[CLI_SWEEP_MAX_KEYS][32];
+    char csv_extra[CLI_SWEEP_MAX_KEYS * 33]; /* swept values the CSV has no column for */
     rifl_ssim_config cfg;
     rifl_ssim_result r;
     double seconds;
@@ -151,12 +152,32 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
     fputc('}', f);
 }
 
-static void print_csv_header(FILE *f)
+/* Swept settings the CSV has a column for anyway. */
+static bool csv_has(const char *name)
+{
+    static const char *const has[] = { "scheduler", "iterations", "traffic", "load",
+                                       "packet-bytes", "seed", "host-queue", NULL };
+    for (const char *const *h = has; *h; h++)
+        if (!strcmp(*h, name))
+            return true;
+    return false;
+}
+
+/* The header, then a column for each other swept setting. */
+static void print_csv_header(FILE *f, const struct cli_sweep *sw)
 {
     fprintf(f, "scheduler,iterations,traffic,load,packet_bytes,seed,finished,slots,utilization,"
                "cell_utilization,p1,p50,p75,p90,p95,p99,p100,mean,dropped,overflow,misrouted,"
                "invalid,fabric_collisions,fc_on,fc_off,voq_mean,voq_max,host_backlog_mean,"
-               "lost,duplicated,misdelivered,host_queue,gen_p50,gen_p99,gen_p100,gen_mean\n");
+               "lost,duplicated,misdelivered,host_queue,gen_p50,gen_p99,gen_p100,gen_mean");
+    for (unsigned k = 0; sw && k < sw->nkeys; k++) {
+        if (csv_has(sw->key[k].opt->name))
+            continue;
+        fputc(',', f);
+        for (const char *c = sw->key[k].opt->name; *c; c++)
+            fputc(*c == '-' ? '_' : *c, f);
+    }
+    fputc('\n', f);
 }
 
 static void print_csv(FILE *f, const struct row *w)
@@ -177,9 +198,9 @@ static void print_csv(FILE *f, const struct row *w)
             (unsigned long long)r->lost, (unsigned long long)r->duplicated,
             (unsigned long long)r->misdelivered, c->host_fifo ? "fifo" : "per-dest");
     /* from generation: p50, p99 and the largest */
-    fprintf(f, ",%llu,%llu,%llu,%.3f\n", (unsigned long long)r->gen_pct[1],
+    fprintf(f, ",%llu,%llu,%llu,%.3f%s\n", (unsigned long long)r->gen_pct[1],
             (unsigned long long)r->gen_pct[5], (unsigned long long)r->gen_pct[RIFL_SSIM_NPCT - 1],
-            r->gen_mean);
+            r->gen_mean, w->csv_extra);
 }
 
 static void print_summary(FILE *f, const struct row *w, double cell_ns)
@@ -590,8 +611,13 @@ static int check_x_key(const struct cli_opt *table, const struct cli_sweep *sw, 
 static void label_row(struct row *w, const struct cli_sweep *sw, size_t n, int xk)
 {
     w->label[0] = '\0';
+    w->csv_extra[0] = '\0';
     for (unsigned k = 0; k < sw->nkeys; k++) {
         snprintf(w->vals[k], 32, "%s", cli_sweep_value(sw, n, k));
+        if (!csv_has(sw->key[k].opt->name)) {
+            size_t E = strlen(w->csv_extra);
+            snprintf(w->csv_extra + E, sizeof w->csv_extra - E, ",%s", w->vals[k]);
+        }
         if ((int)k == xk)
             continue;
         size_t L = strlen(w->label);
@@ -727,14 +753,18 @@ static int par_print(void *ctx, size_t i)
 
 /* run the checked points, `jobs` at once, and print them in order: 0, 1
  * when a run did not finish or failed a delivery check, 2 on an error */
-static int run_points(const struct opts *o, struct row *rows, size_t total, unsigned nsw,
-                      uint64_t seed, unsigned jobs)
+static int run_points(const struct opts *o, struct row *rows, size_t total,
+                      const struct cli_sweep *sw, uint64_t seed, unsigned jobs)
 {
     int status = 0;
+    unsigned nsw = sw->nkeys;
     if (o->csv)
-        print_csv_header(stdout);
-    if (o->json && nsw)
+        print_csv_header(stdout, sw);
+    /* (a swept seed is in each run only) */
+    if (o->json && nsw && !cli_sweep_has(sw, "seed"))
         printf("{\"seed\": %llu, \"runs\": [\n", (unsigned long long)seed);
+    else if (o->json && nsw)
+        printf("{\"runs\": [\n");
     if (jobs > 1) {
         double *cost = malloc(total * sizeof *cost);
         if (!cost)
@@ -840,7 +870,7 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         rows[0].cfg.watch_host = (unsigned)o->pcap_host;
     }
     if (!status)
-        status = run_points(o, rows, total, sw.nkeys, seed, jobs);
+        status = run_points(o, rows, total, &sw, seed, jobs);
     if (cap) {
         char msg[256];
         if (cli_swcap_close(cap, rows[0].r.slots, o->pcap, msg, sizeof msg) != RIFL_OK) {
