@@ -707,7 +707,8 @@ static int run(int argc, char **argv)
         struct cli_sweep sw = { 0 };
         static const char *const fixed[] = { "sweep", "jobs", "csv", "json", "links",
                                              "topology", "progress", "pcap", "pcap-host",
-                                             "pcap-slots", "plot", "plot-y", NULL };
+                                             "pcap-slots", "plot", "plot-y", "msg-cdf",
+                                             NULL };
         if (cli_sweep_parse(&sw, o.sweep, table, fixed,
                             " (it shapes the output or the network, not a run)"))
             return 2;

@@ -356,13 +356,16 @@ static int run_all(const struct cli_opt *opts, struct opts *o)
     int nsizes = 1;
     sizes[0] = (double)c.size;
     if (*o->sizes) {
+        if (cli_is_set(opts, "size"))
+            return cli_fail(opts, "size,sizes", "--sizes runs each size it lists, so --size "
+                            "would have no effect: give one of them");
         nsizes = 0;
         const char *p = o->sizes;
         while (*p) {
             char tok[64];
             size_t n = strcspn(p, ",");
             uint64_t v;
-            if (n == 0 || n >= sizeof tok || nsizes == 64)
+            if (n == 0 || n >= sizeof tok || nsizes == 64 || (p[n] == ',' && !p[n + 1]))
                 return cli_fail(opts, "sizes", "give up to 64 sizes separated by commas");
             memcpy(tok, p, n);
             tok[n] = '\0';
