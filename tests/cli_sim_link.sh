@@ -190,6 +190,12 @@ expect_err "not a list of skews" sim link --lanes 4 --skew-bits 0,x
     --reference=no --json >"$TMP/k.json" 2>/dev/null || bad "skewed run"
 grep -q '"lossless": true' "$TMP/k.json" || bad "skewed run not lossless"
 expect_err "need a bonded link" sim link --group-lanes 2
+# settings that would change nothing are refused
+expect_err "hold has no effect without serial lanes" sim link --frames 100 --hold 0
+expect_err "up-log2 has no effect without serial lanes" sim link --frames 100 --up-log2 12
+expect_err "bonding has no effect on one lane" sim link --frames 100 --bonding temporal
+expect_err "pcap-slots has no effect without --pcap" sim link --frames 100 --pcap-slots 5
+expect_err "jobs has no effect without --sweep" sim link --frames 100 --jobs 4
 
 # each aligner ends on its line's offset: slides (mod F) = bit offset
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [a['slides'] % 256 for a in d['aligner']] == [5, 250], d['aligner']" "$TMP/t.json" || bad "aligners did not end on the bit offsets"

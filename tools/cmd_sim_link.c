@@ -1219,6 +1219,18 @@ static int run(int argc, char **argv)
     if (o.sweep && cli_sweep_parse(&sw, o.sweep, opts, fixed,
                                    "; sweep a numeric setting such as ber, load, cable or bytes"))
         return 2;
+    /* settings that would change nothing (unless the sweep makes them
+     * count at some point) */
+    bool serial = o.serial || cli_sweep_has(&sw, "serial");
+    bool bonded = o.lanes > 1 || cli_sweep_has(&sw, "lanes");
+    if ((!serial && (cli_unused(opts, "hold", "without serial lanes (--serial)") ||
+                     cli_unused(opts, "up-log2", "without serial lanes (--serial)"))) ||
+        (!bonded && cli_unused(opts, "bonding", "on one lane (give --lanes 2 or more)")) ||
+        (!o.pcap && cli_unused(opts, "pcap-slots", "without --pcap")) ||
+        (!o.sweep && cli_unused(opts, "jobs", "without --sweep"))) {
+        cli_sweep_free(&sw);
+        return 2;
+    }
     size_t npoints = o.sweep ? sw.npoints : 1;
     struct point *pts = calloc(npoints, sizeof *pts);
     int status = 2;
