@@ -154,6 +154,10 @@ expect_err "not both" --msg-bytes 100 --msg-min 10
 expect_err "add --sweep" --jobs 2
 expect_err "not a run" --sweep "topology=single:4,single:8"
 expect_err "'msg-cdf' cannot be swept" --sweep "msg-cdf=a.cdf,b.cdf"
+# a value out of range names where it came from
+printf 'ber = 0.01\n' > "$tmp/ber.conf"
+expect_err "ber.conf:1: 'ber' = 0.01 is out of range" --config "$tmp/ber.conf"
+expect_err "option --load: 'load' = 2 is out of range" --load 2
 expect_err "drop one of them" --sweep "load=0.1,0.2" --pcap "$tmp/x.pcap"
 expect_err "add --pcap" --pcap-host h1
 # bonded links: four lanes a link, replays on each, nothing lost, each link
