@@ -566,6 +566,33 @@ static void t_page_faults(void)
     wire_free(&w);
 }
 
+/* A source page made resident by rifl_rdma_set_resident, not page_in: the
+ * block that stopped at it goes again. */
+static void t_set_resident_wakes(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 17);
+    fill_random(w.mem[0], 16384, 18);
+    CHECK_EQ_I(rifl_rdma_set_resident(w.e[0], w.mr[0].va + 8192, 1, false), RIFL_OK);
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va, 2, w.mr[1].va, 16384, 0, NULL, 1,
+                                    w.now),
+               RIFL_OK);
+    uint64_t page = 0;
+    bool raised = false;
+    for (int i = 0; i < 2000 && !raised; i++) {
+        wire_step(&w);
+        raised = rifl_rdma_poll_fault(w.e[0], &page);
+    }
+    REQUIRE(raised);
+    CHECK_EQ_U(page, w.mr[0].va + 8192);
+    CHECK_EQ_I(rifl_rdma_set_resident(w.e[0], page, RIFL_RDMA_PAGE, true), RIFL_OK);
+    rifl_rdma_wc wc;
+    REQUIRE(wire_wait(&w, 0, &wc, 1, 5000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    CHECK(memcmp(w.mem[1], w.mem[0], 16384) == 0);
+    wire_free(&w);
+}
+
 /* A link that swallows everything: 16 retries, then RETRY_EXCEEDED; a read
  * that never gets its data times out. */
 static bool drop_all(struct wire *w, struct pkt_msg *m)
@@ -1574,7 +1601,8 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "packets_follow_layout", t_packets_follow_layout },
           { "read_and_send", t_read_and_send }, { "protection", t_protection },
           { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once }, { "check_codes", t_check_codes },
-          { "page_faults", t_page_faults }, { "give_up", t_give_up },
+          { "page_faults", t_page_faults },
+          { "set_resident_wakes", t_set_resident_wakes }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

@@ -126,7 +126,9 @@ RIFL_API int rifl_rdma_dereg_mr(rifl_rdma *e, const rifl_rdma_mr *mr);
  * a packet that needs it is NACKed (destination) or its block stops
  * (source) and the page is raised for service: rifl_rdma_poll_fault hands
  * it out once, and rifl_rdma_page_in makes it resident again (blocks that
- * waited on it go again). */
+ * waited on it go again).  rifl_rdma_set_resident with `resident` does the
+ * same for a range of pages, the blocks going again at the next
+ * rifl_rdma_advance. */
 RIFL_API int rifl_rdma_set_resident(rifl_rdma *e, uint64_t va, size_t len, bool resident);
 RIFL_API bool rifl_rdma_poll_fault(rifl_rdma *e, uint64_t *page_va);
 RIFL_API int rifl_rdma_page_in(rifl_rdma *e, uint64_t page_va, uint64_t now);

@@ -368,6 +368,17 @@ int rifl_rdma_set_resident(rifl_rdma *e, uint64_t va, size_t len, bool resident)
         if (resident)
             r->raised[p] = 0;
     }
+    /* blocks stopped at a source page made resident go again at the next
+     * rifl_rdma_advance, as rifl_rdma_page_in has them */
+    for (unsigned t = 0; resident && t < TIDS; t++) {
+        struct block *b = &e->blocks[t];
+        if (b->state == B_PAGE && b->wait_page >= (va & ~(uint64_t)(RIFL_RDMA_PAGE - 1)) &&
+            b->wait_page < va + len) {
+            b->state = B_RETRY;
+            b->due = 0;
+            e->due_min = 0;
+        }
+    }
     return RIFL_OK;
 }
 
