@@ -566,6 +566,32 @@ static void t_page_faults(void)
     wire_free(&w);
 }
 
+/* Writes go to memory: a destination in the peripherals' window, or a
+ * notification to the engine's own mailboxes, is refused before anything
+ * is sent. */
+static void t_write_refused(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 19);
+    rifl_rdma *e = w.e[0];
+    uint64_t src = w.mr[0].va;
+    CHECK_EQ_I(rifl_rdma_post_write(e, PD, src, 2, RIFL_RDMA_PERIPHERAL(2), 300, 0, NULL, 1, 0),
+               RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_rdma_post_write(e, PD, src, 2, RIFL_RDMA_PERIPHERAL_BASE - 100, 200, 0, NULL,
+                                    1, 0),
+               RIFL_ERR_INVALID_ARG);
+    for (unsigned p = 0; p < 2; p++) {
+        rifl_rdma_notification n = { rifl_rdma_gva_word(2, RIFL_RDMA_PERIPHERAL(p)), 5, 0 };
+        CHECK_EQ_I(rifl_rdma_post_write(e, PD, src, 2, w.mr[1].va, 100, 0, &n, 1, 0),
+                   RIFL_ERR_INVALID_ARG);
+    }
+    /* a notification to a user mailbox is fine */
+    rifl_rdma_notification n = { rifl_rdma_gva_word(2, RIFL_RDMA_PERIPHERAL(2)), 5, 0 };
+    CHECK_EQ_I(rifl_rdma_post_write(e, PD, src, 2, w.mr[1].va, 100, 0, &n, 1, 0), RIFL_OK);
+    CHECK_EQ_U(rifl_rdma_get_stats(e)->tx_packets, 0);
+    wire_free(&w);
+}
+
 /* A source page made resident by rifl_rdma_set_resident, not page_in: the
  * block that stopped at it goes again. */
 static void t_set_resident_wakes(void)
@@ -1602,7 +1628,8 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "read_and_send", t_read_and_send }, { "protection", t_protection },
           { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once }, { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
-          { "set_resident_wakes", t_set_resident_wakes }, { "give_up", t_give_up },
+          { "set_resident_wakes", t_set_resident_wakes },
+          { "write_refused", t_write_refused }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

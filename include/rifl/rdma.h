@@ -157,7 +157,8 @@ typedef struct rifl_rdma_notification {
  * local range outside a region of the domain, RIFL_ERR_UNREACHABLE for a
  * node without routes, RIFL_ERR_AGAIN when the domain has its transfers
  * in flight or the completion queue could overflow, RIFL_ERR_INVALID_ARG
- * otherwise. */
+ * otherwise (a destination that reaches the peripherals' window, a
+ * notification to peripheral 0 or 1 or to another node among them). */
 RIFL_API int rifl_rdma_post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va,
                                   uint32_t dst_node, uint64_t dst_va, uint64_t len,
                                   unsigned path, const rifl_rdma_notification *notify,

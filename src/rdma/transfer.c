@@ -109,11 +109,15 @@ static int post_write(rifl_rdma *e, uint16_t pdid, uint64_t src_va, uint32_t dst
                       const rifl_rdma_notification *notify, uint64_t wr_id, uint64_t now,
                       unsigned *chain)
 {
-    if (!e || len == 0 || len > UINT32_MAX || path > 31 || dst_va > RIFL_RDMA_VA_MASK ||
-        len > RIFL_RDMA_VA_MASK + 1 - dst_va)
+    /* memory only: the peripherals' window is for sends and the engine */
+    if (!e || len == 0 || len > UINT32_MAX || path > 31 || dst_va >= RIFL_RDMA_PERIPHERAL_BASE ||
+        len > RIFL_RDMA_PERIPHERAL_BASE - dst_va)
         return RIFL_ERR_INVALID_ARG;
     if (notify && rifl_rdma_gva_node(notify->target) != dst_node)
         return RIFL_ERR_INVALID_ARG; /* the record is written on the receiving node */
+    uint64_t nva = notify ? rifl_rdma_gva_va(notify->target) : 0;
+    if (notify && nva >= RIFL_RDMA_PERIPHERAL_BASE && nva < RIFL_RDMA_PERIPHERAL(2))
+        return RIFL_ERR_INVALID_ARG; /* the engine's own mailboxes: its requests and reads */
     struct pd *pd;
     int rc = post_common(e, pdid, dst_node, &pd);
     if (rc)
