@@ -577,6 +577,10 @@ void rdma_response(rifl_rdma *e, const rifl_rdma_packet *p, uint64_t now)
         e->st.stale_responses++;
         return;
     }
+    /* (PAGE_FAULT waits double per consecutive fault: another NACK ends
+     * the run) */
+    if (f->status != RIFL_RDMA_NACK_PAGE_FAULT)
+        b->page_faults = 0;
     switch (f->status) {
     case RIFL_RDMA_NACK_PROTECTION:
         xf_finish(e, b->xf, RIFL_ERR_REMOTE_PROTECTION, now);
