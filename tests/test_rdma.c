@@ -566,6 +566,56 @@ static void t_page_faults(void)
     wire_free(&w);
 }
 
+/* Block k of a transfer goes on path (p0 + k) mod n, n the node's routes,
+ * and on that route. */
+static uint64_t path_base;
+static int path_of[64];
+static unsigned path_bad;
+static bool record_paths(struct wire *w, struct pkt_msg *m)
+{
+    (void)w;
+    if (m->from.node != 1)
+        return true;
+    rifl_rdma_bundle_reader rd;
+    rifl_rdma_bundle_reader_init(&rd, m->b + 4, m->len - 4, m->b[1]);
+    rifl_rdma_packet p;
+    rifl_rdma_check ck;
+    while (rifl_rdma_bundle_next(&rd, &p, &ck) == RIFL_RDMA_WALK_PACKET) {
+        if (p.hdr.type != RIFL_RDMA_WRITE || !p.ftr.first || p.ftr.attempt)
+            continue;
+        uint64_t k = (p.hdr.dst_va - path_base) / 16384;
+        path_bad += k >= 64 || p.hdr.path != m->from.route;
+        if (k < 64)
+            path_of[k] = (int)p.hdr.path;
+    }
+    return true;
+}
+
+static void t_paths_mod_routes(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 21);
+    REQUIRE(rifl_rdma_add_node(w.e[0], 2, 3) == RIFL_OK);
+    w.tamper = record_paths;
+    path_base = (w.mr[1].va + 16383) & ~(uint64_t)16383;
+    path_bad = 0;
+    for (int k = 0; k < 64; k++)
+        path_of[k] = -1;
+    enum { BLOCKS = 40 };
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va, 2, path_base, BLOCKS * 16384, 2,
+                                    NULL, 1, w.now),
+               RIFL_OK);
+    rifl_rdma_wc wc;
+    REQUIRE(wire_wait(&w, 0, &wc, 1, 5000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    CHECK_EQ_U(path_bad, 0);
+    unsigned wrong = 0;
+    for (int k = 0; k < BLOCKS; k++)
+        wrong += path_of[k] != (2 + k) % 3;
+    CHECK_EQ_U(wrong, 0);
+    wire_free(&w);
+}
+
 /* Writes go to memory: a destination in the peripherals' window, or a
  * notification to the engine's own mailboxes, is refused before anything
  * is sent. */
@@ -1629,7 +1679,7 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once }, { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },
-          { "write_refused", t_write_refused }, { "give_up", t_give_up },
+          { "write_refused", t_write_refused }, { "paths_mod_routes", t_paths_mod_routes }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

@@ -367,7 +367,9 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
     b->node_ix = nix;
     b->dst_node = t->dst_node;
     b->gen = e->tid_gen[tid] = (e->tid_gen[tid] + 1) & 1023u;
-    b->path = t->next_path++ & 31u;
+    /* block k on path (p0 + k) mod n, n the node's routes (rdma.md 6.3) */
+    b->path = t->next_path % e->nodes[nix].routes;
+    t->next_path = b->path + 1;
     b->k = t->blocks_out + t->blocks_acked;
     if (t->kind == XF_WRITE || t->kind == XF_SERVE) {
         uint64_t dst = t->dst_va + t->issued;
@@ -494,7 +496,7 @@ static void reinit(rifl_rdma *e, unsigned tid, uint64_t now)
         return;
     }
     b->attempt++;
-    b->path = (b->path + 1) & 31u;
+    b->path = (b->path + 1) % e->nodes[b->node_ix].routes;
     b->off = 0;
     b->pkt_n = 0;
     b->notify_sent = false;
