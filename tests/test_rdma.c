@@ -566,6 +566,57 @@ static void t_page_faults(void)
     wire_free(&w);
 }
 
+/* Data staged on many routes leaves room in the packet pool for the
+ * responses: an ACK goes out, none is dropped. */
+static void t_pool_keeps_responses(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.node = 1;
+    rifl_rdma *e = NULL;
+    char msg[200];
+    REQUIRE(rifl_rdma_open(&c, &e, msg, sizeof msg) == RIFL_OK);
+    enum { PEERS = 24, ROUTES = 32, BLOCKS = 32 };
+    size_t mem_len = (size_t)BLOCKS * 16384 + 16384;
+    uint8_t *mem = calloc(mem_len, 1);
+    REQUIRE(mem);
+    rifl_rdma_mr mr;
+    REQUIRE(rifl_rdma_alloc_pd(e, PD) == RIFL_OK);
+    REQUIRE(rifl_rdma_reg_mr(e, PD, mem, mem_len, RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE,
+                             &mr) == RIFL_OK);
+    for (unsigned n = 2; n < 2 + PEERS; n++) {
+        REQUIRE(rifl_rdma_add_node(e, n, ROUTES) == RIFL_OK);
+        /* a block on each of the node's routes */
+        CHECK_EQ_I(rifl_rdma_post_write(e, PD, mr.va, n, 0x100000, BLOCKS * 16384, 0, NULL, n, 0),
+                   RIFL_OK);
+    }
+    /* one output call stages data on every route */
+    static uint8_t out[RIFL_RDMA_BUNDLE_CAP];
+    rifl_rdma_route to;
+    REQUIRE(rifl_rdma_output(e, 1, true, out, sizeof out, &to) > 0);
+    /* 16 one-packet blocks from node 2: their ACKs must all be staged */
+    enum { ACKS = 16 };
+    for (unsigned k = 0; k < ACKS; k++) {
+        uint8_t payload[256] = { 0 }, pkt[RIFL_RDMA_MAX_PACKET], in[RIFL_RDMA_BUNDLE_CAP];
+        uint64_t dst = ((mr.va + 16383) & ~(uint64_t)16383) + 256u * k;
+        rifl_rdma_hdr h = { .type = RIFL_RDMA_WRITE, .pdid = PD, .dst_node = 1, .dst_va = dst,
+                            .length = 256, .path = 3 };
+        rifl_rdma_ftr f = { .src_node = 2, .tid = 9 + k, .gen = 1, .first = true, .last = true,
+                            .pkt_index = (unsigned)(dst >> 8) & 63u };
+        size_t len, mlen;
+        REQUIRE(rifl_rdma_packet_build(&h, &f, payload, pkt, sizeof pkt, &len) == RIFL_OK);
+        rifl_rdma_bundle b;
+        REQUIRE(rifl_rdma_bundle_init(&b, in, sizeof in) == RIFL_OK);
+        REQUIRE(rifl_rdma_bundle_add(&b, pkt, len) == RIFL_OK);
+        REQUIRE(rifl_rdma_bundle_finish(&b, &mlen) == RIFL_OK);
+        CHECK_EQ_I(rifl_rdma_input(e, 2, in, mlen, (rifl_rdma_route){ 2, 3 }), RIFL_OK);
+    }
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(e);
+    CHECK_EQ_U(st->acks_tx, ACKS);
+    CHECK_EQ_U(st->responses_dropped, 0);
+    free(mem);
+    rifl_rdma_close(e);
+}
+
 /* Block k of a transfer goes on path (p0 + k) mod n, n the node's routes,
  * and on that route. */
 static uint64_t path_base;
@@ -1679,7 +1730,8 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once }, { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },
-          { "write_refused", t_write_refused }, { "paths_mod_routes", t_paths_mod_routes }, { "give_up", t_give_up },
+          { "write_refused", t_write_refused }, { "paths_mod_routes", t_paths_mod_routes },
+          { "pool_keeps_responses", t_pool_keeps_responses }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

@@ -12,6 +12,8 @@
 
 #define TIDS RIFL_RDMA_TIDS
 #define POOL_PACKETS 4096u       /* built packets waiting in the adapter */
+#define POOL_PRIO_RESERVE 512u   /* of them, kept for responses and notifications:
+                                    data is not staged into the last ones */
 #define PRIO_SLOTS 32u           /* responses and notifications per route */
 #define CTX_WAYS 16u
 #define CTX_SETS 16u

@@ -48,7 +48,9 @@ static bool stage(rifl_rdma *e, unsigned slot, unsigned route, bool prio, const 
                   const rifl_rdma_ftr *f, const uint8_t *payload)
 {
     struct route_q *q = &e->nodes[slot].q[route];
-    if (!e->pool_nfree || (prio ? q->pn == PRIO_SLOTS : q->dn == e->cfg.stage_packets))
+    /* (data leaves the pool's last packets to responses, which go first) */
+    if (!e->pool_nfree || (!prio && e->pool_nfree <= POOL_PRIO_RESERVE) ||
+        (prio ? q->pn == PRIO_SLOTS : q->dn == e->cfg.stage_packets))
         return false;
     int i = pool_build(e, h, f, payload);
     if (i < 0)
