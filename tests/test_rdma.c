@@ -566,6 +566,46 @@ static void t_page_faults(void)
     wire_free(&w);
 }
 
+/* Two nodes that each post all the reads they can from the other: some
+ * transfer slots stay for serving, so every read completes. */
+static void t_reads_both_ways(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.max_transfers = 32;
+    struct wire w;
+    wire_init(&w, &c, 23);
+    fill_random(w.mem[0], 65536, 24);
+    fill_random(w.mem[1] + 65536, 65536, 25);
+    unsigned posted[2] = { 0, 0 };
+    for (unsigned a = 0; a < 2; a++) {
+        unsigned b = 1 - a;
+        for (unsigned i = 0; i < 64; i++) {
+            /* node a reads 2 KB piece i of node b's half into its other half */
+            uint64_t from = w.mr[b].va + (a ? 0 : 65536) + 2048u * (i % 32);
+            uint64_t into = w.mr[a].va + (a ? 0 : 65536) + 2048u * (i % 32);
+            int rc = rifl_rdma_post_read(w.e[a], PD, into, b + 1, from, 2048, 0, i, w.now);
+            if (rc == RIFL_ERR_AGAIN)
+                break;
+            CHECK_EQ_I(rc, RIFL_OK);
+            posted[a]++;
+        }
+    }
+    /* all but the slots kept for serving */
+    CHECK_EQ_U(posted[0], 30);
+    CHECK_EQ_U(posted[1], 30);
+    rifl_rdma_wc wc[64];
+    for (unsigned a = 0; a < 2; a++) {
+        unsigned got = wire_wait(&w, a, wc, posted[a], 50000000);
+        CHECK_EQ_U(got, posted[a]);
+        for (unsigned i = 0; i < got; i++)
+            CHECK_EQ_I(wc[i].status, RIFL_OK);
+    }
+    CHECK(memcmp(w.mem[1], w.mem[0], 2048u * posted[1]) == 0);
+    CHECK(memcmp(w.mem[0] + 65536, w.mem[1] + 65536, 2048u * posted[0]) == 0);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[0])->timeouts + rifl_rdma_get_stats(w.e[1])->timeouts, 0);
+    wire_free(&w);
+}
+
 /* Data staged on many routes leaves room in the packet pool for the
  * responses: an ACK goes out, none is dropped. */
 static void t_pool_keeps_responses(void)
@@ -1731,7 +1771,8 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },
           { "write_refused", t_write_refused }, { "paths_mod_routes", t_paths_mod_routes },
-          { "pool_keeps_responses", t_pool_keeps_responses }, { "give_up", t_give_up },
+          { "pool_keeps_responses", t_pool_keeps_responses },
+          { "reads_both_ways", t_reads_both_ways }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

@@ -99,7 +99,12 @@ static int post_common(rifl_rdma *e, uint16_t pdid, uint32_t node, struct pd **p
         return RIFL_ERR_INVALID_ARG;
     if (rdma_node_slot(e, node) < 0)
         return RIFL_ERR_UNREACHABLE;
-    if (e->pending + e->cn >= e->cfg.cq_depth || e->xf_free_head == XF_NONE)
+    /* the last sixteenth of the transfer slots (at least one) is for
+     * serving the peers' reads: two nodes whose own reads took every slot
+     * would each wait for the other to serve them */
+    unsigned reserve = e->n_xf >= 16 ? e->n_xf / 16 : e->n_xf > 1 ? 1 : 0;
+    if (e->pending + e->cn >= e->cfg.cq_depth || e->xf_free_head == XF_NONE ||
+        e->pending + reserve >= e->n_xf)
         return RIFL_ERR_AGAIN;
     return RIFL_OK;
 }

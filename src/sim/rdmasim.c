@@ -66,6 +66,10 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
             c->op == RIFL_RDMASIM_SEND ? "256 for sends (one mailbox message)" : "1 GiB");
     if (c->flows < 1 || c->flows > 1024)
         BAD("flows is %u; give 1 to 1024", c->flows);
+    if (c->op == RIFL_RDMASIM_READ && c->flows * c->senders * (c->victim ? 2u : 1u) > 1024)
+        BAD("reads: host 0 posts flows x senders%s = %u reads at once in its one domain, which "
+            "holds at most 1024; lower flows or senders", c->victim ? " x 2 (the victim's)" : "",
+            c->flows * c->senders * (c->victim ? 2u : 1u));
     if ((double)c->flows * (double)c->size * c->senders > 4e9)
         BAD("flows x size x senders is %.3g bytes of buffers; keep it under 4 GB",
             (double)c->flows * (double)c->size * c->senders);
@@ -759,7 +763,9 @@ static int setup(struct sim *s, char *msg, size_t msglen)
         if (ns > (double)ec.read_timeout_ns)
             ec.read_timeout_ns = ns < 1e12 ? (uint64_t)ns : 1000000000000ull;
     }
-    ec.max_transfers = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
+    /* (and the sixteenth the engine keeps for serving reads beyond that) */
+    unsigned need = most * (c->op == RIFL_RDMASIM_READ ? c->senders : 1) + 64;
+    ec.max_transfers = need + need / 15 + 16;
     if (ec.max_transfers < 1024)
         ec.max_transfers = 1024;
     ec.req_fifo = c->flows > 64 ? c->flows : 64;
