@@ -57,7 +57,9 @@ typedef struct rifl_rdma_config {
     unsigned max_pds;            /* protection domains at once */
     unsigned max_mailboxes;      /* user mailboxes at once */
     unsigned cq_depth;           /* completions waiting to be polled */
-    unsigned max_transfers;      /* transfers in flight at once, reads served included */
+    unsigned max_transfers;      /* transfers in flight at once, reads served included;
+                                    posts leave the last sixteenth (at least one) to
+                                    serving reads */
     unsigned blocks_per_node;    /* blocks in flight to one node (16) */
     unsigned transfers_per_pd;   /* write (and, apart, read) transfers per PD (32) */
     unsigned req_fifo;           /* engine mailbox: READ_REQs waiting (64) */
