@@ -608,7 +608,8 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, skipped_packets, "reserved header-only packets skipped"),
     RIFL_COUNTER(S, notifications_written, "notification records written"),
     RIFL_COUNTER(S, scheduler_reenqueues, "scheduler visits that found no room and moved on"),
-    RIFL_COUNTER(S, responses_dropped, "responses dropped: their route's queue was full"),
+    RIFL_COUNTER(S, responses_dropped, "responses dropped: their route's queue, or the "
+                                       "packet pool's reserve, was full"),
     RIFL_COUNTER(S, stale_responses, "responses matching no block in flight"),
     RIFL_COUNTER(S, read_requests_served, "reads served as writes back to their initiator"),
     RIFL_COUNTER(S, completions, "completions queued"),
