@@ -419,12 +419,28 @@ static void t_payload_crc(void)
     wire_free(&w);
 }
 
+/* A bundle of one crafted packet, into msg (RIFL_RDMA_BUNDLE_CAP bytes):
+ * its length, 0 when it could not be built. */
+static size_t one_packet_bundle(const rifl_rdma_hdr *h, const rifl_rdma_ftr *f,
+                                const uint8_t *payload, uint8_t *msg)
+{
+    uint8_t pkt[RIFL_RDMA_MAX_PACKET];
+    size_t len = 0, mlen = 0;
+    rifl_rdma_bundle b;
+    bool ok = rifl_rdma_packet_build(h, f, payload, pkt, sizeof pkt, &len) == RIFL_OK &&
+              rifl_rdma_bundle_init(&b, msg, RIFL_RDMA_BUNDLE_CAP) == RIFL_OK &&
+              rifl_rdma_bundle_add(&b, pkt, len) == RIFL_OK &&
+              rifl_rdma_bundle_finish(&b, &mlen) == RIFL_OK;
+    CHECK(ok);
+    return ok ? mlen : 0;
+}
+
 /* One crafted WRITE packet of a block from node 1 to node 2 (engine 1),
  * packet `idx` of the block at dst, fed to the engine alone in a bundle. */
 static void feed_write(struct wire *w, unsigned tid, unsigned attempt, uint32_t dst_node,
                        uint64_t dst, unsigned idx, unsigned count)
 {
-    uint8_t payload[256], pkt[RIFL_RDMA_MAX_PACKET], msg[RIFL_RDMA_BUNDLE_CAP];
+    uint8_t payload[256], msg[RIFL_RDMA_BUNDLE_CAP];
     fill_random(payload, sizeof payload, tid * 64 + idx);
     uint64_t va = dst + 256u * idx;
     rifl_rdma_hdr h = { .type = RIFL_RDMA_WRITE, .pdid = PD, .dst_node = dst_node, .dst_va = va,
@@ -432,12 +448,7 @@ static void feed_write(struct wire *w, unsigned tid, unsigned attempt, uint32_t 
     rifl_rdma_ftr f = { .src_node = 1, .tid = tid, .gen = 1, .attempt = attempt,
                         .first = idx == 0, .last = idx + 1 == count,
                         .pkt_index = (unsigned)(va >> 8) & 63u };
-    size_t len, mlen;
-    REQUIRE(rifl_rdma_packet_build(&h, &f, payload, pkt, sizeof pkt, &len) == RIFL_OK);
-    rifl_rdma_bundle b;
-    REQUIRE(rifl_rdma_bundle_init(&b, msg, sizeof msg) == RIFL_OK);
-    REQUIRE(rifl_rdma_bundle_add(&b, pkt, len) == RIFL_OK);
-    REQUIRE(rifl_rdma_bundle_finish(&b, &mlen) == RIFL_OK);
+    size_t mlen = one_packet_bundle(&h, &f, payload, msg);
     w->now += 10;
     CHECK_EQ_I(rifl_rdma_input(w->e[1], w->now, msg, mlen, (rifl_rdma_route){ 1, 0 }), RIFL_OK);
 }
@@ -636,18 +647,13 @@ static void t_pool_keeps_responses(void)
     /* 16 one-packet blocks from node 2: their ACKs must all be staged */
     enum { ACKS = 16 };
     for (unsigned k = 0; k < ACKS; k++) {
-        uint8_t payload[256] = { 0 }, pkt[RIFL_RDMA_MAX_PACKET], in[RIFL_RDMA_BUNDLE_CAP];
+        uint8_t payload[256] = { 0 }, in[RIFL_RDMA_BUNDLE_CAP];
         uint64_t dst = ((mr.va + 16383) & ~(uint64_t)16383) + 256u * k;
         rifl_rdma_hdr h = { .type = RIFL_RDMA_WRITE, .pdid = PD, .dst_node = 1, .dst_va = dst,
                             .length = 256, .path = 3 };
         rifl_rdma_ftr f = { .src_node = 2, .tid = 9 + k, .gen = 1, .first = true, .last = true,
                             .pkt_index = (unsigned)(dst >> 8) & 63u };
-        size_t len, mlen;
-        REQUIRE(rifl_rdma_packet_build(&h, &f, payload, pkt, sizeof pkt, &len) == RIFL_OK);
-        rifl_rdma_bundle b;
-        REQUIRE(rifl_rdma_bundle_init(&b, in, sizeof in) == RIFL_OK);
-        REQUIRE(rifl_rdma_bundle_add(&b, pkt, len) == RIFL_OK);
-        REQUIRE(rifl_rdma_bundle_finish(&b, &mlen) == RIFL_OK);
+        size_t mlen = one_packet_bundle(&h, &f, payload, in);
         CHECK_EQ_I(rifl_rdma_input(e, 2, in, mlen, (rifl_rdma_route){ 2, 3 }), RIFL_OK);
     }
     const rifl_rdma_stats *st = rifl_rdma_get_stats(e);
@@ -655,56 +661,6 @@ static void t_pool_keeps_responses(void)
     CHECK_EQ_U(st->responses_dropped, 0);
     free(mem);
     rifl_rdma_close(e);
-}
-
-/* Block k of a transfer goes on path (p0 + k) mod n, n the node's routes,
- * and on that route. */
-static uint64_t path_base;
-static int path_of[64];
-static unsigned path_bad;
-static bool record_paths(struct wire *w, struct pkt_msg *m)
-{
-    (void)w;
-    if (m->from.node != 1)
-        return true;
-    rifl_rdma_bundle_reader rd;
-    rifl_rdma_bundle_reader_init(&rd, m->b + 4, m->len - 4, m->b[1]);
-    rifl_rdma_packet p;
-    rifl_rdma_check ck;
-    while (rifl_rdma_bundle_next(&rd, &p, &ck) == RIFL_RDMA_WALK_PACKET) {
-        if (p.hdr.type != RIFL_RDMA_WRITE || !p.ftr.first || p.ftr.attempt)
-            continue;
-        uint64_t k = (p.hdr.dst_va - path_base) / 16384;
-        path_bad += k >= 64 || p.hdr.path != m->from.route;
-        if (k < 64)
-            path_of[k] = (int)p.hdr.path;
-    }
-    return true;
-}
-
-static void t_paths_mod_routes(void)
-{
-    struct wire w;
-    wire_init(&w, NULL, 21);
-    REQUIRE(rifl_rdma_add_node(w.e[0], 2, 3) == RIFL_OK);
-    w.tamper = record_paths;
-    path_base = (w.mr[1].va + 16383) & ~(uint64_t)16383;
-    path_bad = 0;
-    for (int k = 0; k < 64; k++)
-        path_of[k] = -1;
-    enum { BLOCKS = 40 };
-    CHECK_EQ_I(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va, 2, path_base, BLOCKS * 16384, 2,
-                                    NULL, 1, w.now),
-               RIFL_OK);
-    rifl_rdma_wc wc;
-    REQUIRE(wire_wait(&w, 0, &wc, 1, 5000000) == 1);
-    CHECK_EQ_I(wc.status, RIFL_OK);
-    CHECK_EQ_U(path_bad, 0);
-    unsigned wrong = 0;
-    for (int k = 0; k < BLOCKS; k++)
-        wrong += path_of[k] != (2 + k) % 3;
-    CHECK_EQ_U(wrong, 0);
-    wire_free(&w);
 }
 
 /* Writes go to memory: a destination in the peripherals' window, or a
@@ -1017,6 +973,7 @@ struct sent_pkt {
     unsigned type, tid, gen, attempt, len;
     uint64_t dst;
     bool first, last;
+    unsigned path, route; /* the header's path, the route its bundle took */
 };
 static struct sent_pkt sent[8192];
 static unsigned sent_n;
@@ -1041,7 +998,7 @@ static bool record_sent(struct wire *w, struct pkt_msg *m)
         if (sent_n < sizeof sent / sizeof sent[0])
             sent[sent_n++] = (struct sent_pkt){ p.hdr.type, p.ftr.tid, p.ftr.gen, p.ftr.attempt,
                                                 p.hdr.length, p.hdr.dst_va, p.ftr.first,
-                                                p.ftr.last };
+                                                p.ftr.last, p.hdr.path, m->from.route };
         if (hit_mode == HIT_NONE || hit_done || p.hdr.type != RIFL_RDMA_WRITE)
             continue;
         if (!hit_seen && p.ftr.first) { /* the chain's first block */
@@ -1076,6 +1033,36 @@ static void record_start(struct wire *w)
     sent_n = 0;
     hit_mode = HIT_NONE;
     hit_seen = hit_done = false;
+}
+
+/* Block k of a transfer goes on path (p0 + k) mod n, n the node's routes,
+ * and on that route. */
+static void t_paths_mod_routes(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 21);
+    REQUIRE(rifl_rdma_add_node(w.e[0], 2, 3) == RIFL_OK);
+    record_start(&w);
+    uint64_t base = (w.mr[1].va + 16383) & ~(uint64_t)16383;
+    enum { BLOCKS = 40 };
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va, 2, base, BLOCKS * 16384, 2, NULL, 1,
+                                    w.now),
+               RIFL_OK);
+    rifl_rdma_wc wc;
+    REQUIRE(wire_wait(&w, 0, &wc, 1, 5000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    unsigned firsts = 0, wrong = 0;
+    for (unsigned i = 0; i < sent_n; i++) {
+        const struct sent_pkt *q = &sent[i];
+        if (!q->first || q->attempt)
+            continue;
+        uint64_t k = (q->dst - base) / 16384;
+        firsts++;
+        wrong += q->path != (2 + k) % 3 || q->route != q->path;
+    }
+    CHECK_EQ_U(firsts, BLOCKS);
+    CHECK_EQ_U(wrong, 0);
+    wire_free(&w);
 }
 
 /* Node 1 reaches the others over one route, so that its bundles leave in
