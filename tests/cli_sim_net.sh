@@ -146,6 +146,15 @@ ok "$(val credit_cells "$tmp/c.json") > 0" || fail "credit: credit_cells"
 ok "$(val fc_frames "$tmp/c.json") > 0" || fail "credit: no FCPs"
 has "credits: 2 virtual lanes" "$rifl" sim net --fc credit --vls 2 --time-us 5 ||
   fail "credit: summary line"
+# wide frames: flow-control and credit frames are read whatever F (at
+# F = 512 and up they were left unread, and nothing was delivered)
+for fc in credit voq; do
+  "$rifl" sim net --fc $fc --frame-bits 1024 --pattern incast --incast 6 --load 1 --time-us 5 \
+    --warmup-us 2 --json > "$tmp/wide.json" || fail "F=1024 --fc $fc run"
+  [ "$(val dropped "$tmp/wide.json")" = 0 ] && [ "$(val lost "$tmp/wide.json")" = 0 ] &&
+    [ "$(val generated_cells "$tmp/wide.json")" = "$(val delivered_cells "$tmp/wide.json")" ] &&
+    ok "$(val delivered_cells "$tmp/wide.json") > 0" || fail "F=1024 --fc $fc: $(cat "$tmp/wide.json")"
+done
 expect_err "use uniform, permutation" --pattern x
 expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0

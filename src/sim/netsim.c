@@ -898,7 +898,7 @@ static void fcp_send(rifl_net *n, unsigned l, unsigned side)
 static void fcp_read(rifl_net *n, unsigned l, unsigned side)
 {
     struct link *k = &n->link[l];
-    uint8_t code, data[32];
+    uint8_t code, data[RIFL_PAYLOAD_MAX_BYTES]; /* (a whole frame's payload, at any F) */
     size_t len;
     bool any = false;
     while (link_read_ext(k, side, &code, data, sizeof data, &len) == RIFL_OK) {
@@ -1399,7 +1399,7 @@ static bool read_cell(rifl_net *n, unsigned l, unsigned side, struct end *e)
  * here, so one is an inconsistency). */
 static bool next_fc(rifl_net *n, struct link *k, unsigned side, rifl_l2_fc *fc)
 {
-    uint8_t code, data[32];
+    uint8_t code, data[RIFL_PAYLOAD_MAX_BYTES]; /* (a whole frame's payload, at any F) */
     size_t len;
     while (link_read_ext(k, side, &code, data, sizeof data, &len) == RIFL_OK) {
         if (code == RIFL_L2_FC_CODE && rifl_l2_fc_unpack(data, len, fc) == RIFL_OK)
