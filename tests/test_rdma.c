@@ -617,6 +617,51 @@ static void t_reads_both_ways(void)
     wire_free(&w);
 }
 
+/* A domain at its limit of reads served does not hold back another
+ * domain's request queued behind it. */
+static void t_serve_per_domain(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.transfers_per_pd = 1;
+    struct wire w;
+    wire_init(&w, &c, 27);
+    enum { PD2 = 8 };
+    static uint8_t server8[8192], reader8[8192];
+    rifl_rdma_mr s8, r8;
+    REQUIRE(rifl_rdma_alloc_pd(w.e[0], PD2) == RIFL_OK && rifl_rdma_alloc_pd(w.e[2], PD2) == RIFL_OK);
+    REQUIRE(rifl_rdma_reg_mr(w.e[0], PD2, server8, sizeof server8, RIFL_RDMA_REMOTE_READ, &s8) ==
+            RIFL_OK);
+    REQUIRE(rifl_rdma_reg_mr(w.e[2], PD2, reader8, sizeof reader8,
+                             RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE, &r8) == RIFL_OK);
+    fill_random(server8, sizeof server8, 28);
+    /* node 2 reads 512 KB of node 1 in domain 7; then node 3 reads 4 KB in
+     * domain 7 (it waits: one serve per domain) and 4 KB in domain 8 */
+    CHECK_EQ_I(rifl_rdma_post_read(w.e[1], PD, w.mr[1].va, 1, w.mr[0].va, 524288, 0, 1, w.now),
+               RIFL_OK);
+    for (int i = 0; i < 20; i++)
+        wire_step(&w);
+    CHECK_EQ_I(rifl_rdma_post_read(w.e[2], PD, w.mr[2].va, 1, w.mr[0].va, 4096, 0, 2, w.now),
+               RIFL_OK);
+    CHECK_EQ_I(rifl_rdma_post_read(w.e[2], PD2, r8.va, 1, s8.va, 4096, 0, 3, w.now), RIFL_OK);
+    uint64_t done[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < 200000 && !(done[1] && done[2] && done[3]); i++) {
+        wire_step(&w);
+        rifl_rdma_wc wc;
+        for (unsigned n = 1; n < 3; n++)
+            while (rifl_rdma_poll_cq(w.e[n], &wc, 1) == 1) {
+                CHECK_EQ_I(wc.status, RIFL_OK);
+                if (wc.wr_id < 4)
+                    done[wc.wr_id] = w.now;
+            }
+    }
+    REQUIRE(done[1] && done[2] && done[3]);
+    /* domain 8's read is served at once, domain 7's second after the first */
+    CHECK(done[3] < done[1]);
+    CHECK(done[2] > done[1]);
+    CHECK(memcmp(reader8, server8, 4096) == 0);
+    wire_free(&w);
+}
+
 /* Data staged on many routes leaves room in the packet pool for the
  * responses: an ACK goes out, none is dropped. */
 static void t_pool_keeps_responses(void)
@@ -1759,7 +1804,8 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "set_resident_wakes", t_set_resident_wakes },
           { "write_refused", t_write_refused }, { "paths_mod_routes", t_paths_mod_routes },
           { "pool_keeps_responses", t_pool_keeps_responses },
-          { "reads_both_ways", t_reads_both_ways }, { "give_up", t_give_up },
+          { "reads_both_ways", t_reads_both_ways },
+          { "serve_per_domain", t_serve_per_domain }, { "give_up", t_give_up },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

@@ -638,8 +638,12 @@ void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *
 
 void rdma_serve_requests(rifl_rdma *e, uint64_t now)
 {
-    while (e->rn) {
-        struct read_req *q = &e->req[e->rh];
+    /* in order, except that a domain at its limit of serves keeps its
+     * requests (in their order) without holding back other domains' */
+    const unsigned fifo = e->cfg.req_fifo;
+    unsigned keep = 0, k = 0;
+    for (; k < e->rn; k++) {
+        struct read_req *q = &e->req[(e->rh + k) % fifo];
         struct pd *pd = rdma_pd(e, q->pdid);
         int reg = pd ? rdma_region_find(e, q->pdid, q->r.src_va, q->r.length,
                                         RIFL_RDMA_REMOTE_READ)
@@ -648,26 +652,32 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now)
         /* (the data must fit the 42-bit VAs of its headers all the way, or
          * its blocks could never be built) */
         bool fits = q->r.length <= RIFL_RDMA_VA_MASK + 1 - rifl_rdma_gva_va(q->r.dst);
-        if (reg >= 0 && fits && rdma_node_slot(e, to) >= 0) {
-            if (pd->serves >= e->cfg.transfers_per_pd || e->xf_free_head == XF_NONE)
-                return; /* waits for a transfer to finish */
-            unsigned x;
-            uint64_t dst_va = rifl_rdma_gva_va(q->r.dst);
-            struct xfer *t = xf_new(e, &x, XF_SERVE, q->pdid, 0, now, to, dst_va, q->r.length,
-                                    blocks_of(e, dst_va, q->r.length), q->path);
-            t->src_region = reg;
-            t->src_va = q->r.src_va;
-            t->notify = true;
-            t->nt = (rifl_rdma_notify){ q->r.notify_target, q->r.cookie, q->r.length,
-                                        q->r.immediate };
-            pd->serves++;
-            xf_start(e, x);
-        } else {
+        if (reg < 0 || !fits || rdma_node_slot(e, to) < 0) {
             e->st.failed_transfers++; /* unregistered since, or no way back */
+            continue;
         }
-        e->rh = (e->rh + 1) % e->cfg.req_fifo;
-        e->rn--;
+        if (e->xf_free_head == XF_NONE)
+            break; /* every request waits for a transfer to finish */
+        if (pd->serves >= e->cfg.transfers_per_pd) {
+            e->req[(e->rh + keep++) % fifo] = *q;
+            continue;
+        }
+        unsigned x;
+        uint64_t dst_va = rifl_rdma_gva_va(q->r.dst);
+        struct xfer *t = xf_new(e, &x, XF_SERVE, q->pdid, 0, now, to, dst_va, q->r.length,
+                                blocks_of(e, dst_va, q->r.length), q->path);
+        t->src_region = reg;
+        t->src_va = q->r.src_va;
+        t->notify = true;
+        t->nt = (rifl_rdma_notify){ q->r.notify_target, q->r.cookie, q->r.length,
+                                    q->r.immediate };
+        pd->serves++;
+        xf_start(e, x);
     }
+    /* the requests not looked at stay behind those kept */
+    for (; k < e->rn; k++)
+        e->req[(e->rh + keep++) % fifo] = e->req[(e->rh + k) % fifo];
+    e->rn = keep;
 }
 
 /* ---- timers ------------------------------------------------------------------------------------ */
