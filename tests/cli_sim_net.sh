@@ -155,6 +155,13 @@ for fc in credit voq; do
     [ "$(val generated_cells "$tmp/wide.json")" = "$(val delivered_cells "$tmp/wide.json")" ] &&
     ok "$(val delivered_cells "$tmp/wide.json") > 0" || fail "F=1024 --fc $fc: $(cat "$tmp/wide.json")"
 done
+# sources that fall behind (a NIC of one message, an incast): the run is
+# not over until they have made every message of the window
+"$rifl" sim net --pattern incast --incast 8 --load 1 --nic-messages 1 --warmup-us 40 \
+  --time-us 10 --json > "$tmp/lag.json" || fail "lagging sources run"
+ok "$(val generated_cells "$tmp/lag.json") > 0" &&
+  [ "$(val generated_cells "$tmp/lag.json")" = "$(val delivered_cells "$tmp/lag.json")" ] ||
+  fail "a window of lagging sources ended before their messages: $(cat "$tmp/lag.json")"
 expect_err "use uniform, permutation" --pattern x
 expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0
