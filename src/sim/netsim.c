@@ -104,7 +104,8 @@ struct cred {
     uint64_t last_fcp[RIFL_FC_MAX_DATA_VLS]; /* ... and when that FCP went */
 };
 /* a receiver's FCP for a VL goes once it has freed a quarter of the VL's
- * buffer, or FCP_WAIT cell times after it freed anything */
+ * buffer, or, having freed anything, once FCP_WAIT cell times have passed
+ * since its last FCP */
 #define FCP_WAIT 16
 
 struct link {
@@ -721,8 +722,9 @@ static int finite_setup(rifl_net *n);
  * receiver takes it in when it reads the cell off its lane and frees it
  * when the cell leaves: at a host at once, at a switch when the cell is
  * switched on.  The receiving end owes an FCP for a VL once it has freed a
- * quarter of the VL's buffer since its last one, or FCP_WAIT cell times
- * after it freed anything (so a sender never waits long for the rest); it
+ * quarter of the VL's buffer since its last one, or, having freed
+ * anything, once FCP_WAIT cell times have passed since its last FCP (so a
+ * sender never waits long for the rest); it
  * goes in an extension frame, and every VL's first FCP goes at the start.  The lane delivers every frame exactly once
  * and in order, so no block is ever lost and the FCTBS an FCP carries is
  * not needed to correct ABR: the receiver takes the FCCL only (project
