@@ -643,8 +643,14 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now)
     const unsigned fifo = e->cfg.req_fifo;
     unsigned keep = 0, k = 0;
     for (; k < e->rn; k++) {
+        if (e->xf_free_head == XF_NONE)
+            break; /* every request waits for a transfer to finish */
         struct read_req *q = &e->req[(e->rh + k) % fifo];
         struct pd *pd = rdma_pd(e, q->pdid);
+        if (pd && pd->serves >= e->cfg.transfers_per_pd) {
+            e->req[(e->rh + keep++) % fifo] = *q; /* (checked when its turn comes) */
+            continue;
+        }
         int reg = pd ? rdma_region_find(e, q->pdid, q->r.src_va, q->r.length,
                                         RIFL_RDMA_REMOTE_READ)
                      : -1;
@@ -654,12 +660,6 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now)
         bool fits = q->r.length <= RIFL_RDMA_VA_MASK + 1 - rifl_rdma_gva_va(q->r.dst);
         if (reg < 0 || !fits || rdma_node_slot(e, to) < 0) {
             e->st.failed_transfers++; /* unregistered since, or no way back */
-            continue;
-        }
-        if (e->xf_free_head == XF_NONE)
-            break; /* every request waits for a transfer to finish */
-        if (pd->serves >= e->cfg.transfers_per_pd) {
-            e->req[(e->rh + keep++) % fifo] = *q;
             continue;
         }
         unsigned x;
