@@ -162,6 +162,23 @@ done
 ok "$(val generated_cells "$tmp/lag.json") > 0" &&
   [ "$(val generated_cells "$tmp/lag.json")" = "$(val delivered_cells "$tmp/lag.json")" ] ||
   fail "a window of lagging sources ended before their messages: $(cat "$tmp/lag.json")"
+# with the host interface a source waits (and counts a stall) at most once
+# per cell time, however many of its messages wait for the NIC behind it
+"$rifl" sim net --pattern incast --incast 8 --load 1 --nic-messages 16 --pcie-gbps 90 \
+  --warmup-us 5 --time-us 20 --json > "$tmp/dma.json" || fail "host interface run"
+ok "$(val source_stalls "$tmp/dma.json") > 0" &&
+  ok "$(val source_stalls "$tmp/dma.json") <= 8 * $(val sim_us "$tmp/dma.json") * 1000 / $(val cell_ns "$tmp/dma.json")" ||
+  fail "more stalls than cell times of the sources: $(cat "$tmp/dma.json")"
+# a run whose sources never made the window's messages says so
+"$rifl" sim net --pattern incast --incast 8 --load 1 --nic-messages 1 --pcie-gbps 90 \
+  --warmup-us 5 --time-us 20 --drain-us 50 --json > "$tmp/behind.json" || fail "behind run"
+[ "$(val finished "$tmp/behind.json")" = false ] && [ "$(val lagging_sources "$tmp/behind.json")" = 8 ] &&
+  ok "$(val source_lag_us "$tmp/behind.json") > 0" ||
+  fail "lagging sources not reported: $(cat "$tmp/behind.json")"
+has "8 sources had not made all of the window's messages" "$rifl" sim net --pattern incast \
+  --incast 8 --load 1 --nic-messages 1 --pcie-gbps 90 --warmup-us 5 --time-us 20 --drain-us 50 ||
+  fail "summary lacks the lagging sources"
+[ "$(val lagging_sources "$tmp/lag.json")" = 0 ] || fail "lagging sources in a finished run"
 expect_err "use uniform, permutation" --pattern x
 expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0

@@ -198,13 +198,15 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
                "\"completed_messages\": %llu, \"dropped\": %llu, \"lost\": %llu, "
                "\"undelivered\": %llu, \"corrupt\": %llu, \"replays\": %llu, "
                "\"fc_frames\": %llu, \"max_voq_cells\": %llu, \"source_stalls\": %llu, "
+               "\"lagging_sources\": %u, \"source_lag_us\": %.6g, "
                "\"verify_fails\": %llu, \"lane_slots\": %llu, \"idle_lane_slots\": %llu",
             (unsigned long long)r->generated_cells, (unsigned long long)r->delivered_cells,
             (unsigned long long)r->completed_messages, (unsigned long long)r->dropped,
             (unsigned long long)r->lost, (unsigned long long)r->undelivered,
             (unsigned long long)r->corrupt, (unsigned long long)r->replays,
             (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells,
-            (unsigned long long)r->source_stalls, (unsigned long long)r->verify_fails,
+            (unsigned long long)r->source_stalls, r->lagging_sources, r->source_lag_ns / 1000,
+            (unsigned long long)r->verify_fails,
             (unsigned long long)r->lane_slots, (unsigned long long)r->idle_lane_slots);
     fprintf(f, ",\n \"links\": [");
     for (unsigned i = 0; links && i < 2 * r->links; i++) {
@@ -407,6 +409,11 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
                 c->window_ns / 1000, c->warmup_ns / 1000,
                 r->finished ? "all its cells arrived" : "NOT all its cells arrived",
                 r->sim_ns / 1000, secs);
+    if (!r->finite && !r->finished && r->lagging_sources)
+        fprintf(f, "  %u sources had not made all of the window's messages (the furthest %.1f us "
+                   "short of its end): their NICs took messages slower than the load asks; "
+                   "raise --nic-messages or --drain-us, or lower --load\n",
+                r->lagging_sources, r->source_lag_ns / 1000);
     fprintf(f, "  latency (from generation):  p50 %.0f ns  p99 %.0f ns  p99.9 %.0f ns  max "
                "%.0f ns\n",
             r->latency.p50, r->latency.p99, r->latency.p999, r->latency.max);

@@ -1274,8 +1274,8 @@ static unsigned pick_dst(rifl_net *n, unsigned h)
 }
 
 /* Message i into host x's NIC, in it from `now`: *taken says whether the
- * NIC took it (the host's flow number moves on); a full NIC is a stall,
- * counted. */
+ * NIC took it (the host's flow number moves on).  A full NIC is no error;
+ * the caller counts the source's stall. */
 static int nic_take(rifl_net *n, struct host *x, uint32_t i, uint64_t now, bool *taken)
 {
     const struct msg *m = &MSG(n, i);
@@ -1283,11 +1283,7 @@ static int nic_take(rifl_net *n, struct host *x, uint32_t i, uint64_t now, bool 
     *taken = rc == RIFL_OK;
     if (rc == RIFL_OK)
         x->flow++;
-    if (rc == RIFL_ERR_AGAIN) {
-        n->stalls++;
-        return RIFL_OK;
-    }
-    return rc;
+    return rc == RIFL_ERR_AGAIN ? RIFL_OK : rc;
 }
 
 /* A sending host has not yet made every message of the window: a host
@@ -1382,6 +1378,8 @@ static int generate(rifl_net *n, unsigned h, uint64_t c)
     int rc = nic_take(n, x, x->waiting, m->gen, &taken);
     if (taken)
         x->waiting = NONE;
+    else if (rc == RIFL_OK)
+        n->stalls++;
     return rc;
 }
 
@@ -1997,6 +1995,16 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->completed_messages = n->done_msgs;
     r->corrupt = n->corrupt + n->inconsistent;
     r->source_stalls = n->stalls;
+    if (!n->cfg.app && !n->cfg.bytes_per_flow)
+        for (unsigned h = 0; h < n->H; h++) {
+            const struct host *x = &n->host[h];
+            if (!sends(n, h) || x->done || x->next_cell * n->C >= n->win_end)
+                continue;
+            r->lagging_sources++;
+            double lag = (double)(n->win_end - x->next_cell * n->C) * n->slot_ns;
+            if (lag > r->source_lag_ns)
+                r->source_lag_ns = lag;
+        }
     r->lost = n->lost;
     r->undelivered = n->gen_cells - n->deliv_cells - n->lost;
     uint64_t dropped = n->nic_drops;

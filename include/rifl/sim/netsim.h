@@ -244,6 +244,12 @@ typedef struct rifl_net_result {
                                  waited for credit on its VL */
     unsigned vls, credit_cells; /* FC_CREDIT: as run */
     uint64_t source_stalls;   /* cell slots a source waited for its NIC */
+    /* window runs: sources that had not made all of the window's messages
+     * when the run ended (their NICs took messages slower than the load
+     * asks: not counted in generated_cells or undelivered), and how far
+     * the furthest was from the window's end */
+    unsigned lagging_sources;
+    double source_lag_ns;
     uint64_t verify_fails;
     double throughput_gbps_mean, throughput_gbps_min, throughput_gbps_max; /* per host */
     double offered_gbps;      /* per host, payload */
