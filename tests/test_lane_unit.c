@@ -148,7 +148,8 @@ static void t_init_and_pause_states(void)
  * SYN 'X') and the PAUSE and RETRANSMIT flags expected after it. */
 struct mon_step {
     char kind;      /* 'P' PAUSE, 'R' RETRANSMIT, 'I' IDLE, 'K' damaged key,
-                       'D' data, 'X' illegal SYN */
+                       'D' data, 'X' illegal SYN, 'Y' illegal SYN with the
+                       IDLE key's bits */
     unsigned times; /* repeated this many times */
     int pause, retx; /* flags after the last of them */
 };
@@ -163,7 +164,7 @@ static const uint8_t *mon_frame(struct peer *p, char kind)
     case 'K': return ctl(p, RIFL_KEY_PAUSE | 0x0001); /* a key damaged by a bit error */
     case 'D': return filler(p);
     default:
-        memcpy(bad, ctl(p, RIFL_KEY_IDLE), 32);
+        memcpy(bad, ctl(p, kind == 'Y' ? RIFL_KEY_IDLE : RIFL_KEY_PAUSE), 32);
         bad[0] &= 0x3F; /* SYN 00 */
         return bad;
     }
@@ -216,6 +217,14 @@ static void t_monitor_rule(void)
         { 'P', 8, 1, 0 }, { 'X', 3, 1, 0 }, { 'D', 15, 1, 0 }, { 'X', 1, 1, 0 },
         { 'D', 16, 1, 0 }, { 'X', 1, 0, 0 },
     };
+    /* the run counts frames with SYN 01 or the IDLE key, whatever the SYN
+     * (the key is read off every frame): an illegal SYN carrying IDLE's
+     * bits extends it */
+    static const struct mon_step idle_key[] = {
+        { 'R', 8, 0, 1 }, { 'D', 15, 0, 1 }, { 'Y', 1, 0, 1 }, { 'D', 1, 0, 0 },
+        { 'P', 8, 1, 0 }, { 'Y', 16, 1, 0 }, { 'X', 1, 0, 0 },
+    };
+    run_monitor("idle_key", idle_key, sizeof idle_key / sizeof idle_key[0]);
     run_monitor("rise", rise, sizeof rise / sizeof rise[0]);
     run_monitor("other_key", other_key, sizeof other_key / sizeof other_key[0]);
     run_monitor("data_run", data_run, sizeof data_run / sizeof data_run[0]);
@@ -333,13 +342,21 @@ static void t_replay_tail_length(void)
     CHECK_EQ_U(rifl_lane_replay_tail(&c), 132);
     c.link.cable_m = 2; /* RTT 80.75: half the buffer (128) is longer */
     CHECK_EQ_U(rifl_lane_replay_tail(&c), 128);
-    c.replay_tail_frames = 96;
+    /* a configured tail: at least max(2^(K-1), RTT + 16), here 2^(K-1) */
+    c.replay_tail_frames = 97;
     char msg[512];
     CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
-    CHECK(strstr(msg, "use at least 97") != NULL);
-    c.replay_tail_frames = 97;
+    CHECK(strstr(msg, "use at least 128") != NULL);
+    c.replay_tail_frames = 127;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    c.replay_tail_frames = 128;
     CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
-    CHECK_EQ_U(rifl_lane_replay_tail(&c), 97);
+    CHECK_EQ_U(rifl_lane_replay_tail(&c), 128);
+    /* on the 10 m cable the round trip sets it */
+    c.link.cable_m = 10;
+    c.replay_tail_frames = 131;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "use at least 132") != NULL);
 }
 
 static void t_normal_fillers_then_data(void)
@@ -570,6 +587,15 @@ static void t_extension_frames(void)
     CHECK_EQ_I(rifl_lane_send_ext(a, 2, msg, 3), RIFL_ERR_INVALID_ARG); /* code < 3 */
     CHECK_EQ_I(rifl_lane_send_ext(a, 4, msg, 30), RIFL_ERR_INVALID_ARG); /* too long */
     CHECK_EQ_I(rifl_lane_send_ext(a, 4, msg, 29), RIFL_OK);
+    /* a full extension queue refuses, counted */
+    unsigned more = 0;
+    while (rifl_lane_send_ext(b, 5, msg, 1) == RIFL_OK && more < 1000)
+        more++;
+    CHECK(more > 0 && more < 1000);
+    CHECK_EQ_I(rifl_lane_send_ext(b, 5, msg, 1), RIFL_ERR_AGAIN);
+    CHECK_EQ_U(rifl_lane_get_stats(b)->tx_ext, more);
+    CHECK_EQ_U(rifl_lane_get_stats(b)->tx_ext_rejected, 2);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_ext_rejected, 0);
     CHECK_EQ_I(rifl_lane_send(a, "hello", 5), RIFL_OK);
     uint8_t wa[32], wb[32];
     for (uint64_t t = 0; t < 4 * N; t++) {
@@ -626,6 +652,27 @@ static void t_packet_larger_than_queue(void)
     CHECK_EQ_U(rifl_lane_get_stats(b)->rx_packets, 1);
     size_t taken;
     CHECK_EQ_I(rifl_lane_send_part(a, pkt, 0, 0, &taken), RIFL_ERR_INVALID_ARG);
+    /* less than a frame without its end: nothing taken, and no refusal
+     * (the queue has room) */
+    uint64_t rejected = rifl_lane_get_stats(a)->tx_rejected;
+    CHECK_EQ_I(rifl_lane_send_part(a, pkt, 5, 0, &taken), RIFL_OK);
+    CHECK_EQ_U(taken, 0);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_rejected, rejected);
+    /* a length near SIZE_MAX is frames enough to never fit, not 0 of them:
+     * only whole frames up to the room are taken */
+    uint64_t packets = rifl_lane_get_stats(a)->tx_packets;
+    size_t room = rifl_lane_send_space(a);
+    CHECK_EQ_I(rifl_lane_send_part(a, pkt, SIZE_MAX, 1, &taken), RIFL_OK);
+    CHECK_EQ_U(taken, room);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_packets, packets);
+    CHECK_EQ_U(rifl_lane_send_space(a), 0);
+    CHECK_EQ_I(rifl_lane_send_part(a, pkt, 5, 0, &taken), RIFL_OK);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_rejected, rejected + 1);
+    /* compensation requests: a huge one is overdue, not wrapped */
+    uint64_t overdue = rifl_lane_get_stats(a)->tx_comp_overdue;
+    rifl_lane_add_pause_slots(a, 1);
+    rifl_lane_add_pause_slots(a, UINT32_MAX);
+    CHECK_EQ_U(rifl_lane_get_stats(a)->tx_comp_overdue, overdue + 1);
     rifl_lane_free(a);
     rifl_lane_free(b);
 }
@@ -1012,6 +1059,15 @@ static void t_serial_lane_inputs(void)
         CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
         CHECK_EQ_U(fi.key, RIFL_KEY_PAUSE);
     }
+    /* its own receiver not up, the group left up: SEND_PAUSE as well */
+    rifl_lane_set_group_up(l, true);
+    for (unsigned i = 0; i < 2; i++) {
+        CHECK_EQ_I(slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL), RIFL_RX_NOT_UP);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_PAUSE);
+        CHECK_EQ_U(fi.key, RIFL_KEY_PAUSE);
+        CHECK(!rifl_lane_tx_ready(l));
+    }
+    rifl_lane_set_group_up(l, false);
     /* not up: the monitor still counts keys (8 PAUSE raise the flag), and
      * no frame is verified or stored */
     for (unsigned i = 0; i < 8; i++)
@@ -1023,7 +1079,7 @@ static void t_serial_lane_inputs(void)
     CHECK_EQ_U(rifl_lane_expected_id(l), rfid);
     CHECK(!rifl_lane_get_flags(l).frame_error);
     CHECK_EQ_U(rifl_lane_get_stats(l)->rx_verify_fail, 0);
-    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_not_up, 13);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_not_up, 15);
     CHECK_EQ_U(rifl_lane_rx_backlog(l), 0);
     /* up again: verification resumes where it stopped */
     rifl_lane_set_rx_up(l, true);

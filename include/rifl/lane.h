@@ -68,14 +68,14 @@ typedef enum rifl_lane_fc_mode {
 
 typedef struct rifl_lane_config {
     unsigned frame_bits;       /* F: 64, 128, 256, 512, 1024 or 2048 */
-    unsigned fid_bits;         /* K: 1..12, checked against the link */
+    unsigned fid_bits;         /* K: 5..12, checked against the link */
     rifl_link_params link;     /* the link this lane runs on */
     unsigned pipeline_frames;  /* engine + PHY pipeline added to the round
                                   trip, in frames (both directions together) */
     unsigned tx_queue_frames;  /* user transmit queue, in frames */
     unsigned rx_buffer_frames; /* receive (flow-control) buffer; 0 = 2^(K+1) */
-    unsigned fc_on_frames;     /* ON when occupancy > this; 0 = 2/3 of buffer */
-    unsigned fc_off_frames;    /* OFF when occupancy < this; 0 = 1/3 */
+    unsigned fc_on_frames;     /* ON when occupancy > this; 0 = floor(2/3 of buffer) */
+    unsigned fc_off_frames;    /* OFF when occupancy < this; 0 = floor(1/3 of buffer) */
     rifl_lane_fc_mode fc_mode;
     unsigned rx_lock_frames;   /* consecutive legal SYN headers before the
                                   receiver counts as aligned; 0 = aligned
@@ -454,8 +454,9 @@ RIFL_API int rifl_lane_send(rifl_lane *lane, const void *pkt, size_t len);
  * transmit queue).  Takes as many whole frames' worth of bytes (P/8 each) as
  * fit now and reports them in *taken; with `end` set and all of `len`
  * fitting, it also takes the tail and ends the packet.  Call again with the
- * rest.  RIFL_OK (even when *taken is 0: the queue is full), or
- * RIFL_ERR_INVALID_ARG for len == 0. */
+ * rest (less than one frame's bytes without `end` is never taken: pass it
+ * with what follows).  RIFL_OK (even when *taken is 0: the queue is full,
+ * counted in tx_rejected), or RIFL_ERR_INVALID_ARG for len == 0. */
 RIFL_API int rifl_lane_send_part(rifl_lane *lane, const void *data, size_t len, int end,
                                  size_t *taken);
 
@@ -507,8 +508,9 @@ RIFL_API void rifl_lane_set_rx_aligned(rifl_lane *lane, bool aligned);
 /* A serial lane's rx_up (rifl/serial.h, lane rules rifl-multilane §2):
  * while aligned but not up, received frames go through the key monitor
  * only; verification and storing wait, and the expected frame ID, the
- * delivery threshold and frame_error stay as they are.  Up from the start
- * unless told otherwise. */
+ * delivery threshold and frame_error stay as they are, and the sender sends
+ * PAUSE (SEND_PAUSE, link rules §8).  Up from the start unless told
+ * otherwise. */
 RIFL_API void rifl_lane_set_rx_up(rifl_lane *lane, bool up);
 /* What the send side sees of its group's receivers (rx_up ANDed over the
  * lanes of a bonded group, rifl-multilane §4.3): while it is down the lane
@@ -576,6 +578,7 @@ typedef struct rifl_lane_stats {
     uint64_t tx_packets, tx_bytes;   /* user packets/bytes accepted */
     uint64_t tx_rejected;        /* rifl_lane_send calls refused (queue full) */
     uint64_t tx_ext;             /* extension frames accepted */
+    uint64_t tx_ext_rejected;    /* rifl_lane_send_ext calls refused (queue full) */
     uint64_t tx_source_errors;   /* queued data frames a stretch's source
                                     (rifl_lane_stretch.keep_source) failed
                                     to give: sent as fillers */

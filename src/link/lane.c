@@ -199,7 +199,7 @@ void rifl_lane_add_pause_slots(rifl_lane *l, unsigned n)
 {
     /* every state pays at least every second slot: more than 2 owed is a
      * request the lane could not have kept up with */
-    if (n && l->pause_pending + n > 2)
+    if (n && (uint64_t)l->pause_pending + n > 2)
         l->st.tx_comp_overdue++;
     l->pause_pending = n > UINT32_MAX - l->pause_pending ? UINT32_MAX : l->pause_pending + n;
 }
@@ -274,7 +274,7 @@ static rifl_tx_state next_state(const rifl_lane *l)
 {
     if (l->init_slots < l->nfid)
         return RIFL_TX_INIT;
-    if (!l->aligned || !l->group_up || (l->tagged && !l->tag_ok))
+    if (!l->aligned || !l->rx_up || !l->group_up || (l->tagged && !l->tag_ok))
         return RIFL_TX_SEND_PAUSE;
     if (l->peer_pause)
         return RIFL_TX_PAUSE;
@@ -380,7 +380,7 @@ static struct tx_choice tx_normal(rifl_lane *l)
 bool rifl_lane_tx_ready(const rifl_lane *l)
 {
     /* next_state() and tx_normal() without their side effects */
-    if (!l || l->tx_hold || l->init_slots < l->nfid || !l->aligned || !l->group_up ||
+    if (!l || l->tx_hold || l->init_slots < l->nfid || !l->aligned || !l->rx_up || !l->group_up ||
         (l->tagged && !l->tag_ok) ||
         l->peer_pause || l->peer_retransmit || l->replay_active || l->frame_error)
         return false;
@@ -653,7 +653,8 @@ static void monitor_frame(rifl_lane *l, unsigned syn, uint16_t key)
         l->pause_count = 0;
         l->retx_count = 0;
     }
-    bool run = syn == RIFL_SYN_DATA || (syn == RIFL_SYN_CONTROL && key == RIFL_KEY_IDLE);
+    /* (the key is read off every frame, an illegal SYN's too) */
+    bool run = syn == RIFL_SYN_DATA || key == RIFL_KEY_IDLE;
     l->data_run = run ? l->data_run + (l->data_run < 16) : 0;
 
     bool pause_flag = l->pause_count == 8, retx_flag = l->retx_count == 8;
@@ -990,9 +991,14 @@ size_t rifl_lane_send_space(const rifl_lane *l)
 
 /* Segment `len` bytes into frame records; `end` marks the last frame of the
  * packet.  The caller has checked the room. */
+static size_t frames_of(const rifl_lane *l, size_t len)
+{
+    return len / l->pbytes + (len % l->pbytes != 0); /* (no wrap near SIZE_MAX) */
+}
+
 static void enqueue(rifl_lane *l, const uint8_t *p, size_t len, bool end)
 {
-    size_t frames = (len + l->pbytes - 1) / l->pbytes;
+    size_t frames = frames_of(l, len);
     for (size_t k = 0; k < frames; k++) {
         rifl_lane_make_record(l, p, len, k, end, ring_tail(&l->txq));
         ring_push(&l->txq);
@@ -1005,7 +1011,7 @@ int rifl_lane_send_part(rifl_lane *l, const void *data, size_t len, int end, siz
         return RIFL_ERR_INVALID_ARG;
     *taken = 0;
     size_t room = l->txq.cap - l->txq.count;
-    size_t need = (len + l->pbytes - 1) / l->pbytes;
+    size_t need = frames_of(l, len);
     if (end && need <= room) {
         enqueue(l, data, len, true);
         *taken = len;
@@ -1018,8 +1024,8 @@ int rifl_lane_send_part(rifl_lane *l, const void *data, size_t len, int end, siz
             full = room;
         enqueue(l, data, full * l->pbytes, false);
         *taken = full * l->pbytes;
-        if (!full)
-            l->st.tx_rejected++;
+        if (!full && !room)
+            l->st.tx_rejected++; /* (less than a frame without its end is no refusal) */
     }
     l->st.tx_bytes += *taken;
     return RIFL_OK;
@@ -1155,8 +1161,10 @@ int rifl_lane_send_ext(rifl_lane *l, uint8_t code, const void *data, size_t len)
 {
     if (!l || code < RIFL_FMT_EXT_MIN || len > l->pbytes - 1 || (!data && len))
         return RIFL_ERR_INVALID_ARG;
-    if (l->txext.count >= l->txext.cap)
+    if (l->txext.count >= l->txext.cap) {
+        l->st.tx_ext_rejected++;
         return RIFL_ERR_AGAIN;
+    }
     uint8_t *rec = ring_tail(&l->txext);
     memset(rec, 0, l->txext.stride);
     rec[0] = RIFL_META_NONE;

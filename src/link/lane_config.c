@@ -143,14 +143,15 @@ static int check_buffers(const rifl_lane_config *c, double rtt, char *msg, size_
  * cycles need. */
 static int check_replay(const rifl_lane_config *c, double rtt, char *msg, size_t msglen)
 {
-    unsigned tail_min = rifl_lane_min_replay_tail(c);
+    unsigned tail_rtt = rifl_lane_min_replay_tail(c), half = (1u << c->fid_bits) / 2;
+    unsigned tail_min = half > tail_rtt ? half : tail_rtt;
     if (c->replay_tail_frames && c->replay_tail_frames < tail_min && !c->allow_unsafe_fid)
         return refuse(msg, msglen,
-                      "replay tail of %u slots is shorter than one round trip plus 16 "
-                      "(%u slots): the peer's last retransmit requests could restart a "
-                      "replay after it is back in step, and it would take stale frames "
-                      "as new; use at least %u (or 0 for automatic)",
-                      c->replay_tail_frames, tail_min, tail_min);
+                      "replay tail of %u slots is shorter than max(2^(K-1), one round trip "
+                      "plus 16) = max(%u, %u) slots: the peer's last retransmit requests "
+                      "could restart a replay after it is back in step, and it would take "
+                      "stale frames as new; use at least %u (or 0 for automatic)",
+                      c->replay_tail_frames, half, tail_rtt, tail_min);
     if (c->reference_peer && ceil(rtt) + 2 >= (double)(1u << c->fid_bits) / 2 &&
         !c->allow_unsafe_fid) {
         unsigned k = c->fid_bits;

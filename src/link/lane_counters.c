@@ -19,6 +19,7 @@ static const rifl_counter lane_counters[] = {
     C(tx_bytes, "user bytes accepted"),
     C(tx_rejected, "rifl_lane_send calls refused: transmit queue full"),
     C(tx_ext, "extension frames accepted"),
+    C(tx_ext_rejected, "rifl_lane_send_ext calls refused: extension queue full"),
     C(tx_source_errors, "queued data frames a stretch's source failed to give: sent as fillers"),
     C(rx_slots, "frame slots received (rifl_lane_rx calls)"),
     C(rx_empty, "slots with no frame"),
