@@ -3,7 +3,7 @@
 # usage: cli_link.sh RIFL_BINARY VECTORS_DIR SOURCE_DIR
 # (VECTORS_DIR: the golden vectors, tests/vectors/rifl)
 set -u
-rifl=$1 vectors=$2
+rifl=$1 vectors=$2 src=${3:-.}
 . "$(dirname "$0")/check_counts.sh"
 command -v python3 > /dev/null && ok \
   || bad "python3 is missing; the JSON checks need it (scripts/install-deps.sh installs it)"
@@ -119,5 +119,13 @@ RIFL_CODEC_PATH=portable "$rifl" bench codec --json --seconds 0.01 --widths 256 
   && ok || bad "RIFL_CODEC_PATH=portable"
 "$rifl" bench codec --seconds 0.01 --path sse9 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "no codec path named 'sse9'" "$tmp/err" \
   && ok || bad "bench --path sse9 refused"
+
+# a partial frame whose byte count is out of range (200, then 0, of 1..29)
+# is delivered clamped, and decode says so per frame and in the summary
+"$rifl" decode --json "$src/tests/data/bad_count.frames" > "$tmp/bc.json" && ok || bad "decode bad counts"
+[ "$(grep -c '"bad_format": true' "$tmp/bc.json")" -eq 2 ] && grep -q '"index": 16,.*"bad_format": true' "$tmp/bc.json" \
+  && tail -1 "$tmp/bc.json" | grep -q '"bad_format": 2,' && ok || bad "bad counts not reported: $(cat "$tmp/bc.json")"
+"$rifl" decode "$src/tests/data/bad_count.frames" | grep -q "2 delivered data frames had a byte count out of range" \
+  && ok || bad "decode summary lacks the bad counts"
 
 verdict

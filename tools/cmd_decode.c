@@ -116,6 +116,7 @@ struct decoded {
     rifl_frame_info fi;
     int res;
     bool verified, deliv, applied;
+    bool bad_count; /* a partial frame's byte count outside 1 .. P/8 - 1 */
     uint8_t buf[RIFL_PAYLOAD_MAX_BYTES];
     size_t n;
 };
@@ -132,6 +133,8 @@ static void print_frame_json(const struct dopts *d, const struct decoded *f)
            f->deliv ? "true" : "false", f->applied ? "applied" : rifl_rx_result_name(f->res));
     if (fi->kind == RIFL_KIND_DATA)
         printf(", \"eop\": %s", fi->eop ? "true" : "false");
+    if (f->bad_count)
+        printf(", \"bad_format\": true");
     if (d->payload && f->deliv && f->n) {
         char hex[2 * RIFL_PAYLOAD_MAX_BYTES + 1];
         rifl_hex_encode(f->buf, f->n, hex);
@@ -152,6 +155,9 @@ static void print_frame_text(const struct dopts *d, const struct decoded *f)
     printf("%8llu  %-8s %5u %6u  %-12s %4u  %-8s %s", (unsigned long long)f->index,
            rifl_frame_kind_name(fi->kind), fi->id, f->expect, km, fi->payload_len,
            f->verified ? "ok" : "FAIL", f->applied ? "applied" : rifl_rx_result_name(f->res));
+    if (f->bad_count)
+        printf("  (byte count %u outside 1..%u: bad format)", fi->format,
+               (unsigned)d->frame_width / 8 - 3);
     if (d->payload && f->deliv && f->n) {
         char hex[2 * RIFL_PAYLOAD_MAX_BYTES + 1];
         rifl_hex_encode(f->buf, f->n, hex);
@@ -166,7 +172,9 @@ static void receive(rifl_lane *lane, unsigned pb, uint64_t index, const uint8_t 
 {
     f->index = index;
     f->expect = rifl_lane_expected_id(lane);
+    uint64_t bad = rifl_lane_get_stats(lane)->rx_bad_format;
     f->res = rifl_lane_rx(lane, index, frame, &f->fi);
+    f->bad_count = rifl_lane_get_stats(lane)->rx_bad_format != bad;
     f->verified = f->res != RIFL_RX_VERIFY_FAIL;
     /* delivered = handed to the user: new user data; fillers are dropped
      * and flow-control frames applied, not delivered */
@@ -191,10 +199,11 @@ static void print_summary(const struct dopts *d, const rifl_lane_stats *st,
 {
     if (d->json) {
         printf("{\"summary\": true, \"frames\": %llu, \"verify_failures\": %llu, "
+               "\"bad_format\": %llu, "
                "\"delivered_frames\": %llu, \"delivered_bytes\": %llu, \"fc_on_applied\": %llu, "
                "\"fc_off_applied\": %llu, \"frame_width\": %llu, \"frame_id_width\": %llu",
                (unsigned long long)t->frames, (unsigned long long)st->rx_verify_fail,
-               (unsigned long long)t->delivered, (unsigned long long)st->rx_bytes,
+               (unsigned long long)st->rx_bad_format, (unsigned long long)t->delivered, (unsigned long long)st->rx_bytes,
                (unsigned long long)st->rx_delivered[RIFL_KIND_FC_ON],
                (unsigned long long)st->rx_delivered[RIFL_KIND_FC_OFF],
                (unsigned long long)d->frame_width, (unsigned long long)d->fid_width);
@@ -211,6 +220,9 @@ static void print_summary(const struct dopts *d, const rifl_lane_stats *st,
            (unsigned long long)t->delivered, (unsigned long long)st->rx_bytes,
            (unsigned long long)st->rx_delivered[RIFL_KIND_FC_ON],
            (unsigned long long)st->rx_delivered[RIFL_KIND_FC_OFF]);
+    if (st->rx_bad_format)
+        printf("%llu delivered data frames had a byte count out of range (bad format)\n",
+               (unsigned long long)st->rx_bad_format);
     printf("kinds (as decoded, failed frames included):");
     for (int k = 0; k < RIFL_KIND_COUNT; k++)
         printf(" %s %llu", rifl_frame_kind_name((rifl_frame_kind)k),

@@ -764,6 +764,8 @@ static int run(int argc, char **argv)
     if (!strcmp(o.phy, "eth") &&
         cli_unused(opts, "gso", "over raw Ethernet (segmentation offload is UDP's)"))
         return 2;
+    if (!o.pcap && cli_unused(opts, "pcap-frames", "without --pcap"))
+        return 2;
     if (!o.bytes && !o.requests)
         return cli_fail(opts, "bytes,requests", "nothing to do; give --bytes or --requests "
                         "above 0");

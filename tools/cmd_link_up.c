@@ -412,6 +412,8 @@ static int run(int argc, char **argv)
         return 2;
     if (eth && cli_unused(opts, "gso", "over raw Ethernet (segmentation offload is UDP's)"))
         return 2;
+    if (!o.pcap && cli_unused(opts, "pcap-frames", "without --pcap"))
+        return 2;
     if (o.tap) {
         /* a TAP frame (MTU + 14 bytes) is one packet on the lane: its
          * transmit queue must hold one whole */

@@ -1080,6 +1080,13 @@ static int run_captured(const struct opts *o, struct point *pt)
     pt->c.fast = false;
     pt->rc = simulate(&pt->c, &pt->r, "simulating", o->progress, pt->est.slots, &pt->wall);
     uint64_t frames = rifl_capture_get_stats(c.cap)->frames;
+    if (pt->rc) {
+        /* (the simulation said why) */
+        if (rifl_capture_close(c.cap, msg, sizeof msg) == RIFL_OK && !c.failed)
+            fprintf(stderr, "rifl sim link: the run failed; the %llu frames before are in %s\n",
+                    (unsigned long long)frames, o->pcap);
+        return 2;
+    }
     if (rifl_capture_close(c.cap, msg, sizeof msg) != RIFL_OK || c.failed) {
         fprintf(stderr, "error: --pcap: %s\n", msg[0] ? msg : "writing the capture failed");
         if (!pt->rc)
@@ -1208,9 +1215,9 @@ static int run(int argc, char **argv)
     if (o.pcap && o.sweep)
         return cli_fail(opts, "pcap", "a capture is of one run: drop --sweep, or run each point "
                         "on its own with --pcap");
-    if (o.pcap && (o.lanes > 1 || o.serial))
-        return cli_fail(opts, "pcap", "captures are of one aligned lane per direction: drop "
-                        "--lanes and --serial");
+    if (o.pcap && (o.lanes > 1 || o.serial || o.ppm != 0))
+        return cli_fail(opts, "pcap", "captures are of one aligned lane per direction on one "
+                        "clock: drop --lanes, --serial and --ppm");
     if (o.pcap)
         o.jobs = 1;
     struct cli_sweep sw = { 0 };
