@@ -80,5 +80,7 @@ PY
 grep -q "cannot create the capture file" "$TMP/e1" || bad "unwritable path message: $(cat "$TMP/e1")"
 "$RIFL" sim link --frames 100 --pcap "$TMP/x.pcap" --sweep ber=1e-6,1e-5 >/dev/null 2>"$TMP/e2" && bad "sweep with capture accepted"
 grep -q "a capture is of one run" "$TMP/e2" || bad "sweep message: $(cat "$TMP/e2")"
+"$RIFL" sim link --frames 100 --pcap "$TMP/p.pcap" --ppm 100 >/dev/null 2>"$TMP/e3" && bad "clock offset with capture accepted"
+grep -q "drop --lanes, --serial and --ppm" "$TMP/e3" || bad "ppm message: $(cat "$TMP/e3")"
 
 exit $fail

@@ -82,6 +82,7 @@ refused "option --loss" --phy udp --loss 2
 refused "option --frame-bits" --phy udp --frame-bits 100
 refused "option --frames-per-datagram" --phy udp --frames-per-datagram 65
 refused "unknown option" --phy udp --no-such-option
+refused "without --pcap" --phy udp --pcap-frames 5 --bytes 1k
 # a lane rate no K covers over the measured round trip: the ends say so
 refused "lower the lane rate" --phy udp --rate-gbps 1000 --bytes 1k --requests 0 --timeout 20
 verdict

@@ -68,4 +68,10 @@ ln -s "$TMP/s" "$TMP/link"
 rc=$?
 [ $rc -eq 2 ] || bad "a state directory that is a symbolic link: exit $rc"
 grep -q "not a directory" "$TMP/link.err" || bad "message: $(cat "$TMP/link.err")"
+# an option that does nothing without another: refused before anything runs
+"$RIFL" link up --phy udp --local 127.0.0.1:1 --remote 127.0.0.1:2 --pcap-frames 5 \
+    --state-dir "$TMP/s" > /dev/null 2> "$TMP/pf.err"
+rc=$?
+[ $rc -eq 2 ] || bad "--pcap-frames without --pcap: exit $rc"
+grep -q "has no effect without --pcap" "$TMP/pf.err" || bad "message: $(cat "$TMP/pf.err")"
 exit $fail
