@@ -18,7 +18,7 @@ fields() {
     # HOME: tshark keeps its profile there; the test leaves the user's alone
     HOME="$TMP" tshark -X lua_script:"$LUA" -r "$1" -T fields -E separator=, -e eth.src \
         -e rifl.seq -e rifl.kind -e rifl.key -e rifl.id -e rifl.verify -e rifl.descrambled \
-        -e rifl.frame_bits 2>"$TMP/tshark.err"
+        -e rifl.frame_bits -e rifl.delivered -e rifl.fid_bits 2>"$TMP/tshark.err"
 }
 
 # an error-free run: every frame decodes, and the kinds and keys add up to
@@ -48,8 +48,14 @@ for src, rx in (("02:52:46:00:00:0a", "lane_b"), ("02:52:46:00:00:0b", "lane_a")
         ia, ib = int(a[4]), int(b[4])
         if ib != (ia if a[2] == "control" else (ia + 1) % 256):
             print(src, "IDs", a, b); ok = False; break
-    if any(x[5] != "1" for x in r) or [x[6] for x in r].count("0") != 1 or r[0][6] != "0":
+    # the receiver is followed from the second frame on: then every frame
+    # verifies, and the frames it delivers are those the lane delivered
+    if r[0][5] != "" or any(x[5] != "1" for x in r[1:]) or \
+            [x[6] for x in r].count("0") != 1 or r[0][6] != "0":
         print(src, "verification or descrambling flags wrong"); ok = False
+    delivered = sum(v for k, v in L.items() if k.startswith("rx_delivered_"))
+    if sum(1 for x in r if x[8] == "1") != delivered:
+        print(src, "delivered", sum(1 for x in r if x[8] == "1"), "lane", delivered); ok = False
     if any(x[7] != "256" for x in r) or [int(x[1]) for x in r] != list(range(57, 4000)):
         print(src, "headers wrong"); ok = False
 sys.exit(0 if ok else 1)
@@ -64,13 +70,21 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 rows = [l.rstrip("\n").split(",") for l in open(sys.argv[2])]
 ok = True
-for i, src in enumerate(("02:52:46:00:00:0a", "02:52:46:00:00:0b")):
+for i, (src, rx) in enumerate((("02:52:46:00:00:0a", "lane_b"), ("02:52:46:00:00:0b", "lane_a"))):
     r = [x for x in rows if x[0] == src]
-    damaged = sum(1 for x in r if x[5] != "1" or x[2] == "invalid")
+    L = j[rx]
+    # the dissector's receiver fails and delivers exactly the frames the
+    # lane did, and learns K = 8 from the IDs' wrap
+    fails = sum(1 for x in r if x[5] == "0")
+    delivered = sum(1 for x in r if x[8] == "1")
+    lane_delivered = sum(v for k, v in L.items() if k.startswith("rx_delivered_"))
     hit = j["frames_hit"][i]
     retx = sum(1 for x in r if x[3] == "0x1000")
-    print(src, "damaged", damaged, "hit", hit, "RETRANSMIT", retx)
-    if not (0 < damaged <= hit) or retx == 0:
+    ks = set(x[9] for x in r if x[9])
+    print(src, "fail", fails, "lane", L["rx_verify_fail"], "delivered", delivered, "lane",
+          lane_delivered, "hit", hit, "RETRANSMIT", retx, "K", ks)
+    if fails != L["rx_verify_fail"] or delivered != lane_delivered or not 0 < hit < fails or \
+            retx == 0 or ks != {"8"}:
         ok = False
 sys.exit(0 if ok else 1)
 PY

@@ -35,6 +35,7 @@ struct cli_swcap {
     uint64_t start;          /* frame slot of cell time 0 (after start-up) */
     uint64_t cells_up, cells_down, fc_down;
     unsigned host;           /* the watched host */
+    unsigned fid_bits;       /* K of its link */
     bool failed;
     char msg[256];
 };
@@ -92,6 +93,7 @@ int cli_swcap_open(struct cli_swcap **out, const char *path, double cell_ns, uns
         return RIFL_ERR_CONFIG;
     }
     pc.lane.fid_bits = K;
+    c->fid_bits = K;
     pc.lane.tx_queue_frames = 64 * c->per_cell;
     int rc = rifl_pair_create(&pc, &c->pair, msg, msglen);
     if (rc == RIFL_OK)
@@ -199,9 +201,10 @@ int cli_swcap_close(struct cli_swcap *c, uint64_t run_slots, const char *path, c
     }
     if (rc == RIFL_OK)
         fprintf(stderr,
-                "rifl sim switch: %llu frames captured to %s (the first %llu cell times of host "
-                "%u's link: %llu cells up, %llu cells and %llu flow-control frames down)\n",
-                (unsigned long long)frames, path, (unsigned long long)c->slots, c->host,
+                "rifl sim switch: %llu frames captured to %s (K=%u; the first %llu cell times of "
+                "host %u's link: %llu cells up, %llu cells and %llu flow-control frames down)\n",
+                (unsigned long long)frames, path, c->fid_bits, (unsigned long long)c->slots,
+                c->host,
                 (unsigned long long)c->cells_up, (unsigned long long)c->cells_down,
                 (unsigned long long)c->fc_down);
     rifl_pair_free(c->pair);

@@ -1093,8 +1093,8 @@ static int run_captured(const struct opts *o, struct point *pt)
             rifl_linksim_result_free(&pt->r);
         return 2;
     }
-    fprintf(stderr, "rifl sim link: %llu frames captured to %s\n", (unsigned long long)frames,
-            o->pcap);
+    fprintf(stderr, "rifl sim link: %llu frames captured to %s (K=%u)\n",
+            (unsigned long long)frames, o->pcap, pt->c.lane.fid_bits);
     return print_point(o, false, pt, 0);
 }
 

@@ -442,6 +442,7 @@ struct net_capture {
     double slot_ns;
     uint64_t slot;
     bool failed;
+    unsigned fid_bits; /* K of the captured link */
 };
 
 static void capture_link(void *ctx, const rifl_pair_slot *seen, unsigned host_lane)
@@ -745,7 +746,7 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
-    struct net_capture cap = { NULL, c.frame_bits, c.frame_bits / c.link_gbps, 0, false };
+    struct net_capture cap = { NULL, c.frame_bits, c.frame_bits / c.link_gbps, 0, false, 0 };
     int cap_host = -1;
     if (!o.pcap && (cli_is_set(table, "pcap-host") || cli_is_set(table, "pcap-slots"))) {
         rifl_topo_free(topo);
@@ -812,6 +813,10 @@ static int run(int argc, char **argv)
             print_summary(stdout, &o, &c, &res, secs);
         if (res.dropped || res.lost || res.corrupt)
             status = 1;
+        /* the captured link's K, for the dissector */
+        for (unsigned i = 0; cap.cap && i < 2 * res.links; i++)
+            if (!strcmp(res.link[i].from, o.pcap_host))
+                cap.fid_bits = res.link[i].fid_bits;
         rifl_net_result_free(&res);
     }
     if (cap.cap) {
@@ -823,10 +828,10 @@ static int run(int argc, char **argv)
                     cmsg[0] ? cmsg : "writing the capture failed");
             status = 2;
         } else {
-            fprintf(stderr, "rifl sim net: %llu frames of %s's link captured to %s (the first "
-                            "%llu of %llu frame slots; its NIC sent %llu cells and received "
-                            "%llu in the run)\n",
-                    (unsigned long long)frames, o.pcap_host, o.pcap,
+            fprintf(stderr, "rifl sim net: %llu frames of %s's link captured to %s (K=%u; the "
+                            "first %llu of %llu frame slots; its NIC sent %llu cells and "
+                            "received %llu in the run)\n",
+                    (unsigned long long)frames, o.pcap_host, o.pcap, cap.fid_bits,
                     (unsigned long long)cap.slot, (unsigned long long)res.slots,
                     (unsigned long long)ns->cells_tx, (unsigned long long)ns->cells_rx);
         }
