@@ -89,6 +89,46 @@ for i, (src, rx) in enumerate((("02:52:46:00:00:0a", "lane_b"), ("02:52:46:00:00
 sys.exit(0 if ok else 1)
 PY
 
+# hand-made datagrams: tests/data/bad_count.frames (16 fillers, partial
+# frames claiming 200 and 0 bytes, a full last frame) over raw Ethernet, the
+# same as two datagrams and a probe in one UDP payload, and a datagram of
+# version 9
+python3 - "$SRC/tests/data/bad_count.frames" "$TMP/h.pcap" <<'PY' || bad "building the hand-made capture"
+import struct, sys
+frames = [bytes.fromhex(l.split()[-1]) for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+def dgram(seq, fr, version=1):
+    return struct.pack(">2sBBHHIQ", b"RF", version, 8, len(fr), 0, 1, seq) + b"".join(fr)
+probe = struct.pack(">2sBBHBBIQQII", b"RF", 1, 8, 0, 1, 0, 2, 7, 0, 0, 0)
+eth = lambda t, p: b"\x02\x52\x46\x00\x00\x0b\x02\x52\x46\x00\x00\x0a" + struct.pack(">H", t) + p
+def udp(p):
+    u = struct.pack(">HHHH", 40000, 40001, 8 + len(p), 0) + p
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(u), 0, 0, 64, 17, 0, bytes([10, 0, 0, 1]),
+                     bytes([10, 0, 0, 2]))
+    return eth(0x0800, ip + u)
+pkts = [eth(0x88B5, dgram(0, frames)), udp(dgram(0, frames[:10]) + dgram(10, frames[10:]) + probe),
+        eth(0x88B5, dgram(19, frames[:1], version=9))]
+with open(sys.argv[2], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i, p in enumerate(pkts):
+        f.write(struct.pack("<IIII", i, 0, len(p), len(p)) + p)
+PY
+HOME="$TMP" tshark -X lua_script:"$LUA" -d udp.port==40001,rifl -r "$TMP/h.pcap" -T fields -E separator=';' \
+    -E 'aggregator=#' -e frame.number -e rifl.kind -e rifl.valid_bytes -e rifl.verify -e rifl.probe.kind \
+    -e _ws.expert.message >"$TMP/h.csv" 2>"$TMP/tshark.err" || bad "tshark: $(cat "$TMP/tshark.err")"
+python3 - "$TMP/h.csv" <<'PY' || bad "hand-made capture decoded wrongly: $(cat "$TMP/h.csv")"
+import sys
+rows = [l.rstrip("\n").split(";") for l in open(sys.argv[1])]
+ok = len(rows) == 3
+for r in rows[:2]:
+    kinds, valid, verify = r[1].split("#"), r[2].split("#"), r[3].split("#")
+    # every frame decoded, the bad counts as a lane keeps them (29, 0),
+    # each marked malformed; all but the first verify
+    ok = ok and kinds == ["filler"] * 16 + ["data"] * 3 and valid[16:] == ["29", "0", "30"]
+    ok = ok and r[5].count("Byte count of a partial frame") == 2 and verify == ["1"] * 18
+ok = ok and rows[1][4] == "1" and "unknown version" in rows[2][5]
+sys.exit(0 if ok else 1)
+PY
+
 # bad uses are refused with a reason
 "$RIFL" sim link --frames 100 --pcap "$TMP/none/x.pcap" >/dev/null 2>"$TMP/e1" && bad "unwritable path accepted"
 grep -q "cannot create the capture file" "$TMP/e1" || bad "unwritable path message: $(cat "$TMP/e1")"
