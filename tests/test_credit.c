@@ -510,6 +510,32 @@ static void t_arb_high_limit(void)
     CHECK_EQ_I(low, 0);
     /* but low goes when high has no credit */
     CHECK_EQ_I(rifl_vlarb_pick(&a, head, 0x2), 1);
+    /* the limit counts high bytes sent while a low packet waits: after a
+     * burst of high packets alone, a low packet that comes waits for the
+     * limit's 4096 bytes */
+    arb_from(&a, "0:255", "1:255", 1, 2);
+    uint32_t only_high[16] = { 1024, 0 };
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_I(rifl_vlarb_pick(&a, only_high, 0x3), 0);
+    for (int i = 0; i < 10; i++)
+        seq[i] = (char)('0' + rifl_vlarb_pick(&a, head, 0x3));
+    seq[10] = 0;
+    CHECK_MSG(!strcmp(seq, "0000100001"), "%s", seq);
+}
+
+/* Each table's round starts at its first entry. */
+static void t_arb_first_entry(void)
+{
+    rifl_vlarb a;
+    arb_from(&a, "", "0:4,1:4,2:4", 255, 3);
+    uint32_t head[16] = { 64, 64, 64 };
+    char seq[16];
+    for (int i = 0; i < 12; i++)
+        seq[i] = (char)('0' + rifl_vlarb_pick(&a, head, 0x7));
+    seq[12] = 0;
+    CHECK_MSG(!strcmp(seq, "000011112222"), "%s", seq);
+    arb_from(&a, "2:1,1:1", "0:1", 0, 3);
+    CHECK_EQ_I(rifl_vlarb_pick(&a, head, 0x7), 2);
 }
 
 static void t_arb_config_errors(void)
@@ -534,6 +560,11 @@ static void t_arb_config_errors(void)
                RIFL_OK);
     CHECK_EQ_I(rifl_vlarb_init(&a, &c, 2, msg, sizeof msg), RIFL_ERR_CONFIG);
     CHECK(strstr(msg, "VL3") != NULL);
+    /* a VL count outside 1..15, named with its range */
+    CHECK_EQ_I(rifl_vlarb_init(&a, &c, 0, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "1 to 15") != NULL);
+    CHECK_EQ_I(rifl_vlarb_init(&a, &c, 16, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "1 to 15") != NULL);
 }
 
 TEST_MAIN({"example_startup", t_example_startup},
@@ -550,4 +581,5 @@ TEST_MAIN({"example_startup", t_example_startup},
           {"arb_weights", t_arb_weights},
           {"arb_credit_and_vl15", t_arb_credit_and_vl15},
           {"arb_high_limit", t_arb_high_limit},
+          {"arb_first_entry", t_arb_first_entry},
           {"arb_config_errors", t_arb_config_errors})

@@ -197,7 +197,8 @@ typedef struct rifl_vlarb {
     unsigned cur[2];        /* current entry, [0] = high, [1] = low */
     int32_t left[2];        /* weight left in the current entry, in blocks */
     int32_t debt[2][RIFL_VLARB_MAX_ENTRIES]; /* overrun owed by each entry */
-    uint64_t high_bytes;    /* high-priority bytes since the last low one */
+    uint64_t high_bytes;    /* high-priority bytes sent while a low-priority
+                               packet waited, since the last low one */
     uint64_t picks[RIFL_FC_NUM_VLS];
     uint64_t bytes[RIFL_FC_NUM_VLS];
     uint64_t high_limit_yields; /* low packets sent because the limit hit */

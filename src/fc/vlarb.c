@@ -92,6 +92,12 @@ int rifl_vlarb_init(rifl_vlarb *arb, const rifl_vlarb_config *cfg, unsigned n_vl
 {
     if (!arb || !cfg)
         return RIFL_ERR_INVALID_ARG;
+    if (n_vls < 1 || n_vls > RIFL_FC_VL15) {
+        if (msg)
+            snprintf(msg, msglen, "%u data VLs: a link has 1 to %u (VL0..VL14; VL15 is "
+                     "management and needs no table)", n_vls, (unsigned)RIFL_FC_VL15);
+        return RIFL_ERR_CONFIG;
+    }
     int rc = check_table(cfg->high, cfg->n_high, n_vls, "high", msg, msglen);
     if (rc == RIFL_OK)
         rc = check_table(cfg->low, cfg->n_low, n_vls, "low", msg, msglen);
@@ -120,6 +126,9 @@ int rifl_vlarb_init(rifl_vlarb *arb, const rifl_vlarb_config *cfg, unsigned n_vl
     }
     memset(arb, 0, sizeof *arb);
     arb->cfg = *cfg;
+    /* (each table's first turn moves on to its entry 0) */
+    arb->cur[0] = cfg->n_high ? cfg->n_high - 1 : 0;
+    arb->cur[1] = cfg->n_low ? cfg->n_low - 1 : 0;
     return RIFL_OK;
 }
 
@@ -206,7 +215,7 @@ int rifl_vlarb_pick(rifl_vlarb *arb, const uint32_t head_bytes[RIFL_FC_NUM_VLS],
     int vl;
     if (use_high) {
         vl = table_pick(arb, 0, c->high, c->n_high, head_bytes, sendable);
-        if (vl >= 0)
+        if (vl >= 0 && lo)
             arb->high_bytes += head_bytes[vl];
     } else {
         vl = table_pick(arb, 1, c->low, c->n_low, head_bytes, sendable);
