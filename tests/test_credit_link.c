@@ -259,6 +259,46 @@ static void t_random_lossy(void)
 /* Without resynchronisation a corrupted data packet would leak its credit
  * for good: check that the leak really happens before FCTBS arrives and is
  * gone after. */
+/* One end re-initialises (its registers back to 0) while the other is
+ * active: the other starts again with it, and the buffer never overflows. */
+static void t_peer_reinit(void)
+{
+    rifl_credit *a = mk(1, 32768), *b = mk(1, 32768);
+    REQUIRE(a && b);
+    uint64_t now = 0;
+    for (; now < 3000; now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    REQUIRE(rifl_credit_state(a) == RIFL_FC_LINK_ACTIVE);
+    /* traffic that moves A's FCTBS well away from 0, the consumer keeping up */
+    for (int i = 0; i < 40; i++) {
+        REQUIRE(rifl_credit_enqueue(a, 0, 4096, (uint64_t)i) == RIFL_OK);
+        for (int k = 0; k < 50; k++, now += 10) {
+            hop(a, b, now);
+            hop(b, a, now);
+        }
+        rifl_credit_rx_release(b, 0, 4096, now);
+    }
+    rifl_credit_set_state(b, RIFL_FC_LINK_INIT);
+    /* then 64 more packets with B's consumer stopped: B must never overflow */
+    int queued = 0;
+    for (; now < 400000; now += 10) {
+        if (queued < 64 && rifl_credit_enqueue(a, 0, 4096, 100u + (unsigned)queued) == RIFL_OK)
+            queued++;
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    CHECK_EQ_U(rifl_credit_get_stats(a)->peer_reinits, 1);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->rx_overflow, 0);
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_ACTIVE);
+    CHECK_EQ_U(rifl_credit_state(b), RIFL_FC_LINK_ACTIVE);
+    /* B's buffer filled to what it holds: 8 packets of 4 KiB */
+    CHECK_EQ_U(rifl_credit_get_stats(b)->vl[0].rx_packets, 40 + 8);
+    rifl_credit_free(a);
+    rifl_credit_free(b);
+}
+
 static void t_resync_recovers(void)
 {
     rifl_credit *a = mk(1, 8192), *b = mk(1, 8192);
@@ -442,6 +482,7 @@ static void t_lanes(void)
 }
 
 TEST_MAIN({"link_states", t_link_states},
+          {"peer_reinit", t_peer_reinit},
           {"lanes", t_lanes},
           {"fcp_drops_counted", t_fcp_drops_counted},
           {"fcp_period", t_fcp_period},

@@ -245,8 +245,11 @@ typedef struct rifl_credit_config {
                                      at most 2047 blocks (131008 bytes) */
     unsigned vl15_rx_packets;     /* VL15 receive buffer, in packets (>= 1) */
     bool auto_activate;           /* INIT -> ARM once every data VL has heard
-                                     an FCP; ARM -> ACTIVE once the peer
-                                     sends Op 0 */
+                                     an FCP and sent one (of Op 1); ARM ->
+                                     ACTIVE once the peer sends Op 0.  (With
+                                     or without it, an active end that
+                                     receives Op 1, a peer that started
+                                     again, goes back to INIT.) */
     rifl_vlarb_config arb;        /* n_high + n_low == 0: default table */
 } rifl_credit_config;
 
@@ -347,6 +350,8 @@ typedef struct rifl_credit_stats {
     uint64_t fcp_rx_bad_fccl;    /* FCPs whose FCCL lies outside FCTBS ..
                                     FCTBS + 2048 (impossible on a correct
                                     link): dropped */
+    uint64_t peer_reinits;       /* FCPs of Op 1 on an active link: the peer
+                                    re-initialised, and so did this end */
     uint64_t abr_resyncs;        /* FCTBS values that corrected ABR */
     uint64_t abr_resync_blocks;
     uint64_t rx_corrupt;         /* data packets failing their link check */

@@ -213,6 +213,19 @@ unsigned rifl_credit_queued(const rifl_credit *c, unsigned vl)
     return vl_ok(c, vl) ? c->q[vl].count : 0;
 }
 
+/* INIT -> ARM (auto_activate): an FCP heard on every data VL, and one of
+ * Op 1 sent on every data VL, so that a peer still active learns that this
+ * end started again before it sees an FCP of Op 0. */
+static void maybe_arm(rifl_credit *c)
+{
+    if (!c->cfg.auto_activate || c->state != RIFL_FC_LINK_INIT)
+        return;
+    for (unsigned v = 0; v < c->cfg.data_vls; v++)
+        if (!c->heard[v] || !c->fcp_sent_once[v])
+            return;
+    rifl_credit_set_state(c, RIFL_FC_LINK_ARM);
+}
+
 /* Is an FCP for VL v due at `now`?  Returns 0 (no), 1 (credit return),
  * 2 (period ran out or never sent). */
 static int fcp_due(const rifl_credit *c, unsigned v, uint64_t now)
@@ -289,6 +302,7 @@ int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item)
             c->st.fcp_tx_credit++;
         else
             c->st.fcp_tx_periodic++;
+        maybe_arm(c);
         return RIFL_OK;
     }
     /* 2. packets: VL15 in any state, data VLs only when active */
@@ -342,6 +356,13 @@ int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t 
         c->st.fcp_rx_bad_vl++;
         return RIFL_ERR_FRAME;
     }
+    /* An FCP of Op 1 on an active link: the peer has re-initialised (its
+     * registers are 0 again).  This end starts again too, or it would apply
+     * the peer's new FCCL to its old FCTBS and overrun the peer's buffer. */
+    if (f.op == RIFL_FCP_OP_INIT && c->state == RIFL_FC_LINK_ACTIVE) {
+        rifl_credit_set_state(c, RIFL_FC_LINK_INIT);
+        c->st.peer_reinits++;
+    }
     /* On a correct link FCTBS <= FCCL <= FCTBS + 2048 (mod 4096) whenever an
      * FCP arrives: the sender never passes CL, FCCL never falls, and ABR
      * never exceeds FCTBS.  A value outside that window can only come from
@@ -364,17 +385,9 @@ int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t 
         c->st.abr_resync_blocks += rx->resync_blocks - before;
     }
     c->heard[f.vl] = true;
-    if (c->cfg.auto_activate) {
-        if (c->state == RIFL_FC_LINK_INIT) {
-            int all = 1;
-            for (unsigned v = 0; v < c->cfg.data_vls; v++)
-                all &= c->heard[v];
-            if (all)
-                rifl_credit_set_state(c, RIFL_FC_LINK_ARM);
-        }
-        if (c->state == RIFL_FC_LINK_ARM && f.op == RIFL_FCP_OP_NORMAL)
-            rifl_credit_set_state(c, RIFL_FC_LINK_ACTIVE);
-    }
+    maybe_arm(c);
+    if (c->cfg.auto_activate && c->state == RIFL_FC_LINK_ARM && f.op == RIFL_FCP_OP_NORMAL)
+        rifl_credit_set_state(c, RIFL_FC_LINK_ACTIVE);
     return RIFL_OK;
 }
 
