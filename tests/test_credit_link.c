@@ -281,13 +281,14 @@ static void t_peer_reinit(void)
         rifl_credit_rx_release(b, 0, 4096, now);
     }
     rifl_credit_set_state(b, RIFL_FC_LINK_INIT);
-    /* then 64 more packets with B's consumer stopped: B must never overflow */
+    /* then 64 more packets with B's consumer stopped, B's FCPs first: B must
+     * never overflow */
     int queued = 0;
     for (; now < 400000; now += 10) {
         if (queued < 64 && rifl_credit_enqueue(a, 0, 4096, 100u + (unsigned)queued) == RIFL_OK)
             queued++;
-        hop(a, b, now);
         hop(b, a, now);
+        hop(a, b, now);
     }
     CHECK_EQ_U(rifl_credit_get_stats(a)->peer_reinits, 1);
     CHECK_EQ_U(rifl_credit_get_stats(b)->rx_overflow, 0);
