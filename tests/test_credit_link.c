@@ -174,6 +174,21 @@ static void t_fcp_period(void)
     CHECK(worst >= 999);
     CHECK_EQ_U(rifl_credit_get_stats(a)->fcp_tx, 3 * 20);
     rifl_credit_free(a);
+    /* the period, the largest packet and the other VLs' FCPs must stay below
+     * 65536 symbol times */
+    rifl_credit_config c = rifl_credit_default_config;
+    char msg[300];
+    c.data_vls = 4;
+    c.max_packet_bytes = 4096;
+    c.fcp_period = 65535 - 4096 - 3 * 8;
+    CHECK_EQ_I(rifl_credit_config_check(&c, msg, sizeof msg), RIFL_OK);
+    c.fcp_period++;
+    CHECK_EQ_I(rifl_credit_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "at most 61415") != NULL);
+    c.fcp_period = 4096;
+    c.max_packet_bytes = 65536;
+    CHECK_EQ_I(rifl_credit_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "lower the largest packet to at most 61415 bytes") != NULL);
 }
 
 /* ---- randomised runs through the simulator ------------------------------- */
@@ -214,7 +229,9 @@ static void t_random_lossy(void)
         c.fcp_loss = 0.3 * rifl_rng_double(&r);
         c.fcp_corrupt = 0.3 * rifl_rng_double(&r);
         c.data_corrupt = 0.02 * rifl_rng_double(&r);
-        c.fcp_period = (uint32_t)rifl_rng_range(&r, 256, 65536);
+        /* (an FCP must go within 65535 symbol times: the period, a packet
+         * going and the other VLs' FCPs) */
+        c.fcp_period = (uint32_t)rifl_rng_range(&r, 256, 65535 - c.max_len - 8 * (c.vls - 1));
         c.fcp_min_gap = (uint32_t)rifl_rng_below(&r, 512);
         rifl_csim_result res;
         check_run(&c, &res);

@@ -83,6 +83,28 @@ int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t ms
                      " only below 2048 blocks, so use 1..131008", cfg->max_packet_bytes);
         return RIFL_ERR_CONFIG;
     }
+    /* A VL's FCP falls due `fcp_period` after its last and may then wait
+     * for a packet already going and for the other VLs' FCPs due before it:
+     * it must still go before 65536 symbol times have passed */
+    uint64_t worst = (uint64_t)cfg->fcp_period + cfg->max_packet_bytes +
+                     (uint64_t)RIFL_FC_FCP_BYTES * (cfg->data_vls - 1);
+    if (worst >= RIFL_FC_FCP_MAX_PERIOD) {
+        long long fcps = (long long)RIFL_FC_FCP_BYTES * (cfg->data_vls - 1);
+        long long period = (long long)(RIFL_FC_FCP_MAX_PERIOD - 1) - cfg->max_packet_bytes - fcps;
+        long long packet = (long long)(RIFL_FC_FCP_MAX_PERIOD - 1) - cfg->fcp_period - fcps;
+        char fix[96];
+        if (period >= (long long)RIFL_FC_FCP_BYTES * cfg->data_vls + 1)
+            snprintf(fix, sizeof fix, "lower the FCP period to at most %lld", period);
+        else
+            snprintf(fix, sizeof fix, "lower the largest packet to at most %lld bytes",
+                     packet > 0 ? packet : 1);
+        if (msg)
+            snprintf(msg, msglen, "FCP period of %u symbol times, packets of up to %u bytes and "
+                     "%u data VLs: an FCP could come %llu symbol times after the last one of its "
+                     "VL, and it must come within 65535; %s", cfg->fcp_period,
+                     cfg->max_packet_bytes, cfg->data_vls, (unsigned long long)worst, fix);
+        return RIFL_ERR_CONFIG;
+    }
     if (cfg->vl15_rx_packets < 1) {
         if (msg)
             snprintf(msg, msglen, "VL15 needs a receive buffer of at least one packet");
