@@ -30,6 +30,16 @@ cmp -s "$tmp/a.json" "$tmp/c.json" && bad "another seed, another run" || ok
   --stall-off 40000 --stall-fixed --duration 1000000 > "$tmp/onoff.txt" && ok || bad "onoff run"
 grep -Eq "overflow drops [1-9]" "$tmp/onoff.txt" && ok || bad "on/off overflows"
 
+# experiments whose points reach settings a mode cannot have say so per row
+# (or search around them) and finish
+"$rifl" sim credit --experiment curve --rtt 100000 --duration 200000 --stall-on 8 --stall-off 4 \
+  --csv "$tmp/curve.csv" > "$tmp/curve.txt" 2> "$tmp/curve.err" && grep -q "^| 4.00 | refused | - | 0\." "$tmp/curve.txt" \
+  && [ "$(grep -c . "$tmp/curve.csv")" -eq 17 ] && grep -q "4095" "$tmp/curve.err" && ok \
+  || bad "curve beyond the credit limit: $(tail -2 "$tmp/curve.txt") $(cat "$tmp/curve.err")"
+"$rifl" sim credit --experiment buffer --chunk 128 --rtts 1000 --duration 100000 --stall-on 8 \
+  --stall-off 4 --target 0.5 > "$tmp/buf.txt" 2>&1 && grep -q "^| 1000 | [0-9]" "$tmp/buf.txt" && ok \
+  || bad "buffer search with 128-byte chunks: $(cat "$tmp/buf.txt")"
+
 # head-of-line experiment: VL0 keeps its rate under credits, stops under on/off
 "$rifl" sim credit --experiment hol --load 0.45 --duration 2000000 > "$tmp/hol.txt" \
   && ok || bad "hol experiment"

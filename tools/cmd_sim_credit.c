@@ -271,15 +271,30 @@ static void print_result(const rifl_csim_config *c, const rifl_csim_result *r, b
 
 /* Smallest buffer (bytes, multiple of 64) with efficiency >= target and no
  * drop, by bisection between lo and hi; 0 when even hi fails. */
-static int min_buffer(rifl_csim_config *c, double target, uint64_t lo, uint64_t hi,
-                      uint64_t *out, unsigned *runs)
+/* One run of the search at c->buffer_bytes: *good when it reaches the
+ * target without a drop.  A buffer the settings refuse (too small for the
+ * largest packet's credit) counts as not good. */
+static int search_run(const rifl_csim_config *c, double target, bool *good, unsigned *runs)
 {
     rifl_csim_result r;
-    c->buffer_bytes = hi;
+    *good = false;
+    if (rifl_csim_check(c, NULL, 0) != RIFL_OK)
+        return 0;
     if (run_one(c, &r))
         return 2;
     (*runs)++;
-    if (r.efficiency < target || r.rx_overflow || r.vl[0].drops) {
+    *good = r.efficiency >= target && !r.rx_overflow && !r.vl[0].drops;
+    return 0;
+}
+
+static int min_buffer(rifl_csim_config *c, double target, uint64_t lo, uint64_t hi,
+                      uint64_t *out, unsigned *runs)
+{
+    bool good;
+    c->buffer_bytes = hi;
+    if (search_run(c, target, &good, runs))
+        return 2;
+    if (!good) {
         *out = 0;
         return 0;
     }
@@ -288,10 +303,9 @@ static int min_buffer(rifl_csim_config *c, double target, uint64_t lo, uint64_t 
         if (mid <= lo)
             break;
         c->buffer_bytes = mid;
-        if (run_one(c, &r))
+        if (search_run(c, target, &good, runs))
             return 2;
-        (*runs)++;
-        if (r.efficiency >= target && !r.rx_overflow && !r.vl[0].drops)
+        if (good)
             hi = mid;
         else
             lo = mid;
@@ -328,9 +342,9 @@ static int experiment_buffer(const struct opts *o, rifl_csim_config *base)
             c.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
             uint64_t lo = (c.max_len + 63) / 64 * 64 - 64;
             uint64_t hi = 6 * rtt + 4 * (uint64_t)c.max_len;
-            if (!m && hi > RIFL_FC_REG_MASK * 64ull)
-                hi = RIFL_FC_REG_MASK * 64ull; /* the 12-bit Free Space Count */
             hi = (hi + 63) / 64 * 64;
+            if (!m && hi > RIFL_FC_REG_MASK * (uint64_t)c.chunk_bytes)
+                hi = RIFL_FC_REG_MASK * (uint64_t)c.chunk_bytes; /* 4095 chunks at most */
             if (min_buffer(&c, o->target, lo, hi, &res[m], &runs))
                 return 2;
             cli_progress("sim credit buffer sweep", (i * 2.0 + m + 1) / (2.0 * n), NULL, false);
@@ -367,6 +381,7 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
            " on/off: drops |\n|---|---|---|---|---|\n");
     if (csv)
         fprintf(csv, "# buffer_rtts credit_eff credit_drops onoff_eff onoff_drops\n");
+    bool refused_said[2] = { false, false };
     for (double x = 0.25; x <= 4.0001; x += 0.25) {
         rifl_csim_config c = *base;
         at_rtt(o, &c, rtt);
@@ -374,16 +389,32 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
         if (c.buffer_bytes < c.max_len)
             c.buffer_bytes = (c.max_len + 63) / 64 * 64;
         rifl_csim_result r[2];
+        char eff[2][32], drops[2][32], ceff[2][32], cdrops[2][32];
         for (int m = 0; m < 2; m++) {
             c.mode = m ? RIFL_CSIM_ONOFF : RIFL_CSIM_CREDIT;
+            char why[256] = "";
+            if (rifl_csim_check(&c, why, sizeof why) != RIFL_OK) {
+                /* (a buffer this mode cannot have: its row says so) */
+                if (!refused_said[m])
+                    fprintf(stderr, "note: %s: %s; its rows say refused\n",
+                            rifl_csim_mode_name(c.mode), why);
+                refused_said[m] = true;
+                snprintf(eff[m], sizeof eff[m], "refused");
+                snprintf(drops[m], sizeof drops[m], "-");
+                snprintf(ceff[m], sizeof ceff[m], "nan");
+                snprintf(cdrops[m], sizeof cdrops[m], "nan");
+                continue;
+            }
             if (run_one(&c, &r[m]))
                 return 2;
+            snprintf(eff[m], sizeof eff[m], "%.4f", r[m].efficiency);
+            snprintf(drops[m], sizeof drops[m], "%" PRIu64, r[m].vl[0].drops);
+            snprintf(ceff[m], sizeof ceff[m], "%.5f", r[m].efficiency);
+            snprintf(cdrops[m], sizeof cdrops[m], "%" PRIu64, r[m].vl[0].drops);
         }
-        printf("| %.2f | %.4f | %" PRIu64 " | %.4f | %" PRIu64 " |\n", x, r[0].efficiency,
-               r[0].vl[0].drops, r[1].efficiency, r[1].vl[0].drops);
+        printf("| %.2f | %s | %s | %s | %s |\n", x, eff[0], drops[0], eff[1], drops[1]);
         if (csv)
-            fprintf(csv, "%.3f %.5f %" PRIu64 " %.5f %" PRIu64 "\n", x, r[0].efficiency,
-                    r[0].vl[0].drops, r[1].efficiency, r[1].vl[0].drops);
+            fprintf(csv, "%.3f %s %s %s %s\n", x, ceff[0], cdrops[0], ceff[1], cdrops[1]);
     }
     return 0;
 }
