@@ -91,6 +91,7 @@ struct pair {
 
 /* the frame width of end 1 in the next make_pair (0: the default) */
 static unsigned pair_bits1;
+static double pair_rate1; /* end 1's lane rate, when above 0 */
 
 static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
 {
@@ -121,6 +122,8 @@ static bool make_pair(struct pair *p, double loss, double rate, uint64_t rtt_ns)
         c.rtt_ns = rtt_ns;
         if (i == 1 && pair_bits1)
             c.udp.frame_bits = pair_bits1;
+        if (i == 1 && pair_rate1 > 0)
+            c.rate_gbps = pair_rate1;
         char msg[512] = "";
         int rc = rifl_udplink_create(&c, &p->l[i], msg, sizeof msg);
         CHECK_MSG(rc == RIFL_OK, "%s", msg);
@@ -322,6 +325,37 @@ static void t_other_width(void)
     }
     CHECK_MSG(strstr(msg[0], "uses 1024-bit frames and this end 2048-bit") != NULL, "%s",
               msg[0]);
+    free_pair(&p);
+}
+
+/* Ends sized from other settings (here the lane rate) would choose
+ * different K: both refuse at start-up, naming the settings. */
+static void t_other_sizing(void)
+{
+    struct pair p;
+    pair_rate1 = 8.0;
+    bool made = make_pair(&p, 0, 1.0, 0);
+    pair_rate1 = 0;
+    if (!made) {
+        free_pair(&p);
+        return;
+    }
+    int rc[2] = { RIFL_OK, RIFL_OK };
+    char msg[2][512] = { "", "" };
+    for (unsigned k = 0; k < 2000 && (rc[0] == RIFL_OK || rc[1] == RIFL_OK); k++) {
+        p.now += 100000; /* 100 us */
+        for (int i = 0; i < 2; i++) {
+            uint64_t wake;
+            if (rc[i] == RIFL_OK)
+                rc[i] = rifl_udplink_step(p.l[i], p.now, &wake, msg[i], sizeof msg[i]);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_I(rc[i], RIFL_ERR_CONFIG);
+        CHECK_MSG(strstr(msg[i], "give both ends the same lane rate") != NULL, "%s", msg[i]);
+        CHECK(!rifl_udplink_running(p.l[i]));
+    }
+    CHECK_MSG(strstr(msg[1], "(8 Gbit/s") != NULL, "%s", msg[1]);
     free_pair(&p);
 }
 
@@ -698,5 +732,6 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "probe_busy_start", t_probe_busy_start },
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
           { "other_width", t_other_width },
+          { "other_sizing", t_other_sizing },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
           { "restart", t_restart }, { "exchange", t_exchange })

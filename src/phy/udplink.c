@@ -78,6 +78,50 @@ static unsigned flush_of(const rifl_udplink_config *c)
     return c->udp.flush_slots ? c->udp.flush_slots : fpd_of(c);
 }
 
+/* The peer, for messages: its UDP address, or its MAC address on an
+ * interface (raw Ethernet). */
+struct name_buf {
+    char s[160];
+};
+
+static const char *peer_name(const rifl_udplink *l, struct name_buf *b)
+{
+    if (l->cfg.eth_ifname)
+        snprintf(b->s, sizeof b->s, "%s on %s", l->cfg.eth_peer_mac ? l->cfg.eth_peer_mac : "?",
+                 l->cfg.eth_ifname);
+    else
+        snprintf(b->s, sizeof b->s, "%s", l->cfg.udp.remote ? l->cfg.udp.remote : "(socket given)");
+    return b->s;
+}
+
+/* What the probes carry for the driver: its round-trip estimate (bits 0 to
+ * 47, ns) and a digest of the settings K is sized from besides the round
+ * trip (bits 48 to 63), so that ends set up differently are refused rather
+ * than choosing different K and never agreeing. */
+#define RTT_BITS 48
+#define RTT_MASK ((UINT64_C(1) << RTT_BITS) - 1)
+
+static uint64_t sizing_digest(const rifl_udplink_config *c)
+{
+    uint64_t rate;
+    memcpy(&rate, &c->rate_gbps, sizeof rate);
+    const uint64_t v[4] = { rate, fpd_of(c), flush_of(c), c->lane.fid_bits };
+    uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a over the bytes */
+    for (int i = 0; i < 4; i++)
+        for (int b = 0; b < 8; b++) {
+            h ^= (v[i] >> (8 * b)) & 0xFF;
+            h *= UINT64_C(1099511628211);
+        }
+    return (h ^ h >> 16 ^ h >> 32 ^ h >> 48) & 0xFFFF;
+}
+
+static uint64_t probe_value(const rifl_udplink_config *c, uint64_t rtt_ns)
+{
+    if (rtt_ns > RTT_MASK)
+        rtt_ns = RTT_MASK;
+    return sizing_digest(c) << RTT_BITS | (rtt_ns ? rtt_ns : 1);
+}
+
 int rifl_udplink_size(const rifl_udplink_config *cfg, uint64_t rtt_ns, rifl_udplink_sizing *out,
                       char *msg, size_t msglen)
 {
@@ -299,7 +343,7 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         /* a round trip given: nothing to measure, but the probes still
          * carry it, so that both ends start together (the handshake) */
         l->st.rtt_local_ns = l->cfg.rtt_ns;
-        rifl_phy_udp_set_probe_value(l->phy, l->cfg.rtt_ns);
+        rifl_phy_udp_set_probe_value(l->phy, probe_value(&l->cfg, l->cfg.rtt_ns));
         l->published = true;
     }
     if (!l->published && l->nsamples >= l->cfg.probes) {
@@ -325,19 +369,31 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
             l->st.rtt_median_ns = sorted[l->nsamples / 2];
             l->st.rtt_max_ns = sorted[l->nsamples - 1];
             l->st.rtt_local_ns = r ? r : 1;
-            rifl_phy_udp_set_probe_value(l->phy, l->st.rtt_local_ns);
+            rifl_phy_udp_set_probe_value(l->phy, probe_value(&l->cfg, l->st.rtt_local_ns));
             l->published = true;
         }
     }
     const rifl_phy_udp_stats *us = rifl_phy_udp_get_stats(l->phy);
+    struct name_buf nb;
     if (us->peer_frame_bits) {
         rifl_msg(msg, msglen, "the peer %s uses %u-bit frames and this end %u-bit ones: a "
                  "link needs the same frame width at both ends (frame_bits, --frame-bits)",
-                 l->cfg.udp.remote ? l->cfg.udp.remote : "(socket given)", us->peer_frame_bits,
+                 peer_name(l, &nb), us->peer_frame_bits,
                  l->cfg.udp.frame_bits);
         return RIFL_ERR_CONFIG;
     }
-    uint64_t peer = us->peer_probe_value;
+    uint64_t peer = us->peer_probe_value & RTT_MASK;
+    if (us->peer_probe_value && us->peer_probe_value >> RTT_BITS != sizing_digest(&l->cfg)) {
+        char kb[16] = "automatic";
+        if (l->cfg.lane.fid_bits)
+            snprintf(kb, sizeof kb, "%u", l->cfg.lane.fid_bits);
+        rifl_msg(msg, msglen, "the peer %s sizes its lane from other settings than this end "
+                 "(%g Gbit/s, %u frames per datagram, frame-ID bits %s): the two would "
+                 "choose different K and never agree; give both ends the same lane rate, "
+                 "frames per datagram and frame-ID bits (--rate-gbps, --frames-per-datagram)",
+                 peer_name(l, &nb), l->cfg.rate_gbps, fpd_of(&l->cfg), kb);
+        return RIFL_ERR_CONFIG;
+    }
     if (l->published && peer) {
         l->st.rtt_peer_ns = peer;
         /* one more probe, so that the peer hears our value even if it
@@ -348,11 +404,12 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
     }
     if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns) {
         rifl_msg(msg, msglen, "the peer %s did not answer: %u of %u round trips measured and "
-                 "%s in %.1f s; start the other end, and check its address and that UDP "
-                 "reaches it", l->cfg.udp.remote ? l->cfg.udp.remote : "(socket given)",
+                 "%s in %.1f s; start the other end, and check its address and that %s "
+                 "reaches it", peer_name(l, &nb),
                  l->nsamples, l->cfg.probes,
                  peer ? "its estimate received" : "no estimate from it",
-                 l->cfg.probe_timeout_ns / 1e9);
+                 l->cfg.probe_timeout_ns / 1e9,
+                 l->cfg.eth_ifname ? "Ethernet of type 0x88B5" : "UDP");
         return RIFL_ERR_IO;
     }
     if (now_ns >= l->probe_next_ns) {
