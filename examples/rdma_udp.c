@@ -264,7 +264,6 @@ int main(void)
     rifl_udplink_defaults(&lc); /* 2048-bit frames at 1 Gbit/s */
     lc.udp.fd = fd[me];
     lc.udp.remote = remote;
-    lc.udp.epoch = (uint32_t)me + 1;
     lc.rtt_ns = 50000; /* see the top */
     rifl_rdma_mr mr;
     if (rifl_rdma_open(&cfg, &n.e, n.msg, sizeof n.msg) != RIFL_OK ||

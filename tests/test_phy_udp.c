@@ -53,6 +53,16 @@ static void t_header(void)
     CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_ERR_INVALID_ARG);
     h = (rifl_udp_header){ 100, 1, 1, 0 };
     CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_ERR_INVALID_ARG);
+    /* no sender has epoch 0, and no frame's number wraps */
+    h = (rifl_udp_header){ F, 3, 0, 5 };
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_OK);
+    CHECK_EQ_I(rifl_udp_header_read(d, sizeof d, &g), RIFL_ERR_FRAME);
+    h = (rifl_udp_header){ F, 3, 7, UINT64_MAX - 2 };
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_OK);
+    CHECK_EQ_I(rifl_udp_header_read(d, sizeof d, &g), RIFL_ERR_FRAME);
+    h.seq = UINT64_MAX - 3;
+    CHECK_EQ_I(rifl_udp_header_write(&h, d), RIFL_OK);
+    CHECK_EQ_I(rifl_udp_header_read(d, sizeof d, &g), RIFL_OK);
 }
 
 static void refused(const rifl_phy_udp_config *c, int want, const char *needle)
@@ -539,6 +549,27 @@ static void t_rejoin(void)
     CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
     CHECK_EQ_U(sb->probes_answered, 2);
     CHECK_EQ_U(sb->peer_probe_value, 78);
+    /* b has probed: frames or an announcement of an epoch the peer never
+     * had are old ones, no restart */
+    uint64_t foreign = sb->rx_foreign, malformed = sb->rx_malformed;
+    send_frames(e.spare, 777, 0);
+    send_probe_dgram(e.spare, 3, 777, 50, 0, 0, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_foreign, foreign + 2);
+    CHECK_EQ_U(sb->peer_epoch_new, 0);
+    CHECK_EQ_U(sb->peer_epoch, 300);
+    /* epoch 0, a sequence number that would wrap, frames and an
+     * announcement far ahead: malformed, and nothing moves */
+    uint64_t next = sb->rx_next;
+    send_frames(e.spare, 0, next);
+    send_frames(e.spare, 300, UINT64_MAX - 1);
+    send_frames(e.spare, 300, next + (UINT64_C(1) << 24) + 1);
+    send_probe_dgram(e.spare, 3, 300, next + (UINT64_C(1) << 25), 0, 0, 0);
+    send_probe_dgram(e.spare, 1, 0, 12, 0, 0, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_malformed, malformed + 5);
+    CHECK_EQ_U(sb->rx_next, next);
+    CHECK_EQ_U(sb->rx_missing, 0);
     CHECK_EQ_I(rifl_phy_udp_rejoin(NULL, 1), RIFL_ERR_INVALID_ARG);
     free_ends(&e);
 }

@@ -328,6 +328,35 @@ static void t_other_width(void)
     free_pair(&p);
 }
 
+/* The default epoch is drawn at every start (never 0), so that a restart
+ * of an end shows as a new epoch to its peer. */
+static void t_default_epoch(void)
+{
+    uint32_t ep[2] = { 0, 0 };
+    for (int i = 0; i < 2; i++) {
+        unsigned port;
+        int fd = test_bound_socket(&port);
+        if (fd < 0) {
+            printf("  no loopback UDP socket: skipped\n");
+            return;
+        }
+        rifl_udplink_config c;
+        rifl_udplink_defaults(&c);
+        CHECK_EQ_U(c.udp.epoch, 0);
+        c.udp.fd = fd;
+        c.udp.remote = "127.0.0.1:9";
+        rifl_udplink *l = NULL;
+        char msg[512] = "";
+        int rc = rifl_udplink_create(&c, &l, msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "%s", msg);
+        if (rc != RIFL_OK)
+            return;
+        ep[i] = rifl_phy_udp_get_stats(rifl_udplink_phy(l))->epoch;
+        rifl_udplink_free(l);
+    }
+    CHECK(ep[0] != 0 && ep[1] != 0 && ep[0] != ep[1]);
+}
+
 /* Ends sized from other settings (here the lane rate) would choose
  * different K: both refuse at start-up, naming the settings. */
 static void t_other_sizing(void)
@@ -733,5 +762,6 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
           { "other_width", t_other_width },
           { "other_sizing", t_other_sizing },
+          { "default_epoch", t_default_epoch },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
           { "restart", t_restart }, { "exchange", t_exchange })

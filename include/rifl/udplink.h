@@ -52,7 +52,10 @@ typedef struct rifl_udplink_config {
     rifl_phy_udp_config udp;   /* the PHY: frame width, socket, peer,
                                   datagrams, epoch, injected faults;
                                   rx_every_slots 0: the driver reads the
-                                  socket about every 4 us while slots run */
+                                  socket about every 4 us while slots run;
+                                  epoch 0 (the default): drawn from the
+                                  clock and the process, so that a restart
+                                  shows as a new epoch */
     rifl_lane_config lane;     /* the lane; the driver sets its frame width
                                   (udp's), link, pipeline_frames and, when
                                   fid_bits is 0, fid_bits from the round

@@ -62,10 +62,15 @@ int rifl_udp_header_read(const uint8_t *d, size_t len, rifl_udp_header *h)
     unsigned F = 1u << d[3], n = (unsigned)get_be(d + 4, 2);
     if (n == 0 || n > RIFL_UDP_MAX_FRAMES || len != RIFL_UDP_HEADER_BYTES + (size_t)n * (F / 8))
         return RIFL_ERR_FRAME;
+    uint32_t epoch = (uint32_t)get_be(d + 8, 4);
+    uint64_t seq = get_be(d + 12, 8);
+    /* (no sender has epoch 0, and no frame's number wraps) */
+    if (epoch == 0 || seq > UINT64_MAX - n)
+        return RIFL_ERR_FRAME;
     h->frame_bits = F;
     h->count = n;
-    h->epoch = (uint32_t)get_be(d + 8, 4);
-    h->seq = get_be(d + 12, 8);
+    h->epoch = epoch;
+    h->seq = seq;
     return RIFL_OK;
 }
 
@@ -261,11 +266,19 @@ static void retire(struct dgram *u, uint32_t epoch)
  * (rx_stale); one of an epoch it never had shows it restarted
  * (rx_foreign): noted in peer_epoch_new, with the epoch it had before
  * (`prev`, from a probe; 0 from a datagram of frames), for the driver's
- * rifl_phy_udp_rejoin. */
-static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev)
+ * rifl_phy_udp_rejoin.  Once this end probes, only a probe (`probe`: a
+ * question or an answer) fixes the peer's epoch or shows a new one: a peer
+ * that starts sends probes before anything else, so frames or an
+ * announcement of an epoch not the peer's are old ones (rx_foreign, and
+ * nothing more). */
+static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev, bool probe)
 {
     if (retired(u, epoch)) {
         u->st.rx_stale++;
+        return false;
+    }
+    if (!probe && u->st.probes_sent && epoch != u->st.peer_epoch) {
+        u->st.rx_foreign++;
         return false;
     }
     if (!u->st.peer_epoch)
@@ -314,11 +327,20 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
         return true;
     }
     uint32_t epoch = (uint32_t)get_be(d + 8, 4);
-    if (!epoch_taken(u, epoch, (uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 12, 4)))
+    if (epoch == 0) {
+        u->st.rx_malformed++; /* (no sender has epoch 0) */
+        return true;
+    }
+    if (!epoch_taken(u, epoch, (uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 12, 4),
+                     d[6] != PROBE_SEQ))
         return true;
     if (d[6] == PROBE_SEQ) {
         /* the peer has sent frames up to `token`: those not here went
          * missing, as a gap before a datagram would show */
+        if (token > u->rx_next && token - u->rx_next > DGRAM_FAR) {
+            u->st.rx_malformed++;
+            return true;
+        }
         u->st.rx_announcements++;
         if (token > u->rx_next) {
             u->st.rx_missing += token - u->rx_next;
@@ -371,8 +393,14 @@ static void take_dgram(struct dgram *u, const uint8_t *d, size_t len)
         u->st.rx_malformed++;
         return;
     }
-    if (!epoch_taken(u, h.epoch, 0))
+    if (!epoch_taken(u, h.epoch, 0, false))
         return;
+    if (h.seq > u->rx_next && h.seq - u->rx_next > DGRAM_FAR) {
+        /* further ahead than any loss leaves a sender: taking it would
+         * make every real datagram after it late */
+        u->st.rx_malformed++;
+        return;
+    }
     if (h.seq + h.count <= u->rx_next) {
         u->st.rx_late++;
         return;

@@ -23,6 +23,8 @@
  * last rejoin (4 bytes each) */
 #define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 16)
 #define DGRAM_RETIRED 8     /* epochs the peer left, remembered */
+#define DGRAM_FAR (UINT64_C(1) << 24) /* frames a datagram may come after the next one
+                                         expected: beyond is malformed */
 /* a length the socket gives for a datagram it dropped and counted itself */
 #define DGRAM_SKIP ((size_t)-1)
 

@@ -64,7 +64,7 @@ void rifl_udplink_defaults(rifl_udplink_config *cfg)
     cfg->udp.fd = -1;
     cfg->udp.frames_per_datagram = 16;
     cfg->udp.gso_datagrams = 8;
-    cfg->udp.epoch = 1;
+    cfg->udp.epoch = 0; /* drawn at rifl_udplink_create */
     cfg->rate_gbps = 1.0;
 }
 
@@ -215,6 +215,12 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
     }
     l->cfg = *cfg;
     rifl_udplink_config *c = &l->cfg;
+    if (!c->udp.epoch) {
+        /* a new epoch for every start of this end, so that the peer tells
+         * a restart from the lane it knew (never 0) */
+        uint64_t x = rifl_udplink_clock_ns() ^ (uint64_t)getpid() << 32 ^ (uintptr_t)l;
+        c->udp.epoch = (uint32_t)rifl_splitmix64(&x) | 1u;
+    }
     if (!c->probes)
         c->probes = 16;
     if (!c->probe_interval_ns)
