@@ -83,6 +83,28 @@ refused "option --frame-bits" --phy udp --frame-bits 100
 refused "option --frames-per-datagram" --phy udp --frames-per-datagram 65
 refused "unknown option" --phy udp --no-such-option
 refused "without --pcap" --phy udp --pcap-frames 5 --bytes 1k
+# a capture path with a quote stays valid JSON
+"$rifl" link bench --phy udp --bytes 1000 --requests 1 --json --pcap "$tmp/a\"b.pcap" > "$tmp/q.json" 2>&1 \
+  && python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["pcap"].endswith("a\"b.pcap")' "$tmp/q.json" \
+  && ok || bad "a quoted capture path: $(cat "$tmp/q.json")"
+
+# a stopped bench stops its two ends: none is left running
+"$rifl" link bench --phy udp --bytes 20GB --requests 0 --timeout 30 > "$tmp/stop.out" 2>&1 &
+bench=$!
+kids=""
+for _ in $(seq 50); do
+  kids=$(pgrep -P "$bench" | tr '\n' ' ')
+  [ "$(echo $kids | wc -w)" -eq 2 ] && break
+  sleep 0.1
+done
+kill -TERM "$bench"
+wait "$bench" 2>/dev/null
+sleep 0.5
+left=""
+for k in $kids; do kill -0 "$k" 2>/dev/null && left="$left $k"; done
+[ -n "$kids" ] && [ -z "$left" ] && ok || bad "ends left running after SIGTERM: '$left' of '$kids'"
+for k in $left; do kill -9 "$k"; done
+
 # a lane rate no K covers over the measured round trip: the ends say so
 refused "lower the lane rate" --phy udp --rate-gbps 1000 --bytes 1k --requests 0 --timeout 20
 verdict

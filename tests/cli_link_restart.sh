@@ -80,7 +80,13 @@ sys.exit(0 if ok else 1)
 PY
 grep -q "the peer restarted (new epoch" "$TMP/a.err" || bad "A's message: $(cat "$TMP/a.err")"
 [ "$(grep -c "is up" "$TMP/a.err")" -eq 2 ] || bad "A came up twice: $(cat "$TMP/a.err")"
-"$RIFL" link status --name r --state-dir "$TMP/a" | grep -q "joint resets 1" || bad "human status"
+"$RIFL" link status --name r --state-dir "$TMP/a" > "$TMP/st.txt"
+grep -q "joint resets 1" "$TMP/st.txt" || bad "human status"
+grep -q "receive queue overflows 0 frames; datagrams dropped by --loss 0; TAP frames too long" \
+    "$TMP/st.txt" || bad "human status lacks the drop counters: $(cat "$TMP/st.txt")"
+state a | python3 -c 'import json, sys; d = json.load(sys.stdin)
+assert all(k in d for k in ("frames_overflow", "erasures", "tap_in_dropped")), d' ||
+    bad "state lacks the drop counters"
 "$RIFL" link down --name r --state-dir "$TMP/a" || bad "down a"
 "$RIFL" link down --name r --state-dir "$TMP/b" || bad "down b"
 exit $fail

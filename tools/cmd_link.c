@@ -509,6 +509,18 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* Ctrl-C, SIGTERM or a closed terminal stop the ends (and remove a veth
+ * pair made) before the bench goes. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 /* Make a veth pair of unique names, both ends up with an MTU of 9000, and
  * read their MAC addresses; 2 with what is missing said. */
 static int veth_make(struct where w[2])
@@ -529,12 +541,7 @@ static int veth_make(struct where w[2])
     }
     snprintf(veth[0], sizeof veth[0], "rfb%ua", (unsigned)getpid());
     snprintf(veth[1], sizeof veth[1], "rfb%ub", (unsigned)getpid());
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    catch_stop_signals();
     atexit(veth_delete);
     char *add[] = { "link", "add", veth[0], "type", "veth", "peer", "name", veth[1], NULL };
     sigset_t was;
@@ -634,10 +641,12 @@ static void print_json(const struct bench_opts *o, const struct seeds *sd,
                a->rpc_us[3], a->rpc_us[4], a->rpc_us[5]);
     else
         printf("\"rpc_us\": null, ");
+    printf("\"pcap\": ");
     if (o->pcap)
-        printf("\"pcap\": \"%s\", ", o->pcap);
+        json_str(stdout, o->pcap);
     else
-        printf("\"pcap\": null, ");
+        printf("null");
+    printf(", ");
     printf("\"ends\": [");
     for (int i = 0; i < 2; i++) {
         const rifl_lane_stats *L = &r[i].lane;
@@ -808,6 +817,7 @@ static int run(int argc, char **argv)
     double t0 = cli_now();
     pid_t pid[2] = { -1, -1 };
     int pipes[2][2];
+    catch_stop_signals();
     for (int i = 0; i < 2; i++) {
         sigset_t was;
         stop_signals_hold(&was);

@@ -54,10 +54,15 @@ static void show(const char *j, bool json, bool alive)
     printf("  packets sent %.0f (%.0f bytes), received %.0f (%.0f bytes)\n",
            field(j, "tx_packets"), field(j, "tx_bytes"), field(j, "rx_packets"),
            field(j, "rx_bytes"));
-    printf("  replays %.0f (%.0f frames), verify failures %.0f, datagrams dropped %.0f, frames "
-           "missing %.0f, late %.0f, foreign %.0f\n", field(j, "replays"),
-           field(j, "replayed_frames"), field(j, "verify_failures"), field(j, "datagrams_dropped"),
-           field(j, "frames_missing"), field(j, "datagrams_late"), field(j, "datagrams_foreign"));
+    printf("  replays %.0f (%.0f frames), verify failures %.0f, frames missing %.0f "
+           "(erasures %.0f), datagrams late %.0f, foreign %.0f, malformed %.0f, other width "
+           "%.0f\n", field(j, "replays"), field(j, "replayed_frames"), field(j, "verify_failures"),
+           field(j, "frames_missing"), field(j, "erasures"), field(j, "datagrams_late"),
+           field(j, "datagrams_foreign"), field(j, "datagrams_malformed"),
+           field(j, "datagrams_other_width"));
+    printf("  receive queue overflows %.0f frames; datagrams dropped by --loss %.0f; TAP frames "
+           "too long for the lane %.0f\n", field(j, "frames_overflow"),
+           field(j, "datagrams_dropped"), field(j, "tap_in_dropped"));
     printf("  joint resets %.0f (peer restarts; %.0f frames to send and %.0f unread dropped), "
            "stale datagrams %.0f\n", field(j, "resets"), field(j, "reset_tx_frames"),
            field(j, "reset_rx_frames"), field(j, "datagrams_stale"));

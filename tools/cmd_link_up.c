@@ -35,6 +35,9 @@ struct up_opts {
 /* What the end did so far, beside the engines' own counters. */
 struct up_counts {
     uint64_t tap_in, tap_in_bytes;    /* frames taken from the TAP device */
+    uint64_t tap_in_dropped;          /* frames from it the lane could not take
+                                         (longer than the MTU + 14 it was sized
+                                         for) */
     uint64_t tap_out, tap_out_bytes;  /* frames written to it */
     uint64_t tap_write_failed;        /* frames the device refused */
     uint64_t rx_packets, rx_bytes;    /* packets the lane delivered */
@@ -158,7 +161,8 @@ static void write_state(struct up *u, uint64_t now)
              ", \"reset_rx_frames\": %" PRIu64 ", \"datagrams_stale\": %" PRIu64
              ", \"captured_frames\": %" PRIu64 ", \"window_stalls\": %" PRIu64
              ", \"schedule_resets\": %" PRIu64 ", \"idle_periods\": %" PRIu64
-             ", \"peer_wakes\": %" PRIu64 "}\n",
+             ", \"peer_wakes\": %" PRIu64 ", \"frames_overflow\": %" PRIu64
+             ", \"erasures\": %" PRIu64 ", \"tap_in_dropped\": %" PRIu64 "}\n",
              o->name, (long)getpid(), o->phy, o->local, o->remote, o->tap ? o->tap : "",
              state_word(u), (double)(now - u->t_start) / 1e9,
              run ? (double)sz->rtt_ns / 1e3 : 0.0, run ? sz->fid_bits : 0, o->rate, u->tx_gbps,
@@ -170,7 +174,8 @@ static void write_state(struct up *u, uint64_t now)
              ls->keepalive_slots, u->n.tap_in, u->n.tap_out, u->n.tap_write_failed,
              u->n.rx_too_big, us->epoch, us->peer_epoch, ls->resets, ls->reset_tx_frames,
              ls->reset_rx_frames, us->rx_stale, ls->captured_frames, ls->window_stalls,
-             ls->schedule_resets, ls->idle_periods, ls->peer_wakes);
+             ls->schedule_resets, ls->idle_periods, ls->peer_wakes, us->rx_overflow,
+             us->rx_erasures, u->n.tap_in_dropped);
     if (cli_link_state_write(u->state_path, j) != 0 && !o->quiet)
         fprintf(stderr, "warning: cannot write the state file %s: %s\n", u->state_path,
                 strerror(errno));
@@ -182,10 +187,10 @@ static void live_line(const struct up *u)
     const rifl_udplink_sizing *sz = rifl_udplink_get_sizing(u->link);
     bool run = rifl_udplink_running(u->link);
     fprintf(stderr, "\r%s %s: rtt %.0f us K=%u | tx %.3f rx %.3f Gbit/s | replays %" PRIu64
-            " verify-fail %" PRIu64 " dropped %" PRIu64 " late %" PRIu64 " resets %" PRIu64 "   ",
+            " verify-fail %" PRIu64 " missing %" PRIu64 " late %" PRIu64 " resets %" PRIu64 "   ",
             u->o->name, state_word(u), run ? (double)sz->rtt_ns / 1e3 : 0.0,
             run ? sz->fid_bits : 0, u->tx_gbps, u->rx_gbps, LANE(u, tx_replay_cycles),
-            LANE(u, rx_verify_fail), us->tx_lost + us->rx_missing, us->rx_late,
+            LANE(u, rx_verify_fail), us->rx_missing, us->rx_late,
             rifl_udplink_get_stats(u->link)->resets);
 }
 
@@ -237,8 +242,12 @@ static bool feed_lane(struct up *u)
         ssize_t n = read(u->tap, buf, sizeof buf);
         if (n <= 0)
             break;
-        if (rifl_lane_send(l, buf, (size_t)n) != RIFL_OK)
-            break; /* (cannot happen: room was checked) */
+        if (rifl_lane_send(l, buf, (size_t)n) != RIFL_OK) {
+            /* longer than the MTU + 14 the room was checked for (a VLAN
+             * tag, a device whose MTU was raised): dropped, counted */
+            u->n.tap_in_dropped++;
+            continue;
+        }
         u->n.tap_in++;
         u->n.tap_in_bytes += (uint64_t)n;
         any = true;
@@ -507,6 +516,7 @@ static int run(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* (a closed terminal) */
     signal(SIGPIPE, SIG_IGN);
     fprintf(stderr, "rifl link up: %s: %s -> %s, waiting for the peer (up to %" PRIu64 " s)\n",
             o.name, o.local, o.remote, o.connect_s);
