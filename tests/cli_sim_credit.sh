@@ -30,6 +30,17 @@ cmp -s "$tmp/a.json" "$tmp/c.json" && bad "another seed, another run" || ok
   --stall-off 40000 --stall-fixed --duration 1000000 > "$tmp/onoff.txt" && ok || bad "onoff run"
 grep -Eq "overflow drops [1-9]" "$tmp/onoff.txt" && ok || bad "on/off overflows"
 
+# the JSON of one mode has the other mode's counts null
+"$rifl" sim credit --json --mode onoff --duration 100000 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["fcp_sent"] is None and d["leaked_blocks"] is None and d["converged"] is None, d
+assert d["xoff"] is not None' && ok || bad "on/off JSON with credit counts"
+"$rifl" sim credit --json --duration 100000 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["xoff"] is None and d["xon"] is None and d["fcp_sent"] > 0, d' && ok || bad "credit JSON with on/off counts"
+
 # experiments whose points reach settings a mode cannot have say so per row
 # (or search around them) and finish
 "$rifl" sim credit --experiment curve --rtt 100000 --duration 200000 --stall-on 8 --stall-off 4 \

@@ -206,21 +206,36 @@ static int close_csv(struct opts *o)
     return 0;
 }
 
+/* A count of one mode only: null in the other. */
+static void json_count(const char *key, uint64_t v, bool applies)
+{
+    if (applies)
+        printf(",\"%s\":%" PRIu64, key, v);
+    else
+        printf(",\"%s\":null", key);
+}
+
 static void print_result(const rifl_csim_config *c, const rifl_csim_result *r, bool json)
 {
     if (json) {
+        bool credit = c->mode == RIFL_CSIM_CREDIT;
         printf("{\"mode\":\"%s\",\"seed\":%" PRIu64 ",\"vls\":%u,\"duration\":%" PRIu64
                ",\"rtt\":%" PRIu64 ",\"buffer_bytes\":%" PRIu64 ",\"throughput\":%.6f"
-               ",\"efficiency\":%.6f,\"fcp_sent\":%" PRIu64 ",\"fcp_lost\":%" PRIu64
-               ",\"fcp_corrupted\":%" PRIu64 ",\"fcp_rejected\":%" PRIu64
-               ",\"data_corrupted\":%" PRIu64 ",\"abr_resyncs\":%" PRIu64
-               ",\"rx_overflow\":%" PRIu64 ",\"xoff\":%" PRIu64 ",\"xon\":%" PRIu64
-               ",\"leaked_blocks\":%" PRIu64 ",\"converged\":%s,\"vl\":[",
-               rifl_csim_mode_name(c->mode), c->seed, c->vls, c->duration, 2 * c->one_way,
-               c->buffer_bytes, r->total_throughput, r->efficiency, r->fcp_sent, r->fcp_lost,
-               r->fcp_corrupted, r->fcp_rejected, r->data_corrupted, r->abr_resyncs,
-               r->rx_overflow, r->xoff_sent, r->xon_sent, r->leaked_blocks,
-               c->mode == RIFL_CSIM_CREDIT ? (r->converged ? "true" : "false") : "null");
+               ",\"efficiency\":%.6f", rifl_csim_mode_name(c->mode), c->seed, c->vls,
+               c->duration, 2 * c->one_way, c->buffer_bytes, r->total_throughput,
+               r->efficiency);
+        json_count("fcp_sent", r->fcp_sent, credit);
+        json_count("fcp_lost", r->fcp_lost, credit);
+        json_count("fcp_corrupted", r->fcp_corrupted, credit);
+        json_count("fcp_rejected", r->fcp_rejected, credit);
+        printf(",\"data_corrupted\":%" PRIu64, r->data_corrupted);
+        json_count("abr_resyncs", r->abr_resyncs, credit);
+        printf(",\"rx_overflow\":%" PRIu64, r->rx_overflow);
+        json_count("xoff", r->xoff_sent, !credit);
+        json_count("xon", r->xon_sent, !credit);
+        json_count("leaked_blocks", r->leaked_blocks, credit);
+        printf(",\"converged\":%s,\"vl\":[",
+               credit ? (r->converged ? "true" : "false") : "null");
         for (unsigned v = 0; v < c->vls; v++) {
             const rifl_csim_vl_result *x = &r->vl[v];
             printf("%s{\"vl\":%u,\"offered\":%" PRIu64 ",\"sent\":%" PRIu64
@@ -433,10 +448,10 @@ static void rate_text(char *buf, size_t n, uint64_t bytes, uint64_t len, const c
 static int experiment_hol(const struct opts *o, rifl_csim_config *base)
 {
     FILE *csv = o->csv_file;
-    printf("# head-of-line blocking: 2 VLs each offered %.2f of the line; VL1's consumer"
+    printf("# head-of-line blocking: 2 VLs offered %.2f and %.2f of the line; VL1's consumer"
            " stalls from %.0f%% to %.0f%% of the run; RTT %" PRIu64 ", buffer %" PRIu64
            " B (credit: per VL, on/off: shared, twice that), seed %" PRIu64 "\n",
-           base->load[0], o->hol_start * 100, o->hol_end * 100, 2 * base->one_way,
+           base->load[0], base->load[1], o->hol_start * 100, o->hol_end * 100, 2 * base->one_way,
            base->buffer_bytes, base->seed);
     printf("| mode | VL0 before stall | VL0 during stall | VL1 during stall | VL0 after |"
            " drops |\n|---|---|---|---|---|---|\n");
