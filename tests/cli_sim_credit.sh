@@ -41,6 +41,19 @@ import json, sys
 d = json.load(sys.stdin)
 assert d["xoff"] is None and d["xon"] is None and d["fcp_sent"] > 0, d' && ok || bad "credit JSON with on/off counts"
 
+# max_gap: waiting for credit with data at the source is a gap; a VL's own
+# stall is not, but being blocked behind another VL's stall (on/off) is
+"$rifl" sim credit --vls 1 --rtt 100000 --buffer 4096 --min-len 2048 --max-len 2048 \
+  --duration 2000000 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["vl"][0]["max_gap"] > 90000, d["vl"][0]' && ok || bad "a VL starved of credit shows no gap"
+"$rifl" sim credit --mode onoff --vls 2 --load 0.3 --hol-vl 1 --duration 2000000 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+g = [v["max_gap"] for v in d["vl"]]
+assert g[1] < 100000 and g[0] > 500000, g' && ok || bad "on/off gaps: stalled VL or blocked VL wrong"
+
 # experiments whose points reach settings a mode cannot have say so per row
 # (or search around them) and finish
 "$rifl" sim credit --experiment curve --rtt 100000 --duration 200000 --stall-on 8 --stall-off 4 \

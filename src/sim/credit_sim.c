@@ -324,6 +324,23 @@ static uint64_t service_time(struct sim *s, unsigned vl, uint32_t len)
     return t ? t : 1;
 }
 
+/* VL v has data somewhere on its way: at the source, queued to send, or at
+ * the receiver (a packet on the wire alone is not seen) */
+static bool vl_has_data(const struct sim *s, unsigned v)
+{
+    if (s->src[v].count || s->rxq[v].count || s->txq[v].count || s->held[v])
+        return true;
+    return s->cfg->mode == RIFL_CSIM_CREDIT && rifl_credit_queued(s->a, v) > 0;
+}
+
+/* The gap clock of VL v starts again while it has nothing to deliver or its
+ * consumer is stalled: neither is a gap. */
+static void gap_idle(struct sim *s, unsigned v)
+{
+    if (stalled_now(s, v) || !vl_has_data(s, v))
+        s->con[v].last_delivery = s->now;
+}
+
 static void note_gap(struct sim *s, unsigned v, struct consumer *k)
 {
     /* a gap counts only while the consumer is free and data is waiting
@@ -363,8 +380,7 @@ static int run_consumers(struct sim *s)
                 k->busy = true;
                 k->done_at = s->now + service_time(s, v, p->len);
             }
-            if (!k->busy && (!s->rxq[v].count || stalled_now(s, v)))
-                k->last_delivery = s->now;
+            gap_idle(s, v);
         }
         return RIFL_OK;
     }
@@ -387,6 +403,8 @@ static int run_consumers(struct sim *s)
         k->busy = true;
         k->done_at = s->now + service_time(s, p->vl, p->len);
     }
+    for (unsigned v = 0; v < c->vls; v++)
+        gap_idle(s, v);
     return RIFL_OK;
 }
 

@@ -76,8 +76,11 @@ typedef struct rifl_csim_vl_result {
     double throughput;           /* delivered_bytes / duration */
     double efficiency;           /* delivered_bytes / capacity_bytes */
     uint64_t max_gap;            /* longest time between deliveries while
-                                    the consumer was free and the source had
-                                    data */
+                                    the VL had data on its way (at the
+                                    source, queued or at the receiver) and
+                                    its consumer was not stalled: waiting
+                                    for credit, or behind another VL's
+                                    stall, counts */
     /* credit mode, after the drain: the registers must agree */
     uint32_t final_credit;       /* A's CL - FCTBS */
     uint32_t final_space;        /* B's guaranteed space (capped at 2048) */
