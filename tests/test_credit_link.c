@@ -34,6 +34,18 @@ static int hop(rifl_credit *from, rifl_credit *to, uint64_t now)
     return (int)it.kind;
 }
 
+/* FCPs both ways until the link is active; the time reached. */
+static uint64_t activate(rifl_credit *a, rifl_credit *b)
+{
+    uint64_t now = 0;
+    for (; now < 3000; now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    CHECK(rifl_credit_state(a) == RIFL_FC_LINK_ACTIVE);
+    return now;
+}
+
 static void t_link_states(void)
 {
     rifl_credit *a = mk(2, 4096), *b = mk(2, 4096);
@@ -273,21 +285,13 @@ static void t_random_lossy(void)
     }
 }
 
-/* Without resynchronisation a corrupted data packet would leak its credit
- * for good: check that the leak really happens before FCTBS arrives and is
- * gone after. */
 /* One end re-initialises (its registers back to 0) while the other is
  * active: the other starts again with it, and the buffer never overflows. */
 static void t_peer_reinit(void)
 {
     rifl_credit *a = mk(1, 32768), *b = mk(1, 32768);
     REQUIRE(a && b);
-    uint64_t now = 0;
-    for (; now < 3000; now += 10) {
-        hop(a, b, now);
-        hop(b, a, now);
-    }
-    REQUIRE(rifl_credit_state(a) == RIFL_FC_LINK_ACTIVE);
+    uint64_t now = activate(a, b);
     /* traffic that moves A's FCTBS well away from 0, the consumer keeping up */
     for (int i = 0; i < 40; i++) {
         REQUIRE(rifl_credit_enqueue(a, 0, 4096, (uint64_t)i) == RIFL_OK);
@@ -317,16 +321,14 @@ static void t_peer_reinit(void)
     rifl_credit_free(b);
 }
 
+/* Without resynchronisation a corrupted data packet would leak its credit
+ * for good: check that the leak really happens before FCTBS arrives and is
+ * gone after. */
 static void t_resync_recovers(void)
 {
     rifl_credit *a = mk(1, 8192), *b = mk(1, 8192);
     REQUIRE(a && b);
-    uint64_t now = 0;
-    for (; now < 3000; now += 10) {
-        hop(a, b, now);
-        hop(b, a, now);
-    }
-    REQUIRE(rifl_credit_state(a) == RIFL_FC_LINK_ACTIVE);
+    uint64_t now = activate(a, b);
     uint32_t full = rifl_fc_tx_credit(rifl_credit_tx_regs(a, 0));
     CHECK_EQ_U(full, 128);
     /* one packet of 10 blocks is lost on the wire */

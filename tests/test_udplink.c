@@ -293,6 +293,22 @@ static void t_probe_timeout(void)
 /* Ends of different frame widths: each refuses the other's probes, counts
  * them and stops with a message naming both widths, never "up" with every
  * datagram dropped. */
+/* Both ends stepped, 100 us at a time, until both stop (at most 0.2 s):
+ * what each returned and said. */
+static void step_until_refused(struct pair *p, int rc[2], char msg[2][512])
+{
+    rc[0] = rc[1] = RIFL_OK;
+    msg[0][0] = msg[1][0] = 0;
+    for (unsigned k = 0; k < 2000 && (rc[0] == RIFL_OK || rc[1] == RIFL_OK); k++) {
+        p->now += 100000;
+        for (int i = 0; i < 2; i++) {
+            uint64_t wake;
+            if (rc[i] == RIFL_OK)
+                rc[i] = rifl_udplink_step(p->l[i], p->now, &wake, msg[i], 512);
+        }
+    }
+}
+
 static void t_other_width(void)
 {
     struct pair p;
@@ -304,16 +320,9 @@ static void t_other_width(void)
         return;
     }
     REQUIRE(rifl_udplink_phy(p.l[0]) != NULL);
-    int rc[2] = { RIFL_OK, RIFL_OK };
-    char msg[2][512] = { "", "" };
-    for (unsigned k = 0; k < 2000 && (rc[0] == RIFL_OK || rc[1] == RIFL_OK); k++) {
-        p.now += 100000; /* 100 us */
-        for (int i = 0; i < 2; i++) {
-            uint64_t wake;
-            if (rc[i] == RIFL_OK)
-                rc[i] = rifl_udplink_step(p.l[i], p.now, &wake, msg[i], sizeof msg[i]);
-        }
-    }
+    int rc[2];
+    char msg[2][512];
+    step_until_refused(&p, rc, msg);
     for (int i = 0; i < 2; i++) {
         CHECK_EQ_I(rc[i], RIFL_ERR_CONFIG);
         CHECK_MSG(strstr(msg[i], "same frame width") != NULL, "%s", msg[i]);
@@ -369,16 +378,9 @@ static void t_other_sizing(void)
         free_pair(&p);
         return;
     }
-    int rc[2] = { RIFL_OK, RIFL_OK };
-    char msg[2][512] = { "", "" };
-    for (unsigned k = 0; k < 2000 && (rc[0] == RIFL_OK || rc[1] == RIFL_OK); k++) {
-        p.now += 100000; /* 100 us */
-        for (int i = 0; i < 2; i++) {
-            uint64_t wake;
-            if (rc[i] == RIFL_OK)
-                rc[i] = rifl_udplink_step(p.l[i], p.now, &wake, msg[i], sizeof msg[i]);
-        }
-    }
+    int rc[2];
+    char msg[2][512];
+    step_until_refused(&p, rc, msg);
     for (int i = 0; i < 2; i++) {
         CHECK_EQ_I(rc[i], RIFL_ERR_CONFIG);
         CHECK_MSG(strstr(msg[i], "give both ends the same lane rate") != NULL, "%s", msg[i]);
