@@ -1,9 +1,9 @@
 #!/bin/bash
 # Reproduce the paper's results (docs/paper-results.md) with the rifl CLI.
 # Usage: docs/results/reproduce.sh [RIFL_BINARY] [full|quick]
-#   full : 10 GB per direction at every point, as the paper sent (about 8
+#   full : 10 GB per direction at every point, as the paper sent (about 2
 #          minutes on a 2-core machine, points run two at a time)
-#   quick: 1 GB per point, capped at 4e7 slots (the sweep in about 10 seconds)
+#   quick: 1 GB per point, capped at 4e7 slots (the sweep in a few seconds)
 set -eu
 RIFL=${1:-./build/rifl}
 MODE=${2:-full}
