@@ -1091,6 +1091,7 @@ static void t_serial_lane_inputs(void)
     CHECK_EQ_U(rifl_lane_expected_id(l), (rfid + 1) & (N - 1));
     CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_NORMAL);
     CHECK(rifl_lane_get_flags(l).rx_up && rifl_lane_get_flags(l).group_up);
+    rifl_lane_set_rx_aligned(NULL, false); /* (no lane: nothing, no crash) */
     /* alignment set from outside stays the caller's: legal frames do not
      * lock the lane again */
     rifl_lane_set_rx_aligned(l, false);

@@ -386,6 +386,16 @@ static void t_serial_errors(void)
               "%llu bit errors, %.0f expected",
               (unsigned long long)ps->bit_errors, expect);
     CHECK(ps->frames_hit > 0 && ps->frames_hit <= ps->bit_errors);
+    CHECK_EQ_U(ps->frames, 20000);
+    /* slots without a frame put zeros on the line: no frames, bits or hits */
+    uint64_t frames = ps->frames, bits = ps->bits, hit = ps->frames_hit;
+    for (uint64_t t = 20000; t < 21000; t++) {
+        rifl_phy_frame in[2];
+        rifl_phy_exchange(p, t, RIFL_PHY_NONE, in, 2);
+    }
+    CHECK_EQ_U(ps->frames, frames);
+    CHECK_EQ_U(ps->bits, bits);
+    CHECK_EQ_U(ps->frames_hit, hit);
     rifl_phy_free(p);
 }
 

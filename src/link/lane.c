@@ -160,6 +160,8 @@ static void drop_held(rifl_lane *l);
 
 void rifl_lane_set_rx_aligned(rifl_lane *l, bool aligned)
 {
+    if (!l)
+        return;
     l->align_ext = true;
     if (l->aligned && !aligned)
         l->st.rx_align_lost++;

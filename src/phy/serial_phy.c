@@ -179,10 +179,14 @@ static unsigned serial_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form,
         flipped += (unsigned)__builtin_popcountll(e);
         line_write(sp, words[i] ^ e);
     }
-    p->st.frames++;
-    p->st.bits += sp->F;
-    p->st.bit_errors += flipped;
-    p->st.frames_hit += flipped != 0;
+    if (form == RIFL_PHY_CONTENT || form == RIFL_PHY_WIRE) {
+        /* (the zeros of a slot without a frame are no frame put on the
+         * medium, and their errors hit none) */
+        p->st.frames++;
+        p->st.bits += sp->F;
+        p->st.bit_errors += flipped;
+        p->st.frames_hit += flipped != 0;
+    }
     /* the receiving transceiver's words into the aligner */
     unsigned n = 0;
     for (unsigned i = 0; i < sp->wpf; i++) {
