@@ -18,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rifl_aligner a;
     if (rifl_aligner_init(&a, &cfg, NULL, 0) != RIFL_OK)
         abort();
+    const uint32_t up_words = 1u << (cfg.up_log2 ? cfg.up_log2 : RIFL_ALIGNER_UP_LOG2);
     data++;
     size--;
     uint8_t frame[256];
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             unlocks += (res.events & RIFL_ALIGNER_UNLOCK) != 0;
             if (res.aligned != rifl_aligner_aligned(&a) || res.up != rifl_aligner_up(&a))
                 abort();
-            if (res.up && !(rifl_aligner_up_count(&a) == 1u << cfg.up_log2))
+            if (res.up && !(rifl_aligner_up_count(&a) == up_words))
                 abort();
             if ((res.events & RIFL_ALIGNER_LOCK) && (res.events & RIFL_ALIGNER_UNLOCK))
                 abort();
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         st->unlocks != unlocks || st->unlocks > st->locks || st->locks > st->unlocks + 1 ||
         st->slides < st->unlocks || st->headers_valid + st->headers_invalid > frames + 1 ||
         frames > words || rifl_aligner_offset(&a) >= cfg.frame_bits ||
-        rifl_aligner_up_count(&a) > 1u << cfg.up_log2 || st->ups < st->downs ||
+        rifl_aligner_up_count(&a) > up_words || st->ups < st->downs ||
         st->ups > st->downs + 1)
         abort();
     return 0;
