@@ -204,8 +204,7 @@ int cli_swcap_close(struct cli_swcap *c, uint64_t run_slots, const char *path, c
                 "rifl sim switch: %llu frames captured to %s (K=%u; the first %llu cell times of "
                 "host %u's link: %llu cells up, %llu cells and %llu flow-control frames down)\n",
                 (unsigned long long)frames, path, c->fid_bits, (unsigned long long)c->slots,
-                c->host,
-                (unsigned long long)c->cells_up, (unsigned long long)c->cells_down,
+                c->host, (unsigned long long)c->cells_up, (unsigned long long)c->cells_down,
                 (unsigned long long)c->fc_down);
     rifl_pair_free(c->pair);
     free(c);

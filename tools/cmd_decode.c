@@ -203,7 +203,8 @@ static void print_summary(const struct dopts *d, const rifl_lane_stats *st,
                "\"delivered_frames\": %llu, \"delivered_bytes\": %llu, \"fc_on_applied\": %llu, "
                "\"fc_off_applied\": %llu, \"frame_width\": %llu, \"frame_id_width\": %llu",
                (unsigned long long)t->frames, (unsigned long long)st->rx_verify_fail,
-               (unsigned long long)st->rx_bad_format, (unsigned long long)t->delivered, (unsigned long long)st->rx_bytes,
+               (unsigned long long)st->rx_bad_format, (unsigned long long)t->delivered,
+               (unsigned long long)st->rx_bytes,
                (unsigned long long)st->rx_delivered[RIFL_KIND_FC_ON],
                (unsigned long long)st->rx_delivered[RIFL_KIND_FC_OFF],
                (unsigned long long)d->frame_width, (unsigned long long)d->fid_width);

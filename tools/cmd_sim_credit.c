@@ -284,8 +284,6 @@ static void print_result(const rifl_csim_config *c, const rifl_csim_result *r, b
 
 /* ---- experiment: buffer needed for full throughput against RTT ------------ */
 
-/* Smallest buffer (bytes, multiple of 64) with efficiency >= target and no
- * drop, by bisection between lo and hi; 0 when even hi fails. */
 /* One run of the search at c->buffer_bytes: *good when it reaches the
  * target without a drop.  A buffer the settings refuse (too small for the
  * largest packet's credit) counts as not good. */
@@ -302,6 +300,8 @@ static int search_run(const rifl_csim_config *c, double target, bool *good, unsi
     return 0;
 }
 
+/* Smallest buffer (bytes, multiple of 64) with efficiency >= target and no
+ * drop, by bisection between lo and hi; 0 when even hi fails. */
 static int min_buffer(rifl_csim_config *c, double target, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned *runs)
 {

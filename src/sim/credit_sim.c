@@ -372,10 +372,8 @@ static int run_consumers(struct sim *s)
                 }
                 if (k->busy || !s->rxq[v].count)
                     break;
-                if (stalled_now(s, v)) {
-                    k->last_delivery = s->now; /* stalls are not gaps */
-                    break;
-                }
+                if (stalled_now(s, v))
+                    break; /* (no gap: gap_idle below) */
                 struct pkt *p = fifo_front(&s->rxq[v]);
                 k->busy = true;
                 k->done_at = s->now + service_time(s, v, p->len);

@@ -1286,16 +1286,24 @@ static int nic_take(rifl_net *n, struct host *x, uint32_t i, uint64_t now, bool 
     return rc == RIFL_ERR_AGAIN ? RIFL_OK : rc;
 }
 
-/* A sending host has not yet made every message of the window: a host
- * whose NIC is full makes its next message only when the one it holds is
- * taken, so its messages' times can fall behind the clock. */
+/* How far (slots) sending host h is from having made every message of the
+ * window, 0 when it has: a host whose NIC is full makes its next message
+ * only when the one it holds is taken, so its messages' times can fall
+ * behind the clock. */
+static uint64_t host_lag(const rifl_net *n, unsigned h)
+{
+    const struct host *x = &n->host[h];
+    if (!sends(n, h) || x->done || x->next_cell * n->C >= n->win_end)
+        return 0;
+    return n->win_end - x->next_cell * n->C;
+}
+
+/* Some sending host has not yet made every message of the window. */
 static bool window_lagging(const rifl_net *n)
 {
-    for (unsigned h = 0; h < n->H; h++) {
-        const struct host *x = &n->host[h];
-        if (sends(n, h) && !x->done && x->next_cell * n->C < n->win_end)
+    for (unsigned h = 0; h < n->H; h++)
+        if (host_lag(n, h))
             return true;
-    }
     return false;
 }
 
@@ -1997,13 +2005,10 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->source_stalls = n->stalls;
     if (!n->cfg.app && !n->cfg.bytes_per_flow)
         for (unsigned h = 0; h < n->H; h++) {
-            const struct host *x = &n->host[h];
-            if (!sends(n, h) || x->done || x->next_cell * n->C >= n->win_end)
-                continue;
-            r->lagging_sources++;
-            double lag = (double)(n->win_end - x->next_cell * n->C) * n->slot_ns;
-            if (lag > r->source_lag_ns)
-                r->source_lag_ns = lag;
+            uint64_t lag = host_lag(n, h);
+            r->lagging_sources += lag != 0;
+            if ((double)lag * n->slot_ns > r->source_lag_ns)
+                r->source_lag_ns = (double)lag * n->slot_ns;
         }
     r->lost = n->lost;
     r->undelivered = n->gen_cells - n->deliv_cells - n->lost;
