@@ -124,6 +124,10 @@ assert d["startup_slots"] > 0 and len(d["aligner"]) == 2 and len(d["bit_offset"]
 assert all(a["locks"] >= 1 for a in d["aligner"]), d["aligner"]
 assert sum(d["slips"]) > 0 and sum(a["unlocks"] for a in d["aligner"]) > 0
 assert d["lane_a"]["rx_align_lost"] == d["aligner"][1]["unlocks"]
+r = d["slip_recovery"]
+# every slip starts a recovery, joins one under way or is put back
+assert r["bit_lost"]["count"] + r["bit_repeated"]["count"] + r["undone"] <= sum(d["slips"]), r
+assert r["bit_lost"]["count"] + r["bit_repeated"]["count"] > 0, r
 PY
 "$RIFL" sim link --serial --up-log2 12 --bit-offset 5,250 --bytes 200kB --reference=no \
     --json >"$TMP/t.json" 2>/dev/null || bad "serial run with offsets"

@@ -431,6 +431,64 @@ static void t_serial_slips(void)
     rifl_phy_free(p);
 }
 
+/* Slips made on purpose: a slip put back by one the other way before the
+ * aligner noticed is no recovery, and the next real slip's recovery is
+ * timed from that slip, not from the one put back. */
+static rifl_phy *serial_until_up(rifl_phy *p, uint64_t *t, uint64_t *scr, uint64_t limit)
+{
+    const rifl_aligner *a = rifl_phy_serial_aligner(p);
+    for (uint64_t end = *t + limit; *t < end && !rifl_aligner_up(a); (*t)++) {
+        serial_frame(*t, scr, rifl_phy_tx_buffer(p, RIFL_PHY_WIRE));
+        rifl_phy_frame in[2];
+        rifl_phy_exchange(p, *t, RIFL_PHY_WIRE, in, 2);
+    }
+    return p;
+}
+
+static void serial_slots(rifl_phy *p, uint64_t *t, uint64_t *scr, uint64_t n)
+{
+    for (uint64_t end = *t + n; *t < end; (*t)++) {
+        serial_frame(*t, scr, rifl_phy_tx_buffer(p, RIFL_PHY_WIRE));
+        rifl_phy_frame in[2];
+        rifl_phy_exchange(p, *t, RIFL_PHY_WIRE, in, 2);
+    }
+}
+
+static void t_serial_slip_undone(void)
+{
+    rifl_phy *p = make_serial(3, 9, 0, 0, 11);
+    REQUIRE(p);
+    const rifl_aligner *a = rifl_phy_serial_aligner(p);
+    const rifl_phy_serial_stats *ss = rifl_phy_serial_get_stats(p);
+    uint64_t t = 0, scr = 1;
+    serial_until_up(p, &t, &scr, 20000);
+    REQUIRE(rifl_aligner_up(a));
+    /* a lost bit and a repeated one before the next word: no change */
+    CHECK_EQ_I(rifl_phy_serial_slip(p, true), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_serial_slip(p, false), RIFL_OK);
+    serial_slots(p, &t, &scr, 3000);
+    CHECK(rifl_aligner_up(a));
+    CHECK_EQ_U(rifl_aligner_get_stats(a)->unlocks, 0);
+    CHECK_EQ_U(ss->slips_lost, 1);
+    CHECK_EQ_U(ss->slips_repeated, 1);
+    CHECK_EQ_U(ss->slips_undone, 1);
+    /* then a real one, recovered within the search and rx_up */
+    CHECK_EQ_I(rifl_phy_serial_slip(p, false), RIFL_OK);
+    uint64_t t0 = t;
+    serial_slots(p, &t, &scr, 10);
+    serial_until_up(p, &t, &scr, 20000);
+    REQUIRE(rifl_aligner_up(a));
+    CHECK_EQ_U(rifl_aligner_get_stats(a)->unlocks, 1);
+    CHECK_EQ_U(ss->recovered_repeated, 1);
+    CHECK_EQ_U(ss->recovered_lost, 0);
+    CHECK_MSG(ss->recovery_frames_repeated <= t - t0 + 1,
+              "recovery of %llu frames in %llu slots",
+              (unsigned long long)ss->recovery_frames_repeated, (unsigned long long)(t - t0));
+    CHECK_EQ_U(ss->slips_undone, 1);
+    CHECK_EQ_I(rifl_phy_serial_slip(NULL, true), RIFL_ERR_INVALID_ARG);
+    rifl_phy_free(p);
+}
+
 static void t_serial_refused(void)
 {
     rifl_phy *p = NULL;
@@ -510,4 +568,5 @@ TEST_MAIN({ "channel_pass", t_channel_pass },
           { "lanes_over_loopbacks", t_lanes_over_loopbacks },
           { "refused", t_refused }, { "serial_line", t_serial_line },
           { "serial_errors", t_serial_errors }, { "serial_slips", t_serial_slips },
+          { "serial_slip_undone", t_serial_slip_undone },
           { "serial_refused", t_serial_refused })

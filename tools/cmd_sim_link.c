@@ -624,7 +624,8 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
                    n ? (double)sum / (double)n : 0.0,
                    (unsigned long long)(mx0 > mx1 ? mx0 : mx1));
         }
-        printf("}, ");
+        printf(", \"undone\": %llu}, ",
+               (unsigned long long)(r->serial[0].slips_undone + r->serial[1].slips_undone));
     }
     printf("\"packets\": [%llu, %llu], \"bytes\": [%llu, %llu], ",
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,

@@ -230,6 +230,8 @@ typedef struct rifl_phy_serial_stats {
     uint64_t recovered_lost, recovered_repeated;
     uint64_t recovery_frames_lost, recovery_frames_repeated; /* totals */
     uint64_t recovery_max_lost, recovery_max_repeated;
+    uint64_t slips_undone;    /* slips put back by slips the other way before
+                                 the aligner unlocked: nothing to recover */
 } rifl_phy_serial_stats;
 
 /* What the aligner said of a frame handed out. */
@@ -243,6 +245,11 @@ RIFL_API int rifl_phy_serial_create(const rifl_phy_serial_config *cfg, rifl_phy 
 RIFL_API rifl_phy_serial_rx rifl_phy_serial_rx_state(const rifl_phy *phy, unsigned k);
 RIFL_API const rifl_aligner *rifl_phy_serial_aligner(const rifl_phy *phy);
 RIFL_API const rifl_phy_serial_stats *rifl_phy_serial_get_stats(const rifl_phy *phy);
+/* A bit slip of the receiving transceiver now, before the next word it
+ * hands out (fault injection, besides slip_rate): `lose` skips a bit, else
+ * one is read twice.  RIFL_ERR_STATE, counted in slips_refused, when the
+ * line holds too few or too many bits for it. */
+RIFL_API int rifl_phy_serial_slip(rifl_phy *phy, bool lose);
 
 /* ---- UDP ------------------------------------------------------------------
  *

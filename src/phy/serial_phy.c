@@ -40,10 +40,12 @@ struct serial_phy {
     rifl_phy_serial_rx state[2];
     rifl_phy_serial_stats sst;
     /* a slip not recovered from yet: its kind (1 lost, 2 repeated), the
-     * frames handed out by then, whether rx_up has fallen since */
+     * frames handed out by then, whether rx_up has fallen since, and the
+     * bits lost less the bits repeated since (until rx_up fell) */
     unsigned slip_kind;
     uint64_t slip_at;
     bool slip_down;
+    int slip_net;
 };
 
 static struct serial_phy *as_serial(rifl_phy *p) { return (struct serial_phy *)p; }
@@ -102,12 +104,24 @@ static inline uint64_t word_errors(struct serial_phy *sp)
 }
 
 /* A slip made while the lane is up starts a recovery (one in progress goes
- * on). */
+ * on).  One the other way before the aligner unlocked puts the bits back
+ * where they were: nothing is left to recover from. */
 static void slip_made(struct serial_phy *sp, unsigned kind)
 {
-    if (sp->slip_kind || !rifl_aligner_up(&sp->al))
+    if (sp->slip_kind) {
+        if (!sp->slip_down) {
+            sp->slip_net += kind == 1 ? 1 : -1;
+            if (sp->slip_net == 0) {
+                sp->slip_kind = 0;
+                sp->sst.slips_undone++;
+            }
+        }
+        return;
+    }
+    if (!rifl_aligner_up(&sp->al))
         return;
     sp->slip_kind = kind;
+    sp->slip_net = kind == 1 ? 1 : -1;
     sp->slip_at = rifl_aligner_get_stats(&sp->al)->frames;
     sp->slip_down = false;
 }
@@ -136,17 +150,10 @@ static void recovery_event(struct serial_phy *sp, unsigned events)
     sp->slip_kind = 0;
 }
 
-/* A slip of the receiving transceiver, when one is due before this word. */
-static inline void maybe_slip(struct serial_phy *sp)
+/* One slip before the next word is read: a lost bit or a repeated one,
+ * when the line has room for it (refused and counted when not). */
+static bool slip(struct serial_phy *sp, bool lose)
 {
-    if (sp->slip_gap == UINT64_MAX)
-        return;
-    if (sp->slip_gap) {
-        sp->slip_gap--;
-        return;
-    }
-    sp->slip_gap = rifl_rng_geometric(&sp->srng, sp->slip_p);
-    bool lose = rifl_rng_next(&sp->srng) & 1u;
     uint64_t held = sp->wpos - sp->rpos; /* bits on the line now */
     if (lose && held + SLIP_ROOM > sp->length + 64 && held > 64 * (uint64_t)sp->wpf) {
         sp->rpos++;
@@ -158,7 +165,22 @@ static inline void maybe_slip(struct serial_phy *sp)
         slip_made(sp, 2);
     } else {
         sp->sst.slips_refused++;
+        return false;
     }
+    return true;
+}
+
+/* A slip of the receiving transceiver, when one is due before this word. */
+static inline void maybe_slip(struct serial_phy *sp)
+{
+    if (sp->slip_gap == UINT64_MAX)
+        return;
+    if (sp->slip_gap) {
+        sp->slip_gap--;
+        return;
+    }
+    sp->slip_gap = rifl_rng_geometric(&sp->srng, sp->slip_p);
+    slip(sp, rifl_rng_next(&sp->srng) & 1u);
 }
 
 static unsigned serial_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form,
@@ -318,6 +340,13 @@ rifl_phy_serial_rx rifl_phy_serial_rx_state(const rifl_phy *p, unsigned k)
 const rifl_aligner *rifl_phy_serial_aligner(const rifl_phy *p)
 {
     return is_serial(p) ? &as_cserial(p)->al : NULL;
+}
+
+int rifl_phy_serial_slip(rifl_phy *p, bool lose)
+{
+    if (!is_serial(p))
+        return RIFL_ERR_INVALID_ARG;
+    return slip(as_serial(p), lose) ? RIFL_OK : RIFL_ERR_STATE;
 }
 
 const rifl_phy_serial_stats *rifl_phy_serial_get_stats(const rifl_phy *p)
