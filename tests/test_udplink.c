@@ -559,6 +559,56 @@ static void t_idle(void)
     free_pair(&p);
 }
 
+/* The idle rule over a lossy path: keepalives lost start recoveries that
+ * move fillers only, and those run in idle slots, not at the lane rate
+ * (else each recovery's datagrams lose some and start the next, and the
+ * link never idles); data sent afterwards still arrives, all of it. */
+static void t_idle_lossy(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0.05, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    /* (at 5% lost a recovery often loses datagrams of its own: up to
+     * 2 s, in 100 ms steps) */
+    for (int k = 0; k < 20 && (p.got[0] < 200 || p.got[1] < 200); k++)
+        CHECK_EQ_I(pump(&p, 3, 1000, 100000, 200), RIFL_OK);
+    CHECK_EQ_U(p.got[0], 200);
+    CHECK_EQ_U(p.got[1], 200);
+    CHECK_EQ_I(pump(&p, 3, 1000, 100000, 200), RIFL_OK); /* the hold, and on */
+    /* a second with nothing to send, in 50 us steps */
+    uint64_t d0[2] = { dgrams(&p, 0), dgrams(&p, 1) };
+    uint64_t r0 = rifl_lane_get_stats(rifl_udplink_lane(p.l[0]))->tx_replay_cycles +
+                  rifl_lane_get_stats(rifl_udplink_lane(p.l[1]))->tx_replay_cycles;
+    CHECK_EQ_I(pump(&p, 3, 50000, 20000, 200), RIFL_OK);
+    for (int i = 0; i < 2; i++) {
+        uint64_t d = dgrams(&p, i) - d0[i];
+        printf("  end %d: %llu datagrams in 1 s with 5%% lost, %llu catch-ups\n", i,
+               (unsigned long long)d,
+               (unsigned long long)rifl_udplink_get_stats(p.l[i])->peer_wakes);
+        /* the keepalives, and catching up with a peer that lost fewer
+         * (about 30 datagrams per ms at the lane rate; 24,700 in this
+         * second when recoveries ran at it) */
+        CHECK(d <= 1500);
+        CHECK(d >= 300);
+    }
+    /* an end that lost more of the other's datagrams ran fewer slots and
+     * caught up when the other waited for it */
+    CHECK(rifl_udplink_get_stats(p.l[0])->peer_wakes + rifl_udplink_get_stats(p.l[1])->peer_wakes >
+          0);
+    /* keepalives were lost and recovered from */
+    CHECK(rifl_lane_get_stats(rifl_udplink_lane(p.l[0]))->tx_replay_cycles +
+          rifl_lane_get_stats(rifl_udplink_lane(p.l[1]))->tx_replay_cycles > r0);
+    /* data again: all of it arrives, in order */
+    for (int k = 0; k < 20 && (p.got[0] < 400 || p.got[1] < 400); k++)
+        CHECK_EQ_I(pump(&p, 3, 1000, 100000, 400), RIFL_OK);
+    CHECK_EQ_U(p.got[0], 400);
+    CHECK_EQ_U(p.got[1], 400);
+    CHECK_EQ_U(p.bad, 0);
+    free_pair(&p);
+}
+
 /* Step both ends every dt ns until end `to` has read a whole packet;
  * returns the virtual time it took (0: not within `limit` ns). */
 static uint64_t until_read(struct pair *p, int to, uint64_t dt, uint64_t limit)
@@ -613,8 +663,6 @@ static void t_exchange(void)
     double bound = 2 * (60000 + 2 * 16 * z->slot_ns);
     CHECK_MSG((double)worst < bound, "worst exchange %.1f us, bound %.1f us", worst / 1e3,
               bound / 1e3);
-    CHECK(rifl_udplink_get_stats(p.l[0])->peer_wakes + rifl_udplink_get_stats(p.l[1])->peer_wakes >
-          0);
     CHECK_EQ_U(p.bad, 0);
     free_pair(&p);
 }
@@ -766,4 +814,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "other_sizing", t_other_sizing },
           { "default_epoch", t_default_epoch },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
+          { "idle_lossy", t_idle_lossy },
           { "restart", t_restart }, { "exchange", t_exchange })

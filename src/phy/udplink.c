@@ -42,6 +42,9 @@ struct rifl_udplink {
     uint64_t next_announce_ns;    /* while the window is shut */
     bool shut;                    /* the window was shut at the last step */
     uint64_t activity;            /* the lane counters that mean activity, summed */
+    uint64_t recovery;            /* those that mean a recovery, summed */
+    uint64_t worth_sent, worth_at;/* frames worth a replay sent, and the new
+                                     frames sent by the last of them */
     rifl_phy_frame *in;
     unsigned in_max;
     uint32_t own[OWN_EPOCHS];     /* this end's epochs so far, a ring */
@@ -428,33 +431,69 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
 
 /* ---- slots ------------------------------------------------------------------ */
 
-/* The lane counters whose change means the link carries something: every
- * frame sent or received but a filler (the one frame an idle lane sends),
- * that is data and upper-layer frames, flow control, control frames (a
- * replay's, the IDLE slots after an error, start-up's PAUSE), replayed
- * frames, and frames failing verification. */
-static uint64_t activity(const rifl_lane *lane)
+/* Frames the lane sent new that a replay must bring back (data,
+ * upper-layer and flow-control frames: all but fillers). */
+static uint64_t sent_worth(const rifl_lane_stats *s)
 {
-    const rifl_lane_stats *s = rifl_lane_get_stats(lane);
-    return s->tx_frames[RIFL_KIND_DATA] + s->tx_frames[RIFL_KIND_EXT] + s->tx_replayed +
-           s->tx_idle + s->tx_pause + s->tx_retransmit + s->fc_on_sent + s->fc_off_sent +
-           s->rx_delivered[RIFL_KIND_DATA] + s->rx_delivered[RIFL_KIND_EXT] + s->rx_skipped +
-           s->rx_control + s->fc_on_received + s->fc_off_received + s->rx_verify_fail;
+    return s->tx_frames[RIFL_KIND_DATA] + s->tx_frames[RIFL_KIND_EXT] +
+           s->tx_frames[RIFL_KIND_FC_ON] + s->tx_frames[RIFL_KIND_FC_OFF];
 }
 
-/* Whether the lane has something to do besides sending fillers: that
- * includes a lane not yet free to send user data (its start-up's 2^K new
- * fillers, the wait after an error), which must run at the lane rate, or a
- * packet queued now would wait for slots paced by the peer's keepalives. */
+/* The lane counters whose change means the link carries something for its
+ * users: frames worth a replay sent, data and upper-layer frames
+ * delivered, flow control received, start-up's PAUSE. */
+static uint64_t user_activity(const rifl_lane_stats *s)
+{
+    return sent_worth(s) + s->tx_pause + s->rx_delivered[RIFL_KIND_DATA] +
+           s->rx_delivered[RIFL_KIND_EXT] + s->fc_on_received + s->fc_off_received;
+}
+
+/* Those whose change means a recovery from errors: replayed frames, the
+ * IDLE slots after an error, RETRANSMIT, control frames and replayed data
+ * received, frames failing verification. */
+static uint64_t recovery_activity(const rifl_lane_stats *s)
+{
+    return s->tx_replayed + s->tx_idle + s->tx_retransmit + s->rx_skipped + s->rx_control +
+           s->rx_verify_fail;
+}
+
+/* Whether the lane has something to do besides sending fillers.  For its
+ * users: data queued, sent or delivered, flow control, start-up (its first
+ * 2^K slots and 2^K new fillers, PAUSE on either side), which must run at
+ * the lane rate, or a packet queued now would wait for slots paced by the
+ * peer's keepalives.  A recovery from errors (a replay either way, the
+ * error wait, RETRANSMIT) counts only while the lane's own replay buffer
+ * holds a frame worth bringing back: one that moves fillers alone runs in
+ * idle slots.  Otherwise a lossy path would keep an idle link at the lane
+ * rate for good, each recovery's datagrams losing some and starting the
+ * next.  A peer whose replay does carry data is busy itself and this end
+ * keeps up with it (peer_waiting), and data queued here is busy at once. */
 static bool busy(rifl_udplink *l)
 {
+    const rifl_lane_stats *s = rifl_lane_get_stats(l->lane);
     rifl_lane_flags f = rifl_lane_get_flags(l->lane);
-    uint64_t a = activity(l->lane);
-    bool changed = a != l->activity;
-    l->activity = a;
-    return changed || !rifl_lane_tx_ready(l->lane) || rifl_lane_state(l->lane) != RIFL_TX_NORMAL ||
-           rifl_lane_tx_backlog(l->lane) > 0 || f.replay_active || f.frame_error ||
-           f.peer_pause || f.peer_retransmit || f.peer_fc_on || f.local_fc_on;
+    rifl_tx_state state = rifl_lane_state(l->lane);
+    uint64_t worth = sent_worth(s);
+    uint64_t all = worth + s->tx_frames[RIFL_KIND_FILLER];
+    if (worth != l->worth_sent) {
+        l->worth_sent = worth;
+        l->worth_at = all;
+    }
+    uint64_t u = user_activity(s), r = recovery_activity(s);
+    bool user_changed = u != l->activity;
+    bool recovery_changed = r != l->recovery;
+    l->activity = u;
+    l->recovery = r;
+    unsigned nfid = rifl_lane_replay_frames(l->lane);
+    bool starting = s->tx_frames[RIFL_KIND_FILLER] < nfid || state == RIFL_TX_INIT ||
+                    state == RIFL_TX_SEND_PAUSE || state == RIFL_TX_PAUSE || f.peer_pause;
+    if (user_changed || starting || rifl_lane_tx_backlog(l->lane) > 0 || f.peer_fc_on ||
+        f.local_fc_on)
+        return true;
+    bool replay_worth = all - l->worth_at < nfid;
+    return replay_worth && (recovery_changed || !rifl_lane_tx_ready(l->lane) ||
+                            state != RIFL_TX_NORMAL || f.replay_active || f.frame_error ||
+                            f.peer_retransmit);
 }
 
 /* One frame into the capture: direction 0 sent, 1 received. */
@@ -553,6 +592,16 @@ static bool peer_waiting(rifl_udplink *l)
     return peer + flush_of(&l->cfg) >= l->slot + l->sz.window;
 }
 
+/* Whether the peer's slots that reached this end are more than this end
+ * has run.  An end going idle first catches up with them: stopping as soon
+ * as the peer waits no more would leave the two a window apart, and over a
+ * lossy path (each lost datagram one slot fewer run at the other end) every
+ * step further would wake it again. */
+static bool peer_ahead(rifl_udplink *l)
+{
+    return rifl_phy_udp_get_stats(l->phy)->rx_next > l->slot;
+}
+
 static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
 {
     uint64_t before = rifl_phy_udp_get_stats(l->phy)->rx_next;
@@ -582,7 +631,7 @@ static void idle_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
     bool busy_now = l->last_busy + 1 == l->slot || rifl_lane_tx_backlog(l->lane) > 0;
     if (busy_now || peer_waiting(l)) {
         /* the hold period counts from here after activity; for a waiting
-         * peer the end runs only until it waits no more (active_step): a
+         * peer the end runs only until it has caught up (active_step): a
          * round trip of slots after it would put this end as far ahead,
          * and the two would wake each other */
         go_active(l, now_ns);
@@ -631,7 +680,7 @@ static void active_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns)
     }
     if (busy(l))
         l->last_busy = l->slot ? l->slot - 1 : 0;
-    if (l->slot >= l->last_busy + 1 + l->sz.hold_slots && !peer_waiting(l)) {
+    if (l->slot >= l->last_busy + 1 + l->sz.hold_slots && !peer_ahead(l)) {
         /* the idle rule: a round trip of slots after the last activity,
          * then keepalives */
         rifl_phy_udp_flush(l->phy);
@@ -697,7 +746,7 @@ static void rejoin(rifl_udplink *l)
     l->slot = 0;
     l->last_busy = 0;
     l->shut = false;
-    l->activity = 0;
+    l->activity = l->recovery = l->worth_sent = l->worth_at = 0;
     l->cap_seq[0] = l->cap_seq[1] = 0;
 }
 
