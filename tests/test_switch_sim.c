@@ -229,6 +229,46 @@ static void t_two_switches(void)
     rifl_topo_free(t);
 }
 
+/* Routes round a ring of switches: each switch's ring VOQ waits on the
+ * next one's, and under full load the cycle closes (no cell lost: flow
+ * control holds them all).  The run says it stalled and ends, instead of
+ * running for ever; a light load over the same ring finishes. */
+static void t_ring_stalls(void)
+{
+    char text[2048];
+    size_t n = 0;
+    for (int k = 0; k < 6; k++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "switch s%d 4\nhost a%d\nhost b%d\nlink a%d s%d:0\nlink b%d s%d:1\n",
+                              k, k, k, k, k, k, k);
+    for (int k = 0; k < 6; k++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "link s%d:2 s%d:3 delay 2\n", k,
+                              (k + 1) % 6);
+    rifl_topology *t;
+    char err[256];
+    REQUIRE(rifl_topo_parse(text, n, &t, err, sizeof err) == RIFL_OK);
+    rifl_ssim_config c = rifl_ssim_default_config;
+    c.topo = t;
+    c.load = 1.0;
+    c.bytes_per_pair = 200000;
+    c.seed = 1;
+    c.max_slots = 5000000; /* (a bound for the test: the stall ends it long before) */
+    rifl_ssim_result r;
+    REQUIRE(simulate(&c, &r) == RIFL_OK);
+    CHECK(!r.finished);
+    CHECK(r.stalled);
+    CHECK(r.stalled_cells > 0 && r.stalled_cells == r.cells_generated - r.cells_delivered);
+    CHECK(r.stalled_slots > 200000);
+    CHECK(r.slots < 1000000);
+    CHECK_EQ_U(r.lost + r.duplicated + r.misdelivered + r.dropped, 0);
+    c.load = 0.05;
+    c.bytes_per_pair = 20000;
+    REQUIRE(simulate(&c, &r) == RIFL_OK);
+    CHECK(r.finished && !r.stalled);
+    check_clean(&r);
+    rifl_topo_free(t);
+}
+
 /* One switch given by --ports and the same switch given as a topology (host
  * k on port k, links of half the latency each way) are the same system: the
  * single-switch mode derives routes from the ports and writes the cells the
@@ -447,5 +487,5 @@ static void t_refused_configs(void)
 TEST_MAIN({ "mixes_lossless", t_mixes_lossless }, { "light_load", t_light_load },
           { "latency_from_generation", t_latency_from_generation },
           { "reproducible", t_reproducible }, { "bursts_in_cells", t_bursts_in_cells }, { "overload_small_voqs", t_overload_small_voqs },
-          { "two_switches", t_two_switches },
+          { "two_switches", t_two_switches }, { "ring_stalls", t_ring_stalls },
           { "single_equals_topology", t_single_equals_topology }, { "five_hop_chain", t_five_hop_chain }, { "refused_configs", t_refused_configs })

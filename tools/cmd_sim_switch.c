@@ -109,8 +109,9 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
             ind, sched_name(c->scheduler), c->iterations, traffic_name(c->traffic), c->load,
             c->packet_bytes, c->nports, r->hosts, r->switches,
             (unsigned long long)c->bytes_per_pair, (unsigned long long)c->seed);
-    fprintf(f, "%s \"finished\": %s, \"slots\": %llu, \"utilization\": %.6f, "
+    fprintf(f, "%s \"finished\": %s, \"stalled\": %s, \"slots\": %llu, \"utilization\": %.6f, "
             "\"cell_utilization\": %.6f,\n", ind, r->finished ? "true" : "false",
+            r->stalled ? "true" : "false",
             (unsigned long long)r->slots, r->utilization, r->cell_utilization);
     fprintf(f, "%s ", ind);
     json_pct(f, "latency_cells", r->lat_pct, r->lat_mean, 1.0);
@@ -220,7 +221,17 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
             c->load, size, (double)c->bytes_per_pair / 1e6, (unsigned long long)c->seed);
     fprintf(f, "  run                %llu slots (%.3f ms simulated), %s, %.2f s wall\n",
             (unsigned long long)r->slots, (double)r->slots * cell_ns * 1e-6,
-            r->finished ? "all data delivered" : "NOT FINISHED (max-slots reached)", w->seconds);
+            r->finished  ? "all data delivered"
+            : r->stalled ? "NOT FINISHED (stalled)"
+                         : "NOT FINISHED (max-slots reached)",
+            w->seconds);
+    if (r->stalled)
+        fprintf(f, "  stalled            %llu cells held and none delivered for %llu slots: a "
+                "flow-control deadlock, VOQs holding each other back in a cycle (routes round a "
+                "ring of switches do this); use a topology or routes without such a cycle, or "
+                "a lower load\n",
+                (unsigned long long)r->stalled_cells,
+                (unsigned long long)r->stalled_slots);
     fprintf(f, "  utilization        %.4f of the line rate (cells %.4f)\n", r->utilization,
             r->cell_utilization);
     fprintf(f, "  latency, cells    ");

@@ -153,6 +153,11 @@ struct rifl_ssim {
     rifl_cell *in_row;
     uint8_t *in_vrow;
     uint64_t last_delivery;
+    /* the stall check: the slot of the last delivery or check, whether a
+     * check found cells held since, and the verdict */
+    uint64_t progress_t;
+    bool stall_armed, stalled;
+    uint64_t stall_slots, stalled_cells;
 };
 
 
@@ -626,6 +631,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     init_traffic(s, cfg);
     s->one_cell = cfg->packet_bytes == 256 && cfg->traffic == RIFL_TRAFFIC_BERNOULLI &&
                   !cfg->host_fifo;
+    s->stall_slots = 100000 + 16 * (uint64_t)s->rtt;
     *out = s;
     return RIFL_OK;
 }
@@ -951,6 +957,8 @@ static void receive_cell(rifl_ssim *s, unsigned h, const rifl_cell *c)
 {
     s->delivered++;
     s->last_delivery = s->t;
+    s->progress_t = s->t;
+    s->stall_armed = false;
     if (rifl_l2_remain_hops(&c->hdr) != 0 || c->dst != h || c->src >= s->H) {
         s->misdelivered++;
         return;
@@ -1213,8 +1221,26 @@ int rifl_ssim_run(rifl_ssim *s, uint64_t slots)
             if (!busy)
                 s->finished = true;
         }
+        if (!s->finished && s->t - s->progress_t > s->stall_slots) {
+            /* no delivery for stall_slots: cells held now and still held,
+             * none delivered, after as long again have waited longer than
+             * any path takes, round trips of flow control included; each
+             * waits on another (VOQs held by downstream flow control in a
+             * cycle) */
+            uint64_t gone = s->delivered + dropped_now(s);
+            if (s->generated <= gone) {
+                s->stall_armed = false;
+            } else if (s->stall_armed) {
+                s->stalled = true;
+                s->stalled_cells = s->generated - gone;
+                return 1;
+            } else {
+                s->stall_armed = true;
+            }
+            s->progress_t = s->t;
+        }
     }
-    return s->finished ? 1 : 0;
+    return s->finished || s->stalled ? 1 : 0;
 }
 
 double rifl_ssim_progress(const rifl_ssim *s)
@@ -1251,6 +1277,9 @@ void rifl_ssim_result_get(const rifl_ssim *s, rifl_ssim_result *r)
 {
     memset(r, 0, sizeof *r);
     r->finished = s->finished;
+    r->stalled = s->stalled;
+    r->stalled_cells = s->stalled_cells;
+    r->stalled_slots = s->stalled ? s->t - s->last_delivery : 0;
     r->slots = s->finished ? s->last_delivery + 1 : s->t;
     r->hosts = s->H;
     r->switches = s->S;

@@ -96,6 +96,11 @@ extern const double rifl_ssim_percentiles[RIFL_SSIM_NPCT]; /* 1 50 75 90 95 99 1
 
 typedef struct rifl_ssim_result {
     bool finished;            /* every cell delivered or dropped */
+    bool stalled;             /* stopped: cells held and none delivered for
+                                 twice 100,000 slots plus 16 round trips of
+                                 the longest link (a deadlock) */
+    uint64_t stalled_cells;   /* the cells held then */
+    uint64_t stalled_slots;   /* and the slots since the last delivery */
     uint64_t slots;           /* slots simulated (last delivery + 1 when finished) */
     unsigned hosts, switches;
     uint64_t payload_bytes;   /* message data generated */
@@ -135,7 +140,9 @@ typedef struct rifl_ssim rifl_ssim;
 RIFL_API int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err,
                               size_t errlen);
 RIFL_API void rifl_ssim_free(rifl_ssim *s);
-/* Run up to `slots` more slots; returns 1 when finished, 0 otherwise,
+/* Run up to `slots` more slots; returns 1 when the run is over (finished,
+ * or stalled: cells held and none delivered for long, which over routes
+ * whose VOQ waits form a cycle is a flow-control deadlock), 0 otherwise,
  * RIFL_ERR_NOMEM when a host's queue could not grow. */
 RIFL_API int rifl_ssim_run(rifl_ssim *s, uint64_t slots);
 /* Fraction of the generated data delivered so far (for progress). */
