@@ -2,6 +2,8 @@
  * per-VOQ flow control, SAFC, drops and sizing checks. */
 #include "testlib.h"
 
+#include <limits.h>
+
 #include "rifl/rng.h"
 #include "rifl/switch.h"
 
@@ -284,6 +286,12 @@ static void t_islip_pointer_rule(void)
     /* next slot the pointers have desynchronised: a full match at once */
     CHECK_EQ_U(rifl_islip_run(is, match, per_iter), 2);
     CHECK_EQ_U(per_iter[0], 2);
+    /* ports that do not exist are refused, not written */
+    CHECK_EQ_I(rifl_islip_request(is, 4, 0, true), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_islip_request(is, 0, 4, true), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_islip_request(NULL, 0, 0, true), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rifl_islip_grant_ptr(is, 4), UINT_MAX);
+    CHECK_EQ_U(rifl_islip_accept_ptr(is, 9), UINT_MAX);
     rifl_islip_free(is);
 }
 
@@ -646,6 +654,12 @@ static void t_sizing_rule(void)
     c.fc_on = c.voq_cells - c.rtt_slots + 1;
     CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
     CHECK(strstr(err, "fc-on") != NULL);
+    /* (a threshold near UINT_MAX does not wrap the sum past the check) */
+    c = rifl_switch_default_config;
+    c.fc_on = UINT_MAX - 5;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "fc-on") != NULL);
+    CHECK_EQ_U(rifl_switch_min_voq_cells(UINT_MAX), UINT_MAX);
     c = rifl_switch_default_config;
     c.fc_on = 5;
     c.fc_off = 5;

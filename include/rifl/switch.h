@@ -177,8 +177,9 @@ RIFL_API const rifl_counter *rifl_switch_counters(size_t *count);
 typedef struct rifl_islip rifl_islip;
 RIFL_API int rifl_islip_create(unsigned nports, unsigned iterations, rifl_islip **out);
 RIFL_API void rifl_islip_free(rifl_islip *s);
-/* Set/clear the request of input i for output o. */
-RIFL_API void rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on);
+/* Set/clear the request of input i for output o (RIFL_ERR_INVALID_ARG
+ * when either is not a port). */
+RIFL_API int rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on);
 RIFL_API void rifl_islip_clear_requests(rifl_islip *s);
 /* Load all requests at once: req = n rows of ceil(n/64) words (bit o of row
  * i = input i requests output o), reqT = its transpose. */
@@ -187,6 +188,8 @@ RIFL_API void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t
  * number of matches; iter_matches (may be NULL, >= iterations entries)
  * receives matches per iteration. */
 RIFL_API unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches);
+/* An output's grant pointer, an input's accept pointer (UINT_MAX for a
+ * port that does not exist). */
 RIFL_API unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o);
 RIFL_API unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i);
 

@@ -1,6 +1,7 @@
 /* iSLIP scheduler (McKeown 1999) on bit sets: request, grant, accept,
  * repeated; pointers move only on first-iteration accepts. */
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "rifl/switch.h"
@@ -66,8 +67,10 @@ void rifl_islip_free(rifl_islip *s)
     free(s);
 }
 
-void rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on)
+int rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on)
 {
+    if (!s || i >= s->n || o >= s->n)
+        return RIFL_ERR_INVALID_ARG;
     if (on) {
         bs_set(s->req + (size_t)i * s->words, o);
         bs_set(s->reqT + (size_t)o * s->words, i);
@@ -75,6 +78,7 @@ void rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on)
         bs_clr(s->req + (size_t)i * s->words, o);
         bs_clr(s->reqT + (size_t)o * s->words, i);
     }
+    return RIFL_OK;
 }
 
 void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT)
@@ -86,13 +90,22 @@ void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT)
 
 void rifl_islip_clear_requests(rifl_islip *s)
 {
+    if (!s)
+        return;
     size_t w = (size_t)s->n * s->words;
     memset(s->req, 0, w * sizeof(uint64_t));
     memset(s->reqT, 0, w * sizeof(uint64_t));
 }
 
-unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o) { return s->gptr[o]; }
-unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i) { return s->aptr[i]; }
+unsigned rifl_islip_grant_ptr(const rifl_islip *s, unsigned o)
+{
+    return s && o < s->n ? s->gptr[o] : UINT_MAX;
+}
+
+unsigned rifl_islip_accept_ptr(const rifl_islip *s, unsigned i)
+{
+    return s && i < s->n ? s->aptr[i] : UINT_MAX;
+}
 
 /* First set bit of (a & m) at or after `start`, wrapping round the W words
  * (2 to 4: at most 256 ports), or -1.  Where the bit lies follows the

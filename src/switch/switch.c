@@ -1,5 +1,6 @@
 /* The RIFL switch model: input modules with statically allocated VOQs,
  * per-VOQ flow control, iSLIP + Batcher-Banyan or the ideal SAFC switch. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,8 @@ struct rifl_switch {
 
 unsigned rifl_switch_min_voq_cells(unsigned rtt_slots)
 {
-    return (3 * rtt_slots + 1) / 2;
+    uint64_t n = (3 * (uint64_t)rtt_slots + 1) / 2;
+    return n > UINT_MAX ? UINT_MAX : (unsigned)n;
 }
 
 int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
@@ -140,7 +142,7 @@ int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
         return RIFL_ERR_CONFIG;
     }
     unsigned on = c->fc_on ? c->fc_on : c->voq_cells - c->rtt_slots;
-    if (on < 1 || on + c->rtt_slots > c->voq_cells) {
+    if (on < 1 || (uint64_t)on + c->rtt_slots > c->voq_cells) {
         rifl_msg(err, errlen, "fc-on = %u is unsafe: after the ON threshold is crossed up to "
                "%u more cells can arrive, so the threshold must be 1 to %u for %u-cell "
                "VOQs; lower fc-on or raise voq-cells", on, c->rtt_slots - 1,
