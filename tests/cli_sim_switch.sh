@@ -132,6 +132,28 @@ expect_err "no route" --topology "$tmp/split.topo"
   [ "$(val finished "$tmp/ft.json")" = true ] && [ "$(val dropped "$tmp/ft.json")" = 0 ] ||
   fail "fat-tree run"
 expect_err "K even" --topology fattree:5
+expect_err "no effect with --topology" --topology leafspine:3x2x2 --latency 30
+[ "$(val ports "$tmp/ft.json")" = null ] || fail "ports with --topology"
+printf 'switch s 4\nswitch t 4\nhost a\nhost b\nlink a s:0\nlink s:1 t:1 delay 20000\nlink b t:0\n' \
+    > "$tmp/far.topo"
+expect_err "link s:1 - t:1: delay 20000 .* at most 19999" --topology "$tmp/far.topo"
+printf 'switch s 4\nhost a\nlink a s:0\n' > "$tmp/one.topo"
+expect_err "topology has 1 host" --topology "$tmp/one.topo"
+"$rifl" sim switch "${small[@]}" --csv > "$tmp/c.csv" || fail "csv run"
+head -1 "$tmp/c.csv" | grep -q ',fc_on_sent,fc_off_sent,' || fail "csv notice columns"
+# routes round a ring of switches deadlock under full load: the run says it
+# stalled and exits 1, instead of running for ever
+{
+  for k in 0 1 2 3 4 5; do
+    printf 'switch s%d 4\nhost a%d\nhost b%d\nlink a%d s%d:0\nlink b%d s%d:1\n' $k $k $k $k $k $k $k
+  done
+  for k in 0 1 2 3 4 5; do printf 'link s%d:2 s%d:3 delay 2\n' $k $(( (k + 1) % 6 )); done
+} > "$tmp/ring.topo"
+rc=0
+timeout 120 "$rifl" sim switch --topology "$tmp/ring.topo" --load 1 --bytes-per-pair 200KB \
+    > "$tmp/ring.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "NOT FINISHED (stalled)" "$tmp/ring.out" &&
+  grep -q "flow-control deadlock" "$tmp/ring.out" || fail "ring deadlock (rc $rc)"
 expect_err "K even" --topology fattree:65536
 # hosts on links of delay 0: the round trip is what the cells take, so flow
 # control keeps the VOQs from overflowing

@@ -103,11 +103,15 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
 {
     const rifl_ssim_result *r = &w->r;
     const rifl_ssim_config *c = &w->cfg;
+    /* (a topology's switches have their own port counts) */
+    char ports[16] = "null";
+    if (!c->topo)
+        snprintf(ports, sizeof ports, "%u", c->nports);
     fprintf(f, "%s{\"scheduler\": \"%s\", \"iterations\": %u, \"traffic\": \"%s\", "
-            "\"load\": %g, \"packet_bytes\": %u, \"ports\": %u, \"hosts\": %u, "
+            "\"load\": %g, \"packet_bytes\": %u, \"ports\": %s, \"hosts\": %u, "
             "\"switches\": %u, \"bytes_per_pair\": %llu, \"seed\": %llu,\n",
             ind, sched_name(c->scheduler), c->iterations, traffic_name(c->traffic), c->load,
-            c->packet_bytes, c->nports, r->hosts, r->switches,
+            c->packet_bytes, ports, r->hosts, r->switches,
             (unsigned long long)c->bytes_per_pair, (unsigned long long)c->seed);
     fprintf(f, "%s \"finished\": %s, \"stalled\": %s, \"slots\": %llu, \"utilization\": %.6f, "
             "\"cell_utilization\": %.6f,\n", ind, r->finished ? "true" : "false",
@@ -169,7 +173,7 @@ static void print_csv_header(FILE *f, const struct cli_sweep *sw)
 {
     fprintf(f, "scheduler,iterations,traffic,load,packet_bytes,seed,finished,slots,utilization,"
                "cell_utilization,p1,p50,p75,p90,p95,p99,p100,mean,dropped,overflow,misrouted,"
-               "invalid,fabric_collisions,fc_on,fc_off,voq_mean,voq_max,host_backlog_mean,"
+               "invalid,fabric_collisions,fc_on_sent,fc_off_sent,voq_mean,voq_max,host_backlog_mean,"
                "lost,duplicated,misdelivered,host_queue,gen_p50,gen_p99,gen_p100,gen_mean");
     for (unsigned k = 0; sw && k < sw->nkeys; k++) {
         if (csv_has(sw->key[k].opt->name))
@@ -456,6 +460,9 @@ static int check_unused(const struct cli_opt *t, const struct opts *o, const str
 {
     if (o->topology && cli_unused(t, "ports", "with --topology (the topology file gives "
                                   "the switches and their ports)"))
+        return 2;
+    if (o->topology && cli_unused(t, "latency", "with --topology (each link's delay in the "
+                                  "topology file gives its round trip: 'link A B delay D')"))
         return 2;
     /* only a warning: the JSON and CSV still report the value given */
     if (!cli_sweep_has(sw, "scheduler") && !strcasecmp(o->scheduler, "safc") &&

@@ -57,13 +57,17 @@ typedef enum rifl_sched {
     RIFL_SCHED_SAFC = 1
 } rifl_sched;
 
+/* The longest input link round trip a switch takes, slots. */
+#define RIFL_SWITCH_MAX_RTT 40000
+
 typedef struct rifl_switch_config {
     unsigned nports;      /* 2..256 */
     rifl_sched scheduler;
     unsigned iterations;  /* iSLIP iterations, 1..nports */
     unsigned voq_cells;   /* space of each VOQ, in cells */
     unsigned rtt_slots;   /* input link round trip: cells that can still arrive
-                             after an ON threshold is crossed, plus one */
+                             after an ON threshold is crossed, plus one
+                             (1 .. RIFL_SWITCH_MAX_RTT) */
     unsigned fc_on;       /* ON threshold (cells); 0 = voq_cells - rtt_slots */
     unsigned fc_off;      /* OFF threshold (cells); 0 = fc_on / 2 */
     bool flow_control;    /* send per-VOQ flow control (default true) */
@@ -152,7 +156,8 @@ typedef struct rifl_switch_stats {
     uint64_t drop_invalid;
     uint64_t drop_overflow;
     uint64_t fabric_collisions;  /* cells the Batcher-Banyan model found colliding */
-    uint64_t fabric_checks;      /* slots checked by the fabric model */
+    uint64_t fabric_checks;      /* slots checked by the fabric model (those
+                                    with cells through the fabric) */
     uint64_t fc_frames_sent;     /* frames sent upstream */
     uint64_t fc_on_sent;
     uint64_t fc_off_sent;

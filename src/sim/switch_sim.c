@@ -337,8 +337,34 @@ static int count_nodes(const rifl_ssim_config *cfg, unsigned *nh, unsigned *ns, 
         S = 1;
     }
     if (H < 2 || H > MAX_HOSTS) {
-        rifl_msg(err, errlen, "%u hosts: the simulator takes 2 to %d hosts", H, MAX_HOSTS);
+        rifl_msg(err, errlen, "%s%u host%s: the simulator takes 2 to %d hosts%s",
+                 T ? "the topology has " : "", H, H == 1 ? "" : "s", MAX_HOSTS,
+                 T && H < 2 ? "; add 'host NAME' lines and link them" : "");
         return RIFL_ERR_CONFIG;
+    }
+    /* a link's round trip (switches: 2 x delay + 2, a host's: 2 x delay +
+     * 1) within what a switch takes */
+    for (unsigned i = 0; T && i < T->nnodes; i++) {
+        const rifl_topo_node *nd = &T->nodes[i];
+        for (unsigned p = 0; nd->is_switch && p < nd->nports; p++) {
+            int pn = nd->peer[p];
+            if (pn < 0)
+                continue;
+            bool both = T->nodes[pn].is_switch;
+            uint64_t d = nd->delay[p], rt = 2 * d + (both ? 2 : 1);
+            if (rt > RIFL_SWITCH_MAX_RTT) {
+                char peer[RIFL_TOPO_NAME_MAX + 16];
+                if (both)
+                    snprintf(peer, sizeof peer, "%s:%u", T->nodes[pn].name, nd->peer_port[p]);
+                else
+                    snprintf(peer, sizeof peer, "%s", T->nodes[pn].name);
+                rifl_msg(err, errlen, "link %s:%u - %s: delay %llu slots makes a round trip "
+                         "of %llu slots, above the switches' %d; use a delay of at most %d",
+                         nd->name, p, peer, (unsigned long long)d, (unsigned long long)rt,
+                         RIFL_SWITCH_MAX_RTT, (RIFL_SWITCH_MAX_RTT - (both ? 2 : 1)) / 2);
+                return RIFL_ERR_CONFIG;
+            }
+        }
     }
     *nh = H;
     *ns = S;

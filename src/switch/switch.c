@@ -112,8 +112,9 @@ int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
                "switch", c->iterations, c->nports, c->nports);
         return RIFL_ERR_CONFIG;
     }
-    if (c->rtt_slots < 1 || c->rtt_slots > 40000) {
-        rifl_msg(err, errlen, "link round trip = %u slots: use 1 to 40000", c->rtt_slots);
+    if (c->rtt_slots < 1 || c->rtt_slots > RIFL_SWITCH_MAX_RTT) {
+        rifl_msg(err, errlen, "link round trip = %u slots: use 1 to %d", c->rtt_slots,
+                 RIFL_SWITCH_MAX_RTT);
         return RIFL_ERR_CONFIG;
     }
     if (c->voq_cells > 65535) {
@@ -121,9 +122,14 @@ int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
         return RIFL_ERR_CONFIG;
     }
     if ((uint64_t)c->voq_cells * c->nports * c->nports > (1ull << 26)) {
+        /* smaller VOQs only where flow control lets them: 1.5 round trips */
+        unsigned need = c->flow_control ? rifl_switch_min_voq_cells(c->rtt_slots) : 1;
+        bool smaller = (uint64_t)need * c->nports * c->nports <= (1ull << 26);
         rifl_msg(err, errlen, "voq-cells = %u with %u ports needs %llu cells of VOQ space "
-               "(limit %llu); use fewer ports or smaller VOQs", c->voq_cells, c->nports,
-               (unsigned long long)c->voq_cells * c->nports * c->nports, 1ull << 26);
+               "(limit %llu); use fewer ports%s", c->voq_cells, c->nports,
+               (unsigned long long)c->voq_cells * c->nports * c->nports, 1ull << 26,
+               smaller ? " or smaller VOQs"
+                       : ", or a shorter link round trip (VOQs hold 1.5 round trips)");
         return RIFL_ERR_CONFIG;
     }
     if (!c->flow_control) {

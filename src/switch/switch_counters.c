@@ -14,7 +14,7 @@ static const rifl_counter switch_counters[] = {
     C(drop_invalid, "cells dropped: bad dst port or hop counts"),
     C(drop_overflow, "cells dropped: VOQ full"),
     C(fabric_collisions, "cells the Batcher-Banyan model found colliding"),
-    C(fabric_checks, "slots checked by the fabric model"),
+    C(fabric_checks, "slots checked by the fabric model: those with cells through it"),
     C(fc_frames_sent, "flow-control frames sent upstream"),
     C(fc_on_sent, "ON notices sent upstream"),
     C(fc_off_sent, "OFF notices sent upstream"),

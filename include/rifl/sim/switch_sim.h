@@ -129,7 +129,8 @@ typedef struct rifl_ssim_result {
     uint64_t hol_blocked;     /* FIFO mode: slots a host's head cell was paused */
     uint64_t fc_decode_errors;/* flow-control frames that failed to decode */
     double host_backlog_mean; /* cells waiting per host, mean over slots */
-    double voq_mean;          /* mean cells per VOQ */
+    double voq_mean;          /* mean cells per VOQ, over all N x N of each
+                                 switch (the N that never hold one included) */
     unsigned voq_cells;       /* allocation per VOQ used */
     unsigned fc_on, fc_off, rtt_slots;
 } rifl_ssim_result;
