@@ -313,6 +313,15 @@ static int alloc_sw(struct ssw *w, unsigned n, unsigned R)
            w->outv && w->fc && w->fcv ? 0 : -1;
 }
 
+/* The round trip of a link of delay d from a switch, slots: to another
+ * switch 2 x d + 2; to a host up the host's way, down, and the slot
+ * between (a host's cell made in a slot is in the switch's input the next
+ * slot at the soonest: a delay of 0 is 1 that way). */
+static uint64_t link_rtt(uint64_t d, bool to_switch)
+{
+    return to_switch ? 2 * d + 2 : (d ? d : 1) + d + 1;
+}
+
 /* Host and switch counts: from the topology, or N hosts on one N-port
  * switch; refuses counts the simulator cannot take. */
 static int count_nodes(const rifl_ssim_config *cfg, unsigned *nh, unsigned *ns, char *err,
@@ -342,8 +351,7 @@ static int count_nodes(const rifl_ssim_config *cfg, unsigned *nh, unsigned *ns, 
                  T && H < 2 ? "; add 'host NAME' lines and link them" : "");
         return RIFL_ERR_CONFIG;
     }
-    /* a link's round trip (switches: 2 x delay + 2, a host's: 2 x delay +
-     * 1) within what a switch takes */
+    /* every link's round trip within what a switch takes */
     for (unsigned i = 0; T && i < T->nnodes; i++) {
         const rifl_topo_node *nd = &T->nodes[i];
         for (unsigned p = 0; nd->is_switch && p < nd->nports; p++) {
@@ -351,7 +359,7 @@ static int count_nodes(const rifl_ssim_config *cfg, unsigned *nh, unsigned *ns, 
             if (pn < 0)
                 continue;
             bool both = T->nodes[pn].is_switch;
-            uint64_t d = nd->delay[p], rt = 2 * d + (both ? 2 : 1);
+            uint64_t d = nd->delay[p], rt = link_rtt(d, both);
             if (rt > RIFL_SWITCH_MAX_RTT) {
                 char peer[RIFL_TOPO_NAME_MAX + 16];
                 if (both)
@@ -467,15 +475,12 @@ static int wire_topo(rifl_ssim *s, const rifl_topology *T, const int *host_of,
             if (T->nodes[pn].is_switch) {
                 w->peer[p] = (struct peer){ PEER_SWITCH, (uint16_t)nd->peer_port[p],
                                             (uint32_t)sw_of[pn], d };
-                if (2 * d + 2 > s->rtt)
-                    s->rtt = 2 * d + 2;
+                if (link_rtt(d, true) > s->rtt)
+                    s->rtt = (unsigned)link_rtt(d, true);
             } else {
                 w->peer[p] = (struct peer){ PEER_HOST, 0, (uint32_t)host_of[pn], d };
-                /* (up the host's way, down, and the slot between; see above
-                 * for a delay of 0) */
-                unsigned rt = (d ? d : 1) + d + 1;
-                if (rt > s->rtt)
-                    s->rtt = rt;
+                if (link_rtt(d, false) > s->rtt)
+                    s->rtt = (unsigned)link_rtt(d, false);
             }
         }
     }

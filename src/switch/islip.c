@@ -1,7 +1,7 @@
 /* iSLIP scheduler (McKeown 1999) on bit sets: request, grant, accept,
  * repeated; pointers move only on first-iteration accepts. */
-#include <stdlib.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rifl/switch.h"
