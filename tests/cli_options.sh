@@ -445,6 +445,21 @@ refused "--y" plot "$tmp/gap.csv" --out "$tmp/bad.png"
 printf 'ber,bandwidth_ratio\n' > "$tmp/empty.csv"
 refused "rows" plot "$tmp/empty.csv" --out "$tmp/bad.png"
 refused "--key" plot "$csv" --out "$tmp/bad.png" --key "nonsense words"
+# file names gnuplot would read as a command ('<cmd') or a pipe ('|cmd') name
+# files: nothing is run
+mkdir -p "$tmp/odd"
+cp "$csv" "$tmp/odd/<touch ran"
+cases=$((cases + 1))
+(cd "$tmp/odd" && timeout -k 5 "$limit" "$rifl" plot '<touch ran' --out '|touch piped' \
+  > "$out" 2> "$err") || fail "plot of a file named '<touch ran': exit $?"
+check "a data file named '<cmd' runs nothing" [ ! -e "$tmp/odd/ran" ]
+check "an output named '|cmd' runs nothing" [ ! -e "$tmp/odd/piped" ]
+check "an output named '|cmd' is that file" [ -s "$tmp/odd/|touch piped" ]
+cases=$((cases + 1))
+(cd "$tmp/odd" && timeout -k 5 "$limit" "$rifl" "${S[@]}" --csv --sweep load=0.2,0.6 \
+  --plot '|touch swpiped' > "$out" 2> "$err") || fail "sim switch --plot '|touch swpiped': exit $?"
+check "sim switch plot named '|cmd' runs nothing" [ ! -e "$tmp/odd/swpiped" ]
+check "sim switch plot named '|cmd' is that file" [ -s "$tmp/odd/|touch swpiped" ]
 printf 'ber,bandwidth_ratio\n-1,0.5\n0,0.6\n' > "$tmp/neg.csv"
 refused "gnuplot" plot "$tmp/neg.csv" --out "$tmp/bad.png" --logx
 check "no png left after failures" [ ! -e "$tmp/bad.png" ]

@@ -164,13 +164,16 @@ char *cli_next_line(char **p);
 char *cli_read_named(const char *path, const char *what, size_t *len);
 
 /* gnuplot (tools/cli_gnuplot.c).  cli_gp_quote writes a single-quoted
- * gnuplot string.  cli_gnuplot writes a script (the PNG terminal, the
+ * gnuplot string; cli_gp_quote_path writes a file name so that gnuplot
+ * reads it as that file (a relative name as ./NAME: never a command or a
+ * special file such as '<cmd', '|cmd' or '-').  cli_gnuplot writes a script (the PNG terminal, the
  * output, then what `body` writes) and runs gnuplot on it without a shell;
  * the figure is made beside `png` and takes its name only when gnuplot
  * succeeds.  `keep_script` (may be NULL) is where the script stays, runnable
  * on its own; `where` names the option for messages.  Returns 0 or prints
  * an error and returns 2. */
 void cli_gp_quote(FILE *f, const char *s);
+void cli_gp_quote_path(FILE *f, const char *s);
 int cli_gnuplot(const char *png, const char *where, const char *keep_script,
                 void (*body)(FILE *f, void *ctx), void *ctx);
 

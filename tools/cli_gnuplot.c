@@ -25,6 +25,32 @@ void cli_gp_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* gnuplot gives file names starting with '<' (a command to run), '|' (an
+ * output pipe), '-', '+' or '++' (special files) a meaning of their own; a
+ * relative name written as ./NAME always names the file. */
+static int gp_path_needs_dot(const char *s)
+{
+    return s[0] != '/';
+}
+
+void cli_gp_quote_path(FILE *f, const char *s)
+{
+    if (!gp_path_needs_dot(s)) {
+        cli_gp_quote(f, s);
+        return;
+    }
+    size_t n = strlen(s);
+    char *p = malloc(n + 3);
+    if (!p) {
+        fputs("''", f); /* gnuplot then fails, and nothing is written */
+        return;
+    }
+    memcpy(p, "./", 2);
+    memcpy(p + 2, s, n + 1);
+    cli_gp_quote(f, p);
+    free(p);
+}
+
 /* a temporary file beside `path`, with the mode a new file would get */
 static int temp_beside(const char *path, const char *suffix, char *tmp, size_t n)
 {
@@ -44,11 +70,11 @@ static int temp_beside(const char *path, const char *suffix, char *tmp, size_t n
  * (127: not found) */
 static int spawn_gnuplot(const char *script, const char *out)
 {
-    size_t n = 16 + 2 * strlen(out);
+    size_t n = 18 + 2 * strlen(out);
     char *set = malloc(n);
     if (!set)
         return -1;
-    size_t k = (size_t)snprintf(set, n, "rifl_out='");
+    size_t k = (size_t)snprintf(set, n, gp_path_needs_dot(out) ? "rifl_out='./" : "rifl_out='");
     for (const char *s = out; *s; s++) {
         if (*s == '\'')
             set[k++] = '\'';
@@ -94,7 +120,7 @@ int cli_gnuplot(const char *png, const char *where, const char *keep_script,
          * the temporary file */
         fprintf(f, "set terminal pngcairo size 900,600 enhanced font 'Sans,11'\n"
                    "if (!exists(\"rifl_out\")) rifl_out = ");
-        cli_gp_quote(f, png);
+        cli_gp_quote_path(f, png);
         fprintf(f, "\nset output rifl_out\n");
         body(f, ctx);
         fprintf(f, "unset output\n");

@@ -90,7 +90,7 @@ static void write_figure(FILE *g, void *ctx)
     fprintf(g, "plot ");
     for (int i = 0; i < fg->ny; i++) {
         fprintf(g, "%s", i ? ", " : "");
-        cli_gp_quote(g, fg->csv);
+        cli_gp_quote_path(g, fg->csv);
         fprintf(g, " using %d:($%d*%.17g) with %s lw 2 title ", fg->cx + 1, fg->cy[i] + 1,
                 fg->scale, fg->style);
         cli_gp_quote(g, fg->titles ? fg->titles[i] : fg->ynames[i]);

@@ -335,7 +335,7 @@ static void write_net_plot(FILE *g, void *ctx)
     fprintf(g, "plot ");
     for (unsigned i = 0; i < pl->ny; i++) {
         fprintf(g, "%s", i ? ", " : "");
-        cli_gp_quote(g, pl->csv);
+        cli_gp_quote_path(g, pl->csv);
         /* column 1 is the swept setting, the results follow */
         fprintf(g, " using 1:%u skip 1 with linespoints lw 2 title ", pl->ycol[i] + 2);
         cli_gp_quote(g, result_cols[pl->ycol[i]]);

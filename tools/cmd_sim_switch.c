@@ -354,7 +354,7 @@ static void write_plot_body(FILE *f, void *ctx)
     fprintf(f, "plot ");
     for (unsigned k = 0; k < p->nl; k++) {
         fprintf(f, "%s", k ? ", \\\n     " : "");
-        cli_gp_quote(f, p->dat);
+        cli_gp_quote_path(f, p->dat);
         fprintf(f, " index %u using 1:2 with linespoints lw 2 title ", k);
         cli_gp_quote(f, p->labels[k][0] ? p->labels[k] : p->ykey);
     }
