@@ -300,6 +300,15 @@ for cmdv in "sim link --bytes 20KB" "sim switch --ports 4 --bytes-per-pair 4KB";
     refused "--sweep" "${c[@]}" --sweep "$sp"
   done
 done
+# whole-number ranges are exact: seeds above 2^53 are not rounded to doubles
+works sim link --bytes 1KB --csv --sweep seed=1152921504606846977:1152921504606848977:+1000
+check "a seed range above 2^53 keeps every seed" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["seed"] for r in rows] == ["1152921504606846977", "1152921504606847977",
+                                     "1152921504606848977"], [r["seed"] for r in rows]' "$out"
+refused "--sweep.*stay below 2.53" sim link --bytes 1KB --sweep seed=1:1152921504606846976:x2
+refused "--sweep.*repeats the value" sim link --bytes 1KB --sweep ber=1e-7:1.0000001e-7:x1.00000001
 refused "--sweep.*size" "${L[@]}" --sweep size=1,2
 refused "--sweep.*topology" "${S[@]}" --sweep topology=a,b
 refused "--sweep.*voq-cells=5" "${S[@]}" --sweep voq-cells=100,5

@@ -8,10 +8,12 @@
  *        | xF or *F or xB^E                 multiply by F = B^E (F > 1, FROM > 0)
  *
  * The points are every combination of the keys' values, the last key
- * varying fastest.  Range values of whole-number settings are rounded to
- * whole numbers; other range values are written with 10 significant digits
- * (added steps) or 6 (multiplied steps).  Every value is checked against
+ * varying fastest.  Whole-number ranges with an added step are counted in
+ * integers, exactly; with a factor they are rounded to whole numbers below
+ * 2^53.  Other range values are written with 10 significant digits (added
+ * steps) or 6 (multiplied steps), and a range repeating a value is refused.  Every value is checked against
  * the option's type and range here, before anything runs. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,74 @@ static int add_value(struct cli_sweep_key *k, const char *v, size_t cap)
     return 0;
 }
 
+/* a whole-number bound or step, exactly: CLI_INT values are kept in two's
+ * complement */
+static int whole_number(enum cli_type t, const char *s, uint64_t *out)
+{
+    if (t == CLI_UINT)
+        return cli_parse_u64(s, out);
+    if (t == CLI_BYTES)
+        return cli_parse_bytes(s, out);
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || errno || end == s || *end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int whole_text(enum cli_type t, uint64_t v, char *buf, size_t n)
+{
+    if (t == CLI_INT)
+        return snprintf(buf, n, "%lld", (long long)(int64_t)v);
+    return snprintf(buf, n, "%llu", (unsigned long long)v);
+}
+
+static int too_many(const char *item, double count)
+{
+    char n[64];
+    snprintf(n, sizeof n, "%.3g points, at most %d", count, CLI_SWEEP_MAX_POINTS);
+    return sweep_err(item, "the range gives %s; use a larger step", n);
+}
+
+/* FROM:TO:+D of a whole-number setting: every value exact, whatever its
+ * size (a seed near 2^64 stays that seed) */
+static int whole_added_range(struct cli_sweep_key *k, const char *item, const char *from_s,
+                             const char *to_s, const char *step_s)
+{
+    enum cli_type t = k->opt->type;
+    uint64_t from, to, step;
+    if (whole_number(t, from_s, &from) || whole_number(t, to_s, &to))
+        return sweep_err(item, "FROM and TO must be whole numbers for '%s' (see --help)",
+                         k->opt->name);
+    if (whole_number(t, step_s, &step) || (t == CLI_INT && (int64_t)step < 0))
+        return sweep_err(item, "the step of '%s' must be a whole number, such as +2, or a "
+                         "factor such as x2", k->opt->name);
+    if (step == 0)
+        return sweep_err(item, "the step must be above 0 (ranges go upwards)%s", "");
+    bool up = t == CLI_INT ? (int64_t)to >= (int64_t)from : to >= from;
+    if (!up)
+        return sweep_err(item, "FROM must not be above TO (ranges go upwards)%s", "");
+    uint64_t span = to - from; /* exact in two's complement as well */
+    if (span / step >= CLI_SWEEP_MAX_POINTS)
+        return too_many(item, (double)(span / step) + 1);
+    size_t count = (size_t)(span / step) + 1;
+    k->vals = calloc(count, sizeof *k->vals);
+    if (!k->vals)
+        return sweep_err(item, "out of memory%s", "");
+    for (size_t i = 0; i < count; i++) {
+        char val[32];
+        whole_text(t, from + step * i, val, sizeof val);
+        if (add_value(k, val, count))
+            return sweep_err(item, "out of memory%s", "");
+    }
+    return 0;
+}
+
+/* whole numbers are exact in a double up to 2^53 */
+#define EXACT_DOUBLE 9007199254740992.0
+
 static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
 {
     enum cli_type t = k->opt->type;
@@ -73,14 +143,15 @@ static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
         return sweep_err(item, syntax, "; a range has three parts, FROM:TO:STEP");
     *c1 = *c2 = '\0';
     const char *st = c2 + 1;
+    bool mult = *st == 'x' || *st == 'X' || *st == '*';
+    if (whole(t) && !mult)
+        return whole_added_range(k, item, buf, c1 + 1, st + (*st == '+'));
     double from, to, step;
     if (range_number(t, buf, &from) || range_number(t, c1 + 1, &to))
         return sweep_err(item, whole(t) ? "FROM and TO must be whole numbers for '%s' "
                          "(see --help)" : "FROM and TO must be numbers for '%s' (see --help)",
                          k->opt->name);
-    bool mult = false;
-    if (*st == 'x' || *st == 'X' || *st == '*') {
-        mult = true;
+    if (mult) {
         st++;
         char sb[64];
         snprintf(sb, sizeof sb, "%s", st);
@@ -95,13 +166,14 @@ static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
             return sweep_err(item, "the factor must be above 1%s", "");
         if (!(from > 0))
             return sweep_err(item, "a multiplied range must start above 0%s", "");
+        if (whole(t) && !(to < EXACT_DOUBLE))
+            return sweep_err(item, "a multiplied range of '%s' must stay below 2^53; list "
+                             "the values (KEY=V1,V2,...) or add a step (+D)", k->opt->name);
     } else {
         if (*st == '+')
             st++;
         if (range_number(t, st, &step))
-            return sweep_err(item, whole(t) ? "the step of '%s' must be a whole number, "
-                             "such as +2, or a factor such as x2"
-                             : "the step of '%s' must be a number such as +0.1 or a factor "
+            return sweep_err(item, "the step of '%s' must be a number such as +0.1 or a factor "
                              "such as x10^0.25", k->opt->name);
         if (!(step > 0))
             return sweep_err(item, "the step must be above 0 (ranges go upwards)%s", "");
@@ -110,11 +182,8 @@ static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
         return sweep_err(item, "FROM must not be above TO (ranges go upwards)%s", "");
     double count = mult ? floor(log(to / from) / log(step) + 1e-9) + 1
                         : floor((to - from) / step + 1e-9) + 1;
-    if (!(count <= CLI_SWEEP_MAX_POINTS)) {
-        char n[64];
-        snprintf(n, sizeof n, "%.3g points, at most %d", count, CLI_SWEEP_MAX_POINTS);
-        return sweep_err(item, "the range gives %s; use a larger step", n);
-    }
+    if (!(count <= CLI_SWEEP_MAX_POINTS))
+        return too_many(item, count);
     k->vals = calloc((size_t)count, sizeof *k->vals);
     if (!k->vals)
         return sweep_err(item, "out of memory%s", "");
@@ -127,14 +196,13 @@ static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
             if (x == prev)
                 return sweep_err(item, "rounded to whole numbers the range repeats a value%s;"
                                  " use a larger factor", "");
-            if (x >= 1.8446744073709552e19)
-                return sweep_err(item, "a value beyond 2^64 for '%s'", k->opt->name);
-            if (t == CLI_INT)
-                snprintf(val, sizeof val, "%lld", (long long)x);
-            else
-                snprintf(val, sizeof val, "%llu", (unsigned long long)x);
-        } else
+            whole_text(t, (uint64_t)x, val, sizeof val);
+        } else {
             snprintf(val, sizeof val, mult ? "%.6g" : "%.10g", x);
+            if (i > 0 && !strcmp(val, k->vals[i - 1]))
+                return sweep_err(item, "written with the digits a sweep keeps, the range "
+                                 "repeats the value %s; use a larger step", val);
+        }
         prev = x;
         if (add_value(k, val, (size_t)count))
             return sweep_err(item, "out of memory%s", "");
