@@ -60,6 +60,16 @@ assert g[1] < 100000 and g[0] > 500000, g' && ok || bad "on/off gaps: stalled VL
   --csv "$tmp/curve.csv" > "$tmp/curve.txt" 2> "$tmp/curve.err" && grep -q "^| 4.00 | refused | - | 0\." "$tmp/curve.txt" \
   && [ "$(grep -c . "$tmp/curve.csv")" -eq 17 ] && grep -q "4095" "$tmp/curve.err" && ok \
   || bad "curve beyond the credit limit: $(tail -2 "$tmp/curve.txt") $(cat "$tmp/curve.err")"
+# buffers below one packet are raised to it: the rows say the buffer they ran
+# with, once each
+"$rifl" sim credit --experiment curve --rtt 2000 --duration 100000 --stall-on 8 --stall-off 4 \
+  --csv "$tmp/raised.csv" > "$tmp/raised.txt" 2> "$tmp/raised.err" && python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("#")]
+x = [float(r[0]) for r in rows]
+assert x[0] == 1.024 and x[1] == 1.25 and x[-1] == 4.0 and len(x) == 13, x' "$tmp/raised.csv" \
+  && grep -q "^| 1.02 |" "$tmp/raised.txt" && grep -q "raised to 2048 bytes" "$tmp/raised.err" && ok \
+  || bad "curve with buffers below --max-len: $(head -3 "$tmp/raised.csv") $(cat "$tmp/raised.err")"
 "$rifl" sim credit --experiment buffer --chunk 128 --rtts 1000 --duration 100000 --stall-on 8 \
   --stall-off 4 --target 0.5 > "$tmp/buf.txt" 2>&1 && grep -q "^| 1000 | [0-9]" "$tmp/buf.txt" && ok \
   || bad "buffer search with 128-byte chunks: $(cat "$tmp/buf.txt")"

@@ -396,13 +396,27 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
            " on/off: drops |\n|---|---|---|---|---|\n");
     if (csv)
         fprintf(csv, "# buffer_rtts credit_eff credit_drops onoff_eff onoff_drops\n");
-    bool refused_said[2] = { false, false };
+    bool refused_said[2] = { false, false }, raised_said = false;
+    uint64_t prev_buffer = 0;
     for (double x = 0.25; x <= 4.0001; x += 0.25) {
         rifl_csim_config c = *base;
         at_rtt(o, &c, rtt);
         c.buffer_bytes = (uint64_t)(x * (double)rtt) / 64 * 64;
-        if (c.buffer_bytes < c.max_len)
+        double x_label = x; /* the buffer in RTTs, or what it was raised to */
+        if (c.buffer_bytes < c.max_len) {
+            /* a buffer holds at least one packet: the row gives the buffer
+             * it ran with, once */
             c.buffer_bytes = (c.max_len + 63) / 64 * 64;
+            if (!raised_said)
+                fprintf(stderr, "note: a buffer below one packet of --max-len %u bytes is "
+                        "raised to %" PRIu64 " bytes (%.2f RTT); the table starts there\n",
+                        c.max_len, c.buffer_bytes, (double)c.buffer_bytes / (double)rtt);
+            raised_said = true;
+            x_label = (double)c.buffer_bytes / (double)rtt;
+        }
+        if (c.buffer_bytes == prev_buffer)
+            continue;
+        prev_buffer = c.buffer_bytes;
         rifl_csim_result r[2];
         char eff[2][32], drops[2][32], ceff[2][32], cdrops[2][32];
         for (int m = 0; m < 2; m++) {
@@ -427,9 +441,9 @@ static int experiment_curve(const struct opts *o, rifl_csim_config *base)
             snprintf(ceff[m], sizeof ceff[m], "%.5f", r[m].efficiency);
             snprintf(cdrops[m], sizeof cdrops[m], "%" PRIu64, r[m].vl[0].drops);
         }
-        printf("| %.2f | %s | %s | %s | %s |\n", x, eff[0], drops[0], eff[1], drops[1]);
+        printf("| %.2f | %s | %s | %s | %s |\n", x_label, eff[0], drops[0], eff[1], drops[1]);
         if (csv)
-            fprintf(csv, "%.3f %s %s %s %s\n", x, ceff[0], cdrops[0], ceff[1], cdrops[1]);
+            fprintf(csv, "%.3f %s %s %s %s\n", x_label, ceff[0], cdrops[0], ceff[1], cdrops[1]);
     }
     return 0;
 }
