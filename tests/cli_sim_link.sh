@@ -91,6 +91,7 @@ expect_err "out of range" sim link --ber -1e-9
 # (the largest seed in full, not rounded: 2^64 - 1)
 expect_err "from 0 to 2^64 - 1\$" sim link --seed -5
 expect_err "smallest safe frame-ID width is 10" sim link --cable 200 --fid-bits 8
+expect_err "too long for RIFL.*shorten the cable" sim link --cable 100000 --bytes 1KB
 printf 'bogus_key = 3\n' >"$TMP/bad.conf"
 expect_err "unknown setting 'bogus_key'" sim link --config "$TMP/bad.conf"
 expect_err "not a sweep" sim link --sweep ber=1e-5:1e-7:x10

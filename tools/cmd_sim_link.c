@@ -242,7 +242,9 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
         held += c->lane.pipeline_frames;
         unsigned k = rifl_lane_min_fid_bits(&c->lane.link, c->lane.frame_bits,
                                             held > UINT_MAX ? UINT_MAX : (unsigned)held);
-        c->lane.fid_bits = k < 5 ? 5 : k;
+        /* beyond 12 bits no width fits: the check then says the link is too
+         * long, and what to change */
+        c->lane.fid_bits = k < 5 ? 5 : k > RIFL_FID_MAX_BITS ? RIFL_FID_MAX_BITS : k;
     }
     c->load = o->load;
     c->rx_ready = o->rx_ready;
