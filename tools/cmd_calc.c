@@ -48,7 +48,7 @@ static int link_cmd(const struct opts *o)
     unsigned m = (unsigned)o->crc_bits;
     unsigned sv = rifl_eq_verification_bits(keng > m ? keng : m);
     double ffr = rifl_eq_ffr(F, m, (unsigned)o->hd, o->ber);
-    double gp = o->goodput > 0 ? o->goodput : o->rate * rifl_eq_efficiency(F, 12);
+    double gp = o->goodput > 0 ? o->goodput : o->rate * rifl_eq_efficiency(F, sv);
     double dflt_buf = 2.0 * ldexp(1.0, (int)keng);
     rifl_fc_sizing fc = rifl_eq_fc(rtt_f, dflt_buf);
     double y_line = rifl_eq_mtbf_years(ffr, o->rate, F, 0.01);
