@@ -391,7 +391,36 @@ static void t_rx_state_unheld(void)
     rifl_bond_free(b);
 }
 
+/* The power-up hold ends when every lane has aligned after it, whatever
+ * the aligners said before. */
+static void t_hold(void)
+{
+    rifl_bond *b = NULL;
+    char msg[300] = "";
+    rifl_bond_config c = { .lane = rifl_lane_default_config, .lanes = 4 };
+    c.lane.rx_lock_frames = 0;
+    REQUIRE(rifl_bond_create(&c, &b, msg, sizeof msg) == RIFL_OK);
+    for (unsigned i = 0; i < 4; i++) {
+        rifl_bond_rx_state(b, i, false, false);
+        rifl_bond_rx_state(b, i, true, true);
+    }
+    CHECK_EQ_I(rifl_bond_hold(b), RIFL_OK);
+    for (unsigned i = 0; i < 4; i++) {
+        rifl_lane_flags f = rifl_lane_get_flags(rifl_bond_lane(b, i));
+        CHECK(f.tx_hold && !f.rx_aligned && !f.group_up);
+    }
+    for (unsigned i = 0; i < 3; i++)
+        rifl_bond_rx_state(b, i, true, false);
+    for (unsigned i = 0; i < 4; i++)
+        CHECK(rifl_lane_get_flags(rifl_bond_lane(b, i)).tx_hold);
+    rifl_bond_rx_state(b, 3, true, false);
+    for (unsigned i = 0; i < 4; i++)
+        CHECK(!rifl_lane_get_flags(rifl_bond_lane(b, i)).tx_hold);
+    CHECK_EQ_I(rifl_bond_hold(NULL), RIFL_ERR_INVALID_ARG);
+    rifl_bond_free(b);
+}
+
 TEST_MAIN({ "worked_spatial", t_worked_spatial }, { "worked_temporal", t_worked_temporal },
           { "worked_mixed", t_worked_mixed }, { "random_links", t_random_links },
           { "refused", t_refused }, { "queue", t_queue },
-          { "rx_state_unheld", t_rx_state_unheld })
+          { "rx_state_unheld", t_rx_state_unheld }, { "hold", t_hold })

@@ -363,6 +363,8 @@ int rifl_bond_hold(rifl_bond *b)
         rifl_lane_set_group_up(b->lane[i], false);
         b->aligned[i] = b->up[i] = b->eff[i] = false;
     }
+    /* every lane aligns again before the hold ends */
+    b->aligned_once = 0;
     b->held = true;
     return RIFL_OK;
 }
