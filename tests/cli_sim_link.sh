@@ -154,7 +154,9 @@ expect_err "needs serial lanes" sim link --lanes 4 --dead-lane 2@10 --frames 100
 expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 1@-1 --frames 100
 expect_err "not a dead lane" sim link --lanes 4 --serial --dead-lane 1@99999999999999999999999 --frames 100
 expect_err "lane 5 cannot die on a link of 4 lanes" sim link --lanes 4 --serial --dead-lane 5@100 --frames 100
-expect_err "skew is given for lane 2, which a link of 2 lanes" sim link --lanes 2 --skew-bits 0,0,5000 --frames 100
+expect_err "gives 3 values for a link of 2 lanes" sim link --lanes 2 --skew-bits 0,0,5000 --frames 100
+expect_err "gives 4 values for a link of 2 lanes" sim link --lanes 2 --skew-bits 0,0,0,0 --frames 100
+expect_err "gives 2 values for a link of 4 lanes" sim link --lanes 4 --skew-bits 0,0 --frames 100
 expect_err "bonding spatial means groups of 4 lanes, --group-lanes asks for 2" \
   sim link --lanes 4 --group-lanes 2 --bonding spatial --frames 100
 expect_err "crossed lanes" sim link --lanes 4 --swap-lanes 1,2
@@ -188,8 +190,8 @@ frac = d["lane_a"]["tx_clock_comp"] / d["lane_a"]["tx_slots"]
 assert abs(frac - 2e-4) < 2e-5, frac
 assert d["bandwidth_ratio"] >= 0.9, d["bandwidth_ratio"]
 PY
-expect_err "not a whole number" sim link --lanes 4 --skew-bits 0,17
-expect_err "too large" sim link --lanes 4 --skew-bits 0,256,25600 --rx-buffer 250
+expect_err "not a whole number" sim link --lanes 4 --skew-bits 0,17,0,0
+expect_err "too large" sim link --lanes 4 --skew-bits 0,256,25600,0 --rx-buffer 250
 expect_err "not a list of skews" sim link --lanes 4 --skew-bits 0,x
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --skew-bits 0,1000,2560,77 --bytes 500kB \
     --reference=no --json >"$TMP/k.json" 2>/dev/null || bad "skewed run"

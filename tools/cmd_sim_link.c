@@ -189,6 +189,14 @@ static int parse_skew(const struct opts *o, rifl_linksim_config *c, bool quiet)
         if (end == p || k == RIFL_BOND_MAX_LANES || v > (1u << 20) || (*end && *end != ','))
             break;
         c->lane_skew_bits[k++] = (unsigned)v;
+        unsigned lanes = o->lanes ? (unsigned)o->lanes : 1;
+        if (!*end && k != lanes) {
+            if (!quiet)
+                fprintf(stderr, "error: %s: '%s' gives %u value%s for a link of %u lane%s; "
+                        "give one value per lane, lane 0 first\n", cli_where(g_opts, "skew-bits"),
+                        o->skew, k, k == 1 ? "" : "s", lanes, lanes == 1 ? "" : "s");
+            return 2;
+        }
         if (!*end) {
             /* the lanes' round trip covers the slowest lane, both ways */
             unsigned most = 0;
