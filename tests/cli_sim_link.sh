@@ -191,6 +191,16 @@ assert abs(frac - 2e-4) < 2e-5, frac
 assert d["bandwidth_ratio"] >= 0.9, d["bandwidth_ratio"]
 PY
 expect_err "not a whole number" sim link --lanes 4 --skew-bits 0,17,0,0
+# the start-up line names every lane, and why they never came up
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --bytes 100kB >"$TMP/su.txt" 2>&1
+grep -q "^start-up: all 4 lanes of both ends up after [0-9]* slots" "$TMP/su.txt" \
+    || bad "start-up line of 4 lanes: $(grep start-up "$TMP/su.txt")"
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --dead-lane 1@0 --frames 20000 >"$TMP/su.txt" 2>&1
+grep -q "never came up: lane 1 was dead from the start" "$TMP/su.txt" \
+    || bad "start-up line with a lane dead from the start: $(grep start-up "$TMP/su.txt")"
+"$RIFL" sim link --lanes 4 --serial --up-log2 12 --frames 2000 >"$TMP/su.txt" 2>&1
+grep "^start-up" "$TMP/su.txt" | grep -q "in 2000 slots" && ! grep -q "use --up-log2 12" "$TMP/su.txt" \
+    || bad "start-up line of a short run with --up-log2 12: $(grep start-up "$TMP/su.txt")"
 expect_err "too large" sim link --lanes 4 --skew-bits 0,256,25600,0 --rx-buffer 250
 expect_err "not a list of skews" sim link --lanes 4 --skew-bits 0,x
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --skew-bits 0,1000,2560,77 --bytes 500kB \

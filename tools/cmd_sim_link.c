@@ -525,12 +525,23 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
                "rx_up after 2^%u words, hold %u frames\n", c->bit_offset[0], c->bit_offset[1],
                c->slip_rate[0], c->up_log2 ? c->up_log2 : RIFL_ALIGNER_UP_LOG2,
                c->lane.rx_hold_frames);
-        if (r->startup_slots)
-            printf("start-up: both lanes up after %llu slots (%.1f ns)\n",
-                   (unsigned long long)r->startup_slots, (double)r->startup_slots * r->frame_ns);
+        char every[48];
+        if (c->lanes > 1)
+            snprintf(every, sizeof every, "all %u lanes of both ends", c->lanes);
         else
-            printf("start-up: the lanes never came up (use --up-log2 12 for the reference's "
-                   "shorter simulation rx_up, or a longer run)\n");
+            snprintf(every, sizeof every, "the lanes of both ends");
+        if (r->startup_slots)
+            printf("start-up: %s up after %llu slots (%.1f ns)\n", every,
+                   (unsigned long long)r->startup_slots, (double)r->startup_slots * r->frame_ns);
+        else if (c->dead && c->dead_at == 0)
+            printf("start-up: %s never came up: lane %u was dead from the start\n", every,
+                   c->dead_lane);
+        else if (!c->up_log2 || c->up_log2 > 12)
+            printf("start-up: %s never came up (use --up-log2 12 for the reference's "
+                   "shorter simulation rx_up, or a longer run)\n", every);
+        else
+            printf("start-up: %s never came up in %llu slots (a longer run may bring them "
+                   "up)\n", every, (unsigned long long)r->slots);
         uint64_t nl = r->serial[0].recovered_lost + r->serial[1].recovered_lost;
         uint64_t nr = r->serial[0].recovered_repeated + r->serial[1].recovered_repeated;
         if (nl || nr)
