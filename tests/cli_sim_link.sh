@@ -191,6 +191,20 @@ assert abs(frac - 2e-4) < 2e-5, frac
 assert d["bandwidth_ratio"] >= 0.9, d["bandwidth_ratio"]
 PY
 expect_err "not a whole number" sim link --lanes 4 --skew-bits 0,17,0,0
+# a run that delivers nothing gives no latency (not 0 ns)
+"$RIFL" sim link --frames 50 >"$TMP/nd.txt" 2>&1
+grep -q "^latency: no packet was delivered" "$TMP/nd.txt" && ! grep -q "^latency (ns)" "$TMP/nd.txt" \
+    || bad "latency of a run that delivered nothing: $(grep latency "$TMP/nd.txt")"
+"$RIFL" sim link --frames 50 --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["latency_ns"] is None and d["latency_last_frame_ns"] is None, d' \
+    || bad "JSON latency of a run that delivered nothing is not null"
+"$RIFL" sim link --frames 50 --csv 2>/dev/null | python3 -c '
+import csv, sys
+r = next(csv.DictReader(sys.stdin))
+assert r["lat_p99_ns"] == "" and r["last_max_ns"] == "", r' \
+    || bad "CSV latency of a run that delivered nothing is not empty"
 # the start-up line names every lane, and why they never came up
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --bytes 100kB >"$TMP/su.txt" 2>&1
 grep -q "^start-up: all 4 lanes of both ends up after [0-9]* slots" "$TMP/su.txt" \

@@ -512,14 +512,18 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
         printf(", bandwidth ratio %.4f (error-free run: %.3f Gbit/s)", s->ratio,
                s->ref_goodput);
     printf("\n");
-    printf("latency (ns), first bit sent to last bit delivered: avg %.1f  p50 %.1f  p99 %.1f  "
-           "p99.9 %.1f  max %.1f\n", rifl_hist_avg(&r->lat) * r->frame_ns,
-           q_ns(r, &r->lat, 0.5), q_ns(r, &r->lat, 0.99), q_ns(r, &r->lat, 0.999),
-           (double)r->lat.max * r->frame_ns);
-    printf("latency (ns), last frame sent to delivered:          avg %.1f  p50 %.1f  p99 %.1f  "
-           "p99.9 %.1f  max %.1f\n", rifl_hist_avg(&r->lat_last) * r->frame_ns,
-           q_ns(r, &r->lat_last, 0.5), q_ns(r, &r->lat_last, 0.99),
-           q_ns(r, &r->lat_last, 0.999), (double)r->lat_last.max * r->frame_ns);
+    if (r->lat.n == 0)
+        printf("latency: no packet was delivered\n");
+    else {
+        printf("latency (ns), first bit sent to last bit delivered: avg %.1f  p50 %.1f  p99 %.1f  "
+               "p99.9 %.1f  max %.1f\n", rifl_hist_avg(&r->lat) * r->frame_ns,
+               q_ns(r, &r->lat, 0.5), q_ns(r, &r->lat, 0.99), q_ns(r, &r->lat, 0.999),
+               (double)r->lat.max * r->frame_ns);
+        printf("latency (ns), last frame sent to delivered:          avg %.1f  p50 %.1f  p99 %.1f  "
+               "p99.9 %.1f  max %.1f\n", rifl_hist_avg(&r->lat_last) * r->frame_ns,
+               q_ns(r, &r->lat_last, 0.5), q_ns(r, &r->lat_last, 0.99),
+               q_ns(r, &r->lat_last, 0.999), (double)r->lat_last.max * r->frame_ns);
+    }
     if (c->serial) {
         printf("serial lanes: bit offsets %u (A->B) and %u (B->A), %g bit slips per frame, "
                "rx_up after 2^%u words, hold %u frames\n", c->bit_offset[0], c->bit_offset[1],
@@ -718,10 +722,13 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
     const rifl_hist *h[2] = { &r->lat, &r->lat_last };
     const char *hn[2] = { "latency_ns", "latency_last_frame_ns" };
     for (int k = 0; k < 2; k++)
-        printf("\"%s\": {\"avg\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
-               "\"max\": %.3f}%s", hn[k], rifl_hist_avg(h[k]) * r->frame_ns, q_ns(r, h[k], 0.5),
-               q_ns(r, h[k], 0.99), q_ns(r, h[k], 0.999), (double)h[k]->max * r->frame_ns,
-               k ? "" : ", ");
+        if (h[k]->n == 0) /* nothing delivered: no latency to give */
+            printf("\"%s\": null%s", hn[k], k ? "" : ", ");
+        else
+            printf("\"%s\": {\"avg\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
+                   "\"max\": %.3f}%s", hn[k], rifl_hist_avg(h[k]) * r->frame_ns,
+                   q_ns(r, h[k], 0.5), q_ns(r, h[k], 0.99), q_ns(r, h[k], 0.999),
+                   (double)h[k]->max * r->frame_ns, k ? "" : ", ");
     printf("%s}\n", extra);
 }
 
@@ -754,10 +761,13 @@ static void print_csv(const rifl_linksim_config *c, const rifl_linksim_result *r
         printf(",");
     else
         printf("%.6f,", s->ratio);
-    printf("%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", rifl_hist_avg(&r->lat) * r->frame_ns,
-           q_ns(r, &r->lat, 0.5), q_ns(r, &r->lat, 0.99), q_ns(r, &r->lat, 0.999),
-           (double)r->lat.max * r->frame_ns, rifl_hist_avg(&r->lat_last) * r->frame_ns,
-           q_ns(r, &r->lat_last, 0.99), (double)r->lat_last.max * r->frame_ns);
+    if (r->lat.n == 0)
+        printf(",,,,,,,,"); /* nothing delivered: the latency cells are empty */
+    else
+        printf("%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", rifl_hist_avg(&r->lat) * r->frame_ns,
+               q_ns(r, &r->lat, 0.5), q_ns(r, &r->lat, 0.99), q_ns(r, &r->lat, 0.999),
+               (double)r->lat.max * r->frame_ns, rifl_hist_avg(&r->lat_last) * r->frame_ns,
+               q_ns(r, &r->lat_last, 0.99), (double)r->lat_last.max * r->frame_ns);
     printf("%llu,%llu,%llu,%llu,%d,%d,%llu,%llu,%llu,%llu%s\n", (unsigned long long)VSUM(r, lost),
            (unsigned long long)VSUM(r, duplicated), (unsigned long long)VSUM(r, reordered),
            (unsigned long long)VSUM(r, corrupted), r->lossless, r->complete,

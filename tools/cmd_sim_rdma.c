@@ -37,8 +37,9 @@ static int parse_faults(const char *spec, rifl_rdmasim_config *c, bool quiet)
         double p;
         if (!colon || cli_parse_double(colon + 1, &p) || !(p >= 0 && p <= 1)) {
             if (!quiet)
-                fprintf(stderr, "error: option --fault: '%s' is not KIND:P with P from 0 to 1 "
-                                "(kinds: page-fault, payload-crc, drop; and pd alone)\n", tok);
+                fprintf(stderr, "error: option --fault: '%s' is not KIND:P with a probability P "
+                                "(page-fault:P up to 1, payload-crc:P and drop:P up to 0.5; "
+                                "and pd alone)\n", tok);
             rc = 2;
             break;
         }
