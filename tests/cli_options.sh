@@ -216,6 +216,9 @@ refused "unknown command" nosuchcommand
 refused "extra" version extra
 refused "option --config" sim link --config "$tmp/missing.conf"
 refused "option --config" sim link --config "$tmp/dir"
+refused "option --config.*larger than 256 MiB" sim link --config /dev/zero
+refused "--topology.*larger than 256 MiB" sim switch --topology /dev/zero
+refused "larger than 256 MiB" plot /dev/zero --out "$tmp/z.png"
 printf 'bytes = 20KB\nbogus = 1\n' > "$tmp/c.conf"
 refused "c\.conf:2.*bogus" sim link --config "$tmp/c.conf"
 # a byte order mark at the start is skipped; a NUL byte is refused by line

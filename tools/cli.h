@@ -162,6 +162,9 @@ char *cli_read_file(const char *path, size_t *len);
 char *cli_next_line(char **p);
 /* The same with `what` (e.g. "option --topology") before the message. */
 char *cli_read_named(const char *path, const char *what, size_t *len);
+/* the largest file those read (a device such as /dev/zero is refused at
+ * this size rather than read until memory runs out) */
+#define CLI_READ_MAX (256 << 20)
 
 /* gnuplot (tools/cli_gnuplot.c).  cli_gp_quote writes a single-quoted
  * gnuplot string; cli_gp_quote_path writes a file name so that gnuplot

@@ -630,6 +630,15 @@ char *cli_read_named(const char *path, const char *what, size_t *len)
             }
             break;
         }
+        if (cap >= CLI_READ_MAX) {
+            fprintf(stderr, "error: %s'%s' is larger than %d MiB, more than any settings, "
+                    "table or dump this command reads; check the file name\n", pre, path,
+                    CLI_READ_MAX >> 20);
+            free(buf);
+            if (f != stdin)
+                fclose(f);
+            return NULL;
+        }
         cap *= 2;
         char *nb = realloc(buf, cap + 1);
         if (!nb) {
@@ -703,7 +712,7 @@ static int load_config(const struct cli_opt *opts, const char *path)
         return 2;
     }
     size_t len;
-    char *buf = cli_read_file(path, &len);
+    char *buf = cli_read_named(path, "option --config", &len);
     if (!buf)
         return 2;
     struct kv_ctx ctx = { opts, path };
