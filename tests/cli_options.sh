@@ -433,6 +433,9 @@ refused "--sweep-csv" calc link --sweep-csv "$csv"
 refused "--max-len" calc table2 --max-len 10
 refused "--bers" calc link --bers 1e-3
 works calc table5 --sweep-csv "$csv" --csv
+printf 'ber,frame_bits,goodput_gbps\n1e-11,512,107\n1e-9,512,107\n1e-7,512,105\n1e-5,512,60\n' \
+  > "$tmp/s512.csv"
+refused "--sweep-csv.*512-bit frames.*--frame-bits 256" calc table5 --sweep-csv "$tmp/s512.csv"
 refused "--rate" calc table5 --sweep-csv "$csv" --rate 100
 refused "--sweep-csv" calc table5 --sweep-csv "$tmp/missing.csv"
 refused "--sweep-csv" calc table5 --sweep-csv "$tmp/dir"

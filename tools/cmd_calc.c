@@ -138,14 +138,14 @@ static void table3(const struct opts *o)
 /* goodput at the sweep point nearest to `ber` in a `rifl sim link --csv`
  * file (columns ber and goodput_gbps): 0 with *gp, 1 when no point is near,
  * 2 after a message about a bad file */
-static int sweep_goodput(const char *path, double ber, double *gp)
+static int sweep_goodput(const char *path, double ber, double *gp, unsigned *frame_bits)
 {
     size_t len;
     char *buf = cli_read_named(path, cli_where(g_opts, "sweep-csv"), &len);
     if (!buf)
         return 2;
-    int cb = -1, cg = -1;
-    double best = NAN, bestd = INFINITY;
+    int cb = -1, cg = -1, cf = -1;
+    double best = NAN, bestd = INFINITY, bestf = 0;
     unsigned lineno = 0;
     bool header = true, bad = false;
     char *p = buf;
@@ -155,7 +155,7 @@ static int sweep_goodput(const char *path, double ber, double *gp)
         if (!line[0] || line[0] == '#')
             continue;
         int col = 0;
-        double vb = NAN, vg = NAN;
+        double vb = NAN, vg = NAN, vf = 0;
         char *f = line;
         for (;;) {
             size_t fl = strcspn(f, ",");
@@ -166,6 +166,11 @@ static int sweep_goodput(const char *path, double ber, double *gp)
                     cb = col;
                 if (!strcmp(f, "goodput_gbps"))
                     cg = col;
+                if (!strcmp(f, "frame_bits"))
+                    cf = col;
+            } else if (col == cf) {
+                if (cli_parse_double(f, &vf) || vf < 0)
+                    vf = -1;
             } else if (col == cb || col == cg) {
                 double v;
                 if (cli_parse_double(f, &v) || v < 0) {
@@ -204,6 +209,7 @@ static int sweep_goodput(const char *path, double ber, double *gp)
         if (!header && vb > 0 && fabs(log10(vb / ber)) < bestd) {
             bestd = fabs(log10(vb / ber));
             best = vg;
+            bestf = vf;
         }
         header = false;
     }
@@ -218,6 +224,7 @@ static int sweep_goodput(const char *path, double ber, double *gp)
     if (!(bestd < 0.05))
         return 1;
     *gp = best;
+    *frame_bits = bestf > 0 ? (unsigned)bestf : 0;
     return 0;
 }
 
@@ -231,13 +238,18 @@ static int table5(const struct opts *o)
         gp[i] = o->rate * rifl_payload_bytes(F) * 8.0 / F;
         if (!o->sweep_csv)
             continue;
-        int rc = sweep_goodput(o->sweep_csv, bers[i], &gp[i]);
+        unsigned fb = 0;
+        int rc = sweep_goodput(o->sweep_csv, bers[i], &gp[i], &fb);
         if (rc == 1)
             return cli_fail(g_opts, "sweep-csv", "%s has no point near BER %g (within 12%%); "
                             "make it with a sweep over it, e.g. --sweep ber=1e-11:1e-5:x10",
                             o->sweep_csv, bers[i]);
         if (rc)
             return 2;
+        if (fb && fb != F)
+            return cli_fail(g_opts, "sweep-csv", "%s: the point at BER %g ran %u-bit frames; "
+                            "Table 5 is for %u-bit frames, so make the sweep with "
+                            "--frame-bits %u", o->sweep_csv, bers[i], fb, F, F);
     }
     char src[160];
     if (o->sweep_csv)
