@@ -517,6 +517,7 @@ done
 works bench sim --frames 20000 --bers 1e-5 --plain false --bonded-bytes 2MB
 refused "--plain-frames" bench sim --frames 20000 --plain false --plain-frames 10
 refused "--iterations" bench switch --slots 1000 --safc --iterations 2
+refused "--iterations.*safc" sim switch --ports 4 --scheduler safc --iterations 2 --bytes-per-pair 1KB
 
 # ---- demo (rows the demo must pass as well) -----------------------------------------------
 D=(demo --slots 20000)

@@ -454,8 +454,6 @@ static int config_ok(void *vctx)
 
 /* settings the current values make meaningless (unless a sweep varies what
  * decides it) */
-static bool warned_iterations;
-
 static int check_unused(const struct cli_opt *t, const struct opts *o, const struct cli_sweep *sw)
 {
     if (o->topology && cli_unused(t, "ports", "with --topology (the topology file gives "
@@ -464,13 +462,9 @@ static int check_unused(const struct cli_opt *t, const struct opts *o, const str
     if (o->topology && cli_unused(t, "latency", "with --topology (each link's delay in the "
                                   "topology file gives its round trip: 'link A B delay D')"))
         return 2;
-    /* only a warning: the JSON and CSV still report the value given */
     if (!cli_sweep_has(sw, "scheduler") && !strcasecmp(o->scheduler, "safc") &&
-        cli_is_set(t, "iterations") && !warned_iterations) {
-        fprintf(stderr, "warning: %s: --iterations has no effect with --scheduler safc (iSLIP "
-                "only)\n", cli_where(t, "iterations"));
-        warned_iterations = true;
-    }
+        cli_unused(t, "iterations", "with --scheduler safc (iSLIP's iterations; SAFC has none)"))
+        return 2;
     if (!cli_sweep_has(sw, "packet-bytes") && o->packet_bytes) {
         if (cli_unused(t, "var-min", "with fixed --packet-bytes (variable sizes need "
                        "--packet-bytes 0)") ||
