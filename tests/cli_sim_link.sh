@@ -90,6 +90,7 @@ expect_err() {
 expect_err "out of range" sim link --ber -1e-9
 # (the largest seed in full, not rounded: 2^64 - 1)
 expect_err "from 0 to 2^64 - 1\$" sim link --seed -5
+expect_err "out of range; use a value from 0 to 2^64 - 1\$" sim link --seed 18446744073709551616
 expect_err "smallest safe frame-ID width is 10" sim link --cable 200 --fid-bits 8
 expect_err "too long for RIFL.*shorten the cable" sim link --cable 100000 --bytes 1KB
 printf 'bogus_key = 3\n' >"$TMP/bad.conf"

@@ -437,10 +437,12 @@ static int convert(const struct cli_opt *o, const char *value, const char *where
         break;
     }
     double big;
+    bool beyond = false; /* a whole number past what 64 bits hold */
     if (bad && value && (o->type == CLI_UINT || o->type == CLI_BYTES || o->type == CLI_INT) &&
         !cli_parse_double(value, &big) && big == floor(big) && o->min < o->max &&
-        (big > o->max || big < o->min)) {
+        (big > o->max || big < o->min || big >= 0x1p64 || big < -0x1p63)) {
         num = big; /* a whole number, only too large (or too small) */
+        beyond = big >= 0x1p64 || big < -0x1p63;
         bad = 0;
     }
     if (bad) {
@@ -449,7 +451,7 @@ static int convert(const struct cli_opt *o, const char *value, const char *where
         return 2;
     }
     if (o->min < o->max && o->type != CLI_STRING && o->type != CLI_FLAG &&
-        o->type != CLI_BOOL && (num < o->min || num > o->max)) {
+        o->type != CLI_BOOL && (num < o->min || num > o->max || beyond)) {
         char lo[32], hi[32];
         fmt_bound(lo, sizeof lo, o->min, o->type);
         fmt_bound(hi, sizeof hi, o->max, o->type);
