@@ -23,8 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size--;
     uint8_t frame[256];
     uint64_t words = 0, frames = 0, locks = 0, unlocks = 0;
-    /* a stream too short for a lock is repeated so that locking happens */
-    size_t rounds = size < 64 ? 4 : 1;
+    /* the stream is repeated to at least 40 frames, so that a lock (17
+     * headers at one offset) fits at every frame width: 2048-bit frames
+     * need 4,352 bytes for one, more than most inputs */
+    const size_t in_words = size / 8, want = 40u * (cfg.frame_bits / 64);
+    size_t rounds = in_words ? (want + in_words - 1) / in_words : 1;
     for (size_t r = 0; r < rounds; r++) {
         for (size_t i = 0; i + 8 <= size; i += 8) {
             uint64_t w;
