@@ -17,6 +17,18 @@ grep -q "overflow drops 0" "$tmp/lossy.txt" && ok || bad "no overflow"
 grep -q "credit after drain: consistent" "$tmp/lossy.txt" && ok || bad "no credit leak"
 grep -Eq "FCPs sent [0-9]+, lost [1-9]" "$tmp/lossy.txt" && ok || bad "FCPs were lost"
 
+# a run estimated above a minute says so before it starts (stopped here
+# after the warning); a short one does not
+timeout 3 "$rifl" sim credit --mode lane-credit --duration 1000000000 > /dev/null 2> "$tmp/long.err"
+rc=$?
+[ "$rc" = 124 ] && grep -q "estimated to take about 5.6 min (lane mode" "$tmp/long.err" && ok \
+  || bad "no estimate warning for a long lane run (exit $rc): $(cat "$tmp/long.err")"
+timeout 3 "$rifl" sim credit --duration 100000000000 > /dev/null 2> "$tmp/long.err"
+rc=$?
+[ "$rc" = 124 ] && grep -q "estimated to take about 17 min (raw channel" "$tmp/long.err" && ok \
+  || bad "no estimate warning for a long raw run (exit $rc): $(cat "$tmp/long.err")"
+"$rifl" sim credit --duration 300000 2>&1 >/dev/null | grep -q warning && bad "a short run warned" || ok
+
 # JSON output, deterministic for a seed
 "$rifl" sim credit --json --duration 300000 --seed 3 > "$tmp/a.json" && ok || bad "json run"
 "$rifl" sim credit --json --duration 300000 --seed 3 > "$tmp/b.json"

@@ -164,4 +164,11 @@ expect_err "--group-lanes" --net single:4 --lanes 4 --group-lanes 8
 expect_err "would have no effect" --size 4096 --sizes 256,512
 expect_err "separated by commas" --sizes 256,512,
 expect_err "holds at most 1024; lower flows or senders" --op read --senders 3 --flows 1024
+# a run estimated above a minute says so before it starts (stopped here
+# after the warning); a default run does not
+rc=0; timeout 3 "$rifl" sim rdma --bytes 100000000000 > /dev/null 2> "$tmp/long.err" || rc=$?
+[ "$rc" = 124 ] && grep -q "warning: this run is estimated to take about 2.1 min" "$tmp/long.err" \
+  || fail "no estimate warning for a long run (exit $rc): $(cat "$tmp/long.err")"
+"$rifl" sim rdma --bytes 2MB > /dev/null 2> "$tmp/short.err"
+! grep -q warning "$tmp/short.err" || fail "a short run warned: $(cat "$tmp/short.err")"
 echo "cli_sim_rdma: ok"

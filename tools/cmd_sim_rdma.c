@@ -379,6 +379,19 @@ static int run_all(const struct cli_opt *opts, struct opts *o)
     if (o->csv)
         printf("op,size,flows,senders,hops,paths,link_gbps,throughput_gbps,capacity_gbps,ratio,"
                "verified,completions,failed,retransmitted_blocks,nacks,timeouts,latency_us_mean\n");
+    /* a run estimated above a minute gets a warning before it starts: the
+     * bytes that cross host 0's link (every sender's --bytes, or what the
+     * link carries in --max-s) at about 1e8 a second, half the slowest rate
+     * measured on the project's machines */
+    double moved = (double)c.bytes * c.senders, most = o->max_s * o->link_gbps * 1e9 / 8;
+    double secs = (moved < most ? moved : most) * nsizes / 1e8;
+    if (secs > 60) {
+        char t[32];
+        cli_format_duration(t, sizeof t, secs);
+        fprintf(stderr, "warning: this run is estimated to take about %s (%.3g bytes to host 0%s "
+                "at about 1e8 a second); fewer --bytes or a shorter --max-s runs faster\n", t,
+                moved < most ? moved : most, nsizes > 1 ? " per size" : "");
+    }
     int status = 0;
     for (int i = 0; i < nsizes; i++) {
         c.size = (uint64_t)sizes[i];
