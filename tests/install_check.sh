@@ -56,12 +56,20 @@ for mod in rifl rifl-sim; do
   pkg-config --exists $mod && ok || bad "pkg-config does not find $mod in $PKG_CONFIG_PATH"
   flags=$(pkg-config --cflags --libs $mod) || bad "pkg-config --cflags --libs $mod"
   echo "pkg-config --cflags --libs $mod: $flags"
-  for flag in $flags; do
+  # found through a relative PKG_CONFIG_PATH the folders are still absolute
+  # (a relative rpath would follow the program's working directory)
+  relflags=$(cd "$(dirname "$prefix")" &&
+             PKG_CONFIG_PATH=${PKG_CONFIG_PATH#"$(dirname "$prefix")/"} pkg-config --cflags --libs $mod)
+  for flag in $flags $relflags; do
     case $flag in
       -I*) d=${flag#-I} ;;
       -L*) d=${flag#-L} ;;
       -Wl,-rpath,*) d=${flag#-Wl,-rpath,} ;;
       *) continue ;;
+    esac
+    case $d in
+      /*) ok ;;
+      *) bad "$mod: $flag is a relative folder" ;;
     esac
     r=$(realpath -q "$d") || { bad "$mod: $flag: no such folder"; continue; }
     case $r/ in
