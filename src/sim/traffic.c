@@ -15,8 +15,9 @@ size_t rifl_packet_len(uint64_t seed, uint64_t seq, size_t min_len, size_t max_l
 {
     if (max_len <= min_len)
         return min_len;
-    uint64_t h = mix(seed, seq);
-    return min_len + (size_t)(h % (uint64_t)(max_len - min_len + 1));
+    uint64_t h = mix(seed, seq), n = (uint64_t)(max_len - min_len + 1);
+    /* (the same value; a mask costs far less than a division) */
+    return min_len + (size_t)((n & (n - 1)) == 0 ? h & (n - 1) : h % n);
 }
 
 /* Word j of a packet (from 0) is splitmix64's output for the state x0 plus
