@@ -224,6 +224,31 @@ static void t_finite(void)
     rifl_topo_free(t);
 }
 
+/* Incast: only its senders offer load, so the offered mean over hosts
+ * counts the others as 0 and matches what arrives while host 0's link
+ * keeps up. */
+static void t_incast_offered(void)
+{
+    rifl_topology *t = gen("single:16");
+    REQUIRE(t);
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = t;
+    c.pattern = RIFL_NET_INCAST;
+    c.incast = 4;
+    c.load = 0.1;
+    c.warmup_ns = 3000;
+    c.window_ns = 100000;
+    c.seed = test_seed;
+    rifl_net_result r;
+    REQUIRE(run(&c, &r) == RIFL_OK);
+    clean(&r);
+    CHECK_MSG(fabs(r.throughput_gbps_mean / r.offered_gbps - 1) < 0.1,
+              "incast: %.3f Gbit/s per host against %.3f offered", r.throughput_gbps_mean,
+              r.offered_gbps);
+    rifl_net_result_free(&r);
+    rifl_topo_free(t);
+}
+
 /* Bursty trains count cells: a train's draw is geometric in cells
  * (burst_bytes / 256 on average) and ends with the message in which it
  * runs out, so trains of large messages hold more than one.  The idle
@@ -1022,7 +1047,8 @@ static void t_app(void)
 
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
-          { "finite", t_finite }, { "bursts_in_cells", t_bursts_in_cells }, { "cdf", t_cdf },
+          { "finite", t_finite }, { "bursts_in_cells", t_bursts_in_cells },
+          { "incast_offered", t_incast_offered }, { "cdf", t_cdf },
           { "link_settings", t_link_settings }, { "link_rates", t_link_rates },
           { "host_interface", t_host_interface },
           { "credit", t_credit }, { "bonded", t_bonded }, { "idle_links", t_idle_links }, { "refusals", t_refusals },

@@ -941,6 +941,8 @@ static int credit_setup(rifl_net *n, char *err, size_t errlen)
     return RIFL_OK;
 }
 
+static bool sends(const rifl_net *n, unsigned h);
+
 int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_t errlen)
 {
     if (!cfg || !out)
@@ -1138,7 +1140,8 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         double load = cfg->load * frac;
         double idle = train * (1 - load) / load;
         rifl_geo_init(&n->host[h].idle, 1.0 / (1.0 + idle));
-        n->offered_frac += frac / n->H;
+        if (sends(n, h)) /* (incast: only its senders offer anything) */
+            n->offered_frac += frac / n->H;
     }
     /* a derangement for the permutation pattern */
     for (unsigned h = 0; h < n->H; h++)

@@ -252,7 +252,7 @@ typedef struct rifl_net_result {
     double source_lag_ns;
     uint64_t verify_fails;
     double throughput_gbps_mean, throughput_gbps_min, throughput_gbps_max; /* per host */
-    double offered_gbps;      /* per host, payload */
+    double offered_gbps;      /* per host, payload (hosts that send nothing count as 0) */
     double victim_gbps;       /* incast: the victim flow's delivered payload rate */
     uint64_t victim_cells;
     rifl_net_link *link;      /* [2 * links]: each link both ways */
