@@ -89,4 +89,26 @@ assert all(k in d for k in ("frames_overflow", "erasures", "tap_in_dropped")), d
     bad "state lacks the drop counters"
 "$RIFL" link down --name r --state-dir "$TMP/a" || bad "down a"
 "$RIFL" link down --name r --state-dir "$TMP/b" || bad "down b"
+
+# ends sized from other settings both stop at once and say why, whichever
+# learns of the other first (one lane rate 0.25, the other 0.5 Gbit/s)
+mkdir -p "$TMP/c" "$TMP/d"
+"$RIFL" link up --phy udp --local 127.0.0.1:"$PA" --remote 127.0.0.1:"$PB" --name m \
+    --state-dir "$TMP/c" --quiet --connect-s 20 --rate-gbps 0.25 2> "$TMP/c.err" &
+PID_C=$!
+PIDS="$PIDS $PID_C"
+sleep 0.3
+timeout 20 "$RIFL" link up --phy udp --local 127.0.0.1:"$PB" --remote 127.0.0.1:"$PA" --name m \
+    --state-dir "$TMP/d" --quiet --connect-s 20 --rate-gbps 0.5 2> "$TMP/d.err"
+rc_d=$?
+t0=$(date +%s)
+wait "$PID_C"
+rc_c=$?
+waited=$(( $(date +%s) - t0 ))
+for e in c d; do
+    grep -q "sizes its lane from other settings" "$TMP/$e.err" ||
+        bad "end $e does not name the mismatch: $(cat "$TMP/$e.err")"
+done
+[ "$rc_c" = 2 ] && [ "$rc_d" = 2 ] || bad "mismatched ends exit $rc_c and $rc_d, not 2"
+[ "$waited" -le 5 ] || bad "the first end waited $waited s after the other stopped"
 exit $fail

@@ -393,6 +393,12 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
     }
     uint64_t peer = us->peer_probe_value & RTT_MASK;
     if (us->peer_probe_value && us->peer_probe_value >> RTT_BITS != sizing_digest(&l->cfg)) {
+        /* the peer learns of the mismatch from this end's value too, so
+         * that both ends stop and say why (a few probes: one may be lost) */
+        if (!l->published)
+            rifl_phy_udp_set_probe_value(l->phy, probe_value(&l->cfg, 0));
+        for (int k = 0; k < 3; k++)
+            rifl_phy_udp_probe(l->phy, now_ns);
         char kb[16] = "automatic";
         if (l->cfg.lane.fid_bits)
             snprintf(kb, sizeof kb, "%u", l->cfg.lane.fid_bits);
@@ -412,9 +418,9 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         return start(l, rtt, now_ns, msg, msglen);
     }
     if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns) {
-        rifl_msg(msg, msglen, "the peer %s did not answer: %u of %u round trips measured and "
-                 "%s in %.1f s; start the other end, and check its address and that %s "
-                 "reaches it", peer_name(l, &nb),
+        rifl_msg(msg, msglen, "the peer %s did not answer: %u round trips measured (%u "
+                 "needed) and %s in %.1f s; start the other end, and check its address and "
+                 "that %s reaches it", peer_name(l, &nb),
                  l->nsamples, l->cfg.probes,
                  peer ? "its estimate received" : "no estimate from it",
                  l->cfg.probe_timeout_ns / 1e9,
