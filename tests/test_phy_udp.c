@@ -367,6 +367,41 @@ static void t_dropped_datagrams(void)
     free_ends(&e);
 }
 
+/* Empty datagrams from the peer's port: each dropped and counted as
+ * malformed, with coalesced reads (UDP_GRO) and without, and the datagram
+ * after them still taken. */
+static void t_empty_datagrams(void)
+{
+    for (unsigned gso = 0; gso <= 8; gso += 8) {
+        ends_gso = gso;
+        struct ends e = { .spare = -1 };
+        bool made = make_ends(&e, 4, 0, 0, test_seed);
+        ends_gso = 0;
+        if (!made) {
+            free_ends(&e);
+            return;
+        }
+        rifl_phy *b = e.phy[1];
+        for (unsigned k = 0; k < 5; k++)
+            REQUIRE(send(e.spare, "", 0, 0) == 0);
+        uint8_t d[RIFL_UDP_HEADER_BYTES + 4 * FB];
+        rifl_udp_header h = { F, 4, 100, 0 };
+        rifl_udp_header_write(&h, d);
+        memset(d + RIFL_UDP_HEADER_BYTES, 7, 4 * FB);
+        REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+        rifl_phy_frame in[8];
+        unsigned n = 0;
+        for (unsigned t = 0; t < 20 && n < 4; t++)
+            n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 8 - n);
+        CHECK_EQ_U(n, 4);
+        const rifl_phy_udp_stats *s = rifl_phy_udp_get_stats(b);
+        CHECK_MSG(s->rx_malformed == 5, "gso %u: %llu malformed of 5 empty datagrams", gso,
+                  (unsigned long long)s->rx_malformed);
+        CHECK_EQ_U(s->dgrams_received, 1);
+        free_ends(&e);
+    }
+}
+
 /* Probes answered with their token and the answerer's value; poll and
  * flush without a slot; bits flipped at the bit error rate, counted. */
 static void t_probes_ber(void)
@@ -617,5 +652,6 @@ static void t_rx_every(void)
 TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_content", t_lanes_content },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
           { "lanes_gso", t_lanes_gso },
-          { "dropped_datagrams", t_dropped_datagrams }, { "probes_ber", t_probes_ber },
+          { "dropped_datagrams", t_dropped_datagrams }, { "empty_datagrams", t_empty_datagrams },
+          { "probes_ber", t_probes_ber },
           { "rejoin", t_rejoin }, { "rx_every", t_rx_every })

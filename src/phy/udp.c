@@ -53,9 +53,10 @@ static bool udp_send_segments(struct dgram *u, const uint8_t *buf, size_t len, s
     return sendmsg(u->fd, &m, MSG_DONTWAIT) == (ssize_t)len;
 }
 
-/* One read with UDP_GRO into the PHY's buffer: false when nothing waits.
- * A read without the kernel's segment size is one datagram. */
-static bool gro_read(struct udp *g)
+/* One read with UDP_GRO into the PHY's buffer: -1 when nothing waits, 0
+ * for an empty datagram (malformed, and counted as such by the caller), 1
+ * otherwise.  A read without the kernel's segment size is one datagram. */
+static int gro_read(struct udp *g)
 {
     struct iovec v = { g->gbuf, GRO_BYTES };
     union {
@@ -65,8 +66,10 @@ static bool gro_read(struct udp *g)
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.b,
                         .msg_controllen = sizeof ctl.b };
     ssize_t got = recvmsg(g->d.fd, &m, MSG_DONTWAIT);
-    if (got <= 0)
-        return false;
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        return 0;
     g->glen = (size_t)got;
     g->goff = 0;
     g->gseg = (size_t)got;
@@ -79,7 +82,7 @@ static bool gro_read(struct udp *g)
                 g->d.st.gro_reads++;
             }
         }
-    return true;
+    return 1;
 }
 
 static unsigned udp_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size_t *lens,
@@ -92,8 +95,15 @@ static unsigned udp_recv(struct dgram *u, uint8_t *const *bufs, size_t cap, size
      * longer than cap is too long: cap bytes of it, which shows) */
     unsigned k = 0;
     while (k < n) {
-        if (g->goff == g->glen && !gro_read(g))
-            break;
+        if (g->goff == g->glen) {
+            int r = gro_read(g);
+            if (r < 0)
+                break;
+            if (r == 0) {
+                lens[k++] = 0; /* an empty datagram: what the batch reader gives */
+                continue;
+            }
+        }
         size_t len = g->glen - g->goff < g->gseg ? g->glen - g->goff : g->gseg;
         size_t take = len < cap ? len : cap;
         memcpy(bufs[k], g->gbuf + g->goff, take);
