@@ -94,6 +94,14 @@ json "$tmp/net.json" 'd["verified"] is True and d["net"] == "single:4" and d["ra
   fail "network run with bit errors"
 json "$tmp/ber.json" 'd["replays"] > 0 and d["verified"] is True and d["retransmitted_blocks"] == 0' ||
   fail "bit errors not repaired by the links alone: $(cat "$tmp/ber.json")"
+# a topology file whose links give their own rates: the capacity is theirs
+# (here 100 Gbit/s against --link-gbps 10), and the ratio stays below 1
+printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 rate 100\nlink h1 s0:1 rate 100\n' \
+  > "$tmp/r100.topo"
+"$rifl" sim rdma --net "$tmp/r100.topo" --bytes 2MB --size 64k --json > "$tmp/r100.json" ||
+  fail "network run over a topology with link rates"
+json "$tmp/r100.json" 'd["verified"] is True and 70 < d["capacity_gbps"] < 80 and 0.9 < d["ratio"] <= 1' ||
+  fail "capacity of a topology's own link rates: $(cat "$tmp/r100.json")"
 # bonded links of four lanes, errors on each: still verified, the links
 # repair them
 "$rifl" sim rdma "${net[@]}" --lanes 4 --group-lanes 1 --ber 1e-6 --json > "$tmp/bond.json" ||

@@ -126,7 +126,8 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const char *ne
 {
     if (c->topo)
         printf("rifl sim rdma: %s of %llu bytes, %u flows, %u sender%s over the network %s "
-               "(%s flow control%s), up to %u path%s, %g Gbit/s links, F=%u, BER %g, %s mapping, "
+               "(%s flow control%s), up to %u path%s, %g Gbit/s links (unless the topology gives a "
+               "link's rate), F=%u, BER %g, %s mapping, "
                "N=%u, seed %llu\n",
                op, (unsigned long long)c->size, c->flows, c->senders, c->senders == 1 ? "" : "s",
                net,

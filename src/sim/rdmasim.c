@@ -671,6 +671,32 @@ static const rifl_net_app net_app = {
     .tick = net_tick, .deliver = net_deliver, .sent = net_sent, .done = net_done,
 };
 
+/* The frame rate the transfers share: the links' rate, or over a topology
+ * whose links give their own, the slower of host 0's link and the senders'
+ * links together (hosts numbered in the order the topology lists them).
+ * Links between switches are not counted. */
+static double bottleneck_gbps(const rifl_rdmasim_config *c)
+{
+    if (!c->topo)
+        return c->link_gbps;
+    double to0 = -1, senders = 0;
+    unsigned h = 0;
+    for (unsigned v = 0; v < c->topo->nnodes && h <= c->senders; v++) {
+        const rifl_topo_node *nd = &c->topo->nodes[v];
+        if (nd->is_switch)
+            continue;
+        double g = nd->attr[0].rate_gbps > 0 ? nd->attr[0].rate_gbps : c->link_gbps;
+        if (h == 0)
+            to0 = g;
+        else
+            senders += g;
+        h++;
+    }
+    if (to0 < 0)
+        return c->link_gbps;
+    return senders > 0 && senders < to0 ? senders : to0;
+}
+
 static int net_create(struct sim *s, rifl_net_app *app, char *msg, size_t msglen)
 {
     const rifl_rdmasim_config *c = s->c;
@@ -971,7 +997,8 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
     r->sim_ns = s->last_done;
     r->throughput_gbps = s->last_done > 0 ? (double)r->bytes * 8 / s->last_done : 0;
     r->bundle_packets = s->n;
-    r->capacity_gbps = rifl_rdma_capacity_map_gbps(c->link_gbps, c->frame_bits, s->n, c->mapping);
+    r->capacity_gbps = rifl_rdma_capacity_map_gbps(bottleneck_gbps(c), c->frame_bits, s->n,
+                                                   c->mapping);
     r->ratio = r->capacity_gbps > 0 ? r->throughput_gbps / r->capacity_gbps : 0;
     r->latency_ns_mean = r->transfers ? s->lat_sum / (double)r->transfers : 0;
     if (!(r->latency_ns_min < INFINITY))
