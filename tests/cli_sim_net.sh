@@ -109,6 +109,17 @@ PY
 grep -q "are for .rifl sim net." "$tmp/sw.err" || fail "sim switch warning: $(cat "$tmp/sw.err")"
 expect_err "slower than the network's fastest" --topology "$src/docs/examples/rack-links.topo" \
   --pcap "$tmp/d.pcap" --pcap-host d
+# links a topology file gives 200 Gbit/s: the capture and the summary are
+# those of --link-gbps 200 (the frame slot of the fastest link is the step)
+printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 rate 200\nlink h1 s0:1 rate 200\n' \
+  > "$tmp/fast.topo"
+"$rifl" sim net --topology "$tmp/fast.topo" --pcap "$tmp/f1.pcap" --pcap-slots 1000 --time-us 5 \
+  > /dev/null 2>&1 || fail "capture of a topology with link rates"
+"$rifl" sim net --topology single:2 --link-gbps 200 --pcap "$tmp/f2.pcap" --pcap-slots 1000 \
+  --time-us 5 > /dev/null 2>&1 || fail "capture at --link-gbps 200"
+cmp -s "$tmp/f1.pcap" "$tmp/f2.pcap" || fail "captures of the same network at 200 Gbit/s differ"
+"$rifl" sim net --topology "$tmp/fast.topo" --time-us 5 | grep -q "2 links at 200 Gbit/s" ||
+  fail "summary of a topology with link rates does not give them"
 printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"
 expect_err "line 3: bad cable length '2000'" --topology "$tmp/bad.topo"
 

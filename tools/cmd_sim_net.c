@@ -1,6 +1,7 @@
 /* `rifl sim net`: hosts with RIFL NICs and RIFL Layer 2 switches joined by
  * real RIFL links (rifl/sim/netsim.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,13 +363,42 @@ static void print_csv(FILE *f, const rifl_net_config *c, const rifl_net_result *
             r->finished ? 1 : 0);
 }
 
+/* The slowest and fastest link rates (--link-gbps, or a topology link's
+ * own rate), and the rate whose frame slot is the simulator's time step:
+ * the fastest of --link-gbps and every rate the topology gives. */
+static double link_rates(const rifl_net_config *c, double *lo, double *hi)
+{
+    double step = c->link_gbps;
+    *lo = INFINITY;
+    *hi = 0;
+    const rifl_topology *t = c->topo;
+    for (unsigned v = 0; t && v < t->nnodes; v++)
+        for (unsigned p = 0; p < t->nodes[v].nports; p++) {
+            if (t->nodes[v].peer[p] < 0)
+                continue;
+            double own = t->nodes[v].attr[p].rate_gbps, g = own > 0 ? own : c->link_gbps;
+            *lo = g < *lo ? g : *lo;
+            *hi = g > *hi ? g : *hi;
+            step = g > step ? g : step;
+        }
+    if (*hi == 0)
+        *lo = *hi = c->link_gbps;
+    return step;
+}
+
 static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *c,
                           const rifl_net_result *r, double secs)
 {
-    fprintf(f, "rifl sim net: %s, %u hosts, %u switches, %u links at %g Gbit/s (F=%u, "
+    double lo, hi;
+    link_rates(c, &lo, &hi);
+    char rates[64];
+    if (lo == hi)
+        snprintf(rates, sizeof rates, "%g Gbit/s", lo);
+    else
+        snprintf(rates, sizeof rates, "%g to %g Gbit/s", lo, hi);
+    fprintf(f, "rifl sim net: %s, %u hosts, %u switches, %u links at %s (F=%u, "
                "cell time %.2f ns)\n",
-            o->topology, r->hosts, r->switches, r->links, c->link_gbps, c->frame_bits,
-            r->cell_ns);
+            o->topology, r->hosts, r->switches, r->links, rates, c->frame_bits, r->cell_ns);
     unsigned bonded = 0;
     for (unsigned i = 0; i < r->links; i++)
         bonded += r->link[2 * i].lanes > 1;
@@ -746,7 +776,8 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
-    struct net_capture cap = { NULL, c.frame_bits, c.frame_bits / c.link_gbps, 0, false, 0 };
+    double lo_gbps, hi_gbps, step_gbps = link_rates(&c, &lo_gbps, &hi_gbps);
+    struct net_capture cap = { NULL, c.frame_bits, c.frame_bits / step_gbps, 0, false, 0 };
     int cap_host = -1;
     if (!o.pcap && (cli_is_set(table, "pcap-host") || cli_is_set(table, "pcap-slots"))) {
         rifl_topo_free(topo);
