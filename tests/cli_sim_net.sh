@@ -123,6 +123,16 @@ cmp -s "$tmp/f1.pcap" "$tmp/f2.pcap" || fail "captures of the same network at 20
 printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"
 expect_err "line 3: bad cable length '2000'" --topology "$tmp/bad.topo"
 
+# a network that does not fit in memory gets a message naming the setting
+# (2 GB of address space; not under AddressSanitizer, which needs far more)
+if [ -z "${ASAN_OPTIONS:-}" ]; then
+  rc=0
+  (ulimit -v 2000000; "$rifl" sim net --nic-messages 16777216 --time-us 1) > /dev/null \
+    2> "$tmp/oom.err" || rc=$?
+  [ "$rc" = 2 ] && grep -q "out of memory for a network of 32 hosts.*--nic-messages" "$tmp/oom.err" ||
+    fail "out of memory: exit $rc, $(cat "$tmp/oom.err")"
+fi
+
 # the NIC's host interface: the paper's PCIe DMA on top of the 17 cell times
 "$rifl" sim net --load 0.05 --time-us 20 --pcie-gbps 90 --json > "$tmp/pcie.json"
 grep -q '"pcie_gbps": 90, "pcie_rtt_ns": 2500' "$tmp/pcie.json" || fail "pcie fields: $(head -3 "$tmp/pcie.json")"

@@ -948,12 +948,16 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     if (!cfg || !out)
         return rifl_null_arg(err, errlen, "rifl_net_create", !cfg ? "cfg" : "out");
     *out = NULL;
+    if (err && errlen)
+        err[0] = '\0';
     int rc = check(cfg, err, errlen);
     if (rc != RIFL_OK)
         return rc;
     rifl_net *n = calloc(1, sizeof *n);
-    if (!n)
-        return RIFL_ERR_NOMEM;
+    if (!n) {
+        rc = RIFL_ERR_NOMEM;
+        goto fail;
+    }
     n->cfg = *cfg;
     const rifl_topology *t = cfg->topo;
     n->recs.free = n->msgs.free = NONE;
@@ -1182,6 +1186,11 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     *out = n;
     return RIFL_OK;
 fail:
+    if (rc == RIFL_ERR_NOMEM && err && errlen && !err[0])
+        rifl_msg(err, errlen, "out of memory for a network of %u hosts, %u switches and %u "
+                 "links with %u messages queued per NIC; lower nic_messages (--nic-messages), "
+                 "the buffers or the network's size", cfg->topo->nhosts, cfg->topo->nswitches,
+                 cfg->topo->nlinks, cfg->nic_messages);
     rifl_net_free(n);
     return rc;
 }
