@@ -318,6 +318,8 @@ static int run(int argc, char **argv)
                         o.mapping);
     if (cli_frame_width(opts, "frame-bits", o.frame_bits))
         return 2;
+    if (o.json && o.csv)
+        return cli_fail(opts, "json,csv", "choose one output format");
     if (strcmp(o.fc, "voq") && strcmp(o.fc, "link") && strcmp(o.fc, "credit"))
         return cli_fail(opts, "fc", "'%s' is not a flow control; give voq, credit or link",
                         o.fc);
