@@ -313,6 +313,11 @@ static void t_cdf(void)
                    RIFL_ERR_PARSE);
         CHECK_MSG(strstr(err, bad[k].want) != NULL, "'%s': %s", bad[k].text, err);
     }
+    /* a NUL byte anywhere on a line, also first, is refused */
+    static const char nul[] = "\0junk\n100 1\n";
+    err[0] = 0;
+    CHECK_EQ_I(rifl_net_cdf_parse(nul, sizeof nul - 1, &c, err, sizeof err), RIFL_ERR_PARSE);
+    CHECK_MSG(strstr(err, "line 1: a NUL byte") != NULL, "%s", err);
     /* a run with sizes from a CDF: lossless, and the mean size as the CDF's */
     rifl_topology *t = gen("single:4");
     REQUIRE(t);

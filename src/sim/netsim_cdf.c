@@ -35,14 +35,14 @@ int rifl_net_cdf_parse(const char *text, size_t len, rifl_net_cdf *cdf, char *er
         buf[n] = '\0';
         pos = end + 1;
         char *s = buf;
-        while (isspace((unsigned char)*s))
-            s++;
-        if (!*s)
-            continue;
         if (memchr(buf, '\0', n)) {
             rifl_msg(err, errlen, "line %u: a NUL byte; the file must be text", line);
             return RIFL_ERR_PARSE;
         }
+        while (isspace((unsigned char)*s))
+            s++;
+        if (!*s)
+            continue;
         char *e1, *e2;
         errno = 0;
         double b = strtod(s, &e1);
