@@ -214,6 +214,8 @@ expect_err "ber.conf:1: 'ber' = 0.01 is out of range" --config "$tmp/ber.conf"
 expect_err "option --load: 'load' = 2 is out of range" --load 2
 expect_err "drop one of them" --sweep "load=0.1,0.2" --pcap "$tmp/x.pcap"
 expect_err "add --pcap" --pcap-host h1
+expect_err "add --pcap" --sweep "load=0.1,0.2" --pcap-host h1
+expect_err "add --pcap" --sweep "load=0.1,0.2" --pcap-slots 5
 # bonded links: four lanes a link, replays on each, nothing lost, each link
 # reports its lanes; bad lane counts and groups are refused, and so is a
 # capture of a bonded link

@@ -741,6 +741,9 @@ static int run(int argc, char **argv)
             return 2;
         }
     }
+    if (!o.pcap && (cli_is_set(table, "pcap-host") || cli_is_set(table, "pcap-slots")))
+        return cli_fail(table, "pcap-host,pcap-slots", "they choose what --pcap captures: add "
+                                                       "--pcap FILE");
     if (o.sweep) {
         if (o.pcap)
             return cli_fail(table, "pcap,sweep", "a capture is of one run: drop one of them");
