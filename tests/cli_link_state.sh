@@ -74,4 +74,16 @@ grep -q "not a directory" "$TMP/link.err" || bad "message: $(cat "$TMP/link.err"
 rc=$?
 [ $rc -eq 2 ] || bad "--pcap-frames without --pcap: exit $rc"
 grep -q "has no effect without --pcap" "$TMP/pf.err" || bad "message: $(cat "$TMP/pf.err")"
+
+# a state directory path too long to hold is refused, never cut short to
+# another directory
+mkdir -m 700 "$TMP/long"
+long="$TMP/long$(printf '/.%.0s' $(seq 1 1100))/sub"
+for cmd in status down; do
+    "$RIFL" link $cmd --name x --state-dir "$long" > /dev/null 2> "$TMP/long.err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "state directory path is [0-9]* characters long" "$TMP/long.err" ||
+        bad "link $cmd with a long --state-dir: exit $rc, $(cat "$TMP/long.err")"
+done
+[ -z "$(ls -A "$TMP/long")" ] || bad "a long --state-dir left files in its start: $(ls -A "$TMP/long")"
 exit $fail

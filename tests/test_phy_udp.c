@@ -93,6 +93,14 @@ static void t_bad_config(void)
     b.local = "127.0.0.1:99999";
     refused(&b, RIFL_ERR_CONFIG, "port from 0 to 65535");
     b = c;
+    /* leading zeros past five digits: a port no one writes, and an
+     * address that would not fit a state file */
+    b.local = "127.0.0.1:000000000000000000041071";
+    refused(&b, RIFL_ERR_CONFIG, "port from 0 to 65535");
+    b = c;
+    b.remote = "::1:7000"; /* [::1]:7000, or [::1:7000] without a port? */
+    refused(&b, RIFL_ERR_CONFIG, "in brackets");
+    b = c;
     b.frames_per_datagram = RIFL_UDP_MAX_FRAMES + 1;
     refused(&b, RIFL_ERR_CONFIG, "frames per datagram");
     b = c;

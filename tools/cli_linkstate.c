@@ -18,14 +18,22 @@
 int cli_link_state_dir(const char *given, char *out, size_t n)
 {
     const char *rt = getenv("XDG_RUNTIME_DIR");
+    int len;
     if (given && *given)
-        snprintf(out, n, "%s", given);
+        len = snprintf(out, n, "%s", given);
     else if (geteuid() == 0)
-        snprintf(out, n, "/run/rifl");
+        len = snprintf(out, n, "/run/rifl");
     else if (rt && *rt)
-        snprintf(out, n, "%s/rifl", rt);
+        len = snprintf(out, n, "%s/rifl", rt);
     else
-        snprintf(out, n, "/tmp/rifl-%u", (unsigned)geteuid());
+        len = snprintf(out, n, "/tmp/rifl-%u", (unsigned)geteuid());
+    /* (room is left for "/NAME.json" and the temporary beside it) */
+    if (len < 0 || (size_t)len + 64 >= n) {
+        fprintf(stderr, "error: the state directory path is %d characters long, more than %zu; "
+                "give a shorter one with --state-dir%s\n", len, n - 64,
+                given && *given ? "" : " (or a shorter XDG_RUNTIME_DIR)");
+        return 2;
+    }
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "error: cannot create the state directory %s: %s; give another with "
                 "--state-dir\n", out, strerror(errno));

@@ -145,10 +145,16 @@ static int parse_addr(const char *text, const char *what, bool any_port, struct 
     } else {
         memcpy(host, text, hl);
         host[hl] = 0;
+        if (strchr(host, ':')) {
+            /* ::1:7000 could be [::1]:7000 or [::1:7000] without a port */
+            rifl_msg(msg, msglen, "%s address '%s': an IPv6 address goes in brackets, as "
+                     "[::1]:7000", what, text);
+            return RIFL_ERR_CONFIG;
+        }
     }
     char *end = NULL;
     unsigned long port = strtoul(colon + 1, &end, 10);
-    if (*end || port > 65535 || colon[1] < '0' || colon[1] > '9') {
+    if (*end || port > 65535 || colon[1] < '0' || colon[1] > '9' || strlen(colon + 1) > 5) {
         rifl_msg(msg, msglen, "%s address '%s' has no valid port; give a port from %d to 65535",
                  what, text, any_port ? 0 : 1);
         return RIFL_ERR_CONFIG;
