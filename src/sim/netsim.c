@@ -584,6 +584,15 @@ static int switch_rtts(const rifl_net *n, const rifl_lane_config *base, unsigned
             if (rc != RIFL_OK)
                 return rc;
             unsigned r = link_rtt_cells(n, &lc, lanes);
+            if (r > RIFL_SWITCH_MAX_RTT) {
+                const rifl_topo_node *b = &t->nodes[a->peer[p]];
+                rifl_msg(err, errlen, "the link %s:%u - %s has a round trip of %u cell times "
+                         "of the network's fastest link, beyond a switch's %u: give it a "
+                         "higher rate, fewer lanes or a shorter cable, or the network's other "
+                         "links a lower rate (--link-gbps)", a->name, p, b->name, r,
+                         RIFL_SWITCH_MAX_RTT);
+                return RIFL_ERR_CONFIG;
+            }
             if (r > rtt[s])
                 rtt[s] = r;
         }
