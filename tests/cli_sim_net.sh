@@ -121,6 +121,7 @@ cmp -s "$tmp/f1.pcap" "$tmp/f2.pcap" || fail "captures of the same network at 20
 "$rifl" sim net --topology "$tmp/fast.topo" --time-us 5 | grep -q "2 links at 200 Gbit/s" ||
   fail "summary of a topology with link rates does not give them"
 printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 rate 1 lanes 16\nlink h1 s0:1\n' > "$tmp/rt.topo"
+expect_err "option --ber: 0.001 is not below 1e-3" --ber 0.001
 expect_err "the link s0:0 - h0 has a round trip of 120005 cell times.*higher rate" \
   --topology "$tmp/rt.topo" --link-gbps 1000 --time-us 1
 printf 'switch s 2\nhost a\nlink a s:0 cable 2000\n' > "$tmp/bad.topo"

@@ -103,6 +103,9 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->cable_m = o->cable_m;
     c->transceiver_ns = o->transceiver_ns;
     c->switch_ns = o->switch_ns;
+    if (o->ber >= RIFL_TOPO_MAX_BER)
+        return cli_fail(t, "ber", "%g is not below 1e-3; give a bit error rate from 0 up to, "
+                        "not including, 1e-3", o->ber);
     c->ber = o->ber;
     c->iterations = (unsigned)o->iterations;
     c->voq_cells = (unsigned)o->voq_cells;
@@ -658,8 +661,8 @@ static int run(int argc, char **argv)
         { "credit-cells", CLI_UINT, &o.credit_cells,
           "--fc credit: each receiver's buffer per VL, in cells (0: the 1.5-RTT rule)", 0,
           409 },
-        { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways (a topology "
-          "file's link may give its own)", 0, 1e-3 },
+        { "ber", CLI_DOUBLE, &o.ber, "bit error rate of every link, both ways, below 1e-3 (a "
+          "topology file's link may give its own)", 0, 1e-3 },
         { "link-gbps", CLI_DOUBLE, &o.link_gbps,
           "rate of every link without its own in the topology file (the fastest link's "
           "frame slot is the time step)", 1, 10000 },

@@ -295,7 +295,7 @@ static int run(int argc, char **argv)
         { "group-lanes", CLI_UINT, &o.group_lanes,
           "with --net: lanes per group of a bonded link (0: all, spatial; 1: temporal)", 0,
           16 },
-        { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate", 0, 1e-3 },
+        { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate, below 1e-3", 0, 1e-3 },
         { "victim", CLI_FLAG, &o.victim,
           "with --net: host 1 also writes to host senders+1 all through the run", 0, 0 },
         { "max-s", CLI_DOUBLE, &o.max_s, "give up after this much simulated time, s", 1e-6, 1e4 },
