@@ -170,6 +170,7 @@ expect_err "--net" --net nope:3
 expect_err "--lanes" --lanes 4
 expect_err "--group-lanes" --net single:4 --lanes 4 --group-lanes 8
 expect_err "choose one output format" --json --csv
+expect_err "option --link-gbps: 0.5 Gbit/s: with --net" --net single:4 --link-gbps 0.5
 expect_err "would have no effect" --size 4096 --sizes 256,512
 expect_err "separated by commas" --sizes 256,512,
 expect_err "holds at most 1024; lower flows or senders" --op read --senders 3 --flows 1024

@@ -335,6 +335,9 @@ static int run(int argc, char **argv)
             if (cli_unused(opts, path_only[i], "with --net: the topology and sim net's link and "
                                                "switch delays give the path"))
                 return 2;
+        if (o.link_gbps < 1)
+            return cli_fail(opts, "link-gbps", "%g Gbit/s: with --net a link runs at 1 to "
+                            "10000 Gbit/s (the path model goes lower)", o.link_gbps);
         if (cli_load_topology_as(opts, "net", o.net, &topo))
             return 2;
         o.topo = topo;
