@@ -104,6 +104,7 @@ int cli_check_output(const char *path, const char *what);
 /* Number parsers with suffixes; return 0 on success.  Plain digit strings
  * are converted exactly (seeds above 2^53 keep every digit). */
 int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_i64(const char *s, int64_t *out);
 int cli_parse_bytes(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);
 

@@ -14,41 +14,35 @@
 
 extern char **environ;
 
-void cli_gp_quote(FILE *f, const char *s)
+/* 'PREFIX S' as a gnuplot string ('' stands for ') */
+static void gp_quote_prefixed(FILE *f, const char *prefix, const char *s)
 {
     fputc('\'', f);
+    fputs(prefix, f);
     for (; *s; s++) {
         if (*s == '\'')
-            fputc('\'', f); /* '' stands for ' */
+            fputc('\'', f);
         fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
     }
     fputc('\'', f);
 }
 
+void cli_gp_quote(FILE *f, const char *s)
+{
+    gp_quote_prefixed(f, "", s);
+}
+
 /* gnuplot gives file names starting with '<' (a command to run), '|' (an
  * output pipe), '-', '+' or '++' (special files) a meaning of their own; a
  * relative name written as ./NAME always names the file. */
-static int gp_path_needs_dot(const char *s)
+static const char *gp_path_prefix(const char *path)
 {
-    return s[0] != '/';
+    return path[0] == '/' ? "" : "./";
 }
 
 void cli_gp_quote_path(FILE *f, const char *s)
 {
-    if (!gp_path_needs_dot(s)) {
-        cli_gp_quote(f, s);
-        return;
-    }
-    size_t n = strlen(s);
-    char *p = malloc(n + 3);
-    if (!p) {
-        fputs("''", f); /* gnuplot then fails, and nothing is written */
-        return;
-    }
-    memcpy(p, "./", 2);
-    memcpy(p + 2, s, n + 1);
-    cli_gp_quote(f, p);
-    free(p);
+    gp_quote_prefixed(f, gp_path_prefix(s), s);
 }
 
 /* a temporary file beside `path`, with the mode a new file would get */
@@ -74,7 +68,7 @@ static int spawn_gnuplot(const char *script, const char *out)
     char *set = malloc(n);
     if (!set)
         return -1;
-    size_t k = (size_t)snprintf(set, n, gp_path_needs_dot(out) ? "rifl_out='./" : "rifl_out='");
+    size_t k = (size_t)snprintf(set, n, "rifl_out='%s", gp_path_prefix(out));
     for (const char *s = out; *s; s++) {
         if (*s == '\'')
             set[k++] = '\'';

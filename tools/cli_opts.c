@@ -114,6 +114,17 @@ static int parse_scaled(const char *s, uint64_t *out, int bytes)
 }
 
 int cli_parse_u64(const char *s, uint64_t *out) { return parse_scaled(s, out, 0); }
+
+int cli_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = s ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
 int cli_parse_bytes(const char *s, uint64_t *out) { return parse_scaled(s, out, 1); }
 
 static int parse_bool(const char *s, bool *out)
@@ -411,18 +422,12 @@ static int convert(const struct cli_opt *o, const char *value, const char *where
         else
             num = (double)out->u;
         break;
-    case CLI_INT: {
-        char *end;
-        errno = 0;
-        long long v = value ? strtoll(value, &end, 10) : 0;
-        if (!value || !*value || errno || end == value || *end)
+    case CLI_INT:
+        if (cli_parse_i64(value, &out->i))
             bad = 1;
-        else {
-            out->i = v;
-            num = (double)v;
-        }
+        else
+            num = (double)out->i;
         break;
-    }
     case CLI_DOUBLE:
         if (!value || cli_parse_double(value, &out->d))
             bad = 1;

@@ -13,7 +13,6 @@
  * 2^53.  Other range values are written with 10 significant digits (added
  * steps) or 6 (multiplied steps), and a range repeating a value is refused.  Every value is checked against
  * the option's type and range here, before anything runs. */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +72,8 @@ static int whole_number(enum cli_type t, const char *s, uint64_t *out)
         return cli_parse_u64(s, out);
     if (t == CLI_BYTES)
         return cli_parse_bytes(s, out);
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || errno || end == s || *end)
+    int64_t v;
+    if (cli_parse_i64(s, &v))
         return -1;
     *out = (uint64_t)v;
     return 0;
