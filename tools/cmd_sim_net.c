@@ -366,12 +366,10 @@ static void print_csv(FILE *f, const rifl_net_config *c, const rifl_net_result *
             r->finished ? 1 : 0);
 }
 
-/* The slowest and fastest link rates (--link-gbps, or a topology link's
- * own rate), and the rate whose frame slot is the simulator's time step:
- * the fastest of --link-gbps and every rate the topology gives. */
-static double link_rates(const rifl_net_config *c, double *lo, double *hi)
+/* The slowest and fastest link rates: --link-gbps, or a topology link's
+ * own rate. */
+static void link_rates(const rifl_net_config *c, double *lo, double *hi)
 {
-    double step = c->link_gbps;
     *lo = INFINITY;
     *hi = 0;
     const rifl_topology *t = c->topo;
@@ -382,11 +380,9 @@ static double link_rates(const rifl_net_config *c, double *lo, double *hi)
             double own = t->nodes[v].attr[p].rate_gbps, g = own > 0 ? own : c->link_gbps;
             *lo = g < *lo ? g : *lo;
             *hi = g > *hi ? g : *hi;
-            step = g > step ? g : step;
         }
     if (*hi == 0)
         *lo = *hi = c->link_gbps;
-    return step;
 }
 
 static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *c,
@@ -782,8 +778,8 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
-    double lo_gbps, hi_gbps, step_gbps = link_rates(&c, &lo_gbps, &hi_gbps);
-    struct net_capture cap = { NULL, c.frame_bits, c.frame_bits / step_gbps, 0, false, 0 };
+    /* (the time step, the fastest link's frame slot, comes from the network) */
+    struct net_capture cap = { NULL, c.frame_bits, 0, 0, false, 0 };
     int cap_host = -1;
     if (!o.pcap && (cli_is_set(table, "pcap-host") || cli_is_set(table, "pcap-slots"))) {
         rifl_topo_free(topo);
@@ -822,6 +818,7 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
+    cap.slot_ns = rifl_net_slot_ns(net);
     double t0 = cli_now();
     int r;
     while ((r = rifl_net_run(net, 20000)) == 0)

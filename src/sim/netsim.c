@@ -2126,6 +2126,11 @@ int rifl_net_post(rifl_net *n, unsigned host, unsigned dst, unsigned path, const
     return rifl_nic_post_msg(n->host[host].nic, dst, path, msg, len, tag, n->t);
 }
 
+double rifl_net_slot_ns(const rifl_net *n)
+{
+    return n ? n->slot_ns : 0;
+}
+
 unsigned rifl_net_paths(const rifl_net *n, unsigned src, unsigned dst)
 {
     if (!n || src >= n->H || dst >= n->H || src == dst)

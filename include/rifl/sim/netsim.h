@@ -282,6 +282,9 @@ RIFL_API int rifl_net_post(rifl_net *n, unsigned host, unsigned dst, unsigned pa
                            const void *msg, size_t len, uint64_t tag);
 /* Routes from host `src` to host `dst` (0 for a bad pair). */
 RIFL_API unsigned rifl_net_paths(const rifl_net *n, unsigned src, unsigned dst);
+/* The network's time step, ns: the frame slot of its fastest link (the
+ * slot numbers the observer gets count these). */
+RIFL_API double rifl_net_slot_ns(const rifl_net *n);
 /* Host h's NIC (its counters), or NULL. */
 RIFL_API const struct rifl_nic *rifl_net_nic(const rifl_net *n, unsigned host);
 
