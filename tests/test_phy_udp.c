@@ -601,8 +601,9 @@ static void t_rejoin(void)
     CHECK_EQ_U(sb->rx_foreign, foreign + 2);
     CHECK_EQ_U(sb->peer_epoch_new, 0);
     CHECK_EQ_U(sb->peer_epoch, 300);
-    /* epoch 0, a sequence number that would wrap, frames and an
-     * announcement far ahead: malformed, and nothing moves */
+    /* epoch 0 and a sequence number that would wrap: malformed; frames
+     * and an announcement far ahead, not where each other ends: held, and
+     * nothing moves */
     uint64_t next = sb->rx_next;
     send_frames(e.spare, 0, next);
     send_frames(e.spare, 300, UINT64_MAX - 1);
@@ -610,10 +611,98 @@ static void t_rejoin(void)
     send_probe_dgram(e.spare, 3, 300, next + (UINT64_C(1) << 25), 0, 0, 0);
     send_probe_dgram(e.spare, 1, 0, 12, 0, 0, 0);
     CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
-    CHECK_EQ_U(sb->rx_malformed, malformed + 5);
+    CHECK_EQ_U(sb->rx_malformed, malformed + 3);
+    CHECK_EQ_U(sb->rx_far_held, 2);
+    CHECK_EQ_U(sb->rx_jumps, 0);
     CHECK_EQ_U(sb->rx_next, next);
     CHECK_EQ_U(sb->rx_missing, 0);
     CHECK_EQ_I(rifl_phy_udp_rejoin(NULL, 1), RIFL_ERR_INVALID_ARG);
+    free_ends(&e);
+}
+
+/* Frames a stray datagram far ahead would silence: a start more than 4096
+ * frames beyond the next one expected is held until a second datagram or
+ * announcement starts within 4096 frames of where it ended (docs/udp.md);
+ * the peer's real datagrams go on meanwhile, and a confirmed jump leaves
+ * a gap the lane replays. */
+static void t_jump(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    const rifl_phy_udp_stats *sb = rifl_phy_udp_get_stats(b);
+    rifl_phy_frame in[16];
+    const uint64_t near = 4096;
+    send_frames(e.spare, 100, 0);
+    /* exactly 4096 ahead of 4: taken at once, a gap of 4096 */
+    send_frames(e.spare, 100, 4 + near);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, 8 + near);
+    CHECK_EQ_U(sb->rx_missing, near);
+    CHECK_EQ_U(sb->rx_far_held, 0);
+    unsigned n = 0;
+    for (unsigned t = 0; t < 20 && n < 9; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 16 - n);
+    CHECK_EQ_U(n, 9); /* 4 frames, an erasure, 4 frames */
+    /* one stray datagram a frame further: held; the real ones go on */
+    uint64_t next = sb->rx_next, missing = sb->rx_missing;
+    send_frames(e.spare, 100, next + near + 1);
+    send_frames(e.spare, 100, next);
+    send_frames(e.spare, 100, next + 4);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_far_held, 1);
+    CHECK_EQ_U(sb->rx_next, next + 8);
+    CHECK_EQ_U(sb->rx_late + sb->rx_malformed, 0);
+    CHECK_EQ_U(sb->rx_missing, missing);
+    n = 0;
+    for (unsigned t = 20; t < 40 && n < 8; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 16 - n);
+    CHECK_EQ_U(n, 8);
+    if (n == 8)
+        CHECK(((const uint8_t *)in[7].data)[0] == (uint8_t)(next + 7));
+    /* an outage: the first datagram after it is held, the next (one lost
+     * between them) confirms the jump */
+    next = sb->rx_next;
+    uint64_t far = next + 1000000000;
+    send_frames(e.spare, 100, far);
+    send_frames(e.spare, 100, far + 8);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_far_held, 2);
+    CHECK_EQ_U(sb->rx_jumps, 1);
+    CHECK_EQ_U(sb->rx_next, far + 12);
+    CHECK_EQ_U(sb->rx_missing, missing + (far + 8 - next));
+    n = 0;
+    for (unsigned t = 40; t < 60 && n < 5; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 16 - n);
+    CHECK_EQ_U(n, 5); /* the erasure, then the 4 frames after the gap */
+    if (n == 5)
+        CHECK(((const uint8_t *)in[4].data)[0] == (uint8_t)(far + 11));
+    /* announcements likewise: a lone one far ahead moves nothing, a second
+     * near where it said confirms it */
+    next = sb->rx_next;
+    send_probe_dgram(e.spare, 3, 100, next + 5 * near, 0, 0, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, next);
+    CHECK_EQ_U(sb->rx_far_held, 3);
+    send_probe_dgram(e.spare, 3, 100, next + 5 * near + 100, 0, 0, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_next, next + 5 * near + 100);
+    CHECK_EQ_U(sb->rx_jumps, 2);
+    /* a rejoin (sequence numbers from 0) forgets a held jump: a datagram
+     * after where it ended is held anew, not taken as its confirmation */
+    far = sb->rx_next + 10 * near;
+    send_frames(e.spare, 100, far);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_far_held, 4);
+    CHECK_EQ_I(rifl_phy_udp_rejoin(b, 555), RIFL_OK);
+    send_frames(e.spare, 100, far + 8);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_far_held, 5);
+    CHECK_EQ_U(sb->rx_jumps, 2);
+    CHECK_EQ_U(sb->rx_next, 0);
     free_ends(&e);
 }
 
@@ -662,4 +751,4 @@ TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_conte
           { "lanes_gso", t_lanes_gso },
           { "dropped_datagrams", t_dropped_datagrams }, { "empty_datagrams", t_empty_datagrams },
           { "probes_ber", t_probes_ber },
-          { "rejoin", t_rejoin }, { "rx_every", t_rx_every })
+          { "rejoin", t_rejoin }, { "jump", t_jump }, { "rx_every", t_rx_every })

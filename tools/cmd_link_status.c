@@ -64,8 +64,9 @@ static void show(const char *j, bool json, bool alive)
            "too long for the lane %.0f\n", field(j, "frames_overflow"),
            field(j, "datagrams_dropped"), field(j, "tap_in_dropped"));
     printf("  joint resets %.0f (peer restarts; %.0f frames to send and %.0f unread dropped), "
-           "stale datagrams %.0f\n", field(j, "resets"), field(j, "reset_tx_frames"),
-           field(j, "reset_rx_frames"), field(j, "datagrams_stale"));
+           "stale datagrams %.0f; jumps ahead held %.0f, taken %.0f\n", field(j, "resets"),
+           field(j, "reset_tx_frames"), field(j, "reset_rx_frames"), field(j, "datagrams_stale"),
+           field(j, "datagrams_far_held"), field(j, "jumps"));
 }
 
 static char *read_state(const char *path)

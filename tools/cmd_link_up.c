@@ -143,7 +143,7 @@ static void write_state(struct up *u, uint64_t now)
     const rifl_phy_udp_stats *us = rifl_phy_udp_get_stats(rifl_udplink_phy(u->link));
     bool run = rifl_udplink_running(u->link);
     char j[4096];
-    snprintf(j, sizeof j,
+    int len = snprintf(j, sizeof j,
              "{\"name\": \"%s\", \"pid\": %ld, \"phy\": \"%s\", \"local\": \"%s\", \"remote\": "
              "\"%s\", \"tap\": \"%s\", \"state\": \"%s\", \"uptime_s\": %.1f, \"rtt_us\": %.1f, "
              "\"fid_bits\": %u, \"rate_gbps\": %g, \"tx_gbps\": %.4f, \"rx_gbps\": %.4f, "
@@ -162,7 +162,8 @@ static void write_state(struct up *u, uint64_t now)
              ", \"captured_frames\": %" PRIu64 ", \"window_stalls\": %" PRIu64
              ", \"schedule_resets\": %" PRIu64 ", \"idle_periods\": %" PRIu64
              ", \"peer_wakes\": %" PRIu64 ", \"frames_overflow\": %" PRIu64
-             ", \"erasures\": %" PRIu64 ", \"tap_in_dropped\": %" PRIu64 "}\n",
+             ", \"erasures\": %" PRIu64 ", \"tap_in_dropped\": %" PRIu64
+             ", \"datagrams_far_held\": %" PRIu64 ", \"jumps\": %" PRIu64 "}\n",
              o->name, (long)getpid(), o->phy, o->local, o->remote, o->tap ? o->tap : "",
              state_word(u), (double)(now - u->t_start) / 1e9,
              run ? (double)sz->rtt_ns / 1e3 : 0.0, run ? sz->fid_bits : 0, o->rate, u->tx_gbps,
@@ -175,7 +176,14 @@ static void write_state(struct up *u, uint64_t now)
              u->n.rx_too_big, us->epoch, us->peer_epoch, ls->resets, ls->reset_tx_frames,
              ls->reset_rx_frames, us->rx_stale, ls->captured_frames, ls->window_stalls,
              ls->schedule_resets, ls->idle_periods, ls->peer_wakes, us->rx_overflow,
-             us->rx_erasures, u->n.tap_in_dropped);
+             us->rx_erasures, u->n.tap_in_dropped, us->rx_far_held, us->rx_jumps);
+    if (len < 0 || (size_t)len >= sizeof j) {
+        /* (names and addresses are bounded well below this) */
+        if (!o->quiet)
+            fprintf(stderr, "warning: the state of %s is too long for the state file; not "
+                    "written\n", o->name);
+        return;
+    }
     if (cli_link_state_write(u->state_path, j) != 0 && !o->quiet)
         fprintf(stderr, "warning: cannot write the state file %s: %s\n", u->state_path,
                 strerror(errno));

@@ -341,6 +341,13 @@ typedef struct rifl_phy_udp_stats {
     uint64_t rx_late;           /* before what was taken already: duplicate,
                                    reordered or late */
     uint64_t rx_missing;        /* frames never received (gaps in sequence) */
+    uint64_t rx_far_held;       /* datagrams and announcements starting more
+                                   than 4096 frames beyond the next one
+                                   expected, dropped until a second one
+                                   confirms the jump (a stray datagram
+                                   never confirmed moves nothing) */
+    uint64_t rx_jumps;          /* such jumps confirmed and taken (after a
+                                   long outage: rx_missing counts the gap) */
     uint64_t rx_overflow;       /* frames dropped: receive queue full */
     uint64_t rx_erasures;       /* erasures handed to the lane for them */
     uint32_t peer_epoch;        /* the peer's epoch (0: nothing from it yet) */

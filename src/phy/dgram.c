@@ -307,6 +307,31 @@ static bool other_width(struct dgram *u, uint8_t lg)
     return true;
 }
 
+/* Whether frames from `seq` on (a datagram's first, or where an
+ * announcement says the peer got to) may be taken.  Up to DGRAM_NEAR frames
+ * beyond the next one expected, at once.  A start further ahead is a jump:
+ * a peer's real datagrams after a long outage, or one stray or forged
+ * datagram, which taken alone would make every real datagram after it late
+ * and silence the link.  So a jump is held (dropped and counted) and taken
+ * only when a second datagram or announcement starts within DGRAM_NEAR
+ * frames of where the held one ended (`end`), as the next datagrams after
+ * an outage do. */
+static bool jump_taken(struct dgram *u, uint64_t seq, uint64_t end)
+{
+    if (seq <= u->rx_next || seq - u->rx_next <= DGRAM_NEAR)
+        return true;
+    uint64_t off = seq > u->far_end ? seq - u->far_end : u->far_end - seq;
+    if (u->far_held && off <= DGRAM_NEAR) {
+        u->far_held = false;
+        u->st.rx_jumps++;
+        return true;
+    }
+    u->far_held = true;
+    u->far_end = end;
+    u->st.rx_far_held++;
+    return false;
+}
+
 /* A probe datagram (a header with no frames, kind in byte 6, a value, the
  * epoch the sender knows for this end, and the sender's epoch before):
  * a question is answered at once with its token, an answer's token is kept
@@ -337,10 +362,8 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
     if (d[6] == PROBE_SEQ) {
         /* the peer has sent frames up to `token`: those not here went
          * missing, as a gap before a datagram would show */
-        if (token > u->rx_next && token - u->rx_next > DGRAM_FAR) {
-            u->st.rx_malformed++;
+        if (!jump_taken(u, token, token))
             return true;
-        }
         u->st.rx_announcements++;
         if (token > u->rx_next) {
             u->st.rx_missing += token - u->rx_next;
@@ -395,12 +418,8 @@ static void take_dgram(struct dgram *u, const uint8_t *d, size_t len)
     }
     if (!epoch_taken(u, h.epoch, 0, false))
         return;
-    if (h.seq > u->rx_next && h.seq - u->rx_next > DGRAM_FAR) {
-        /* further ahead than any loss leaves a sender: taking it would
-         * make every real datagram after it late */
-        u->st.rx_malformed++;
+    if (!jump_taken(u, h.seq, h.seq + h.count))
         return;
-    }
     if (h.seq + h.count <= u->rx_next) {
         u->st.rx_late++;
         return;
@@ -788,6 +807,7 @@ int rifl_phy_udp_rejoin(rifl_phy *p, uint32_t epoch)
     u->st.rx_next = 0;
     u->q_head = u->q_count = 0;
     u->erase = false;
+    u->far_held = false;
     u->ans_head = u->ans_count = 0;
     u->probe_value = 0;
     u->st.peer_probe_value = 0;

@@ -23,8 +23,9 @@
  * last rejoin (4 bytes each) */
 #define DGRAM_PROBE_BYTES (RIFL_UDP_HEADER_BYTES + 16)
 #define DGRAM_RETIRED 8     /* epochs the peer left, remembered */
-#define DGRAM_FAR (UINT64_C(1) << 24) /* frames a datagram may come after the next one
-                                         expected: beyond is malformed */
+/* frames a datagram may start beyond the next one expected and be taken at
+ * once; a jump further is taken only when a second datagram confirms it */
+#define DGRAM_NEAR (UINT64_C(1) << 12)
 /* a length the socket gives for a datagram it dropped and counted itself */
 #define DGRAM_SKIP ((size_t)-1)
 
@@ -81,6 +82,8 @@ struct dgram {
     uint8_t *handed;              /* frames handed out by the last exchange */
     uint8_t erasure[RIFL_FRAME_MAX_BYTES]; /* a frame that fails verification */
     bool erase;                   /* frames went missing: an erasure goes first */
+    bool far_held;                /* a jump (beyond DGRAM_NEAR) was held ... */
+    uint64_t far_end;             /* ... whose frames ended here */
     uint64_t gap;                 /* bits sent until the next bit error (ber) */
     unsigned since_rx;            /* exchanges since the socket was read */
     uint64_t answers[DGRAM_PROBE_RING]; /* tokens of probe answers not taken yet */
