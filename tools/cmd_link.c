@@ -791,6 +791,16 @@ static int run(int argc, char **argv)
     char msg[512];
     if (rifl_udplink_size(&c, 1, &sz, msg, sizeof msg) != RIFL_OK)
         return cli_fail(opts, "frames-per-datagram", "%s", msg);
+    if (o.pcap) {
+        /* a file that cannot be written is refused now, not by end A once
+         * both ends are up (which opens it again, from the start) */
+        rifl_capture *cap;
+        if (rifl_capture_open(o.pcap, (unsigned)o.frame_bits, sd.epoch[0], &cap, msg,
+                              sizeof msg) != RIFL_OK)
+            return cli_fail(opts, "pcap", "%s", msg);
+        if (rifl_capture_close(cap, msg, sizeof msg) != RIFL_OK)
+            return cli_fail(opts, "pcap", "%s", msg);
+    }
     struct where w[2];
     memset(w, 0, sizeof w);
     w[0].fd = w[1].fd = -1;
