@@ -794,6 +794,51 @@ static void t_give_up(void)
     wire_free(&w);
 }
 
+/* Holds node 1's first bundle (a read's request) 150 us and its second 60
+ * us on the way. */
+static bool hold_requests(struct wire *w, struct pkt_msg *m)
+{
+    if (m->from.node == 1 && w->tampered < 2)
+        m->at += w->tampered++ ? 60000 : 150000;
+    return true;
+}
+
+/* A read that timed out may still be served: its late record must not
+ * complete a newer read posted with the same wr_id (each READ_REQ carries
+ * its own immediate, which the record echoes). */
+static void t_read_late_record(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.read_timeout_ns = 100000;
+    struct wire w;
+    wire_init(&w, &c, 9);
+    w.tamper = hold_requests;
+    fill_random(w.mem[1] + 200000, 3000, 31);
+    fill_random(w.mem[1] + 300000, 3000, 32);
+    CHECK_EQ_I(rifl_rdma_post_read(w.e[0], PD, w.mr[0].va + 200000, 2, w.mr[1].va + 200000, 3000,
+                                   0, 7, w.now),
+               RIFL_OK);
+    rifl_rdma_wc wc;
+    REQUIRE(wire_wait(&w, 0, &wc, 1, 1000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_ERR_TIMEOUT);
+    /* the same wr_id again; the first read's record comes (at about 152 us)
+     * before this one's data (about 162 us) */
+    CHECK_EQ_I(rifl_rdma_post_read(w.e[0], PD, w.mr[0].va + 300000, 2, w.mr[1].va + 300000, 3000,
+                                   0, 7, w.now),
+               RIFL_OK);
+    REQUIRE(wire_wait(&w, 0, &wc, 1, 1000000) == 1);
+    CHECK_EQ_U(wc.wr_id, 7);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    CHECK(memcmp(w.mem[0] + 300000, w.mem[1] + 300000, 3000) == 0);
+    CHECK(w.now > 160000);
+    /* the first read's data landed too, late; the ACK of its request and
+     * its record were stale */
+    CHECK(memcmp(w.mem[0] + 200000, w.mem[1] + 200000, 3000) == 0);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[0])->stale_responses, 2);
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 0);
+    wire_free(&w);
+}
+
 /* Seeded random transfers both ways through loss, duplication and
  * reordering: every one completes, every byte arrives. */
 static void random_run(uint64_t seed, double loss, double dup, double reorder, bool gbn,
@@ -1806,6 +1851,7 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "pool_keeps_responses", t_pool_keeps_responses },
           { "reads_both_ways", t_reads_both_ways },
           { "serve_per_domain", t_serve_per_domain }, { "give_up", t_give_up },
+          { "read_late_record", t_read_late_record },
           { "random_clean", t_random_clean }, { "random_lossy", t_random_lossy },
           { "random_go_back_n", t_random_go_back_n }, { "random_cell", t_random_cell },
           { "random_compact", t_random_compact }, { "mappings", t_mappings },

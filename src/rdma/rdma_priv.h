@@ -90,6 +90,8 @@ struct xfer {
     uint64_t deadline;  /* reads: when they fail */
     unsigned last_tid;  /* the block that carries the notification */
     bool request_acked; /* reads: the READ_REQ was accepted */
+    uint32_t read_tag;  /* reads: the immediate of its READ_REQ, which its
+                           record echoes (rifl_rdma.read_serial) */
     unsigned next_issue;/* in the list of transfers with blocks to issue */
     bool issuing;
     /* chaining (rifl_rdma_post_chain): the transfers before and after it in
@@ -181,6 +183,7 @@ struct read_req {
 struct rifl_rdma {
     rifl_rdma_config cfg;
     rifl_rdma_stats st;
+    uint32_t read_serial;     /* reads posted: each READ_REQ's immediate */
 
     struct node *nodes;       /* max_nodes, open addressing on the node number */
     unsigned node_slots;      /* a power of two, at least 2 max_nodes */

@@ -173,13 +173,15 @@ static int post_read(rifl_rdma *e, uint16_t pdid, uint64_t dst_va, uint32_t src_
     struct xfer *t = xf_new(e, &x, XF_READ, pdid, wr_id, now, src_node, RIFL_RDMA_PERIPHERAL(0),
                             len, 1, path);
     t->deadline = now + e->cfg.read_timeout_ns;
+    t->read_tag = ++e->read_serial;
     if (t->deadline < e->due_min)
         e->due_min = t->deadline;
     rifl_rdma_read_req rq = {
         .src_va = src_va,
         .dst = rifl_rdma_gva_word(e->cfg.node, dst_va),
         .length = (uint32_t)len,
-        .immediate = 0,
+        .immediate = t->read_tag, /* echoed by the record: this read's, not an
+                                     older one's of the same wr_id */
         .cookie = wr_id,
         .notify_target = rifl_rdma_gva_word(e->cfg.node, RIFL_RDMA_PERIPHERAL(1)),
     };
@@ -626,7 +628,8 @@ void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *
     unsigned best = XF_NONE;
     for (unsigned x = 0; x < e->n_xf; x++) {
         const struct xfer *t = &e->xf[x];
-        if (t->kind == XF_READ && t->wr_id == cookie && t->dst_node == src && t->pdid == pdid &&
+        if (t->kind == XF_READ && t->wr_id == cookie && t->read_tag == rec.immediate &&
+            t->dst_node == src && t->pdid == pdid &&
             (best == XF_NONE || t->posted < e->xf[best].posted))
             best = x;
     }
