@@ -132,6 +132,7 @@ typedef enum rifl_rdma_check {
     RIFL_RDMA_PKT_BAD_FTR,      /* ftr_crc wrong: dropped silently, counted */
     RIFL_RDMA_PKT_BAD_LENGTH,   /* a length its type does not allow: NACK DECODE */
     RIFL_RDMA_PKT_BAD_PAYLOAD,  /* payload CRC-32C wrong: NACK CRC */
+    RIFL_RDMA_PKT_NO_OUTPUT,    /* the call gave no packet to parse into */
     RIFL_RDMA_PKT_CHECK_COUNT
 } rifl_rdma_check;
 

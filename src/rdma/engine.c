@@ -260,6 +260,10 @@ int rifl_rdma_reg_mr(rifl_rdma *e, uint16_t pdid, void *addr, size_t len, unsign
     struct pd *p = rdma_pd(e, pdid);
     if (!p)
         return RIFL_ERR_INVALID_ARG;
+    /* no region is larger than the space below the peripheral window (and
+     * its page count, worked out below, cannot wrap) */
+    if (len > RIFL_RDMA_PERIPHERAL_BASE - RIFL_RDMA_PAGE)
+        return RIFL_ERR_INVALID_ARG;
     uint64_t pages = (len + RIFL_RDMA_PAGE - 1) / RIFL_RDMA_PAGE;
     /* regions are laid out one after another with a page between them,
      * below the peripheral window */

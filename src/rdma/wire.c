@@ -90,7 +90,7 @@ const char *rifl_rdma_status_name(unsigned status)
 
 static const char *const check_names[RIFL_RDMA_PKT_CHECK_COUNT] = {
     "ok", "short", "bad_hdr_edc", "reserved_type", "oversize", "skipped_type", "bad_ftr_crc",
-    "bad_length", "bad_payload_crc",
+    "bad_length", "bad_payload_crc", "no_output",
 };
 
 const char *rifl_rdma_check_name(rifl_rdma_check c)
@@ -159,6 +159,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(const uint8_t *p,
 
 uint32_t rifl_crc32c(const uint8_t *p, size_t n)
 {
+    if (!p)
+        n = 0; /* (no bytes: the code of none) */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (__builtin_cpu_supports("sse4.2"))
         return crc32c_sse42(p, n);
@@ -166,7 +168,10 @@ uint32_t rifl_crc32c(const uint8_t *p, size_t n)
     return crc32c_nibbles(p, n);
 }
 
-uint32_t rifl_crc32c_portable(const uint8_t *p, size_t n) { return crc32c_nibbles(p, n); }
+uint32_t rifl_crc32c_portable(const uint8_t *p, size_t n)
+{
+    return crc32c_nibbles(p, p ? n : 0);
+}
 
 /* ---- header and footer ------------------------------------------------------------ */
 
@@ -320,6 +325,8 @@ int rifl_rdma_packet_build(const rifl_rdma_hdr *h, const rifl_rdma_ftr *f, const
 
 rifl_rdma_check rifl_rdma_packet_parse(const uint8_t *in, size_t len, rifl_rdma_packet *p)
 {
+    if (!p)
+        return RIFL_RDMA_PKT_NO_OUTPUT;
     memset(p, 0, sizeof *p);
     if (!in || len < RIFL_RDMA_HDR_BYTES)
         return RIFL_RDMA_PKT_SHORT;
@@ -480,6 +487,8 @@ int rifl_rdma_compact_build(const rifl_rdma_hdr *h, const rifl_rdma_ftr *f,
 
 rifl_rdma_check rifl_rdma_compact_parse(const uint8_t *in, size_t len, rifl_rdma_packet *p)
 {
+    if (!p)
+        return RIFL_RDMA_PKT_NO_OUTPUT;
     memset(p, 0, sizeof *p);
     if (!in || len < RIFL_RDMA_COMPACT_HDR)
         return RIFL_RDMA_PKT_SHORT;
