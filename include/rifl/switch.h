@@ -118,7 +118,8 @@ RIFL_API int rifl_switch_input_row(rifl_switch *sw, const rifl_cell *cells,
  * flow-control frame input i sends upstream this slot and fc_valid[i] = 1.
  * Arrays have nports entries; fc/fc_valid may be NULL.  Returns the number of
  * cells switched, or RIFL_ERR_STATE for a slot already stepped (each slot
- * once, in order; slots may be left out when nothing happens). */
+ * once, in order; slots may be left out when nothing happens);
+ * RIFL_ERR_INVALID_ARG for a NULL argument or `now` = UINT64_MAX. */
 RIFL_API int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out_valid,
                               rifl_l2_fc *fc, uint8_t *fc_valid);
 
@@ -127,7 +128,10 @@ RIFL_API int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uin
  * flow control received from that switch. */
 RIFL_API int rifl_switch_set_downstream(rifl_switch *sw, unsigned port, unsigned nports,
                                         unsigned in_port);
-/* A flow-control frame from downstream arrived on output `port`. */
+/* A flow-control frame from downstream arrived on output `port`.  A notice
+ * naming a queue beyond the downstream switch's ports (set_downstream) is
+ * ignored and counted (fc_bad_queue), and the call returns RIFL_ERR_FRAME
+ * after applying the frame's other notice. */
 RIFL_API int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc);
 
 /* Hold output `port` (true) or let it go again: a held output is left out
@@ -170,6 +174,8 @@ typedef struct rifl_switch_stats {
     uint64_t occupancy_sum;      /* sum over slots of cells held */
     uint64_t islip_matches_iter[4]; /* matches made in iterations 1, 2, 3, 4+ */
     uint64_t slot_errors;        /* steps refused: a slot stepped again or earlier */
+    uint64_t fc_bad_queue;       /* flow-control notices from downstream naming a
+                                    queue its switch does not have: ignored */
 } rifl_switch_stats;
 
 RIFL_API void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st);

@@ -103,6 +103,8 @@ static void bitonic_sort(rifl_fabric *f)
 unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_output,
                            bool sort)
 {
+    if (!f || !dest || !at_output)
+        return 0;
     const unsigned m = f->m, n = f->n;
     unsigned S = f->stages;
     for (unsigned l = 0; l < m; l++) {

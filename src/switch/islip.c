@@ -286,6 +286,8 @@ unsigned islip_run_on(rifl_islip *s, const uint64_t *reqT, const uint64_t *outs,
 
 unsigned rifl_islip_run(rifl_islip *s, int16_t *match, unsigned *iter_matches)
 {
+    if (!s || !match)
+        return 0;
     for (unsigned i = 0; i < s->n; i++)
         match[i] = -1;
     uint64_t outs[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 }, matched[BS_WORDS(RIFL_L2_MAX_PORTS)];

@@ -265,9 +265,13 @@ unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out)
     return sw->voq[(size_t)in * sw->n + out].len;
 }
 
-uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw->held; }
+uint64_t rifl_switch_cells_held(const rifl_switch *sw) { return sw ? sw->held : 0; }
 
-void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st) { *st = sw->st; }
+void rifl_switch_get_stats(const rifl_switch *sw, rifl_switch_stats *st)
+{
+    if (st)
+        *st = sw ? sw->st : (rifl_switch_stats){ 0 };
+}
 
 /* The oldest entry of a non-empty VOQ: the newest's successor (which is
  * the newest itself when it is alone). */
@@ -455,6 +459,21 @@ int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc)
         return RIFL_ERR_INVALID_ARG;
     uint64_t *p = sw->down_paused + (size_t)port * 4;
     bool before = sw->down_npaused[port] || sw->vl_block[port];
+    /* (queues are the downstream switch's outputs) */
+    unsigned dn = sw->down_nports[port] ? sw->down_nports[port] : RIFL_L2_MAX_PORTS;
+    rifl_l2_fc f = *fc;
+    bool bad = false;
+    if (f.on_valid && f.on_queue >= dn) {
+        sw->st.fc_bad_queue++;
+        bad = true;
+        f.on_valid = false;
+    }
+    if (f.off_valid && f.off_queue >= dn) {
+        sw->st.fc_bad_queue++;
+        bad = true;
+        f.off_valid = false;
+    }
+    fc = &f;
     if (fc->on_valid) {
         sw->st.fc_on_received++;
         if (!bs_get(p, fc->on_queue)) {
@@ -470,7 +489,7 @@ int rifl_switch_fc_receive(rifl_switch *sw, unsigned port, const rifl_l2_fc *fc)
         }
     }
     paused_update(sw, port, before);
-    return RIFL_OK;
+    return bad ? RIFL_ERR_FRAME : RIFL_OK;
 }
 
 int rifl_switch_block_vls(rifl_switch *sw, unsigned port, uint32_t mask)
@@ -735,7 +754,7 @@ static int safc_slot(rifl_switch *sw, rifl_cell *out, uint8_t *out_valid)
 int rifl_switch_step(rifl_switch *sw, uint64_t now, rifl_cell *out, uint8_t *out_valid,
                      rifl_l2_fc *fc, uint8_t *fc_valid)
 {
-    if (!sw || !out || !out_valid)
+    if (!sw || !out || !out_valid || now == UINT64_MAX) /* (the last slot: no next) */
         return RIFL_ERR_INVALID_ARG;
     if (now < sw->next_step) {
         sw->st.slot_errors++; /* a slot stepped twice, or time going back */

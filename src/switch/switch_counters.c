@@ -30,6 +30,7 @@ static const rifl_counter switch_counters[] = {
     A("islip_matches_iter3", islip_matches_iter, 2, "iSLIP matches made in iteration 3"),
     A("islip_matches_iter4_or_more", islip_matches_iter, 3, "iSLIP matches made in iteration 4 or more"),
     C(slot_errors, "steps refused: a slot stepped again or earlier"),
+    C(fc_bad_queue, "flow-control notices from downstream naming a queue it lacks: ignored"),
 };
 
 RIFL_COUNTER_TABLE(rifl_switch_counters, switch_counters, rifl_switch_stats)
