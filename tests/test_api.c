@@ -177,7 +177,132 @@ static void t_lane_read_capacity(void)
     rifl_lane_free(b);
 }
 
+/* Handles, outputs and sizes the callers got wrong: an error or a harmless
+ * answer, never a crash or a wrapped number. */
+static void t_handles_and_sizes(void)
+{
+    char msg[256] = "";
+    /* a region larger than the address space below the peripheral window */
+    rifl_rdma_config rc = rifl_rdma_default_config;
+    rifl_rdma *e = NULL;
+    REQUIRE(rifl_rdma_open(&rc, &e, msg, sizeof msg) == RIFL_OK);
+    REQUIRE(rifl_rdma_alloc_pd(e, 1) == RIFL_OK);
+    rifl_rdma_mr mr;
+    uint8_t mem[64];
+    CHECK_EQ_I(rifl_rdma_reg_mr(e, 1, mem, SIZE_MAX, 7, &mr), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_rdma_reg_mr(e, 1, mem, (size_t)RIFL_RDMA_PERIPHERAL_BASE, 7, &mr),
+               RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_rdma_reg_mr(e, 1, mem, sizeof mem, 7, &mr), RIFL_OK);
+    rifl_rdma_close(e);
+    uint8_t buf[64] = { 0 };
+    CHECK_EQ_I(rifl_rdma_packet_parse(buf, sizeof buf, NULL), RIFL_RDMA_PKT_NO_OUTPUT);
+    CHECK_EQ_I(rifl_rdma_compact_parse(buf, sizeof buf, NULL), RIFL_RDMA_PKT_NO_OUTPUT);
+    CHECK(strcmp(rifl_rdma_check_name(RIFL_RDMA_PKT_NO_OUTPUT), "no_output") == 0);
+    CHECK_EQ_U(rifl_crc32c(NULL, 5), rifl_crc32c(buf, 0));
+    CHECK_EQ_U(rifl_crc32c_portable(NULL, 5), rifl_crc32c(buf, 0));
+    /* flow control and arbitration */
+    rifl_vlarb_entry ent[RIFL_VLARB_MAX_ENTRIES];
+    unsigned n = 99;
+    CHECK_EQ_I(rifl_vlarb_parse_table("0:1", NULL, &n, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_vlarb_parse_table("0:1", ent, NULL, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_credit_poll(NULL, 0, NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_fc_tx_sent(NULL, 1), RIFL_ERR_INVALID_ARG);
+    /* Layer 2 */
+    rifl_topology *t = NULL;
+    CHECK_EQ_I(rifl_topo_generate("single:2", NULL, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(msg, "out") != NULL, "message '%s'", msg);
+    REQUIRE(rifl_topo_generate("single:2", &t, msg, sizeof msg) == RIFL_OK);
+    CHECK_EQ_I(rifl_topo_find(t, NULL), -1);
+    rifl_topo_free(t);
+    CHECK_EQ_U(rifl_l2_msg_cells(SIZE_MAX), 0);
+    CHECK_EQ_U(rifl_l2_msg_cells((size_t)RIFL_L2_MSG_MAX + 1), 0);
+    CHECK_EQ_U(rifl_l2_msg_cells(RIFL_L2_MSG_MAX), (RIFL_L2_MSG_MAX + 4 + 255) / 256);
+    size_t len = 0;
+    uint8_t cell[RIFL_L2_CELL_PAYLOAD] = { 0 };
+    rifl_l2_reasm_init(NULL, buf, sizeof buf);
+    CHECK_EQ_I(rifl_l2_reasm_push(NULL, cell, &len), RIFL_ERR_INVALID_ARG);
+    rifl_l2_reasm ra;
+    rifl_l2_reasm_init(&ra, buf, sizeof buf);
+    CHECK_EQ_I(rifl_l2_reasm_push(&ra, NULL, &len), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_l2_reasm_push(&ra, cell, NULL), RIFL_ERR_INVALID_ARG);
+    uint8_t d3[3] = { 7, 7, 7 };
+    rifl_l2_fc_pack(NULL, d3);
+    CHECK(d3[0] == 7 && d3[1] == 7 && d3[2] == 7);
+    rifl_l2_hdr_advance(NULL, 0, 1);
+    rifl_l2_hdr h;
+    uint8_t route[1] = { 0 };
+    REQUIRE(rifl_l2_hdr_make(&h, route, 1) == RIFL_OK);
+    CHECK_EQ_I(rifl_l2_hdr_reply(&h, NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_l2_rel_port(300, 1, 2), -1);
+    /* the switch */
+    rifl_switch_stats sst;
+    memset(&sst, 0xff, sizeof sst);
+    rifl_switch_get_stats(NULL, &sst);
+    CHECK_EQ_U(sst.cells_out, 0);
+    CHECK_EQ_U(rifl_switch_cells_held(NULL), 0);
+    int16_t match[8];
+    CHECK_EQ_U(rifl_islip_run(NULL, match, NULL), 0);
+    CHECK_EQ_U(rifl_fabric_route(NULL, match, match, false), 0);
+    rifl_switch_config sc = rifl_switch_default_config;
+    sc.nports = 8;
+    rifl_switch *sw = NULL;
+    REQUIRE(rifl_switch_create(&sc, &sw, msg, sizeof msg) == RIFL_OK);
+    rifl_cell out[8];
+    uint8_t valid[8];
+    CHECK_EQ_I(rifl_switch_step(sw, UINT64_MAX, out, valid, NULL, NULL), RIFL_ERR_INVALID_ARG);
+    /* a notice for queue 6 of a 4-port switch downstream: ignored, counted;
+     * the frame's other notice still applies */
+    REQUIRE(rifl_switch_set_downstream(sw, 0, 4, 1) == RIFL_OK);
+    rifl_l2_fc fc = { .on_valid = true, .on_queue = 6, .off_valid = true, .off_queue = 2 };
+    CHECK_EQ_I(rifl_switch_fc_receive(sw, 0, &fc), RIFL_ERR_FRAME);
+    fc = (rifl_l2_fc){ .on_valid = true, .on_queue = 3 };
+    CHECK_EQ_I(rifl_switch_fc_receive(sw, 0, &fc), RIFL_OK);
+    rifl_switch_get_stats(sw, &sst);
+    CHECK_EQ_U(sst.fc_bad_queue, 1);
+    CHECK_EQ_U(sst.fc_on_received, 1);
+    CHECK_EQ_U(sst.fc_off_received, 1);
+    rifl_switch_free(sw);
+    /* lanes, bonds, text */
+    CHECK_EQ_U(rifl_lane_send_space(NULL), 0);
+    CHECK(rifl_link_rtt_frames(NULL, 256, 0) == 0);
+    CHECK_EQ_U(rifl_lane_replay_tail(NULL), 0);
+    CHECK_EQ_U(rifl_lane_min_replay_tail(NULL), 0);
+    rifl_lane *l = NULL;
+    REQUIRE(rifl_lane_create(&rifl_lane_default_config, &l, msg, sizeof msg) == RIFL_OK);
+    CHECK_EQ_I(rifl_lane_count_refused(l, UINT64_MAX), RIFL_OK);
+    CHECK_EQ_I(rifl_lane_count_refused(l, UINT64_MAX), RIFL_OK);
+    CHECK(rifl_lane_get_stats(l)->tx_rejected == UINT64_MAX);
+    rifl_lane_free(l);
+    rifl_bond_config bc = { .lane = rifl_lane_default_config, .lanes = 2 };
+    rifl_bond *b = NULL;
+    REQUIRE(rifl_bond_create(&bc, &b, msg, sizeof msg) == RIFL_OK);
+    int eop = 0;
+    CHECK_EQ_I(rifl_bond_read(b, buf, 10, NULL, &eop), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_bond_count_refused(b, UINT64_MAX), RIFL_OK);
+    CHECK_EQ_I(rifl_bond_count_refused(b, 5), RIFL_OK);
+    CHECK(rifl_bond_get_stats(b)->tx_rejected == UINT64_MAX);
+    rifl_bond_free(b);
+    rifl_hex_encode(NULL, 0, NULL);
+    char hex[3] = "zz";
+    rifl_hex_encode(NULL, 4, hex);
+    CHECK(hex[0] == '\0');
+    uint8_t frame[256];
+    CHECK_EQ_I(rifl_frame_reader_next(NULL, frame, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+    static const unsigned widths[] = { 0, 7, 257, 0xFFFFFFFFu };
+    for (unsigned i = 0; i < 4; i++) {
+        rifl_frame_reader fr;
+        rifl_frame_reader_init(&fr, "00\n", 3, widths[i]);
+        msg[0] = '\0';
+        CHECK_EQ_I(rifl_frame_reader_next(&fr, frame, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
+        CHECK_MSG(strstr(msg, "64 to 2048 bits") != NULL, "message '%s'", msg);
+    }
+    /* the codec: the invalid scrambler state a refused scramble returns */
+    uint64_t st = RIFL_SCRAMBLER_INVALID;
+    CHECK_EQ_I(rifl_frame_encode(frame, 256, RIFL_SYN_DATA, 0, NULL, 1, &st), RIFL_ERR_INVALID_ARG);
+}
+
 TEST_MAIN({ "error_texts", t_error_texts },
           { "null_arguments", t_null_arguments },
           { "codec_bad_arguments", t_codec_bad_arguments },
-          { "lane_read_capacity", t_lane_read_capacity })
+          { "lane_read_capacity", t_lane_read_capacity },
+          { "handles_and_sizes", t_handles_and_sizes })

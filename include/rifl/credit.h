@@ -204,8 +204,8 @@ typedef struct rifl_vlarb {
     uint64_t high_limit_yields; /* low packets sent because the limit hit */
 } rifl_vlarb;
 
-/* Parse "vl:weight,vl:weight,..." (e.g. "0:32,1:16").  Empty string = no
- * entries. */
+/* Parse "vl:weight,vl:weight,..." (e.g. "0:32,1:16").  An empty string (or
+ * NULL) = no entries.  `out` and `n` are required (RIFL_ERR_INVALID_ARG). */
 RIFL_API int rifl_vlarb_parse_table(const char *s, rifl_vlarb_entry *out, unsigned *n,
                                     char *msg, size_t msglen);
 /* Default: every data VL 0..n_vls-1 in the low table with weight 16. */

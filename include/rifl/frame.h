@@ -113,13 +113,16 @@ RIFL_API uint64_t rifl_scramble_ref(uint8_t *frame, unsigned frame_bits, uint64_
 RIFL_API uint64_t rifl_descramble_ref(uint8_t *frame, unsigned frame_bits, uint64_t state);
 
 /* Build one wire frame.
- *   syn       RIFL_SYN_DATA or RIFL_SYN_CONTROL
+ *   syn       RIFL_SYN_DATA or RIFL_SYN_CONTROL (0 and 3, illegal on a link,
+ *             build frames a receiver must refuse: for tests)
  *   meta      two META bits (for a control frame: the key's first two bits)
  *   payload   F/8-2 plain payload bytes (for a control frame: the key's last
  *             14 bits then zeros); NULL means all zero
  *   frame_id  the sender's frame-ID counter (< 4096)
- *   scr       scrambler state in, updated to the state after this frame
- * Writes F/8 bytes to `wire`.  Returns RIFL_OK or RIFL_ERR_INVALID_ARG. */
+ *   scr       scrambler state in (its low 33 bits), updated to the state
+ *             after this frame
+ * Writes F/8 bytes to `wire`.  Returns RIFL_OK or RIFL_ERR_INVALID_ARG (the
+ * state RIFL_SCRAMBLER_INVALID, which a refused scramble returns, included). */
 RIFL_API int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
                                unsigned meta, const uint8_t *payload, unsigned frame_id,
                                uint64_t *scr);

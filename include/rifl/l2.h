@@ -73,7 +73,8 @@ typedef enum rifl_l2_fwd {
 
 /* Decide where a cell entering input `in_port` of an `nports`-port switch
  * goes.  Returns a rifl_l2_fwd value (>= 0), or RIFL_ERR_INVALID_ARG when
- * nports is not 2..256 or in_port >= nports. */
+ * nports is not 2..256 or in_port >= nports.  The output port of a unicast
+ * cell goes to *out_port; NULL asks for the decision only. */
 RIFL_API int rifl_l2_forward(unsigned nports, unsigned in_port, const rifl_l2_hdr *h,
                              unsigned *out_port);
 
@@ -105,7 +106,8 @@ RIFL_API int rifl_l2_hdr_reply(const rifl_l2_hdr *arrived, rifl_l2_hdr *reply);
 #define RIFL_L2_PROTO_RDMA 0x02
 #define RIFL_L2_MSG_MAX 0xffffffu   /* largest data message */
 
-/* Cells of a data message of msg_len bytes: ceil((4 + msg_len) / 256). */
+/* Cells of a data message of msg_len bytes: ceil((4 + msg_len) / 256); 0
+ * for a length above RIFL_L2_MSG_MAX (no message has it). */
 RIFL_API size_t rifl_l2_msg_cells(size_t msg_len);
 /* Fill cell number `index` (0-based) of a data message of 1 to
  * RIFL_L2_MSG_MAX bytes.  RIFL_ERR_INVALID_ARG for a length outside that
@@ -136,7 +138,8 @@ RIFL_API void rifl_l2_reasm_init(rifl_l2_reasm *r, uint8_t *buf, size_t cap);
  * when more cells are needed, RIFL_ERR_TOO_BIG when a message longer than
  * the buffer starts (its cells are then discarded and counted in too_big),
  * or RIFL_ERR_FRAME when a first cell carries a reserved protocol or a zero
- * length (the cell is dropped and counted in `reserved`). */
+ * length (the cell is dropped and counted in `reserved`); RIFL_ERR_INVALID_ARG
+ * for a NULL argument. */
 RIFL_API int rifl_l2_reasm_push(rifl_l2_reasm *r, const uint8_t cell[RIFL_L2_CELL_PAYLOAD],
                                 size_t *msg_len);
 

@@ -171,7 +171,8 @@ int rifl_bond_count_refused(rifl_bond *b, uint64_t n)
 {
     if (!b)
         return RIFL_ERR_INVALID_ARG;
-    b->st.tx_rejected += n;
+    /* (a count that would pass 2^64 - 1 stays there) */
+    b->st.tx_rejected = b->st.tx_rejected > UINT64_MAX - n ? UINT64_MAX : b->st.tx_rejected + n;
     return RIFL_OK;
 }
 
@@ -287,7 +288,7 @@ static bool take_word(rifl_bond *b)
 
 int rifl_bond_read(rifl_bond *b, void *buf, size_t cap, size_t *len, int *eop)
 {
-    if (!b || !buf || cap == 0)
+    if (!b || !buf || cap == 0 || !len)
         return RIFL_ERR_INVALID_ARG;
     size_t n = 0;
     int end = 0;

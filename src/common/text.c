@@ -35,6 +35,10 @@ int rifl_hex_decode(const char *text, size_t len, uint8_t *out, size_t max,
 void rifl_hex_encode(const uint8_t *in, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";
+    if (!out)
+        return;
+    if (!in)
+        n = 0;
     for (size_t i = 0; i < n; i++) {
         out[2 * i] = digits[in[i] >> 4];
         out[2 * i + 1] = digits[in[i] & 15];
@@ -45,6 +49,8 @@ void rifl_hex_encode(const uint8_t *in, size_t n, char *out)
 void rifl_frame_reader_init(rifl_frame_reader *r, const char *buf, size_t len,
                             unsigned frame_bytes)
 {
+    if (!r)
+        return;
     r->buf = buf;
     r->len = buf ? len : 0;
     r->pos = 0;
@@ -60,6 +66,18 @@ static int is_blank(char c)
 int rifl_frame_reader_next(rifl_frame_reader *r, uint8_t *frame, char *err,
                            size_t errlen)
 {
+    if (!r || !frame) {
+        if (err && errlen)
+            snprintf(err, errlen, "no reader or no frame buffer given");
+        return RIFL_ERR_INVALID_ARG;
+    }
+    if (r->frame_bytes < 8 || r->frame_bytes > 256) {
+        /* (frames are 64 to 2048 bits) */
+        if (err && errlen)
+            snprintf(err, errlen, "frames of %u bytes: the width must be 64 to 2048 bits "
+                     "(8 to 256 bytes)", r->frame_bytes);
+        return RIFL_ERR_INVALID_ARG;
+    }
     while (r->pos < r->len) {
         size_t start = r->pos, end = start;
         while (end < r->len && r->buf[end] != '\n')

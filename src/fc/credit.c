@@ -29,6 +29,8 @@ bool rifl_fc_tx_may_send(const rifl_fc_tx *tx, uint32_t blocks)
 
 int rifl_fc_tx_sent(rifl_fc_tx *tx, uint32_t blocks)
 {
+    if (!tx)
+        return RIFL_ERR_INVALID_ARG;
     if (!rifl_fc_tx_may_send(tx, blocks))
         return RIFL_ERR_AGAIN;
     tx->fctbs = (uint16_t)((tx->fctbs + blocks) & RIFL_FC_REG_MASK);

@@ -294,6 +294,8 @@ static void pop(rifl_credit *c, unsigned vl)
 
 int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item)
 {
+    if (!c || !item)
+        return RIFL_ERR_INVALID_ARG;
     memset(item, 0, sizeof *item);
     /* 1. FCPs that are due, round robin over the VLs */
     unsigned n = c->cfg.data_vls;

@@ -10,6 +10,11 @@
 int rifl_vlarb_parse_table(const char *s, rifl_vlarb_entry *out, unsigned *n,
                            char *msg, size_t msglen)
 {
+    if (!out || !n) {
+        if (msg && msglen)
+            snprintf(msg, msglen, "arbitration table: no place for the entries given");
+        return RIFL_ERR_INVALID_ARG;
+    }
     unsigned k = 0;
     const char *p = s ? s : "";
     while (*p) {

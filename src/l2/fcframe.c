@@ -5,6 +5,8 @@
 
 void rifl_l2_fc_pack(const rifl_l2_fc *fc, uint8_t data[3])
 {
+    if (!fc || !data)
+        return;
     data[0] = (uint8_t)((fc->on_valid ? RIFL_L2_FC_ON_VALID : 0) |
                         (fc->off_valid ? RIFL_L2_FC_OFF_VALID : 0));
     data[1] = fc->on_valid ? fc->on_queue : 0;

@@ -17,7 +17,7 @@ int rifl_l2_hdr_make(rifl_l2_hdr *h, const uint8_t *route, unsigned hops)
 
 int rifl_l2_rel_port(unsigned nports, unsigned in, unsigned out)
 {
-    if (in >= nports || out >= nports || in == out)
+    if (nports > RIFL_L2_MAX_PORTS || in >= nports || out >= nports || in == out)
         return -1;
     return out < in ? (int)out : (int)out - 1;
 }
@@ -47,6 +47,8 @@ int rifl_l2_forward(unsigned nports, unsigned in_port, const rifl_l2_hdr *h,
 
 void rifl_l2_hdr_advance(rifl_l2_hdr *h, unsigned in_port, unsigned out_port)
 {
+    if (!h)
+        return;
     unsigned remain = rifl_l2_remain_hops(h);
     rifl_l2_set_remain_hops(h, remain ? remain - 1 : 0);
     uint8_t r = (uint8_t)(in_port < out_port ? in_port : in_port - 1);
@@ -74,6 +76,8 @@ int rifl_l2_reverse_route(const rifl_l2_hdr *arrived, uint8_t route[RIFL_L2_MAX_
 
 int rifl_l2_hdr_reply(const rifl_l2_hdr *arrived, rifl_l2_hdr *reply)
 {
+    if (!arrived || !reply)
+        return RIFL_ERR_INVALID_ARG;
     uint8_t route[RIFL_L2_MAX_HOPS];
     unsigned hops;
     int rc = rifl_l2_reverse_route(arrived, route, &hops);

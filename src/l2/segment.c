@@ -7,6 +7,8 @@
 
 size_t rifl_l2_msg_cells(size_t msg_len)
 {
+    if ((uint64_t)msg_len > RIFL_L2_MSG_MAX)
+        return 0; /* no such message (and the sum below would wrap) */
     return (msg_len + RIFL_L2_MSG_PREFIX_BYTES + RIFL_L2_CELL_PAYLOAD - 1) / RIFL_L2_CELL_PAYLOAD;
 }
 
@@ -40,6 +42,8 @@ int rifl_l2_msg_cell(const void *msg, size_t msg_len, size_t index,
 
 void rifl_l2_reasm_init(rifl_l2_reasm *r, uint8_t *buf, size_t cap)
 {
+    if (!r)
+        return;
     memset(r, 0, sizeof *r);
     r->buf = buf;
     r->cap = buf ? cap : 0;
@@ -80,6 +84,8 @@ static int start_message(rifl_l2_reasm *r, const uint8_t *cell)
 int rifl_l2_reasm_push(rifl_l2_reasm *r, const uint8_t cell[RIFL_L2_CELL_PAYLOAD],
                        size_t *msg_len)
 {
+    if (!r || !cell || !msg_len)
+        return RIFL_ERR_INVALID_ARG;
     r->cells++;
     size_t pos = 0;
     int rc = 0;

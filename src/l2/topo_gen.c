@@ -126,7 +126,8 @@ static void gen_fattree(struct text *t, unsigned K)
 int rifl_topo_generate(const char *spec, rifl_topology **out, char *err, size_t errlen)
 {
     if (!spec || !out) {
-        rifl_msg(err, errlen, "topology generator: no specification given");
+        rifl_msg(err, errlen, "topology generator: %s", !spec ? "no specification given"
+                                                             : "no place for the topology (out)");
         return RIFL_ERR_INVALID_ARG;
     }
     *out = NULL;

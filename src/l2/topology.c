@@ -25,7 +25,7 @@ void rifl_topo_free(rifl_topology *t)
 
 int rifl_topo_find(const rifl_topology *t, const char *name)
 {
-    for (unsigned i = 0; t && i < t->nnodes; i++)
+    for (unsigned i = 0; t && name && i < t->nnodes; i++)
         if (!strcmp(t->nodes[i].name, name))
             return (int)i;
     return -1;

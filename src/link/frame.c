@@ -140,7 +140,7 @@ int rifl_frame_encode(uint8_t *wire, unsigned frame_bits, unsigned syn,
                       unsigned meta, const uint8_t *payload, unsigned frame_id,
                       uint64_t *scr)
 {
-    if (!wire || !scr || syn > 3 || meta > 3 || frame_id > 0xFFF)
+    if (!wire || !scr || syn > 3 || meta > 3 || frame_id > 0xFFF || *scr == RIFL_SCRAMBLER_INVALID)
         return RIFL_ERR_INVALID_ARG;
     static const uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
     if (!payload)

@@ -988,6 +988,8 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
 
 size_t rifl_lane_send_space(const rifl_lane *l)
 {
+    if (!l)
+        return 0;
     return (size_t)(l->txq.cap - l->txq.count) * l->pbytes;
 }
 
@@ -1054,7 +1056,8 @@ int rifl_lane_count_refused(rifl_lane *l, uint64_t n)
 {
     if (!l)
         return RIFL_ERR_INVALID_ARG;
-    l->st.tx_rejected += n;
+    /* (a count that would pass 2^64 - 1 stays there) */
+    l->st.tx_rejected = l->st.tx_rejected > UINT64_MAX - n ? UINT64_MAX : l->st.tx_rejected + n;
     return RIFL_OK;
 }
 

@@ -10,6 +10,8 @@ const rifl_lane_config rifl_lane_default_config = RIFL_LANE_DEFAULTS;
 double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
                             unsigned extra_frames)
 {
+    if (!link || !frame_bits)
+        return 0;
     double rtt_ns = 2.0 * (link->transceiver_ns + link->cable_m * link->ns_per_m);
     return rtt_ns * link->lane_rate_gbps / (double)frame_bits + (double)extra_frames;
 }
@@ -26,6 +28,8 @@ unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bit
 
 unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)
 {
+    if (!c)
+        return 0;
     /* link rules §8 (rule R1): the newest replayed frame reaches the peer
      * half a round trip after it is sent and the peer's first frame that
      * shows it back in step takes the other half; 16 slots more make the
@@ -36,6 +40,8 @@ unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)
 
 unsigned rifl_lane_replay_tail(const rifl_lane_config *c)
 {
+    if (!c)
+        return 0;
     if (c->replay_tail_frames)
         return c->replay_tail_frames;
     unsigned half = (1u << c->fid_bits) / 2;
