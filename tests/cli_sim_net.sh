@@ -159,6 +159,13 @@ expect_err "add --sweep" --plot "$tmp/x.png"
 expect_err "use voq, credit or link" --fc nope
 expect_err "are for --fc credit" --vls 2
 expect_err "are for --fc credit" --fc voq --credit-cells 8
+# an option the other settings make meaningless is refused, naming it,
+# unless a sweep varies the setting that decides it
+expect_err "option --burst-bytes: --burst-bytes has no effect with --traffic bernoulli" \
+  --burst-bytes 2048
+"$rifl" sim net --topology single:4 --sweep "traffic=bernoulli,bursty" --burst-bytes 2048 \
+  --time-us 2 --warmup-us 1 --csv > "$tmp/bb.csv" 2> "$tmp/bb.err" ||
+  fail "--burst-bytes with a sweep of traffic: $(cat "$tmp/bb.err")"
 
 # credits per virtual lane: the run's VLs and credit in the JSON, nothing
 # dropped at full load with bit errors, FCPs counted as flow-control frames

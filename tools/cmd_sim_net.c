@@ -36,8 +36,25 @@ static const char *pattern_name(rifl_net_pattern p)
     return names[p];
 }
 
+/* Whether a sweep (NULL: none) varies option `name`. */
+static bool swept(const struct cli_sweep *sw, const char *name)
+{
+    return sw && cli_sweep_has(sw, name);
+}
+
+/* Options the other settings make meaningless are refused, unless a sweep
+ * varies the setting that decides it. */
+static int check_unused(const struct cli_opt *t, const struct opts *o,
+                        const struct cli_sweep *sw)
+{
+    if (!swept(sw, "traffic") && strcasecmp(o->traffic, "bursty") &&
+        cli_unused(t, "burst-bytes", "with --traffic bernoulli (bursty traffic only)"))
+        return 2;
+    return 0;
+}
+
 static int build(const struct cli_opt *t, const struct opts *o, const rifl_topology *topo,
-                 rifl_net_config *c)
+                 const struct cli_sweep *sw, rifl_net_config *c)
 {
     *c = rifl_net_default_config;
     c->topo = topo;
@@ -128,7 +145,7 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->seed = o->seed;
     c->by_content = o->by_content;
     c->bytes_per_flow = o->bytes_per_flow;
-    return 0;
+    return check_unused(t, o, sw);
 }
 
 static void json_pct(FILE *f, const char *name, const rifl_net_pct *p, double scale)
@@ -565,7 +582,7 @@ static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_top
     /* every point is built and checked before any runs */
     int status = 0;
     for (size_t i = 0; i < sw->npoints && !status; i++) {
-        if (cli_sweep_apply(sw, i, table) || build(table, o, topo, &pt[i].cfg)) {
+        if (cli_sweep_apply(sw, i, table) || build(table, o, topo, sw, &pt[i].cfg)) {
             status = 2;
             break;
         }
@@ -648,7 +665,8 @@ static int run(int argc, char **argv)
         { "msg-max", CLI_UINT, &o.msg_max, "...to this", 1, 1 << 20 },
         { "msg-cdf", CLI_STRING, &o.msg_cdf,
           "message sizes from a CDF file: lines \"BYTES P\" (docs/netsim.md)", 0, 0 },
-        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes, "bursty: mean cells x 256 of a train's draw", 1, 1e9 },
+        { "burst-bytes", CLI_DOUBLE, &o.burst_bytes,
+          "--traffic bursty: mean cells x 256 of a train's draw", 1, 1e9 },
         { "fc", CLI_STRING, &o.fc,
           "flow control: voq (per-VOQ ON/OFF), credit (InfiniBand credits per virtual lane) "
           "or link (lanes only)", 0, 0 },
@@ -774,7 +792,7 @@ static int run(int argc, char **argv)
     if (cli_load_topology(table, o.topology, &topo))
         return 2;
     rifl_net_config c;
-    if (build(table, &o, topo, &c)) {
+    if (build(table, &o, topo, NULL, &c)) {
         rifl_topo_free(topo);
         return 2;
     }
