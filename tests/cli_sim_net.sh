@@ -166,6 +166,11 @@ expect_err "option --burst-bytes: --burst-bytes has no effect with --traffic ber
 "$rifl" sim net --topology single:4 --sweep "traffic=bernoulli,bursty" --burst-bytes 2048 \
   --time-us 2 --warmup-us 1 --csv > "$tmp/bb.csv" 2> "$tmp/bb.err" ||
   fail "--burst-bytes with a sweep of traffic: $(cat "$tmp/bb.err")"
+expect_err "option --incast: --incast has no effect with --pattern permutation" \
+  --pattern permutation --incast 4
+"$rifl" sim net --topology single:8 --sweep "pattern=uniform,incast" --incast 4 --time-us 2 \
+  --warmup-us 1 --csv > "$tmp/ic.csv" 2> "$tmp/ic.err" ||
+  fail "--incast with a sweep of pattern: $(cat "$tmp/ic.err")"
 
 # credits per virtual lane: the run's VLs and credit in the JSON, nothing
 # dropped at full load with bit errors, FCPs counted as flow-control frames

@@ -50,6 +50,13 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
     if (!swept(sw, "traffic") && strcasecmp(o->traffic, "bursty") &&
         cli_unused(t, "burst-bytes", "with --traffic bernoulli (bursty traffic only)"))
         return 2;
+    if (!swept(sw, "pattern") && strcasecmp(o->pattern, "incast")) {
+        char why[128];
+        snprintf(why, sizeof why, "with --pattern %s (the senders of --pattern incast)",
+                 o->pattern);
+        if (cli_unused(t, "incast", why))
+            return 2;
+    }
     return 0;
 }
 
@@ -658,7 +665,8 @@ static int run(int argc, char **argv)
         { "pattern", CLI_STRING, &o.pattern,
           "destinations: uniform, permutation, incast or all-to-all", 0, 0 },
         { "incast", CLI_UINT, &o.incast,
-          "incast: senders h1..hN to h0; h1 also sends to h(N+1), the victim flow", 1, 1024 },
+          "--pattern incast: senders h1..hN to h0; h1 also sends to h(N+1), the victim flow",
+          1, 1024 },
         { "msg-bytes", CLI_UINT, &o.msg_bytes,
           "fixed message size (252 bytes fill one cell with the 4-byte prefix)", 1, 1 << 20 },
         { "msg-min", CLI_UINT, &o.msg_min, "message sizes uniform from this...", 1, 1 << 20 },
