@@ -253,6 +253,15 @@ grep -q '"lanes": 4, "cable_m"' "$tmp/bond.json" || fail "links lack their lanes
 expect_err "use 1, 2, 4, 8 or 16" --lanes 3
 expect_err "group-lanes" --lanes 4 --group-lanes 8
 expect_err "link of one lane" --lanes 2 --pcap "$tmp/b.pcap"
+# --group-lanes needs a bonded link: --lanes, a topology file's, or a sweep
+expect_err "option --group-lanes: --group-lanes has no effect without bonded links" \
+  --group-lanes 2
+printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 lanes 1\nlink h1 s0:1 lanes 1\n' > "$tmp/one.topo"
+expect_err "option --group-lanes: --group-lanes has no effect without bonded links (the topology file gives every link one lane" \
+  --topology "$tmp/one.topo" --lanes 4 --group-lanes 2
+"$rifl" sim net --topology single:4 --sweep "lanes=1,2" --group-lanes 2 --time-us 2 \
+  --warmup-us 1 --csv > "$tmp/gl.csv" 2> "$tmp/gl.err" ||
+  fail "--group-lanes with a sweep of lanes: $(cat "$tmp/gl.err")"
 
 # the benchmark runs and reports its rates
 "$rifl" bench net --us 5 --json > "$tmp/bench.json"

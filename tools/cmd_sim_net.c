@@ -42,10 +42,23 @@ static bool swept(const struct cli_sweep *sw, const char *name)
     return sw && cli_sweep_has(sw, name);
 }
 
+/* Whether any link has more than one lane: a topology file's link its own
+ * lanes, the others --lanes. */
+static bool any_bonded(const rifl_topology *topo, uint64_t lanes)
+{
+    for (unsigned v = 0; topo && v < topo->nnodes; v++)
+        for (unsigned p = 0; p < topo->nodes[v].nports; p++) {
+            int own = topo->nodes[v].attr[p].lanes;
+            if (topo->nodes[v].peer[p] >= 0 && (own > 0 ? (uint64_t)own : lanes) > 1)
+                return true;
+        }
+    return false;
+}
+
 /* Options the other settings make meaningless are refused, unless a sweep
  * varies the setting that decides it. */
 static int check_unused(const struct cli_opt *t, const struct opts *o,
-                        const struct cli_sweep *sw)
+                        const rifl_topology *topo, const struct cli_sweep *sw)
 {
     if (!swept(sw, "traffic") && strcasecmp(o->traffic, "bursty") &&
         cli_unused(t, "burst-bytes", "with --traffic bernoulli (bursty traffic only)"))
@@ -57,6 +70,13 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
         if (cli_unused(t, "incast", why))
             return 2;
     }
+    if (!swept(sw, "lanes") && !any_bonded(topo, o->lanes) &&
+        cli_unused(t, "group-lanes",
+                   o->lanes > 1 ? "without bonded links (the topology file gives every link "
+                                  "one lane, whatever --lanes)"
+                                : "without bonded links (--lanes 2 to 16, or a topology "
+                                  "file's link with lanes 2 or more)"))
+        return 2;
     return 0;
 }
 
@@ -152,7 +172,7 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->seed = o->seed;
     c->by_content = o->by_content;
     c->bytes_per_flow = o->bytes_per_flow;
-    return check_unused(t, o, sw);
+    return check_unused(t, o, topo, sw);
 }
 
 static void json_pct(FILE *f, const char *name, const rifl_net_pct *p, double scale)
@@ -693,7 +713,7 @@ static int run(int argc, char **argv)
           "lanes per link: 1, or 2 to 16 bonded, each at the link's rate / lanes (a "
           "topology file's link may give its own) (docs/netsim.md)", 1, 16 },
         { "group-lanes", CLI_UINT, &o.group_lanes,
-          "bonded: lanes per group (0: all, spatial only; 1: temporal only)", 0, 16 },
+          "bonded links: lanes per group (0: all, spatial only; 1: temporal only)", 0, 16 },
         { "cable-m", CLI_DOUBLE, &o.cable_m, "cable length per link, 5 ns/m (a topology "
           "file's link may give its own)", 0, 1000 },
         { "transceiver-ns", CLI_DOUBLE, &o.transceiver_ns, "transceiver latency per link", 0,
