@@ -49,6 +49,20 @@ cmp -s "$tmp/b.json" "$tmp/c.json" || fail "same seed, different output"
 grep -q '"measure": "finite workload: 20000 bytes per flow' "$tmp/f.json" || fail "finite label"
 [ "$(val finished "$tmp/f.json")" = true ] || fail "finite run not finished"
 has '"measure": "steady state' "$rifl" sim net --time-us 5 --json || fail "window label"
+# the window is the steady state's: a finite workload refuses it (but not
+# --drain-us, its limit after the last message), unless a sweep varies it
+expect_err "option --warmup-us: --warmup-us has no effect with --bytes-per-flow" \
+  --topology single:4 --bytes-per-flow 20KB --warmup-us 2
+expect_err "option --time-us: --time-us has no effect with --bytes-per-flow" \
+  --topology single:4 --bytes-per-flow 20KB --time-us 2
+printf 'bytes-per-flow = 20KB\ntime-us = 2\n' > "$tmp/f.conf"
+expect_err "f.conf:2: time-us: --time-us has no effect with --bytes-per-flow" \
+  --topology single:4 --config "$tmp/f.conf"
+"$rifl" sim net --topology single:4 --bytes-per-flow 20KB --drain-us 500 --json > /dev/null ||
+  fail "--drain-us with a finite workload"
+"$rifl" sim net --topology single:4 --sweep "bytes-per-flow=0,4KB" --time-us 2 --warmup-us 1 \
+  --csv > "$tmp/bf.csv" 2> "$tmp/bf.err" ||
+  fail "the window with a sweep of bytes-per-flow: $(cat "$tmp/bf.err")"
 
 # message sizes from a CDF file
 printf '# sizes\n100 0.5\n700 1\n' > "$tmp/s.cdf"

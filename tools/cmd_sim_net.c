@@ -77,6 +77,13 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
                                 : "without bonded links (--lanes 2 to 16, or a topology "
                                   "file's link with lanes 2 or more)"))
         return 2;
+    if (!swept(sw, "bytes-per-flow") && o->bytes_per_flow) {
+        static const char why[] = "with --bytes-per-flow (a finite workload measures every "
+                                  "message; the window is the steady state's, "
+                                  "--bytes-per-flow 0)";
+        if (cli_unused(t, "warmup-us", why) || cli_unused(t, "time-us", why))
+            return 2;
+    }
     return 0;
 }
 
@@ -735,10 +742,13 @@ static int run(int argc, char **argv)
         { "bytes-per-flow", CLI_BYTES, &o.bytes_per_flow,
           "a finite workload (e.g. 2.5MB as in the paper): each host sends this much to each "
           "destination, every message measured (0: the steady-state window)", 0, 1e12 },
-        { "warmup-us", CLI_DOUBLE, &o.warmup_us, "warm-up before the window", 0, 1e9 },
-        { "time-us", CLI_DOUBLE, &o.time_us, "the measured window", 1e-3, 1e9 },
+        { "warmup-us", CLI_DOUBLE, &o.warmup_us,
+          "steady state (--bytes-per-flow 0): warm-up before the window", 0, 1e9 },
+        { "time-us", CLI_DOUBLE, &o.time_us,
+          "steady state (--bytes-per-flow 0): the measured window", 1e-3, 1e9 },
         { "drain-us", CLI_DOUBLE, &o.drain_us,
-          "at most this long after the window for its cells to arrive", 0, 1e9 },
+          "at most this long after the window (a finite workload: after its last message "
+          "is made) for the cells to arrive", 0, 1e9 },
         { "seed", CLI_UINT, &o.seed, "seed of every random choice", 0, 0 },
         { "by-content", CLI_FLAG, &o.by_content,
           "every frame by content, none by reference (slower, same results)", 0, 0 },
