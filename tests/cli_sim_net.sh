@@ -173,6 +173,12 @@ expect_err "add --sweep" --plot "$tmp/x.png"
 expect_err "use voq, credit or link" --fc nope
 expect_err "are for --fc credit" --vls 2
 expect_err "are for --fc credit" --fc voq --credit-cells 8
+expect_err "option --voq-cells: --voq-cells has no effect with --fc credit" --fc credit --voq-cells 4
+expect_err "option --voq-cells: --voq-cells has no effect with --fc credit" --fc credit \
+  --voq-cells 5000
+"$rifl" sim net --topology single:4 --sweep "fc=voq,credit" --voq-cells 200 --time-us 2 \
+  --warmup-us 1 --csv > "$tmp/vq.csv" 2> "$tmp/vq.err" ||
+  fail "--voq-cells with a sweep of fc: $(cat "$tmp/vq.err")"
 # an option the other settings make meaningless is refused, naming it,
 # unless a sweep varies the setting that decides it
 expect_err "option --burst-bytes: --burst-bytes has no effect with --traffic bernoulli" \

@@ -84,6 +84,12 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
         if (cli_unused(t, "warmup-us", why) || cli_unused(t, "time-us", why))
             return 2;
     }
+    /* (the network raises smaller VOQs to an input's credit, and larger
+     * ones never fill: an input holds no more than its credit) */
+    if (!swept(sw, "fc") && !strcasecmp(o->fc, "credit") &&
+        cli_unused(t, "voq-cells", "with --fc credit (the VOQs are sized to hold an input's "
+                   "whole credit, --vls x --credit-cells cells, and never fill)"))
+        return 2;
     return 0;
 }
 
@@ -729,8 +735,8 @@ static int run(int argc, char **argv)
           "switch pipeline from input link to output link", 0, 100000 },
         { "iterations", CLI_UINT, &o.iterations,
           "iSLIP iterations (a switch with fewer ports runs as many as it has)", 1, 256 },
-        { "voq-cells", CLI_UINT, &o.voq_cells, "VOQ size in cells (0: the 1.5-RTT rule)", 0,
-          65535 },
+        { "voq-cells", CLI_UINT, &o.voq_cells,
+          "--fc voq or link: VOQ size in cells (0: the 1.5-RTT rule)", 0, 65535 },
         { "paths", CLI_UINT, &o.paths, "shortest routes used per host pair", 1, 64 },
         { "nic-messages", CLI_UINT, &o.nic_messages,
           "messages a NIC queues before its source waits", 1, 1 << 24 },

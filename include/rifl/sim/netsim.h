@@ -134,7 +134,9 @@ typedef struct rifl_net_config {
     double ber;               /* every link, both directions (a topology
                                  file's link may give its own) */
     unsigned iterations;      /* iSLIP iterations (at most a switch's ports) */
-    unsigned voq_cells;       /* 0: the 1.5-round-trip rule */
+    unsigned voq_cells;       /* 0: the 1.5-round-trip rule; FC_CREDIT raises
+                                 it to vls x credit_cells, an input's whole
+                                 credit, which a VOQ never exceeds */
     unsigned vls;             /* FC_CREDIT: data virtual lanes, 1..15 (0: 4); a
                                  cell for host d goes on VL d mod vls */
     unsigned credit_cells;    /* FC_CREDIT: each receiver's buffer per VL, in
