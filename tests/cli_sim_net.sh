@@ -241,6 +241,17 @@ expect_err "incast" --topology single:4 --pattern incast --incast 3
 expect_err "load" --load 0
 expect_err "topology" --topology leafspine:0x1x1
 expect_err "not both" --msg-bytes 100 --msg-min 10
+# an empty size range names the setting that made it: the swept one, else
+# the one given
+expect_err "option --sweep (point 1: msg-max=100): msg-max 100 is below --msg-min 252 (its default)" \
+  --sweep "msg-max=100,300"
+expect_err "option --sweep (point 2: msg-min=300): msg-min 300 is above --msg-max 252 (its default)" \
+  --sweep "msg-min=100,300"
+expect_err "option --sweep (point 1: msg-max=100): msg-max 100 is below --msg-min 150," \
+  --msg-min 150 --sweep "msg-max=100,300"
+expect_err "option --msg-min: msg-min 300 is above --msg-max 252 (its default)" --msg-min 300
+expect_err "option --msg-min and option --msg-max: the range 300..200 is empty" \
+  --msg-min 300 --msg-max 200
 expect_err "add --sweep" --jobs 2
 expect_err "not a run" --sweep "topology=single:4,single:8"
 expect_err "'msg-cdf' cannot be swept" --sweep "msg-cdf=a.cdf,b.cdf"

@@ -93,6 +93,26 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
     return 0;
 }
 
+/* --msg-min above --msg-max: the message names the setting to change, the
+ * one a sweep varies or else the one the user gave (both if both are). */
+static int empty_range(const struct cli_opt *t, const struct cli_sweep *sw, unsigned lo,
+                       unsigned hi)
+{
+    bool smin = swept(sw, "msg-min"), smax = swept(sw, "msg-max");
+    bool blame_max = smax != smin ? smax : !cli_is_set(t, "msg-min");
+    bool blame_min = smax != smin ? smin : !cli_is_set(t, "msg-max");
+    if (blame_max && !blame_min)
+        return cli_fail(t, "msg-max", "msg-max %u is below --msg-min %u%s, so the range "
+                        "%u..%u is empty; give msg-max of at least %u, or a smaller --msg-min",
+                        hi, lo, cli_is_set(t, "msg-min") ? "" : " (its default)", lo, hi, lo);
+    if (blame_min && !blame_max)
+        return cli_fail(t, "msg-min", "msg-min %u is above --msg-max %u%s, so the range "
+                        "%u..%u is empty; give msg-min of at most %u, or a larger --msg-max",
+                        lo, hi, cli_is_set(t, "msg-max") ? "" : " (its default)", lo, hi, hi);
+    return cli_fail(t, "msg-min,msg-max", "the range %u..%u is empty; give min <= max", lo,
+                    hi);
+}
+
 static int build(const struct cli_opt *t, const struct opts *o, const rifl_topology *topo,
                  const struct cli_sweep *sw, rifl_net_config *c)
 {
@@ -139,8 +159,7 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
         c->msg_min = (unsigned)o->msg_min;
         c->msg_max = (unsigned)o->msg_max;
         if (c->msg_min > c->msg_max)
-            return cli_fail(t, "msg-min,msg-max", "the range %u..%u is empty; give min <= max",
-                            c->msg_min, c->msg_max);
+            return empty_range(t, sw, c->msg_min, c->msg_max);
     }
     c->burst_bytes = o->burst_bytes;
     c->incast = (unsigned)o->incast;
