@@ -277,7 +277,8 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
     fprintf(f, ",\n \"generated_cells\": %llu, \"delivered_cells\": %llu, "
                "\"completed_messages\": %llu, \"dropped\": %llu, \"lost\": %llu, "
                "\"undelivered\": %llu, \"corrupt\": %llu, \"replays\": %llu, "
-               "\"fc_frames\": %llu, \"max_voq_cells\": %llu, \"source_stalls\": %llu, "
+               "\"fc_frames\": %llu, \"max_voq_cells\": %llu, \"voq_full_waits\": %llu, "
+               "\"source_stalls\": %llu, "
                "\"lagging_sources\": %u, \"source_lag_us\": %.6g, "
                "\"verify_fails\": %llu, \"lane_slots\": %llu, \"idle_lane_slots\": %llu",
             (unsigned long long)r->generated_cells, (unsigned long long)r->delivered_cells,
@@ -285,6 +286,7 @@ static void print_json(FILE *f, const struct opts *o, const rifl_net_config *c,
             (unsigned long long)r->lost, (unsigned long long)r->undelivered,
             (unsigned long long)r->corrupt, (unsigned long long)r->replays,
             (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells,
+            (unsigned long long)r->voq_full_waits,
             (unsigned long long)r->source_stalls, r->lagging_sources, r->source_lag_ns / 1000,
             (unsigned long long)r->verify_fails,
             (unsigned long long)r->lane_slots, (unsigned long long)r->idle_lane_slots);
@@ -538,6 +540,11 @@ static void print_summary(FILE *f, const struct opts *o, const rifl_net_config *
             (unsigned long long)r->dropped, (unsigned long long)r->lost,
             (unsigned long long)r->corrupt, (unsigned long long)r->replays,
             (unsigned long long)r->fc_frames, (unsigned long long)r->max_voq_cells);
+    if (r->voq_full_waits)
+        fprintf(f, "  %llu cell times a switch input held a cell at a full VOQ (%s)\n",
+                (unsigned long long)r->voq_full_waits,
+                c->fc == RIFL_NET_FC_LINK ? "its lane's flow control"
+                                          : "an ON notice held up by a replay");
 }
 
 /* --pcap: the frames that arrive at both ends of one host's link */

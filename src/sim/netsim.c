@@ -205,6 +205,7 @@ struct rifl_net {
     uint64_t seg_n[RIFL_L2_MAX_HOPS + 1][RIFL_NET_MAX_SEGMENTS];
     uint64_t gen_cells, deliv_cells, done_msgs, outstanding;
     uint64_t corrupt, stalls, inconsistent, nic_drops, lost, victim_bytes, victim_cells;
+    uint64_t voq_full_waits;
     bool window_done, finished, app_done;
     unsigned senders, senders_done;  /* finite workload */
     uint64_t total_bytes, deliv_bytes;
@@ -1690,11 +1691,17 @@ static void switch_cell_time(rifl_net *n, unsigned s)
         rifl_cell c;
         memset(&c, 0, sizeof c);
         memcpy(c.hdr.b, e->buf, RIFL_L2_HDR_BYTES);
-        if (n->cfg.fc == RIFL_NET_FC_LINK) {
+        if (!credit) {
+            /* its VOQ is full: the lane holds the rest.  With per-VOQ flow
+             * control this happens only when an ON notice came too late: a
+             * replay on the link back held it up longer than the VOQ's
+             * headroom lasts.  The cell waits instead of being dropped. */
             unsigned o;
             if (rifl_l2_forward(w->n, p, &c.hdr, &o) == RIFL_L2_FWD_UNICAST &&
-                rifl_switch_voq_len(w->sw, p, o) >= rifl_switch_get_config(w->sw)->voq_cells)
-                continue; /* its VOQ is full: the lane holds the rest */
+                rifl_switch_voq_len(w->sw, p, o) >= rifl_switch_get_config(w->sw)->voq_cells) {
+                n->voq_full_waits++;
+                continue;
+            }
         }
         struct rec *r = &REC(n, e->rec);
         memcpy(r->payload, e->buf + RIFL_L2_HDR_BYTES, RIFL_L2_CELL_PAYLOAD);
@@ -2024,6 +2031,7 @@ int rifl_net_result_get(const rifl_net *n, rifl_net_result *r)
     r->completed_messages = n->done_msgs;
     r->corrupt = n->corrupt + n->inconsistent;
     r->source_stalls = n->stalls;
+    r->voq_full_waits = n->voq_full_waits;
     if (!n->cfg.app && !n->cfg.bytes_per_flow)
         for (unsigned h = 0; h < n->H; h++) {
             uint64_t lag = host_lag(n, h);

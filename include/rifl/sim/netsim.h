@@ -242,6 +242,10 @@ typedef struct rifl_net_result {
     uint64_t undelivered;     /* cells of the window still on their way at the end */
     uint64_t corrupt;         /* cells delivered with wrong bytes, source or place */
     uint64_t replays, fc_frames, max_voq_cells;
+    uint64_t voq_full_waits;  /* cell times a switch input kept a cell whose VOQ
+                                 was full and stopped reading its lane (FC_VOQ:
+                                 an ON notice that came late, held up by a
+                                 replay on its link; FC_LINK: its flow control) */
     uint64_t credit_waits;    /* FC_CREDIT: times a NIC's or a switch's next cell
                                  waited for credit on its VL */
     unsigned vls, credit_cells; /* FC_CREDIT: as run */
