@@ -56,6 +56,26 @@ for pid in -1 0 '"x"'; do
 done
 alive || bad "the canary died"
 
+# without --name: the only link up, and none or several refused
+mkdir -m 700 "$TMP/one"
+"$RIFL" link down --state-dir "$TMP/one" --wait-s 1 2> "$TMP/down.err"
+rc=$?
+[ $rc -eq 1 ] || bad "down with no link up: exit $rc"
+grep -q "no link is up" "$TMP/down.err" || bad "message: $(cat "$TMP/down.err")"
+printf '{"name": "la", "pid": -1}\n' > "$TMP/one/la.json"
+printf '{"name": "lb", "pid": -1}\n' > "$TMP/one/lb.json"
+"$RIFL" link down --state-dir "$TMP/one" --wait-s 1 2> "$TMP/down.err"
+rc=$?
+[ $rc -eq 1 ] || bad "down with two links up and no --name: exit $rc"
+grep -q "2 links are up (l[ab], l[ab]): name the one to stop with --name" "$TMP/down.err" ||
+    bad "message: $(cat "$TMP/down.err")"
+[ -e "$TMP/one/la.json" ] && [ -e "$TMP/one/lb.json" ] || bad "a state file went without --name"
+rm "$TMP/one/la.json"
+"$RIFL" link down --state-dir "$TMP/one" --wait-s 1 2> "$TMP/down.err" ||
+    bad "down of the only link: $(cat "$TMP/down.err")"
+grep -q "lb was not running" "$TMP/down.err" || bad "message: $(cat "$TMP/down.err")"
+[ -e "$TMP/one/lb.json" ] && bad "the only link's stale state was kept"
+
 # a state directory others may write to: refused, naming it
 mkdir -m 777 "$TMP/open"
 chmod 777 "$TMP/open" # (whatever the umask)

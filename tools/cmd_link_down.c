@@ -1,6 +1,7 @@
 /* `rifl link down`: stop a link `rifl link up` runs (SIGTERM to the process
  * in its state file), and wait until it has stopped. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,27 +12,62 @@
 
 #include "cli.h"
 
+/* Without --name: the one link whose state is in `dir` (its name into
+ * `out`); 0, or 1 with a message when there is none or more than one. */
+static int only_link(const char *dir, char *out, size_t n)
+{
+    DIR *d = opendir(dir);
+    unsigned found = 0;
+    char names[512] = "";
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.')
+            continue;
+        if (!found++)
+            snprintf(out, n, "%.*s", (int)(len - 5), e->d_name);
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%.*s", used ? ", " : "",
+                 (int)(len - 5), e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (found == 1)
+        return 0;
+    if (!found)
+        fprintf(stderr, "error: no link is up (state directory %s)\n", dir);
+    else
+        fprintf(stderr, "error: %u links are up (%s): name the one to stop with --name\n",
+                found, names);
+    return 1;
+}
+
 static int run(int argc, char **argv)
 {
-    const char *name = "rifl", *state_dir = NULL;
+    const char *name = NULL, *state_dir = NULL;
     uint64_t wait_s = 10;
     struct cli_opt opts[] = {
-        { "name", CLI_STRING, &name, "the link to stop", 0, 0 },
+        { "name", CLI_STRING, &name, "the link to stop (default: the only one up)", 0, 0 },
         { "state-dir", CLI_STRING, &state_dir, "where rifl link up keeps its state files", 0, 0 },
         { "wait-s", CLI_UINT, &wait_s, "seconds to wait for it to stop", 1, 3600 },
         CLI_END,
     };
     int rc = cli_parse(argc, argv, opts, "[--name NAME]",
-                       "Stops the link rifl link up runs under --name (default 'rifl'): its TAP\n"
-                       "device goes with it.", NULL, 0, NULL);
+                       "Stops the link rifl link up runs under --name (without it: the only link\n"
+                       "up): its TAP device goes with it.", NULL, 0, NULL);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (!cli_link_name_ok(name))
+    if (name && !cli_link_name_ok(name))
         return cli_fail(opts, "name", "'%s' cannot name a link: use 1 to 15 letters, digits, "
                         "'-', '_' or '.'", name);
     char dir[2048], path[4096], text[4096] = "";
     if (cli_link_state_dir(state_dir, dir, sizeof dir))
         return 2;
+    char only[256];
+    if (!name) {
+        if (only_link(dir, only, sizeof only))
+            return 1;
+        name = only;
+    }
     cli_link_state_path(dir, name, path, sizeof path);
     FILE *f = fopen(path, "r");
     if (!f) {
