@@ -3,7 +3,10 @@
  * a message buffer, a message naming the argument) instead of crashing. */
 #include "testlib.h"
 
+#include <math.h>
+
 #include "rifl/sim/sim.h"
+#include "rifl/udplink.h"
 
 static void t_error_texts(void)
 {
@@ -301,8 +304,111 @@ static void t_handles_and_sizes(void)
     CHECK_EQ_I(rifl_frame_encode(frame, 256, RIFL_SYN_DATA, 0, NULL, 1, &st), RIFL_ERR_INVALID_ARG);
 }
 
+/* PHYs and simulators with NULL objects, forms they do not carry, and
+ * configurations with values that hung or crashed them: an error, a count
+ * or a harmless answer. */
+static void t_phys_and_sims(void)
+{
+    char msg[256] = "";
+    rifl_phy_frame in[2];
+    CHECK(rifl_phy_next_due(NULL, 0) == UINT64_MAX);
+    CHECK_EQ_I(rifl_phy_skip(NULL, 1), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rifl_phy_clear_slots(NULL), 0);
+    CHECK(rifl_phy_inflight(NULL, 0, RIFL_PHY_WIRE) == NULL);
+    CHECK(rifl_phy_step(NULL, 0, NULL) == NULL);
+    CHECK_EQ_U(rifl_phy_exchange(NULL, 0, RIFL_PHY_WIRE, in, 2), 0);
+    /* a wire-only channel given a frame by content, at a BER that hits it */
+    rifl_phy_channel_config cc = { .frame_bits = 256, .delay_frames = 1, .ber = 0.5, .seed = 1 };
+    rifl_phy *ch = NULL, *lo = NULL;
+    REQUIRE(rifl_phy_channel_create(&cc, &ch, msg, sizeof msg) == RIFL_OK);
+    CHECK_EQ_U(rifl_phy_channel_exchange(ch, 0, RIFL_PHY_CONTENT, in, 2), 0);
+    CHECK_EQ_U(rifl_phy_get_stats(ch)->dropped, 1);
+    CHECK_EQ_U(rifl_phy_channel_exchange(ch, 1, RIFL_PHY_WIRE, NULL, 2), 0);
+    REQUIRE(rifl_phy_loopback_create(256, 1, &lo, msg, sizeof msg) == RIFL_OK);
+    CHECK_EQ_U(rifl_phy_channel_exchange(lo, 0, RIFL_PHY_WIRE, in, 2), 0);
+    rifl_phy_free(lo);
+    rifl_phy_free(ch);
+    /* histograms: NULL, and one freed (it used to loop for ever) */
+    CHECK_EQ_I(rifl_hist_init(NULL), RIFL_ERR_INVALID_ARG);
+    rifl_hist h;
+    REQUIRE(rifl_hist_init(&h) == RIFL_OK);
+    rifl_hist_free(&h);
+    rifl_hist_add(&h, 5000);
+    CHECK_EQ_U(h.over, 1);
+    rifl_hist_add(NULL, 1);
+    rifl_hist_free(NULL);
+    CHECK(rifl_hist_avg(NULL) == 0);
+    CHECK(rifl_model_efficiency(RIFL_MODEL_RIFL, 16, 100) == 0);
+    CHECK(rifl_model_efficiency(RIFL_MODEL_RIFL, 0, 100) == 0);
+    CHECK_EQ_I(rifl_ffr_measure(512, 0.1, 10, 1, NULL), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rifl_link_delay_frames(NULL, 512), 0);
+    rifl_pair_step(NULL, NULL);
+    CHECK(rifl_validator_feed(NULL, NULL, 0, 1) == -1);
+    CHECK_EQ_I(rifl_ssim_run(NULL, 5), RIFL_ERR_INVALID_ARG);
+    /* credit simulators: values that hung a run or grew it without bound */
+    rifl_csim_config cs;
+    rifl_csim_default_config(&cs);
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_OK);
+    cs.drain[0] = NAN;
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_csim_default_config(&cs);
+    cs.mode = (rifl_csim_mode)9;
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_csim_default_config(&cs);
+    cs.one_way = (uint64_t)1 << 40;
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_csim_default_config(&cs);
+    cs.overhead = UINT32_MAX;
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_csim_default_config(&cs);
+    cs.load[0] = -1;
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_csim_default_config(&cs);
+    cs.hol_vl = 14;
+    CHECK_EQ_I(rifl_csim_check(&cs, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_clane_config cl;
+    rifl_clane_default_config(&cl);
+    CHECK_EQ_I(rifl_clane_check(&cl, msg, sizeof msg), RIFL_OK);
+    cl.load[0] = NAN;
+    CHECK_EQ_I(rifl_clane_check(&cl, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_clane_default_config(&cl);
+    cl.hol_vl = 40;
+    CHECK_EQ_I(rifl_clane_check(&cl, msg, sizeof msg), RIFL_ERR_CONFIG);
+    /* link simulator: a count of lengths without the list */
+    rifl_linksim_config lc;
+    rifl_linksim_defaults(&lc);
+    lc.len_count = 5;
+    lc.len_list = NULL;
+    CHECK_EQ_I(rifl_linksim_check(&lc, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "len_list") != NULL, "message '%s'", msg);
+    /* unknown enum values */
+    rifl_ssim_config sc = rifl_ssim_default_config;
+    sc.traffic = (rifl_traffic)7;
+    rifl_ssim *ss = NULL;
+    CHECK_EQ_I(rifl_ssim_create(&sc, &ss, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_topology *t = NULL;
+    REQUIRE(rifl_topo_generate("single:4", &t, msg, sizeof msg) == RIFL_OK);
+    rifl_net_config nc = rifl_net_default_config;
+    nc.topo = t;
+    nc.pattern = (rifl_net_pattern)9;
+    rifl_net *net = NULL;
+    CHECK_EQ_I(rifl_net_create(&nc, &net, msg, sizeof msg), RIFL_ERR_CONFIG);
+    nc.pattern = RIFL_NET_INCAST;
+    nc.incast = UINT32_MAX;
+    CHECK_EQ_I(rifl_net_create(&nc, &net, msg, sizeof msg), RIFL_ERR_CONFIG);
+    rifl_topo_free(t);
+    /* a link daemon whose settings no round trip fits, before any probe */
+    rifl_udplink_config uc;
+    rifl_udplink_defaults(&uc);
+    uc.lane.fid_bits = 99;
+    rifl_udplink *ul = NULL;
+    CHECK_EQ_I(rifl_udplink_create(&uc, &ul, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(ul == NULL);
+}
+
 TEST_MAIN({ "error_texts", t_error_texts },
           { "null_arguments", t_null_arguments },
           { "codec_bad_arguments", t_codec_bad_arguments },
           { "lane_read_capacity", t_lane_read_capacity },
-          { "handles_and_sizes", t_handles_and_sizes })
+          { "handles_and_sizes", t_handles_and_sizes },
+          { "phys_and_sims", t_phys_and_sims })

@@ -148,6 +148,8 @@ static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
 static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
                                          rifl_phy_frame *out, unsigned max)
 {
+    if (!phy || (max && !out))
+        return 0;
     if (form != RIFL_PHY_NONE && !rifl_phy_carries(phy, form)) {
         phy->st.dropped++; /* a form this PHY does not carry: it never arrives */
         form = RIFL_PHY_NONE;

@@ -92,8 +92,14 @@ static __attribute__((noinline)) void hit(struct channel *ch, rifl_phy_form form
 unsigned rifl_phy_channel_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form,
                                    rifl_phy_frame *out, unsigned max)
 {
+    if (!p || p->ops != &channel_ops || (max && !out))
+        return 0;
     struct channel *ch = as_channel(p);
     (void)now;
+    if (form != RIFL_PHY_NONE && !rifl_phy_carries(p, form)) {
+        p->st.dropped++; /* (as rifl_phy_exchange has it) */
+        form = RIFL_PHY_NONE;
+    }
     if (form != RIFL_PHY_NONE && frame_hit(ch)) {
         hit(ch, form);
         form = RIFL_PHY_WIRE;

@@ -7,6 +7,8 @@
 
 uint64_t rifl_phy_next_due(const rifl_phy *phy, uint64_t now)
 {
+    if (!phy)
+        return UINT64_MAX;
     return phy->ops->next_due ? phy->ops->next_due(phy, now) : UINT64_MAX;
 }
 
@@ -18,26 +20,36 @@ void rifl_phy_free(rifl_phy *phy)
 
 uint64_t rifl_phy_clear_slots(const rifl_phy *phy)
 {
+    if (!phy)
+        return 0;
     return phy->ops->clear_slots ? phy->ops->clear_slots(phy) : 0;
 }
 
 int rifl_phy_skip(rifl_phy *phy, uint64_t slots)
 {
+    if (!phy)
+        return RIFL_ERR_INVALID_ARG;
     return phy->ops->skip ? phy->ops->skip(phy, slots) : RIFL_ERR_STATE;
 }
 
 void *rifl_phy_inflight(rifl_phy *phy, unsigned k, rifl_phy_form form)
 {
+    if (!phy)
+        return NULL;
     return phy->ops->inflight ? phy->ops->inflight(phy, k, form) : NULL;
 }
 
 rifl_phy_form rifl_phy_inflight_form(const rifl_phy *phy, unsigned k)
 {
+    if (!phy)
+        return RIFL_PHY_NONE;
     return phy->ops->inflight_form ? phy->ops->inflight_form(phy, k) : RIFL_PHY_NONE;
 }
 
 const uint8_t *rifl_phy_step(rifl_phy *phy, uint64_t now, const uint8_t *sent)
 {
+    if (!phy)
+        return NULL;
     if (sent) {
         uint8_t *buf = rifl_phy_tx_buffer(phy, RIFL_PHY_WIRE);
         if (!buf)

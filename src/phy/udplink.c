@@ -197,9 +197,9 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
         return rifl_null_arg(msg, msglen, "rifl_udplink_create", cfg ? "out" : "cfg");
     *out = NULL;
     rifl_udplink_sizing s;
-    int rc = rifl_udplink_size(cfg, cfg->rtt_ns, &s, msg, msglen);
-    if (rc == RIFL_ERR_CONFIG && cfg->rtt_ns == 0)
-        rc = RIFL_OK; /* the frame width was checked: that is all without a round trip */
+    /* without a round trip (probed at start-up) the settings are checked for
+     * the shortest one: what no round trip fits is refused now */
+    int rc = rifl_udplink_size(cfg, cfg->rtt_ns ? cfg->rtt_ns : 1, &s, msg, msglen);
     if (rc == RIFL_OK && cfg->probes > MAX_SAMPLES) {
         rifl_msg(msg, msglen, "%u probes are too many; use at most %u", cfg->probes,
                  MAX_SAMPLES);

@@ -102,6 +102,8 @@ double rifl_model_efficiency(rifl_model m, unsigned F, unsigned long L)
     double bits = 8.0 * (double)L;
     switch (m) {
     case RIFL_MODEL_RIFL: {
+        if (F < 64 || F > 2048 || (F & (F - 1)))
+            return 0; /* not a RIFL frame width */
         unsigned long p = F / 8 - 2;
         unsigned long frames = (L + p - 1) / p;
         return bits / ((double)frames * F);
@@ -140,6 +142,8 @@ double rifl_model_efficiency(rifl_model m, unsigned F, unsigned long L)
 int rifl_ffr_measure(unsigned F, double ber, uint64_t frames, uint64_t seed,
                      rifl_ffr_count *out)
 {
+    if (!out)
+        return RIFL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     rifl_phy *ch;
     rifl_phy_channel_config cc = { .frame_bits = F, .delay_frames = 0, .ber = ber, .seed = seed };

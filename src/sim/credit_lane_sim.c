@@ -237,6 +237,18 @@ int rifl_clane_check(const rifl_clane_config *c, char *msg, size_t msglen)
                  c->ber);
         return RIFL_ERR_CONFIG;
     }
+    for (unsigned v = 0; v < c->vls; v++)
+        if (!(c->load[v] >= 0 && c->load[v] <= 1e3 && c->drain[v] >= 0 && c->drain[v] <= 1e3)) {
+            rifl_msg(msg, msglen, "VL %u: load %g and consumer rate %g; use 0 to 1000 each "
+                     "(fractions of the lane's payload rate)", v, c->load[v], c->drain[v]);
+            return RIFL_ERR_CONFIG;
+        }
+    if (c->hol_vl >= 0 && ((unsigned)c->hol_vl >= c->vls || c->hol_start > c->hol_end)) {
+        rifl_msg(msg, msglen, "stall window on VL %d from slot %llu to %llu; use a VL below %u "
+                 "(-1: none) and a start no later than the end", c->hol_vl,
+                 (unsigned long long)c->hol_start, (unsigned long long)c->hol_end, c->vls);
+        return RIFL_ERR_CONFIG;
+    }
     rifl_port_config pc = clane_port_config(c, true);
     return rifl_port_config_check(&pc, msg, msglen);
 }

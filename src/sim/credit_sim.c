@@ -555,8 +555,46 @@ static bool all_idle(struct sim *s)
 
 static int check_config(const rifl_csim_config *c, char *msg, size_t msglen)
 {
+    if (c->mode != RIFL_CSIM_CREDIT && c->mode != RIFL_CSIM_ONOFF) {
+        rifl_msg(msg, msglen, "mode %d is unknown; use RIFL_CSIM_CREDIT or RIFL_CSIM_ONOFF",
+                 (int)c->mode);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->vls < 1 || c->vls > RIFL_FC_MAX_DATA_VLS) {
         rifl_msg(msg, msglen, "%u VLs; use 1..15", c->vls);
+        return RIFL_ERR_CONFIG;
+    }
+    for (unsigned v = 0; v < c->vls; v++) {
+        if (!(c->load[v] >= 0 && c->load[v] <= 1e3)) {
+            rifl_msg(msg, msglen, "load %g on VL %u; use 0 to 1000 (1 or more: always "
+                     "backlogged)", c->load[v], v);
+            return RIFL_ERR_CONFIG;
+        }
+        if (!(c->drain[v] >= 0 && c->drain[v] <= 1e3)) {
+            rifl_msg(msg, msglen, "consumer rate %g on VL %u; use 0 (a consumer that never "
+                     "takes anything) to 1000 (a fraction of the line)", c->drain[v], v);
+            return RIFL_ERR_CONFIG;
+        }
+    }
+    if (c->duration > 1000000000000ull || c->one_way > 1000000000ull || c->jitter > 1000000000ull) {
+        rifl_msg(msg, msglen, "duration %llu, one-way delay %llu, jitter %llu symbol times; use "
+                 "at most 1e12, 1e9 and 1e9", (unsigned long long)c->duration,
+                 (unsigned long long)c->one_way, (unsigned long long)c->jitter);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->overhead > 65536) {
+        rifl_msg(msg, msglen, "overhead of %u bytes per packet; use at most 65536", c->overhead);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->stall_on >= 0 && c->stall_on <= 1e12 && c->stall_off >= 0 && c->stall_off <= 1e12)) {
+        rifl_msg(msg, msglen, "consumer stalls of mean run %g and mean stall %g; use 0 to 1e12 "
+                 "symbol times each", c->stall_on, c->stall_off);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->hol_vl >= 0 && ((unsigned)c->hol_vl >= c->vls || c->hol_start > c->hol_end)) {
+        rifl_msg(msg, msglen, "stall window on VL %d from %llu to %llu; use a VL below %u "
+                 "(-1: none) and a start no later than the end", c->hol_vl,
+                 (unsigned long long)c->hol_start, (unsigned long long)c->hol_end, c->vls);
         return RIFL_ERR_CONFIG;
     }
     if (c->min_len < 1 || c->max_len < c->min_len || c->max_len > 65536) {

@@ -9,6 +9,8 @@
 
 int rifl_hist_init(rifl_hist *h)
 {
+    if (!h)
+        return RIFL_ERR_INVALID_ARG;
     memset(h, 0, sizeof *h);
     h->cap = 1024;
     h->count = calloc(h->cap, sizeof *h->count);
@@ -18,6 +20,8 @@ int rifl_hist_init(rifl_hist *h)
 
 void rifl_hist_free(rifl_hist *h)
 {
+    if (!h)
+        return;
     free(h->count);
     h->count = NULL;
     h->cap = 0;
@@ -26,6 +30,8 @@ void rifl_hist_free(rifl_hist *h)
 static void grow(rifl_hist *h, uint64_t v)
 {
     uint64_t cap = h->cap;
+    if (!cap)
+        return; /* freed or never made: the sample counts as over */
     while (cap <= v && cap < HIST_MAX_CAP)
         cap *= 2;
     if (cap == h->cap)
@@ -40,6 +46,8 @@ static void grow(rifl_hist *h, uint64_t v)
 
 void rifl_hist_add(rifl_hist *h, uint64_t v)
 {
+    if (!h)
+        return;
     if (v >= h->cap)
         grow(h, v);
     if (v < h->cap)
@@ -77,7 +85,7 @@ void rifl_hist_merge(rifl_hist *d, const rifl_hist *s)
 
 double rifl_hist_avg(const rifl_hist *h)
 {
-    return h->n ? h->sum / (double)h->n : 0.0;
+    return h && h->n ? h->sum / (double)h->n : 0.0;
 }
 
 uint64_t rifl_hist_quantile(const rifl_hist *h, double q)

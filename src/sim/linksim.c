@@ -268,6 +268,11 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         return refuse(msg, n, buf);
     }
     size_t lo = c->min_len, hi = c->max_len;
+    if (c->len_count && !c->len_list) {
+        snprintf(buf, sizeof buf, "len_count is %u but no len_list gives the lengths",
+                 c->len_count);
+        return refuse(msg, n, buf);
+    }
     if (c->len_count) {
         lo = SIZE_MAX;
         hi = 0;

@@ -372,12 +372,19 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                  c->warmup_ns, c->window_ns, c->drain_ns);
         return RIFL_ERR_CONFIG;
     }
+    if ((unsigned)c->pattern > RIFL_NET_ALL_TO_ALL ||
+        (c->arrivals != RIFL_NET_BERNOULLI && c->arrivals != RIFL_NET_BURSTY)) {
+        rifl_msg(err, errlen, "pattern %d or arrivals %d is unknown; use a rifl_net_pattern and "
+                 "RIFL_NET_BERNOULLI or RIFL_NET_BURSTY", (int)c->pattern, (int)c->arrivals);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->arrivals == RIFL_NET_BURSTY && !(c->burst_bytes >= 1)) {
         rifl_msg(err, errlen, "burst %g bytes: give a mean burst of 1 byte or more",
                  c->burst_bytes);
         return RIFL_ERR_CONFIG;
     }
-    if (c->pattern == RIFL_NET_INCAST && (c->incast < 1 || c->incast + 2 > c->topo->nhosts)) {
+    if (c->pattern == RIFL_NET_INCAST &&
+        (c->incast < 1 || (uint64_t)c->incast + 2 > c->topo->nhosts)) {
         rifl_msg(err, errlen, "incast %u: give 1 to %u senders (hosts 1..N send to host 0, "
                               "host N+1 receives the victim flow)",
                  c->incast, c->topo->nhosts >= 3 ? c->topo->nhosts - 2 : 0);

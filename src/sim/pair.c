@@ -8,6 +8,8 @@
 
 unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits)
 {
+    if (!link || !frame_bits)
+        return 0;
     double ns = link->transceiver_ns + link->cable_m * link->ns_per_m;
     double frames = ns * link->lane_rate_gbps / (double)frame_bits;
     return (unsigned)llround(frames);
@@ -216,6 +218,8 @@ static void serial_step(rifl_pair *p, rifl_pair_slot *seen)
  * compiler's usual reach). */
 __attribute__((flatten)) void rifl_pair_step(rifl_pair *p, rifl_pair_slot *seen)
 {
+    if (!p)
+        return;
     if (p->serial) {
         serial_step(p, seen);
         return;

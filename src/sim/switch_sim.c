@@ -254,6 +254,11 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
                c->var_min, c->var_max);
         return RIFL_ERR_CONFIG;
     }
+    if (c->traffic != RIFL_TRAFFIC_BERNOULLI && c->traffic != RIFL_TRAFFIC_BURSTY) {
+        rifl_msg(err, errlen, "traffic %d is unknown; use RIFL_TRAFFIC_BERNOULLI or "
+                 "RIFL_TRAFFIC_BURSTY", (int)c->traffic);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->traffic == RIFL_TRAFFIC_BURSTY && !(c->burst_bytes >= 1 && c->burst_bytes <= 1e9)) {
         rifl_msg(err, errlen, "burst-bytes = %g: use 1 to 1e9", c->burst_bytes);
         return RIFL_ERR_CONFIG;
@@ -1239,6 +1244,8 @@ static void slot(rifl_ssim *s)
 
 int rifl_ssim_run(rifl_ssim *s, uint64_t slots)
 {
+    if (!s)
+        return RIFL_ERR_INVALID_ARG;
     for (uint64_t n = 0; n < slots && !s->finished; n++) {
         if (s->cfg.max_slots && s->t >= s->cfg.max_slots)
             return 0;

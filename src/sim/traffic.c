@@ -113,6 +113,8 @@ static bool matches(rifl_validator *v, uint64_t seq)
 
 int64_t rifl_validator_feed(rifl_validator *v, const uint8_t *data, size_t len, int eop)
 {
+    if (!v || (len && !data))
+        return -1;
     if (len) {
         size_t room = v->max_len - v->have;
         size_t take = len < room ? len : room;
