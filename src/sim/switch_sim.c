@@ -271,6 +271,11 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
         rifl_msg(err, errlen, "host-fifo-cells = %u: use 1 to 65535", c->host_fifo_cells);
         return RIFL_ERR_CONFIG;
     }
+    if (!c->topo && (c->nports < 2 || c->nports > RIFL_L2_MAX_PORTS)) {
+        rifl_msg(err, errlen, "ports = %u: a switch has 2 to %d ports", c->nports,
+                 RIFL_L2_MAX_PORTS);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->scheduler == RIFL_SCHED_ISLIP &&
         (c->iterations < 1 || c->iterations > RIFL_L2_MAX_PORTS ||
          (!c->topo && c->iterations > c->nports))) {
