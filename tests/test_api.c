@@ -321,6 +321,10 @@ static void t_phys_and_sims(void)
     rifl_phy_channel_config cc = { .frame_bits = 256, .delay_frames = 1, .ber = 0.5, .seed = 1 };
     rifl_phy *ch = NULL, *lo = NULL;
     REQUIRE(rifl_phy_channel_create(&cc, &ch, msg, sizeof msg) == RIFL_OK);
+    CHECK_EQ_I(rifl_phy_channel_set_ber(ch, 0), RIFL_OK);
+    CHECK_EQ_I(rifl_phy_skip(ch, UINT64_MAX), RIFL_ERR_INVALID_ARG); /* (bits would wrap) */
+    CHECK_EQ_U(rifl_phy_get_stats(ch)->bits, 0);
+    CHECK_EQ_I(rifl_phy_channel_set_ber(ch, 0.5), RIFL_OK);
     CHECK_EQ_U(rifl_phy_channel_exchange(ch, 0, RIFL_PHY_CONTENT, in, 2), 0);
     CHECK_EQ_U(rifl_phy_get_stats(ch)->dropped, 1);
     CHECK_EQ_U(rifl_phy_channel_exchange(ch, 1, RIFL_PHY_WIRE, NULL, 2), 0);
@@ -390,8 +394,12 @@ static void t_phys_and_sims(void)
     REQUIRE(rifl_topo_generate("single:4", &t, msg, sizeof msg) == RIFL_OK);
     rifl_net_config nc = rifl_net_default_config;
     nc.topo = t;
-    nc.pattern = (rifl_net_pattern)9;
+    nc.frame_bits = 3;
     rifl_net *net = NULL;
+    CHECK_EQ_I(rifl_net_create(&nc, &net, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "3-bit frames") != NULL, "message '%s'", msg);
+    nc.frame_bits = 256;
+    nc.pattern = (rifl_net_pattern)9;
     CHECK_EQ_I(rifl_net_create(&nc, &net, msg, sizeof msg), RIFL_ERR_CONFIG);
     nc.pattern = RIFL_NET_INCAST;
     nc.incast = UINT32_MAX;

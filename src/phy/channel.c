@@ -160,7 +160,8 @@ static int ch_skip(rifl_phy *p, uint64_t frames)
 {
     struct channel *ch = as_channel(p);
     unsigned F = ch->cfg.frame_bits;
-    if (ch->gap != UINT64_MAX && frames > ch->gap / F)
+    if ((ch->gap != UINT64_MAX && frames > ch->gap / F) ||
+        frames > (UINT64_MAX - ch->phy.st.bits) / F) /* (the bit count would wrap) */
         return RIFL_ERR_INVALID_ARG;
     ch->phy.st.frames += frames;
     ch->phy.st.bits += frames * F;

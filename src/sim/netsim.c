@@ -400,6 +400,11 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                               "window)", (unsigned long long)c->bytes_per_flow);
         return RIFL_ERR_CONFIG;
     }
+    if (c->frame_bits < 64 || c->frame_bits > 2048 || (c->frame_bits & (c->frame_bits - 1))) {
+        rifl_msg(err, errlen, "%u-bit frames: give 64, 128, 256, 512, 1024 or 2048",
+                 c->frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->fc != RIFL_NET_FC_VOQ && c->fc != RIFL_NET_FC_LINK && c->fc != RIFL_NET_FC_CREDIT) {
         rifl_msg(err, errlen, "unknown flow control: use voq, credit or link");
         return RIFL_ERR_CONFIG;
