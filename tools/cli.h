@@ -218,6 +218,10 @@ void cli_link_state_path(const char *dir, const char *name, char *out, size_t n)
 int cli_link_state_write(const char *path, const char *json);
 long cli_link_state_pid(const char *json);
 int cli_link_alive(long pid);
+/* Each link with a state file in `dir`: fn(ctx, name, its path); the
+ * number of them. */
+unsigned cli_link_each(const char *dir, void (*fn)(void *ctx, const char *name, const char *path),
+                       void *ctx);
 
 /* Wall clock in seconds (monotonic) for reporting run times. */
 double cli_now(void);

@@ -2,6 +2,7 @@
  * status` and `rifl link down` read it): <state dir>/<name>.json, one JSON
  * object on one line, replaced whole (written beside, then renamed). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -53,6 +54,27 @@ int cli_link_state_dir(const char *given, char *out, size_t n)
         return 2;
     }
     return 0;
+}
+
+unsigned cli_link_each(const char *dir, void (*fn)(void *ctx, const char *name, const char *path),
+                       void *ctx)
+{
+    DIR *d = opendir(dir);
+    unsigned found = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || len > 255 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.')
+            continue;
+        char name[256], path[4096];
+        snprintf(name, sizeof name, "%.*s", (int)(len - 5), e->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        found++;
+        if (fn)
+            fn(ctx, name, path);
+    }
+    if (d)
+        closedir(d);
+    return found;
 }
 
 int cli_link_name_ok(const char *name)

@@ -1,7 +1,6 @@
 /* `rifl link down`: stop a link `rifl link up` runs (SIGTERM to the process
  * in its state file), and wait until it has stopped. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,32 +11,35 @@
 
 #include "cli.h"
 
+struct names {
+    char first[256];
+    char all[512];
+};
+
+static void add_name(void *ctx, const char *name, const char *path)
+{
+    (void)path;
+    struct names *n = ctx;
+    size_t used = strlen(n->all);
+    if (!used)
+        snprintf(n->first, sizeof n->first, "%s", name);
+    snprintf(n->all + used, sizeof n->all - used, "%s%s", used ? ", " : "", name);
+}
+
 /* Without --name: the one link whose state is in `dir` (its name into
  * `out`); 0, or 1 with a message when there is none or more than one. */
 static int only_link(const char *dir, char *out, size_t n)
 {
-    DIR *d = opendir(dir);
-    unsigned found = 0;
-    char names[512] = "";
-    for (struct dirent *e; d && (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.')
-            continue;
-        if (!found++)
-            snprintf(out, n, "%.*s", (int)(len - 5), e->d_name);
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%.*s", used ? ", " : "",
-                 (int)(len - 5), e->d_name);
-    }
-    if (d)
-        closedir(d);
+    struct names names = { "", "" };
+    unsigned found = cli_link_each(dir, add_name, &names);
+    snprintf(out, n, "%s", names.first);
     if (found == 1)
         return 0;
     if (!found)
         fprintf(stderr, "error: no link is up (state directory %s)\n", dir);
     else
         fprintf(stderr, "error: %u links are up (%s): name the one to stop with --name\n",
-                found, names);
+                found, names.all);
     return 1;
 }
 

@@ -1,7 +1,6 @@
 /* `rifl link status`: the counters of the links `rifl link up` runs, read
  * from their state files (docs/link-daemon.md). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +80,23 @@ static char *read_state(const char *path)
     return buf;
 }
 
+struct shown {
+    bool json;
+    int n;
+};
+
+static void show_file(void *ctx, const char *name, const char *path)
+{
+    (void)name;
+    struct shown *s = ctx;
+    char *j = read_state(path);
+    if (j) {
+        show(j, s->json, cli_link_alive(cli_link_state_pid(j)));
+        s->n++;
+        free(j);
+    }
+}
+
 static int run(int argc, char **argv)
 {
     const char *name = NULL, *state_dir = NULL;
@@ -115,23 +131,9 @@ static int run(int argc, char **argv)
         free(j);
         return 0;
     }
-    DIR *d = opendir(dir);
-    int shown = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".json") || e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        char *j = read_state(path);
-        if (j) {
-            show(j, json, cli_link_alive(cli_link_state_pid(j)));
-            shown++;
-            free(j);
-        }
-    }
-    if (d)
-        closedir(d);
-    if (!shown && !json)
+    struct shown s = { json, 0 };
+    cli_link_each(dir, show_file, &s);
+    if (!s.n && !json)
         printf("no links are up (state directory %s)\n", dir);
     return 0;
 }

@@ -145,16 +145,23 @@ static inline int rifl_phy_carries(const rifl_phy *phy, rifl_phy_form form)
     return (unsigned)form < 8 && (phy->forms >> form) & 1u;
 }
 
+/* The form a frame sent in `form` goes in: RIFL_PHY_NONE, counted in
+ * `dropped`, when this PHY does not carry it (it never arrives). */
+static inline rifl_phy_form rifl_phy_sent_form(rifl_phy *phy, rifl_phy_form form)
+{
+    if (form != RIFL_PHY_NONE && !rifl_phy_carries(phy, form)) {
+        phy->st.dropped++;
+        return RIFL_PHY_NONE;
+    }
+    return form;
+}
+
 static inline unsigned rifl_phy_exchange(rifl_phy *phy, uint64_t now, rifl_phy_form form,
                                          rifl_phy_frame *out, unsigned max)
 {
     if (!phy || (max && !out))
         return 0;
-    if (form != RIFL_PHY_NONE && !rifl_phy_carries(phy, form)) {
-        phy->st.dropped++; /* a form this PHY does not carry: it never arrives */
-        form = RIFL_PHY_NONE;
-    }
-    return phy->ops->exchange(phy, now, form, out, max);
+    return phy->ops->exchange(phy, now, rifl_phy_sent_form(phy, form), out, max);
 }
 
 static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy) { return &phy->st; }

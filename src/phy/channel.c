@@ -96,10 +96,7 @@ unsigned rifl_phy_channel_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form
         return 0;
     struct channel *ch = as_channel(p);
     (void)now;
-    if (form != RIFL_PHY_NONE && !rifl_phy_carries(p, form)) {
-        p->st.dropped++; /* (as rifl_phy_exchange has it) */
-        form = RIFL_PHY_NONE;
-    }
+    form = rifl_phy_sent_form(p, form);
     if (form != RIFL_PHY_NONE && frame_hit(ch)) {
         hit(ch, form);
         form = RIFL_PHY_WIRE;
