@@ -282,6 +282,59 @@ retrans_slot(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans 
     return true;
 }
 
+/* Runs of frames that change nothing but the key monitor and counts,
+ * taken in one pass rather than a slot at a time: the result is that of
+ * rx_step on each. */
+
+/* A run of k RETRANSMIT or IDLE frames (`key`) with the expected ID,
+ * arriving while verification neither fails nor ends an error: control
+ * frames, the key monitor's count of that key going up (to 8 or 16) and
+ * the others cleared. */
+static inline void rx_key_run(struct quiet *q, struct rx *s, uint16_t key, uint64_t k)
+{
+    q->control += k;
+    if (key == RIFL_KEY_RETRANSMIT) {
+        unsigned rc = s->km >> KM_RC & 15u;
+        q->keys[RIFL_KEYIDX_RETRANSMIT] += k;
+        q->retx_raised += rc <= 7 && rc + k >= 8;
+        s->km = (unsigned)(rc + k < 8 ? rc + k : 8) << KM_RC;
+    } else {
+        unsigned run = s->km >> KM_RUN;
+        q->keys[RIFL_KEYIDX_IDLE] += k;
+        s->km = (unsigned)(run + k < 16 ? run + k : 16) << KM_RUN;
+    }
+}
+
+/* A run of k frames that fail verification (data frames and `idle` IDLE
+ * frames among them) while the receiver is in error and expects the frame
+ * its error sent it back to: the run of data and IDLE frames goes up (to
+ * 16); an IDLE frame, or a data frame once the run is at 16, clears the
+ * other counts. */
+static inline void rx_fail_run(struct quiet *q, struct rx *s, uint64_t k, uint64_t idle)
+{
+    unsigned run = s->km >> KM_RUN;
+    unsigned to = (unsigned)(run + k < 16 ? run + k : 16);
+    q->keys[RIFL_KEYIDX_IDLE] += idle;
+    s->km = idle || k > 16u - run ? to << KM_RUN : (s->km & 0xFFu) | to << KM_RUN;
+}
+
+/* A key run for RETRANS slots: frames from in[j] (at most lim of them)
+ * that are RETRANSMIT or IDLE, all the same key, with the ID the receiver
+ * expects, while its error state cannot change. */
+static inline uint64_t key_run_len(const struct rx *s, const rifl_lane_ref *in, uint64_t j,
+                                   uint64_t lim, unsigned kmask)
+{
+    const rifl_lane_ref *h = in + j;
+    if (!lim || h->data || h->id != s->rfid ||
+        (h->key != RIFL_KEY_RETRANSMIT && h->key != RIFL_KEY_IDLE) ||
+        (s->fe && ((s->rfid + 1) & kmask) == s->thr))
+        return 0;
+    uint64_t k = 1;
+    while (k < lim && !h[k].data && h[k].key == h->key && h[k].id == h->id)
+        k++;
+    return k;
+}
+
 /* RETRANS slots from *j while *rs < end (*rs even): a replayed frame and a
  * key in turn.  False when the run stops or PAUSE ends RETRANS (the slots
  * done counted in *j and *rs). */
@@ -294,6 +347,27 @@ retrans_pairs(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans
     unsigned r = *rs;
     bool on = true;
     while (r < end) {
+        /* a run of keys in: pairs of a replayed frame and a key out */
+        uint64_t k = key_run_len(rx, in, n, (w - n < end - r ? w - n : end - r), t->kmask) & ~1ull;
+        if (k) {
+            const uint16_t key = in[n].key;
+            const bool fe = rx->fe;
+            const uint16_t kout = fe ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE;
+            unsigned fid = t->fid;
+            for (uint64_t i = n; i < n + k; i += 2) {
+                out[i] = (rifl_lane_ref){ t->replay + (size_t)fid * t->stride, 0, (uint16_t)fid, 1 };
+                fid = (fid + 1) & t->kmask;
+                out[i + 1] = (rifl_lane_ref){ NULL, kout, (uint16_t)fid, 0 };
+            }
+            t->fid = fid;
+            t->replayed += (unsigned)(k / 2);
+            t->retx += fe ? (unsigned)(k / 2) : 0;
+            t->anyfe |= fe;
+            rx_key_run(q, rx, key, k);
+            n += k;
+            r += (unsigned)k;
+            continue;
+        }
         if (!retrans_slot(q, l, rx, t, in, out, n, w, io, true))
             goto stop;
         n++;
@@ -404,13 +478,33 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
             /* SEND_RETRANS: RETRANSMIT until the peer replays or the
              * errors end */
             uint64_t j0 = j;
-            for (; j < w && !rx_stops(l, &rx, in + j, io); j++) {
-                out[j] = (rifl_lane_ref){ NULL, RIFL_KEY_RETRANSMIT, (uint16_t)fid, 0 };
-                rx_step(q, &rx, in + j, kmask, io, j);
-                if (rx_pause(&rx) || rx_retx(&rx) || !rx.fe) {
-                    j++;
-                    break;
+            const rifl_lane_ref key = { NULL, RIFL_KEY_RETRANSMIT, (uint16_t)fid, 0 };
+            while (j < w) {
+                if (rx.rfid == rx.back) {
+                    /* frames that fail (data and IDLE frames without the
+                     * ID it went back to) in one pass */
+                    uint64_t k = 0, idle = 0;
+                    for (; j + k < w; k++) {
+                        const rifl_lane_ref *r = in + j + k;
+                        if (r->id == rx.rfid || r->data > 1 ||
+                            (!r->data && r->key != RIFL_KEY_IDLE))
+                            break;
+                        idle += !r->data;
+                        out[j + k] = key;
+                    }
+                    if (k) {
+                        rx_fail_run(q, &rx, k, idle);
+                        j += k;
+                        continue;
+                    }
                 }
+                if (rx_stops(l, &rx, in + j, io))
+                    break;
+                out[j] = key;
+                rx_step(q, &rx, in + j, kmask, io, j);
+                j++;
+                if (rx_pause(&rx) || rx_retx(&rx) || !rx.fe)
+                    break;
             }
             if (j > j0) {
                 nse = 0;
