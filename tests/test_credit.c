@@ -269,6 +269,23 @@ static void t_chunked_receiver(void)
     CHECK_EQ_I(rifl_fc_rx_init(&rx, 4096, 100, msg, sizeof msg), RIFL_ERR_CONFIG);
     REQUIRE(rifl_fc_rx_init(&rx, 4096, 64, msg, sizeof msg) == RIFL_OK);
     CHECK_EQ_I(rifl_fc_rx_release(&rx, 1), RIFL_ERR_INVALID_ARG); /* nothing held */
+    /* sizes no credit covers take no space and free none, whatever their
+     * chunk count would wrap to; a receiver never set up holds nothing */
+    REQUIRE(rifl_fc_rx_init(&rx, 8192, 128, NULL, 0) == RIFL_OK);
+    CHECK_EQ_I(rifl_fc_rx_accept(&rx, 0xFFFFFFFFu), RIFL_ERR_AGAIN);
+    CHECK_EQ_I(rifl_fc_rx_accept(&rx, RIFL_FC_CREDIT_CAP), RIFL_ERR_AGAIN);
+    CHECK_EQ_U(rx.free_chunks, 64);
+    CHECK_EQ_U(rx.abr, 0);
+    CHECK_EQ_I(rifl_fc_rx_accept(&rx, 2), RIFL_OK);
+    CHECK_EQ_I(rifl_fc_rx_release(&rx, 0xFFFFFFFFu), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rx.free_chunks, 63);
+    CHECK_EQ_U(rx.released, 0);
+    rifl_fc_rx zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK_EQ_U(rifl_fc_rx_chunks(&zero, 1), UINT32_MAX);
+    CHECK_EQ_I(rifl_fc_rx_accept(&zero, 1), RIFL_ERR_AGAIN);
+    CHECK_EQ_I(rifl_fc_rx_accept(NULL, 1), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_fc_rx_release(NULL, 1), RIFL_ERR_INVALID_ARG);
 }
 
 static void t_cap_2048(void)

@@ -321,6 +321,61 @@ static void t_peer_reinit(void)
     rifl_credit_free(b);
 }
 
+/* An engine that starts again while packets it took are still unread
+ * advertises only the space that is free, and their release later gives
+ * the rest back. */
+static void t_reinit_keeps_held(void)
+{
+    rifl_credit *a = mk(1, 8192), *b = mk(1, 8192);
+    REQUIRE(a && b);
+    uint64_t now = activate(a, b);
+    /* B's reader stops: A fills B's buffer (8 packets of 1 KiB) */
+    for (int i = 0; i < 8; i++)
+        REQUIRE(rifl_credit_enqueue(a, 0, 1024, (uint64_t)i) == RIFL_OK);
+    for (int k = 0; k < 100; k++, now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    const rifl_fc_rx *rx = rifl_credit_rx_regs(b, 0);
+    REQUIRE(rx != NULL);
+    CHECK_EQ_U(rifl_credit_get_stats(b)->vl[0].rx_packets, 8);
+    CHECK_EQ_U(rx->free_chunks, 0);
+    rifl_credit_set_state(b, RIFL_FC_LINK_INIT);
+    CHECK_EQ_U(rx->free_chunks, 0);  /* the 8 packets still fill it */
+    CHECK_EQ_U(rifl_fc_rx_fccl(rx), 0);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_I(rifl_credit_rx_release(b, 0, 1024, now), RIFL_OK);
+    CHECK_EQ_U(rx->free_chunks, rx->capacity);
+    CHECK_EQ_I(rifl_credit_rx_release(b, 0, 1024, now), RIFL_ERR_INVALID_ARG);
+    rifl_credit_free(a);
+    rifl_credit_free(b);
+}
+
+/* Every call on no engine is refused or answers nothing, without a crash. */
+static void t_null_engine(void)
+{
+    uint8_t fcp[8] = { 0 };
+    uint32_t head[RIFL_FC_NUM_VLS] = { 0 };
+    CHECK_EQ_I(rifl_credit_rx_fcp(NULL, fcp, 8, 0), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_credit_rx_data(NULL, 0, 64), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_credit_rx_release(NULL, 0, 64, 0), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_U(rifl_credit_queued(NULL, 0), 0);
+    CHECK(rifl_credit_get_stats(NULL) == NULL);
+    CHECK(rifl_credit_get_config(NULL) == NULL);
+    CHECK(rifl_credit_arbiter(NULL) == NULL);
+    CHECK(rifl_credit_tx_regs(NULL, 0) == NULL);
+    CHECK(rifl_credit_rx_regs(NULL, 0) == NULL);
+    CHECK_EQ_U(rifl_credit_state(NULL), RIFL_FC_LINK_INIT);
+    CHECK_EQ_U(rifl_credit_next_due(NULL, 5), UINT64_MAX);
+    rifl_credit_set_state(NULL, RIFL_FC_LINK_ACTIVE);
+    rifl_credit_rx_corrupt(NULL);
+    CHECK_EQ_I(rifl_vlarb_pick(NULL, head, 1), -1);
+    rifl_credit *a = mk(1, 8192);
+    REQUIRE(a);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, NULL, 8, 0), RIFL_ERR_INVALID_ARG);
+    rifl_credit_free(a);
+}
+
 /* Without resynchronisation a corrupted data packet would leak its credit
  * for good: check that the leak really happens before FCTBS arrives and is
  * gone after. */
@@ -503,6 +558,8 @@ static void t_lanes(void)
 
 TEST_MAIN({"link_states", t_link_states},
           {"peer_reinit", t_peer_reinit},
+          {"reinit_keeps_held", t_reinit_keeps_held},
+          {"null_engine", t_null_engine},
           {"lanes", t_lanes},
           {"fcp_drops_counted", t_fcp_drops_counted},
           {"fcp_period", t_fcp_period},

@@ -191,6 +191,60 @@ static void t_credit_stall(void)
     free_link(&l);
 }
 
+/* A peer that starts its credit engine again (an FCP of Op 1 arrives)
+ * while this end's reader has left its buffer full: nothing is lost, and
+ * every packet the peer sent is read in the end. */
+static void t_credit_peer_reinit(void)
+{
+    rifl_port_config c = base_config(RIFL_PORT_FC_CREDIT, 1);
+    c.max_packet = 1024;
+    struct link l;
+    if (!make_link(&l, &c, &c))
+        return;
+    uint8_t pkt[1024], in[2000];
+    uint64_t sent = 0, got = 0;
+    for (int t = 0; t < 20000; t++) {
+        size_t len = fill(pkt, 0, sent, 1024);
+        if (rifl_port_send(l.p[0], 0, pkt, len) == RIFL_OK)
+            sent++;
+        step(&l);
+    }
+    const rifl_fc_rx *rx = rifl_credit_rx_regs(rifl_port_credit(l.p[1]), 0);
+    REQUIRE(rx != NULL);
+    CHECK_EQ_U(rx->free_chunks, 0); /* the reader let the buffer fill */
+    /* what a peer starting again sends: an FCP of Op 1 */
+    const rifl_fc_tx *atx = rifl_credit_tx_regs(rifl_port_credit(l.p[0]), 0);
+    rifl_fcp f = { .op = RIFL_FCP_OP_INIT, .fctbs = atx->fctbs, .vl = 0, .fccl = 128 };
+    uint8_t b[RIFL_FC_FCP_BYTES];
+    rifl_fcp_encode(&f, b);
+    REQUIRE(rifl_lane_send_ext(rifl_port_lane(l.p[0]), RIFL_FCP_EXT_CODE, b, sizeof b) ==
+            RIFL_OK);
+    for (int t = 0; t < 20000; t++) {
+        size_t len = fill(pkt, 0, sent, 1024);
+        if (rifl_port_send(l.p[0], 0, pkt, len) == RIFL_OK)
+            sent++;
+        step(&l);
+    }
+    CHECK_EQ_U(rifl_credit_get_stats(rifl_port_credit(l.p[1]))->peer_reinits, 1);
+    /* the reader wakes: everything comes, in order */
+    uint64_t bad = 0;
+    for (int t = 0; t < 100000 && got < sent; t++) {
+        size_t len;
+        while (rifl_port_read(l.p[1], 0, l.now, in, sizeof in, &len) == RIFL_OK) {
+            size_t want = fill(pkt, 0, got, 1024);
+            bad += len != want || memcmp(in, pkt, len) != 0;
+            got++;
+        }
+        step(&l);
+    }
+    const rifl_port_stats *st = rifl_port_get_stats(l.p[1]);
+    CHECK_EQ_U(st->rx_queue_full, 0);
+    CHECK_EQ_U(st->rx_credit_drops, 0);
+    CHECK_EQ_U(got, sent);
+    CHECK_EQ_U(bad, 0);
+    free_link(&l);
+}
+
 /* packets the port cannot take: a VL byte naming a VL not in use, no VL
  * byte at all, a packet longer than any it takes */
 static void t_bad_packets(void)
@@ -410,6 +464,30 @@ static void t_l2_drops(void)
     free_net(&n);
 }
 
+/* A message of more cells than the credit engine's queue ever holds is
+ * too big, not a wait. */
+static void t_credit_msg_too_big(void)
+{
+    rifl_port_config c = base_config(RIFL_PORT_FC_CREDIT, 1);
+    c.max_packet = 1024;
+    c.credit.rx_buffer_bytes = 32768;
+    c.tx_queue_bytes = 1u << 20;
+    char msg[256] = "";
+    rifl_port *p = NULL;
+    int rc = rifl_port_create(&c, NULL, &p, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    if (rc != RIFL_OK)
+        return;
+    static uint8_t m[100 * RIFL_L2_CELL_BYTES];
+    uint8_t route[1] = { 1 };
+    size_t cells = rifl_l2_msg_cells(sizeof m);
+    REQUIRE(cells > c.credit.tx_queue_packets);
+    CHECK_EQ_I(rifl_port_send_msg(p, 0, route, 1, m, sizeof m), RIFL_ERR_TOO_BIG);
+    CHECK_EQ_U(rifl_port_get_stats(p)->tx_refused, 0);
+    CHECK_EQ_I(rifl_port_send_msg(p, 0, route, 1, m, 10 * RIFL_L2_CELL_BYTES), RIFL_OK);
+    rifl_port_free(p);
+}
+
 /* ---- configuration ------------------------------------------------------------------- */
 
 static void refused(const rifl_port_config *c, const char *needle)
@@ -459,6 +537,12 @@ static void t_config(void)
     c = base_config(RIFL_PORT_FC_LANE, 1);
     c.fc = (rifl_port_fc)5;
     refused(&c, "unknown flow control");
+    /* an FCP does not fit an extension frame of a 64-bit frame */
+    c = base_config(RIFL_PORT_FC_CREDIT, 1);
+    c.lane.frame_bits = 64;
+    c.lane.fid_bits = 10;
+    c.max_packet = 100;
+    refused(&c, "use frames of at least 128 bits");
     /* a lane made elsewhere must suit the port */
     c = base_config(RIFL_PORT_FC_CREDIT, 2);
     rifl_lane *lane;
@@ -472,6 +556,16 @@ static void t_config(void)
     CHECK(rifl_port_lane(p) == lane);
     rifl_port_free(p);
     rifl_lane_free(lane); /* the caller's lane outlives the port */
+    /* the lane given is checked, not the one the configuration describes */
+    c = base_config(RIFL_PORT_FC_LANE, 1);
+    rifl_lane_config small = c.lane;
+    small.tx_queue_frames = 16;
+    REQUIRE(rifl_lane_create(&small, &lane, NULL, 0) == RIFL_OK);
+    p = NULL;
+    CHECK_EQ_I(rifl_port_create(&c, lane, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(p == NULL);
+    CHECK(strstr(msg, "must hold two of the largest packets") != NULL);
+    rifl_lane_free(lane);
     CHECK_EQ_I(rifl_port_create(NULL, NULL, &p, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
     CHECK_EQ_I(rifl_port_create(&c, NULL, NULL, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
     CHECK_EQ_I(rifl_port_config_check(&rifl_port_default_config, msg, sizeof msg), RIFL_OK);
@@ -524,6 +618,7 @@ static void t_l2_rdma_bundle(void)
 }
 
 TEST_MAIN({ "lane_fc", t_lane_fc }, { "credit_fc", t_credit_fc },
-          { "credit_stall", t_credit_stall }, { "bad_packets", t_bad_packets },
+          { "credit_stall", t_credit_stall }, { "credit_peer_reinit", t_credit_peer_reinit },
+          { "bad_packets", t_bad_packets }, { "credit_msg_too_big", t_credit_msg_too_big },
           { "l2_endpoint", t_l2_endpoint }, { "l2_drops", t_l2_drops },
           { "l2_rdma_bundle", t_l2_rdma_bundle }, { "config", t_config })

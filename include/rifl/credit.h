@@ -114,7 +114,8 @@ typedef struct rifl_fc_rx {
  * do not fit the 12-bit Free Space Count, with a message. */
 RIFL_API int rifl_fc_rx_init(rifl_fc_rx *rx, uint64_t buffer_bytes, uint32_t chunk_bytes,
                              char *msg, size_t msglen);
-/* Chunks a packet of `blocks` blocks takes. */
+/* Chunks a packet of `blocks` blocks takes (UINT32_MAX for a receiver
+ * never set up). */
 RIFL_API uint32_t rifl_fc_rx_chunks(const rifl_fc_rx *rx, uint32_t blocks);
 /* Blocks the receiver can take from any mix of packets without discard. */
 RIFL_API uint32_t rifl_fc_rx_space(const rifl_fc_rx *rx);
@@ -122,10 +123,11 @@ RIFL_API uint32_t rifl_fc_rx_space(const rifl_fc_rx *rx);
 RIFL_API uint16_t rifl_fc_rx_fccl(const rifl_fc_rx *rx);
 /* A data packet of `blocks` blocks arrived: store it (ABR += blocks, space
  * shrinks) and return RIFL_OK, or drop and count it (RIFL_ERR_AGAIN) when it
- * does not fit. */
+ * does not fit or is 0 or 2048 blocks and more (no credit covers those). */
 RIFL_API int rifl_fc_rx_accept(rifl_fc_rx *rx, uint32_t blocks);
 /* A stored packet of `blocks` blocks was handed to the upper layer.
- * RIFL_ERR_INVALID_ARG when that frees more than is held. */
+ * RIFL_ERR_INVALID_ARG when that frees more than is held, or for a size
+ * accept would refuse. */
 RIFL_API int rifl_fc_rx_release(rifl_fc_rx *rx, uint32_t blocks);
 /* FCTBS from the sender: ABR = fctbs (counted when it changes ABR). */
 RIFL_API void rifl_fc_rx_resync(rifl_fc_rx *rx, uint16_t fctbs);

@@ -88,7 +88,9 @@ int rifl_fc_rx_init(rifl_fc_rx *rx, uint64_t buffer_bytes, uint32_t chunk_bytes,
 
 uint32_t rifl_fc_rx_chunks(const rifl_fc_rx *rx, uint32_t blocks)
 {
-    return (blocks + rx->chunk_blocks - 1) / rx->chunk_blocks;
+    if (!rx || !rx->chunk_blocks)
+        return UINT32_MAX; /* (no receiver: room for nothing) */
+    return (uint32_t)(((uint64_t)blocks + rx->chunk_blocks - 1) / rx->chunk_blocks);
 }
 
 uint32_t rifl_fc_rx_space(const rifl_fc_rx *rx)
@@ -109,8 +111,11 @@ uint16_t rifl_fc_rx_fccl(const rifl_fc_rx *rx)
 
 int rifl_fc_rx_accept(rifl_fc_rx *rx, uint32_t blocks)
 {
+    if (!rx)
+        return RIFL_ERR_INVALID_ARG;
     uint32_t need = rifl_fc_rx_chunks(rx, blocks);
-    if (blocks == 0 || need > rx->free_chunks) {
+    /* (no packet takes the whole credit window: larger ones are refused) */
+    if (blocks == 0 || blocks >= RIFL_FC_CREDIT_CAP || need > rx->free_chunks) {
         rx->overflow++;
         return RIFL_ERR_AGAIN;
     }
@@ -123,8 +128,10 @@ int rifl_fc_rx_accept(rifl_fc_rx *rx, uint32_t blocks)
 
 int rifl_fc_rx_release(rifl_fc_rx *rx, uint32_t blocks)
 {
+    if (!rx)
+        return RIFL_ERR_INVALID_ARG;
     uint32_t n = rifl_fc_rx_chunks(rx, blocks);
-    if (blocks == 0 || n > rx->capacity - rx->free_chunks)
+    if (blocks == 0 || blocks >= RIFL_FC_CREDIT_CAP || n > rx->capacity - rx->free_chunks)
         return RIFL_ERR_INVALID_ARG;
     rx->free_chunks += n;
     rx->released++;

@@ -142,19 +142,24 @@ int rifl_credit_config_check(const rifl_credit_config *cfg, char *msg, size_t ms
     return rifl_vlarb_init(&arb, &ac, cfg->data_vls, msg, msglen);
 }
 
+/* The registers back to their start.  Packets received and not yet read
+ * keep their space (an engine starting again advertises only the space
+ * that is free, and their release later gives it back); the VL15 packets
+ * held stay counted for the same reason. */
 static void reset_registers(rifl_credit *c)
 {
     for (unsigned v = 0; v < c->cfg.data_vls; v++) {
         uint64_t bytes = c->cfg.vl_buffer_bytes[v] ? c->cfg.vl_buffer_bytes[v]
                                                    : c->cfg.rx_buffer_bytes;
+        uint32_t held = c->rx[v].capacity - c->rx[v].free_chunks;
         rifl_fc_tx_reset(&c->tx[v]);
         rifl_fc_rx_init(&c->rx[v], bytes, c->cfg.chunk_bytes, NULL, 0);
+        c->rx[v].free_chunks -= held < c->rx[v].free_chunks ? held : c->rx[v].free_chunks;
         c->fcp_sent_once[v] = false;
         c->credit_pending[v] = false;
         c->heard[v] = false;
         c->last_fcp[v] = 0;
     }
-    c->vl15_held = 0;
 }
 
 int rifl_credit_create(const rifl_credit_config *cfg, rifl_credit **out, char *msg,
@@ -197,11 +202,14 @@ void rifl_credit_free(rifl_credit *c)
     free(c);
 }
 
-rifl_fc_link_state rifl_credit_state(const rifl_credit *c) { return c->state; }
+rifl_fc_link_state rifl_credit_state(const rifl_credit *c)
+{
+    return c ? c->state : RIFL_FC_LINK_INIT;
+}
 
 void rifl_credit_set_state(rifl_credit *c, rifl_fc_link_state s)
 {
-    if (s == c->state)
+    if (!c || s == c->state || (unsigned)s > RIFL_FC_LINK_ACTIVE)
         return;
     if (s == RIFL_FC_LINK_INIT)
         reset_registers(c);
@@ -211,7 +219,7 @@ void rifl_credit_set_state(rifl_credit *c, rifl_fc_link_state s)
 
 static int vl_ok(const rifl_credit *c, unsigned vl)
 {
-    return vl < c->cfg.data_vls || vl == RIFL_FC_VL15;
+    return c && (vl < c->cfg.data_vls || vl == RIFL_FC_VL15);
 }
 
 int rifl_credit_enqueue(rifl_credit *c, unsigned vl, uint32_t len, uint64_t tag)
@@ -265,6 +273,8 @@ static int fcp_due(const rifl_credit *c, unsigned v, uint64_t now)
 uint64_t rifl_credit_next_due(const rifl_credit *c, uint64_t now)
 {
     uint64_t best = UINT64_MAX;
+    if (!c)
+        return best;
     for (unsigned v = 0; v < c->cfg.data_vls; v++) {
         uint64_t t;
         if (!c->fcp_sent_once[v])
@@ -369,6 +379,8 @@ int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item)
 int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t now)
 {
     (void)now;
+    if (!c || !fcp)
+        return RIFL_ERR_INVALID_ARG;
     rifl_fcp f;
     rifl_fcp_status why;
     if (rifl_fcp_decode(fcp, len, &f, &why) != RIFL_OK) {
@@ -444,7 +456,11 @@ int rifl_credit_rx_data(rifl_credit *c, unsigned vl, uint32_t len)
     return RIFL_OK;
 }
 
-void rifl_credit_rx_corrupt(rifl_credit *c) { c->st.rx_corrupt++; }
+void rifl_credit_rx_corrupt(rifl_credit *c)
+{
+    if (c)
+        c->st.rx_corrupt++;
+}
 
 int rifl_credit_rx_release(rifl_credit *c, unsigned vl, uint32_t len, uint64_t now)
 {
@@ -465,14 +481,20 @@ int rifl_credit_rx_release(rifl_credit *c, unsigned vl, uint32_t len, uint64_t n
 
 const rifl_fc_tx *rifl_credit_tx_regs(const rifl_credit *c, unsigned vl)
 {
-    return vl < c->cfg.data_vls ? &c->tx[vl] : NULL;
+    return c && vl < c->cfg.data_vls ? &c->tx[vl] : NULL;
 }
 
 const rifl_fc_rx *rifl_credit_rx_regs(const rifl_credit *c, unsigned vl)
 {
-    return vl < c->cfg.data_vls ? &c->rx[vl] : NULL;
+    return c && vl < c->cfg.data_vls ? &c->rx[vl] : NULL;
 }
 
-const rifl_credit_stats *rifl_credit_get_stats(const rifl_credit *c) { return &c->st; }
-const rifl_vlarb *rifl_credit_arbiter(const rifl_credit *c) { return &c->arb; }
-const rifl_credit_config *rifl_credit_get_config(const rifl_credit *c) { return &c->cfg; }
+const rifl_credit_stats *rifl_credit_get_stats(const rifl_credit *c)
+{
+    return c ? &c->st : NULL;
+}
+const rifl_vlarb *rifl_credit_arbiter(const rifl_credit *c) { return c ? &c->arb : NULL; }
+const rifl_credit_config *rifl_credit_get_config(const rifl_credit *c)
+{
+    return c ? &c->cfg : NULL;
+}

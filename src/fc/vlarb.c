@@ -199,6 +199,8 @@ static int table_pick(rifl_vlarb *arb, int which, const rifl_vlarb_entry *t, uns
 int rifl_vlarb_pick(rifl_vlarb *arb, const uint32_t head_bytes[RIFL_FC_NUM_VLS],
                     uint32_t sendable)
 {
+    if (!arb || !head_bytes)
+        return -1;
     if (head_bytes[RIFL_FC_VL15] > 0) {
         arb->picks[RIFL_FC_VL15]++;
         arb->bytes[RIFL_FC_VL15] += head_bytes[RIFL_FC_VL15];

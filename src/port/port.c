@@ -85,6 +85,27 @@ static int check_own(const rifl_port_config *c, char *msg, size_t msglen)
     return RIFL_OK;
 }
 
+/* What the port needs of its lane (its own, or one given to it). */
+static int check_lane(const rifl_port_config *c, const rifl_lane_config *lc, char *msg,
+                      size_t msglen)
+{
+    unsigned vlb = c->vl_byte ? 1 : 0;
+    size_t pb = rifl_payload_bytes(lc->frame_bits);
+    size_t cap = (size_t)lc->tx_queue_frames * pb;
+    if (cap < 2u * (c->max_packet + vlb)) {
+        rifl_msg(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
+                 " largest packets; raise tx_queue_frames", cap);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->fc == RIFL_PORT_FC_CREDIT && pb - 1 < RIFL_FC_FCP_BYTES) {
+        rifl_msg(msg, msglen, "credit flow control sends each %u-byte FCP in one extension "
+                 "frame, which carries at most %zu bytes with %u-bit frames; use frames of "
+                 "at least 128 bits", RIFL_FC_FCP_BYTES, pb - 1, lc->frame_bits);
+        return RIFL_ERR_CONFIG;
+    }
+    return RIFL_OK;
+}
+
 int rifl_port_config_check(const rifl_port_config *c, char *msg, size_t msglen)
 {
     if (!c)
@@ -96,13 +117,9 @@ int rifl_port_config_check(const rifl_port_config *c, char *msg, size_t msglen)
     rc = rifl_lane_config_check(&lc, msg, msglen);
     if (rc != RIFL_OK)
         return rc;
-    unsigned vlb = c->vl_byte ? 1 : 0;
-    size_t cap = (size_t)lc.tx_queue_frames * rifl_payload_bytes(lc.frame_bits);
-    if (cap < 2u * (c->max_packet + vlb)) {
-        rifl_msg(msg, msglen, "the lane transmit queue (%zu bytes) must hold two of the"
-                 " largest packets; raise tx_queue_frames", cap);
-        return RIFL_ERR_CONFIG;
-    }
+    rc = check_lane(c, &lc, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
     if (c->fc == RIFL_PORT_FC_CREDIT) {
         rifl_credit_config cc = credit_config(c);
         return rifl_credit_config_check(&cc, msg, msglen);
@@ -201,6 +218,8 @@ int rifl_port_create(const rifl_port_config *cfg, rifl_lane *lane, rifl_port **o
                                          "control (fc_mode RIFL_LANE_FC_NONE)"
                                        : "a port with the lane's flow control needs a lane with "
                                          "fc_mode RIFL_LANE_FC_ONOFF");
+    if (lane && (rc = check_lane(cfg, rifl_lane_get_config(lane), msg, msglen)) != RIFL_OK)
+        return rc;
     rifl_port *p = calloc(1, sizeof *p);
     if (!p)
         return RIFL_ERR_NOMEM;
@@ -409,7 +428,10 @@ static bool place_packet(rifl_port *p)
     }
     if (!pktq_fits(&p->rxq[vl], len)) {
         if (p->credit) {
+            /* (the queue holds the whole credit buffer: a sender keeping
+             * to its credit never gets here) the space taken goes back */
             p->st.rx_queue_full++;
+            rifl_credit_rx_release(p->credit, vl, (uint32_t)len, 0);
             p->asm_len = 0;
             return true;
         }
@@ -429,7 +451,12 @@ static void collect_ext(rifl_port *p, uint64_t now)
     while (rifl_lane_read_ext(p->lane, &code, buf, sizeof buf, &n) == RIFL_OK) {
         if (p->credit && code == RIFL_FCP_EXT_CODE) {
             p->st.fcp_rx++;
+            uint64_t reinits = rifl_credit_get_stats(p->credit)->peer_reinits;
             rifl_credit_rx_fcp(p->credit, buf, n, now * p->fb);
+            /* the engine started again: an FCP still waiting carries the
+             * registers from before */
+            if (rifl_credit_get_stats(p->credit)->peer_reinits != reinits)
+                p->fcp_waiting = false;
         } else {
             p->st.ext_other++;
         }

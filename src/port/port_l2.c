@@ -18,8 +18,9 @@ int rifl_port_send_msg(rifl_port *p, unsigned vl, const uint8_t *route, unsigned
     size_t cells = rifl_l2_msg_cells(len);
     struct pktq *q = &p->txq[vl];
     uint64_t need = (uint64_t)cells * (RIFL_L2_CELL_BYTES + PKTQ_HDR);
-    if (need > q->cap)
-        return RIFL_ERR_TOO_BIG;
+    if (need > q->cap ||
+        (p->credit && rifl_credit_get_config(p->credit)->tx_queue_packets < cells))
+        return RIFL_ERR_TOO_BIG; /* more than the queues ever hold */
     if (need > q->cap - q->used ||
         (p->credit && rifl_credit_get_config(p->credit)->tx_queue_packets -
                               rifl_credit_queued(p->credit, vl) < cells)) {
