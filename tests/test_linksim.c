@@ -390,6 +390,29 @@ static void refused(rifl_linksim_config *c, const char *needle)
     CHECK_MSG(strstr(msg, needle) != NULL, "'%s' not in '%s'", needle, msg);
 }
 
+/* A pair of lanes whose frames in flight both ways (the cables' delay lines
+ * and the pair's own records) would take more than RIFL_PHY_MAX_BYTES is
+ * refused, naming the settings, although each cable alone is within its
+ * limits; a shorter one is made. */
+static void t_pair_size(void)
+{
+    rifl_pair_config pc = { .lane = rifl_lane_default_config, .delay_frames = 1u << 22 };
+    rifl_pair *p = NULL;
+    char msg[512] = "";
+    CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(p == NULL);
+    CHECK_MSG(strstr(msg, "pair of lanes") && strstr(msg, "lower delay_frames") &&
+              strstr(msg, "1024 MiB"), "%s", msg);
+    rifl_phy_channel_config cc = { .frame_bits = pc.lane.frame_bits,
+                                   .delay_frames = pc.delay_frames };
+    rifl_phy *ch = NULL;
+    CHECK_EQ_I(rifl_phy_channel_create(&cc, &ch, msg, sizeof msg), RIFL_OK);
+    rifl_phy_free(ch);
+    pc.delay_frames = 1u << 16;
+    CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_OK);
+    rifl_pair_free(p);
+}
+
 static void t_bad_config(void)
 {
     rifl_linksim_config c = base(1, -1e-9, 1000);
@@ -1681,7 +1704,8 @@ TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "fast_equals_plain", t_fast_equals_plain }, { "ref_equals_plain", t_ref_equals_plain },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
-          { "bad_config", t_bad_config }, { "histogram", t_histogram },
+          { "bad_config", t_bad_config }, { "pair_size", t_pair_size },
+          { "histogram", t_histogram },
           { "packet_fill", t_packet_fill },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },
           { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },

@@ -282,6 +282,48 @@ static void t_refused(void)
     rifl_phy_free(NULL);
 }
 
+/* Settings each within its own limit whose product is more memory than a
+ * PHY may take (RIFL_PHY_MAX_BYTES) are refused, naming the settings;
+ * below it they are taken. */
+static void refused_size(int rc, rifl_phy *p, const char *msg, const char *names)
+{
+    CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
+    CHECK(p == NULL);
+    CHECK_MSG(strstr(msg, names) != NULL && strstr(msg, "1024 MiB") != NULL,
+              "message '%s' lacks '%s' or the limit", msg, names);
+}
+
+static void t_refused_size(void)
+{
+    rifl_phy *p = NULL;
+    char msg[512] = "";
+    /* a cable of 2^24 frames of 2048 bits: 4 GiB of wire bytes */
+    rifl_phy_channel_config cc = { .frame_bits = 2048, .delay_frames = 1u << 24 };
+    refused_size(rifl_phy_channel_create(&cc, &p, msg, sizeof msg), p, msg,
+                 "lower delay_frames (a shorter cable) or frame_bits");
+    /* 65536 frames of 65536 bytes of content: 4 GiB */
+    cc = (rifl_phy_channel_config){ .frame_bits = 64, .delay_frames = 1u << 16,
+                                    .content_bytes = 1u << 16, .encode = encode_seq };
+    refused_size(rifl_phy_channel_create(&cc, &p, msg, sizeof msg), p, msg,
+                 "frame_bits or content_bytes");
+    refused_size(rifl_phy_loopback_create(2048, 1u << 24, &p, msg, sizeof msg), p, msg,
+                 "lower delay_frames or frame_bits");
+    rifl_phy_serial_config sc = { .frame_bits = 2048, .delay_frames = 1u << 24 };
+    refused_size(rifl_phy_serial_create(&sc, &p, msg, sizeof msg), p, msg,
+                 "lower delay_frames, delay_bits or frame_bits");
+    /* within the limit: made */
+    cc = (rifl_phy_channel_config){ .frame_bits = 2048, .delay_frames = 1u << 20 };
+    CHECK_EQ_I(rifl_phy_channel_create(&cc, &p, msg, sizeof msg), RIFL_OK);
+    rifl_phy_free(p);
+    p = NULL;
+    CHECK_EQ_I(rifl_phy_loopback_create(2048, 1u << 20, &p, msg, sizeof msg), RIFL_OK);
+    rifl_phy_free(p);
+    p = NULL;
+    sc.delay_frames = 1u << 16;
+    CHECK_EQ_I(rifl_phy_serial_create(&sc, &p, msg, sizeof msg), RIFL_OK);
+    rifl_phy_free(p);
+}
+
 /* ---- the serial lane ----------------------------------------------------- */
 
 static rifl_phy *make_serial(unsigned delay, unsigned bits, double ber, double slip, uint64_t seed)
@@ -566,7 +608,8 @@ TEST_MAIN({ "channel_pass", t_channel_pass },
           { "content_aligned", t_content_aligned },
           { "loopback", t_loopback },
           { "lanes_over_loopbacks", t_lanes_over_loopbacks },
-          { "refused", t_refused }, { "serial_line", t_serial_line },
+          { "refused", t_refused }, { "refused_size", t_refused_size },
+          { "serial_line", t_serial_line },
           { "serial_errors", t_serial_errors }, { "serial_slips", t_serial_slips },
           { "serial_slip_undone", t_serial_slip_undone },
           { "serial_refused", t_serial_refused })

@@ -115,6 +115,11 @@ static void t_bad_config(void)
     b = c;
     b.gso_datagrams = 65;
     refused(&b, RIFL_ERR_CONFIG, "datagrams per send");
+    /* each within its limit, but a queue of 8 GiB */
+    b = c;
+    b.frame_bits = 2048;
+    b.rx_frames = 1u << 24;
+    refused(&b, RIFL_ERR_CONFIG, "lower rx_frames or frame_bits");
     b = c;
     b.local = "192.0.2.1:0"; /* an address this machine does not have */
     refused(&b, RIFL_ERR_IO, "cannot open");

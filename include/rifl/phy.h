@@ -168,6 +168,14 @@ static inline const rifl_phy_stats *rifl_phy_get_stats(const rifl_phy *phy) { re
 
 /* ---- the PHYs of this library ------------------------------------------- */
 
+/* The most memory the frames of one PHY may take: a simulated cable's,
+ * loopback's or serial lane's delay line, a UDP or raw-Ethernet PHY's receive
+ * queue (and a simulated pair of lanes, rifl/sim/pair.h, in all).  Each
+ * setting has its own limit, but their product can be larger: a PHY whose
+ * settings multiply past this is refused with RIFL_ERR_CONFIG and a message
+ * naming the settings to lower. */
+#define RIFL_PHY_MAX_BYTES (UINT64_C(1) << 30)
+
 /* A simulated cable: a delay line of whole frames with independent random
  * bit errors at a given rate, drawn from its own seeded generator by
  * skipping to the next error, so an error-free frame costs one comparison. */

@@ -234,6 +234,20 @@ int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, 
         rifl_msg(msg, msglen, "frame content of %zu bytes: use at most 65536", cfg->content_bytes);
         return RIFL_ERR_CONFIG;
     }
+    /* each entry of the delay line: its wire bytes, its content, its form */
+    size_t a = _Alignof(max_align_t);
+    size_t cstride = (cfg->content_bytes + a - 1) / a * a;
+    uint64_t bytes = ((uint64_t)cfg->delay_frames + 1) * (cfg->frame_bits / 8 + cstride + 1);
+    if (bytes > RIFL_PHY_MAX_BYTES) {
+        rifl_msg(msg, msglen, "channel delay of %u frames of %u bits%s takes %llu MiB, more "
+                 "than the %llu MiB a PHY may take; lower delay_frames (a shorter cable)%s",
+                 cfg->delay_frames, cfg->frame_bits,
+                 cfg->content_bytes ? " carried by content" : "",
+                 (unsigned long long)(bytes >> 20),
+                 (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20),
+                 cfg->content_bytes ? ", frame_bits or content_bytes" : " or frame_bits");
+        return RIFL_ERR_CONFIG;
+    }
     struct channel *ch = calloc(1, sizeof *ch);
     if (!ch)
         return RIFL_ERR_NOMEM;
@@ -242,8 +256,7 @@ int rifl_phy_channel_create(const rifl_phy_channel_config *cfg, rifl_phy **out, 
     ch->phy.frame_bytes = cfg->frame_bits / 8;
     ch->cfg = *cfg;
     ch->fbytes = cfg->frame_bits / 8;
-    size_t a = _Alignof(max_align_t);
-    ch->cstride = (cfg->content_bytes + a - 1) / a * a;
+    ch->cstride = cstride;
     int rc = delay_line_init(&ch->dl, cfg->delay_frames);
     ch->wire = calloc(ch->dl.slots, ch->fbytes);
     if (cfg->content_bytes)

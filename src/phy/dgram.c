@@ -597,6 +597,15 @@ int dgram_check(rifl_phy_udp_config *cfg, char *msg, size_t msglen)
                  "large; use at most 16777216", c.flush_slots, c.rx_frames);
         return RIFL_ERR_CONFIG;
     }
+    /* the queue and the frames handed out of it, F/8 bytes each */
+    uint64_t qbytes = 2 * (uint64_t)c.rx_frames * (c.frame_bits / 8);
+    if (qbytes > RIFL_PHY_MAX_BYTES) {
+        rifl_msg(msg, msglen, "a receive queue of %u frames of %u bits takes %llu MiB, more "
+                 "than the %llu MiB a PHY may take; lower rx_frames or frame_bits",
+                 c.rx_frames, c.frame_bits, (unsigned long long)(qbytes >> 20),
+                 (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20));
+        return RIFL_ERR_CONFIG;
+    }
     if (c.epoch == 0) {
         rifl_msg(msg, msglen, "link epoch 0 is reserved; give each start of an end a new "
                  "non-zero epoch (e.g. from the clock)");

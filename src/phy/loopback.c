@@ -65,6 +65,14 @@ int rifl_phy_loopback_create(unsigned frame_bits, unsigned delay_frames, rifl_ph
                  delay_frames);
         return RIFL_ERR_CONFIG;
     }
+    uint64_t bytes = ((uint64_t)delay_frames + 1) * (frame_bits / 8 + 1);
+    if (bytes > RIFL_PHY_MAX_BYTES) {
+        rifl_msg(msg, msglen, "loopback delay of %u frames of %u bits takes %llu MiB, more "
+                 "than the %llu MiB a PHY may take; lower delay_frames or frame_bits",
+                 delay_frames, frame_bits, (unsigned long long)(bytes >> 20),
+                 (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20));
+        return RIFL_ERR_CONFIG;
+    }
     struct loopback *lb = calloc(1, sizeof *lb);
     if (!lb)
         return RIFL_ERR_NOMEM;

@@ -283,6 +283,21 @@ int rifl_phy_serial_create(const rifl_phy_serial_config *cfg, rifl_phy **out, ch
                  cfg->content_bytes);
         return RIFL_ERR_CONFIG;
     }
+    /* the line, the slots' words and room for slips, in a power of two */
+    uint64_t length = (uint64_t)cfg->delay_frames * cfg->frame_bits + cfg->delay_bits;
+    uint64_t need = (length + 2u * SLIP_ROOM) / 64 + 4u * (cfg->frame_bits / 64) + 4;
+    uint64_t words = 1;
+    while (words < need)
+        words <<= 1;
+    uint64_t bytes = words * 8 + cfg->content_bytes;
+    if (bytes > RIFL_PHY_MAX_BYTES) {
+        rifl_msg(msg, msglen, "serial lane: a line of %u frames of %u bits and %u bits takes "
+                 "%llu MiB, more than the %llu MiB a PHY may take; lower delay_frames, "
+                 "delay_bits or frame_bits", cfg->delay_frames, cfg->frame_bits,
+                 cfg->delay_bits, (unsigned long long)(bytes >> 20),
+                 (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20));
+        return RIFL_ERR_CONFIG;
+    }
     struct serial_phy *sp = calloc(1, sizeof *sp);
     if (!sp)
         return RIFL_ERR_NOMEM;
@@ -294,12 +309,7 @@ int rifl_phy_serial_create(const rifl_phy_serial_config *cfg, rifl_phy **out, ch
     sp->wpf = cfg->frame_bits / 64;
     sp->fbytes = cfg->frame_bits / 8;
     sp->al = al;
-    /* the line, the slots' words and room for slips, in a power of two */
-    sp->length = (uint64_t)cfg->delay_frames * sp->F + cfg->delay_bits;
-    uint64_t need = (sp->length + 2u * SLIP_ROOM) / 64 + 4u * sp->wpf + 4;
-    uint64_t words = 1;
-    while (words < need)
-        words <<= 1;
+    sp->length = length;
     sp->ring = calloc(words, sizeof *sp->ring);
     if (cfg->content_bytes)
         sp->content = calloc(1, cfg->content_bytes);

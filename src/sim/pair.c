@@ -1,4 +1,5 @@
 /* Two lanes connected back to back by two simulated cables (PHYs). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,16 +7,69 @@
 
 #include "rifl/sim/pair.h"
 
+#include "pair_priv.h"
+
 unsigned rifl_link_delay_frames(const rifl_link_params *link, unsigned frame_bits)
 {
     if (!link || !frame_bits)
         return 0;
     double ns = link->transceiver_ns + link->cable_m * link->ns_per_m;
     double frames = ns * link->lane_rate_gbps / (double)frame_bits;
-    return (unsigned)llround(frames);
+    if (!(frames >= 0))
+        return 0;
+    /* (a delay beyond what an unsigned holds saturates: it is refused as
+     * too long, not wrapped to a short one) */
+    return frames >= (double)UINT_MAX ? UINT_MAX : (unsigned)llround(frames);
 }
 
 static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+unsigned pair_delay(const rifl_pair_config *cfg)
+{
+    return cfg->delay_frames ? cfg->delay_frames
+                             : rifl_link_delay_frames(&cfg->lane.link, cfg->lane.frame_bits);
+}
+
+int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen)
+{
+    unsigned D = pair_delay(cfg), F = cfg->lane.frame_bits;
+    if (D > PAIR_MAX_DELAY) {
+        rifl_msg(msg, msglen, "a one-way delay of %u frames is too long; use at most %u "
+                 "(delay_frames, or when it is 0 a shorter cable or transceiver delay)", D,
+                 PAIR_MAX_DELAY);
+        return RIFL_ERR_CONFIG;
+    }
+    if (rifl_frame_width_check(F) != RIFL_OK)
+        return RIFL_OK; /* (the lanes' check names it) */
+    /* bytes per slot of delay, each way: at most what the cable's delay
+     * line takes (a serial line: its bits, doubled as it is rounded to a
+     * power of two, and the room for slips), and the pair's own records of
+     * the frames in flight */
+    uint64_t fb = F / 8, per, fixed = 0;
+    size_t content = cfg->encode_all ? 0 : rifl_lane_frame_bytes(F);
+    if (cfg->serial) {
+        per = 2 * fb;
+        fixed = 2 * (2048 + 4 * fb + (uint64_t)(cfg->bit_offset[0] > cfg->bit_offset[1]
+                                                     ? cfg->bit_offset[0]
+                                                     : cfg->bit_offset[1]) / 8) + content;
+    } else {
+        size_t a = _Alignof(max_align_t);
+        per = fb + (content + a - 1) / a * a + 1;
+        if (!cfg->encode_all)
+            per += sizeof(rifl_lane_ref) + sizeof(rifl_pair_inflight) + round16(content) +
+                   round16(fb) + sizeof(rifl_lane_frame);
+    }
+    uint64_t bytes = 2 * (((uint64_t)D + 1) * per + fixed);
+    if (bytes > RIFL_PHY_MAX_BYTES) {
+        rifl_msg(msg, msglen, "a pair of lanes with a one-way delay of %u frames of %u bits "
+                 "takes %llu MiB for the frames in flight both ways, more than the %llu MiB "
+                 "it may take; lower delay_frames (when it is 0: a shorter cable or "
+                 "transceiver delay) or frame_bits", D, F, (unsigned long long)(bytes >> 20),
+                 (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20));
+        return RIFL_ERR_CONFIG;
+    }
+    return RIFL_OK;
+}
 
 void rifl_pair_free(rifl_pair *p)
 {
@@ -40,24 +94,24 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
     if (!cfg || !out)
         return rifl_null_arg(msg, msglen, "rifl_pair_create", cfg ? "out" : "cfg");
     *out = NULL;
+    int rc = pair_check(cfg, msg, msglen);
+    if (rc != RIFL_OK)
+        return rc;
     rifl_pair *p = calloc(1, sizeof *p);
     if (!p)
         return RIFL_ERR_NOMEM;
     p->encode_all = cfg->encode_all;
     p->sent_bytes = cfg->encode_all ? cfg->lane.frame_bits / 8
                                     : rifl_lane_frame_bytes(cfg->lane.frame_bits);
-    p->delay_frames = cfg->delay_frames ? cfg->delay_frames
-                                        : rifl_link_delay_frames(&cfg->lane.link,
-                                                                 cfg->lane.frame_bits);
+    p->delay_frames = pair_delay(cfg);
     p->serial = cfg->serial;
     if (cfg->serial) {
-        int rc = rifl_lane_serial_check(&cfg->lane, msg, msglen);
+        rc = rifl_lane_serial_check(&cfg->lane, msg, msglen);
         if (rc != RIFL_OK) {
             free(p);
             return rc;
         }
     }
-    int rc = RIFL_OK;
     if (!cfg->lanes[0] != !cfg->lanes[1]) {
         free(p);
         rifl_msg(msg, msglen, "rifl_pair_create: give both lanes or neither");
