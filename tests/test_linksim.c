@@ -413,6 +413,42 @@ static void t_pair_size(void)
     rifl_pair_free(p);
 }
 
+/* rifl_linksim_check refuses what rifl_linksim_run refuses, with the same
+ * message: a delay longer than a pair's cables take (2^32 - 1 frames, or
+ * 2^24 + 1), or one whose frames in flight take too much memory. */
+static void check_agrees(rifl_linksim_config *c, const char *needle)
+{
+    char cmsg[512] = "", rmsg[512] = "";
+    rifl_linksim_result r;
+    int crc = rifl_linksim_check(c, cmsg, sizeof cmsg);
+    int rrc = rifl_linksim_run(c, &r, rmsg, sizeof rmsg);
+    CHECK_EQ_I(crc, RIFL_ERR_CONFIG);
+    CHECK_EQ_I(rrc, RIFL_ERR_CONFIG);
+    CHECK_MSG(strcmp(cmsg, rmsg) == 0, "check '%s', run '%s'", cmsg, rmsg);
+    CHECK_MSG(strstr(cmsg, needle) != NULL, "'%s' not in '%s'", needle, cmsg);
+}
+
+static void t_check_agrees_run(void)
+{
+    rifl_linksim_config c = base(1, 0, 1000);
+    c.delay_frames = UINT32_MAX;
+    check_agrees(&c, "delay of 4294967295 frames is too long; use at most 16777216 "
+                     "(delay_frames");
+    c.delay_frames = (1u << 24) + 1;
+    check_agrees(&c, "use at most 16777216 (delay_frames");
+    c.serial = true;
+    check_agrees(&c, "use at most 16777216 (delay_frames");
+    c.serial = false;
+    c.delay_frames = 1u << 22;
+    check_agrees(&c, "lower delay_frames");
+    /* a bonded link carried in pairs: the skew lengthens its lanes' lines */
+    c = base(1, 0, 1000);
+    c.lanes = 2;
+    c.delay_frames = 1;
+    c.lane_skew_bits[1] = (1u << 22) * c.lane.frame_bits;
+    check_agrees(&c, "pair of lanes with a one-way delay of 4194305 frames");
+}
+
 static void t_bad_config(void)
 {
     rifl_linksim_config c = base(1, -1e-9, 1000);
@@ -1705,6 +1741,7 @@ TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "pair_size", t_pair_size },
+          { "check_agrees_run", t_check_agrees_run },
           { "histogram", t_histogram },
           { "packet_fill", t_packet_fill },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "linksim_priv.h"
+#include "pair_priv.h"
 
 uint64_t rifl_linksim_seed(uint64_t seed, unsigned what)
 {
@@ -118,6 +119,25 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
         int rc = rifl_lane_serial_check(&c->lane, msg, n);
         if (rc != RIFL_OK)
             return rc;
+    }
+    /* the pairs of lanes the run makes (sim_init; a bonded link carried in
+     * pairs, bondsim.c, one per lane, skew included): their delay and
+     * memory, refused here as rifl_pair_create would refuse them */
+    rifl_pair_config pc = { .lane = c->lane, .delay_frames = c->delay_frames,
+                            .encode_all = c->encode_all, .serial = c->serial,
+                            .bit_offset = { c->bit_offset[0], c->bit_offset[1] } };
+    int prc = pair_check(&pc, msg, n);
+    if (prc != RIFL_OK)
+        return prc;
+    unsigned F0 = c->lane.frame_bits;
+    if (c->lanes > 1 && c->lanes <= RIFL_BOND_MAX_LANES && c->fast && !c->serial &&
+        c->ppm == 0 && !c->swapped && !c->dead && rifl_frame_width_check(F0) == RIFL_OK) {
+        unsigned D = pair_delay(&pc);
+        for (unsigned i = 0; i < c->lanes; i++) {
+            pc.delay_frames = D + c->lane_skew_bits[i] / F0;
+            if ((prc = pair_check(&pc, msg, n)) != RIFL_OK)
+                return prc;
+        }
     }
     double tol = c->ppm_tolerance > 0 ? c->ppm_tolerance : 200.0;
     if (!(fabs(c->ppm) <= tol) || !(c->ppm_tolerance >= 0 && c->ppm_tolerance <= 10000)) {
