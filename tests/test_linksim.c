@@ -449,6 +449,29 @@ static void t_check_agrees_run(void)
     check_agrees(&c, "pair of lanes with a one-way delay of 4194305 frames");
 }
 
+/* A validator of an absurd size is refused before anything is allocated;
+ * the link simulator refuses packets the validator cannot take, in its
+ * check as in its run. */
+static void t_validator_sizes(void)
+{
+    rifl_validator v;
+    memset(&v, 0xA5, sizeof v);
+    CHECK_EQ_I(rifl_validator_init(&v, 1, 1, SIZE_MAX), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_validator_init(&v, 1, SIZE_MAX, SIZE_MAX), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_validator_init(&v, 1, 1, RIFL_VALIDATOR_MAX_LEN + 1), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_validator_init(NULL, 1, 1, 64), RIFL_ERR_INVALID_ARG);
+    REQUIRE(rifl_validator_init(&v, 7, 1, 64) == RIFL_OK);
+    uint8_t pkt[64];
+    size_t len = rifl_packet_len(7, 0, 1, 64);
+    rifl_packet_fill(7, 0, pkt, len);
+    CHECK_EQ_I(rifl_validator_feed(&v, pkt, len, 1), 0);
+    rifl_validator_free(&v);
+    rifl_linksim_config c = base(1, 0, 1000);
+    c.offer = RIFL_LINKSIM_PARTS;
+    c.max_len = RIFL_VALIDATOR_MAX_LEN + 1;
+    check_agrees(&c, "use packets of at most 1073741824 bytes");
+}
+
 static void t_bad_config(void)
 {
     rifl_linksim_config c = base(1, -1e-9, 1000);
@@ -1742,6 +1765,7 @@ TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "pair_size", t_pair_size },
           { "check_agrees_run", t_check_agrees_run },
+          { "validator_sizes", t_validator_sizes },
           { "histogram", t_histogram },
           { "packet_fill", t_packet_fill },
           { "parts_and_phases", t_parts_and_phases }, { "hooks", t_hooks },

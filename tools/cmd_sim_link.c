@@ -47,7 +47,7 @@ static int size_value(const char *s, size_t n, size_t *out)
         return -1;
     memcpy(buf, s, n);
     buf[n] = '\0';
-    if (cli_parse_bytes(buf, &v) || v < 1 || v > UINT32_MAX)
+    if (cli_parse_bytes(buf, &v) || v < 1 || v > RIFL_VALIDATOR_MAX_LEN)
         return -1;
     *out = (size_t)v;
     return 0;
@@ -91,7 +91,7 @@ static int parse_sizes(const char *s, rifl_linksim_config *c, bool quiet)
 bad:
     if (!quiet)
         fprintf(stderr, "error: %s: '%s' is not a packet size; use N, MIN-MAX (MIN <= MAX) "
-                "or a list N1,N2,... of at most 256 sizes, each from 1 byte to 4 GiB - 1 "
+                "or a list N1,N2,... of at most 256 sizes, each from 1 byte to 1 GiB "
                 "(e.g. 64, 1-8192 or 64,1500,9000)\n", cli_where(g_opts, "size"), s);
     return 2;
 }

@@ -312,9 +312,9 @@ int rifl_linksim_check(const rifl_linksim_config *c, char *msg, size_t n)
                  "RIFL_LINKSIM_PARTS", (int)c->offer);
         return refuse(msg, n, buf);
     }
-    if (hi > UINT32_MAX) {
-        snprintf(buf, sizeof buf, "packets of %zu bytes: use packets of at most %u bytes", hi,
-                 UINT32_MAX);
+    if (hi > RIFL_VALIDATOR_MAX_LEN) {
+        snprintf(buf, sizeof buf, "packets of %zu bytes: use packets of at most %zu bytes "
+                 "(1 GiB, what the validator takes)", hi, RIFL_VALIDATOR_MAX_LEN);
         return refuse(msg, n, buf);
     }
     if (c->offer == RIFL_LINKSIM_WHOLE && hi > qbytes) {

@@ -77,7 +77,7 @@ void rifl_packet_fill(uint64_t seed, uint64_t seq, uint8_t *buf, size_t len)
 
 int rifl_validator_init(rifl_validator *v, uint64_t seed, size_t min_len, size_t max_len)
 {
-    if (!v || min_len == 0 || max_len < min_len)
+    if (!v || min_len == 0 || max_len < min_len || max_len > RIFL_VALIDATOR_MAX_LEN)
         return RIFL_ERR_INVALID_ARG;
     memset(v, 0, sizeof *v);
     v->seed = seed;

@@ -50,6 +50,13 @@ typedef struct rifl_validator {
     void *len_ctx;
 } rifl_validator;
 
+/* The longest packet a validator takes: it keeps two buffers of max_len
+ * bytes. */
+#define RIFL_VALIDATOR_MAX_LEN ((size_t)1 << 30)
+
+/* RIFL_ERR_INVALID_ARG for a NULL validator, min_len 0, max_len below
+ * min_len or above RIFL_VALIDATOR_MAX_LEN (nothing is allocated then);
+ * RIFL_ERR_NOMEM. */
 RIFL_API int rifl_validator_init(rifl_validator *v, uint64_t seed, size_t min_len, size_t max_len);
 RIFL_API void rifl_validator_free(rifl_validator *v);
 /* Feed bytes as read from a lane; `eop` ends a packet.  Returns the sequence
