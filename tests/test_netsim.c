@@ -919,6 +919,16 @@ static void t_refusals(void)
     CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
     CHECK(strstr(err, "incast") != NULL);
     c.pattern = RIFL_NET_UNIFORM;
+    /* an absurd queue per NIC is refused up front, naming the setting and
+     * its limit (not an allocation that fails, or the NIC's own name) */
+    const unsigned nics[] = { UINT32_MAX, (1u << 24) + 1, 0 };
+    for (unsigned i = 0; i < 3; i++) {
+        c.nic_messages = nics[i];
+        CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+        CHECK_MSG(strstr(err, "give nic_messages (--nic-messages) of 1 to 16777216") != NULL,
+                  "%s", err);
+    }
+    c.nic_messages = rifl_net_default_config.nic_messages;
     c.msg_min = 10;
     c.msg_max = 5;
     CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);

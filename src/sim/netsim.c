@@ -49,6 +49,7 @@ const rifl_net_config rifl_net_default_config = {
 };
 
 #define MSG_CAP (1u << 20)   /* largest message */
+#define NIC_MESSAGES_MAX (1u << 24) /* messages a NIC queues, at most */
 #define NONE UINT32_MAX
 /* a cell in credit blocks of 64 bytes */
 #define CELL_BLOCKS ((RIFL_L2_CELL_BYTES + RIFL_FC_BLOCK_BYTES - 1) / RIFL_FC_BLOCK_BYTES)
@@ -457,6 +458,11 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
     if (c->pcie_gbps > 0 && c->nic_messages == 0) {
         rifl_msg(err, errlen, "a host interface needs room for messages: give nic_messages "
                               "of 1 or more");
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->nic_messages < 1 || c->nic_messages > NIC_MESSAGES_MAX) {
+        rifl_msg(err, errlen, "%u messages queued per NIC: give nic_messages (--nic-messages) "
+                              "of 1 to %u", c->nic_messages, NIC_MESSAGES_MAX);
         return RIFL_ERR_CONFIG;
     }
     return RIFL_OK;
