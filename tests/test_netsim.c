@@ -917,7 +917,7 @@ static void t_refusals(void)
     c.pattern = RIFL_NET_INCAST;
     c.incast = 3;
     CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
-    CHECK(strstr(err, "incast") != NULL);
+    CHECK_MSG(strstr(err, "give incast (--incast) 1 to 2 senders") != NULL, "%s", err);
     c.pattern = RIFL_NET_UNIFORM;
     /* an absurd queue per NIC is refused up front, naming the setting and
      * its limit (not an allocation that fails, or the NIC's own name) */

@@ -386,9 +386,10 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
     }
     if (c->pattern == RIFL_NET_INCAST &&
         (c->incast < 1 || (uint64_t)c->incast + 2 > c->topo->nhosts)) {
-        rifl_msg(err, errlen, "incast %u: give 1 to %u senders (hosts 1..N send to host 0, "
-                              "host N+1 receives the victim flow)",
-                 c->incast, c->topo->nhosts >= 3 ? c->topo->nhosts - 2 : 0);
+        rifl_msg(err, errlen, "incast %u: give incast (--incast) 1 to %u senders for a "
+                              "topology of %u hosts (hosts 1..N send to host 0, host N+1 "
+                              "receives the victim flow), or a larger topology",
+                 c->incast, c->topo->nhosts >= 3 ? c->topo->nhosts - 2 : 0, c->topo->nhosts);
         return RIFL_ERR_CONFIG;
     }
     if (c->observe && c->observe_host >= c->topo->nhosts) {
