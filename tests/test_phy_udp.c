@@ -751,9 +751,41 @@ static void t_rx_every(void)
     free_ends(&e);
 }
 
+/* Slots near 2^64: a frame sent there waits for the rest of its datagram
+ * as anywhere else (the flush deadline saturates instead of wrapping to a
+ * slot long past), and the deadline next_due gives is not before it. */
+static void t_late_slots(void)
+{
+    struct ends e;
+    if (!make_ends(&e, 16, 0, 0, 1)) {
+        free_ends(&e);
+        return;
+    }
+    const rifl_phy_udp_stats *st = rifl_phy_udp_get_stats(e.phy[0]);
+    uint64_t scr = 0;
+    uint8_t pay[RIFL_PAYLOAD_MAX_BYTES] = { 0 };
+    rifl_phy_frame in[16];
+    uint64_t t0 = UINT64_MAX - 8;
+    for (uint64_t t = t0; t < t0 + 4; t++) {
+        uint8_t *w = rifl_phy_tx_buffer(e.phy[0], RIFL_PHY_WIRE);
+        rifl_frame_encode(w, F, RIFL_SYN_DATA, 1, pay, (unsigned)(t & 0xFFF), &scr);
+        rifl_phy_exchange(e.phy[0], t, RIFL_PHY_WIRE, in, 16);
+    }
+    CHECK_EQ_U(st->dgrams_sent, 0);
+    CHECK_EQ_U(rifl_phy_next_due(e.phy[0], t0 + 3), UINT64_MAX);
+    /* the last slot of all: the datagram is still held, until a flush */
+    rifl_phy_exchange(e.phy[0], UINT64_MAX - 1, RIFL_PHY_NONE, in, 16);
+    CHECK_EQ_U(st->dgrams_sent, 0);
+    CHECK_EQ_I(rifl_phy_udp_flush(e.phy[0]), RIFL_OK);
+    CHECK_EQ_U(st->dgrams_sent, 1);
+    CHECK_EQ_U(rifl_phy_next_due(e.phy[0], UINT64_MAX), UINT64_MAX);
+    free_ends(&e);
+}
+
 TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_content", t_lanes_content },
           { "lanes_clean", t_lanes_clean }, { "lanes_lossy", t_lanes_lossy },
           { "lanes_gso", t_lanes_gso },
           { "dropped_datagrams", t_dropped_datagrams }, { "empty_datagrams", t_empty_datagrams },
           { "probes_ber", t_probes_ber },
-          { "rejoin", t_rejoin }, { "jump", t_jump }, { "rx_every", t_rx_every })
+          { "rejoin", t_rejoin }, { "jump", t_jump }, { "rx_every", t_rx_every },
+          { "late_slots", t_late_slots })

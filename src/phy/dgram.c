@@ -460,6 +460,15 @@ static void receive(struct dgram *u)
     }
 }
 
+/* The slot at which the part-filled datagram must go: flush_slots - 1
+ * after its first frame, saturating (a slot near 2^64 would wrap to a
+ * deadline long past, and every frame would go in a datagram of its own). */
+static uint64_t flush_due(const struct dgram *u)
+{
+    uint64_t wait = u->cfg.flush_slots - 1;
+    return u->out_first > UINT64_MAX - wait ? UINT64_MAX : u->out_first + wait;
+}
+
 unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_frame *out,
                         unsigned max)
 {
@@ -487,7 +496,7 @@ unsigned dgram_exchange(rifl_phy *p, uint64_t now, rifl_phy_form form, rifl_phy_
         p->st.bits += 8u * u->fb;
     }
     if (u->out_count == u->cfg.frames_per_datagram ||
-        (u->out_count && now >= u->out_first + u->cfg.flush_slots - 1))
+        (u->out_count && now >= flush_due(u)))
         send_dgram(u);
     set_tx(u);
     if (++u->since_rx >= u->cfg.rx_every_slots) {
@@ -512,7 +521,7 @@ uint64_t dgram_next_due(const rifl_phy *p, uint64_t now)
 {
     const struct dgram *u = (const struct dgram *)p;
     (void)now;
-    return u->out_count ? u->out_first + u->cfg.flush_slots - 1 : UINT64_MAX;
+    return u->out_count ? flush_due(u) : UINT64_MAX;
 }
 
 void dgram_destroy(rifl_phy *p)
