@@ -711,6 +711,58 @@ static void t_jump(void)
     free_ends(&e);
 }
 
+/* A stray datagram far ahead that comes twice (duplicated on the way), or
+ * an announcement far ahead that comes twice, or one overlapping the held
+ * datagram: none confirms the jump, the held one stays held and the real
+ * datagrams after it are taken (docs/udp.md: a lone stray datagram moves
+ * nothing). */
+static void t_jump_repeat(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    const rifl_phy_udp_stats *sb = rifl_phy_udp_get_stats(b);
+    rifl_phy_frame in[16];
+    const uint64_t far = 1000000000;
+    send_frames(e.spare, 100, 0);
+    send_frames(e.spare, 100, far);
+    send_frames(e.spare, 100, far);
+    send_frames(e.spare, 100, far + 2); /* overlaps the held one */
+    send_frames(e.spare, 100, 4);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_jumps, 0);
+    CHECK_EQ_U(sb->rx_far_held, 3);
+    CHECK_EQ_U(sb->rx_next, 8);
+    CHECK_EQ_U(sb->rx_late + sb->rx_missing + sb->rx_malformed, 0);
+    CHECK_EQ_U(sb->dgrams_received, 2);
+    unsigned n = 0;
+    for (unsigned t = 0; t < 20 && n < 8; t++)
+        n += rifl_phy_exchange(b, t, RIFL_PHY_NONE, in + n, 16 - n);
+    CHECK_EQ_U(n, 8);
+    if (n == 8)
+        CHECK(((const uint8_t *)in[7].data)[0] == 7);
+    /* an announcement far ahead, twice: held both times */
+    send_probe_dgram(e.spare, 3, 100, 2 * far, 0, 0, 0);
+    send_probe_dgram(e.spare, 3, 100, 2 * far, 0, 0, 0);
+    send_frames(e.spare, 100, 8);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_jumps, 0);
+    CHECK_EQ_U(sb->rx_far_held, 5);
+    CHECK_EQ_U(sb->rx_announcements, 0);
+    CHECK_EQ_U(sb->rx_next, 12);
+    CHECK_EQ_U(sb->rx_late + sb->rx_missing, 0);
+    /* frames from where the held announcement said: the jump is taken */
+    send_frames(e.spare, 100, 2 * far);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_jumps, 1);
+    CHECK_EQ_U(sb->rx_next, 2 * far + 4);
+    CHECK_EQ_U(sb->rx_missing, 2 * far - 12);
+    free_ends(&e);
+}
+
 /* rx_every_slots: the socket is read at every 4th exchange only (frames
  * that came wait for it), and at once by rifl_phy_udp_poll; lanes across
  * such ends still deliver every packet. */
@@ -787,5 +839,6 @@ TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_conte
           { "lanes_gso", t_lanes_gso },
           { "dropped_datagrams", t_dropped_datagrams }, { "empty_datagrams", t_empty_datagrams },
           { "probes_ber", t_probes_ber },
-          { "rejoin", t_rejoin }, { "jump", t_jump }, { "rx_every", t_rx_every },
+          { "rejoin", t_rejoin }, { "jump", t_jump },
+          { "jump_repeat", t_jump_repeat }, { "rx_every", t_rx_every },
           { "late_slots", t_late_slots })

@@ -360,9 +360,11 @@ typedef struct rifl_phy_udp_stats {
     uint64_t rx_missing;        /* frames never received (gaps in sequence) */
     uint64_t rx_far_held;       /* datagrams and announcements starting more
                                    than 4096 frames beyond the next one
-                                   expected, dropped until a second one
+                                   expected, dropped until one starting
+                                   at or after where such a one ended
                                    confirms the jump (a stray datagram
-                                   never confirmed moves nothing) */
+                                   never confirmed, or a copy of it, moves
+                                   nothing) */
     uint64_t rx_jumps;          /* such jumps confirmed and taken (after a
                                    long outage: rx_missing counts the gap) */
     uint64_t rx_overflow;       /* frames dropped: receive queue full */

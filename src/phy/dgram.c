@@ -313,20 +313,23 @@ static bool other_width(struct dgram *u, uint8_t lg)
  * a peer's real datagrams after a long outage, or one stray or forged
  * datagram, which taken alone would make every real datagram after it late
  * and silence the link.  So a jump is held (dropped and counted) and taken
- * only when a second datagram or announcement starts within DGRAM_NEAR
- * frames of where the held one ended (`end`), as the next datagrams after
- * an outage do. */
+ * only when a second datagram or announcement starts at or after where the
+ * held one ended (`end`), and within DGRAM_NEAR frames of it, as the next
+ * datagrams after an outage do.  A copy of the held one (a duplicated
+ * stray datagram or announcement) or one overlapping it confirms nothing:
+ * it is held in its place. */
 static bool jump_taken(struct dgram *u, uint64_t seq, uint64_t end)
 {
     if (seq <= u->rx_next || seq - u->rx_next <= DGRAM_NEAR)
         return true;
-    uint64_t off = seq > u->far_end ? seq - u->far_end : u->far_end - seq;
-    if (u->far_held && off <= DGRAM_NEAR) {
+    bool again = seq == u->far_seq && end == u->far_end;
+    if (u->far_held && !again && seq >= u->far_end && seq - u->far_end <= DGRAM_NEAR) {
         u->far_held = false;
         u->st.rx_jumps++;
         return true;
     }
     u->far_held = true;
+    u->far_seq = seq;
     u->far_end = end;
     u->st.rx_far_held++;
     return false;

@@ -83,7 +83,7 @@ struct dgram {
     uint8_t erasure[RIFL_FRAME_MAX_BYTES]; /* a frame that fails verification */
     bool erase;                   /* frames went missing: an erasure goes first */
     bool far_held;                /* a jump (beyond DGRAM_NEAR) was held ... */
-    uint64_t far_end;             /* ... whose frames ended here */
+    uint64_t far_seq, far_end;    /* ... whose frames started and ended here */
     uint64_t gap;                 /* bits sent until the next bit error (ber) */
     unsigned since_rx;            /* exchanges since the socket was read */
     uint64_t answers[DGRAM_PROBE_RING]; /* tokens of probe answers not taken yet */
