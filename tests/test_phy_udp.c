@@ -625,6 +625,67 @@ static void t_rejoin(void)
     free_ends(&e);
 }
 
+/* Another frame width is taken from a datagram or probe that is well
+ * formed in its own width only: anything else starting with "RF" (too
+ * short, of the wrong length, another version, reserved bytes set, epoch
+ * 0, no legal width) is malformed and leaves peer_frame_bits alone. */
+static void t_other_width_malformed(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    const rifl_phy_udp_stats *sb = rifl_phy_udp_get_stats(b);
+    const uint8_t four[4] = { 'R', 'F', 0xEE, 7 };
+    REQUIRE(send(e.spare, four, sizeof four, 0) == (ssize_t)sizeof four);
+    /* one frame of 1024 bits, well formed, then broken a byte at a time */
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 128];
+    memset(d, 0, sizeof d);
+    rifl_udp_header h = { 1024, 1, 100, 0 };
+    REQUIRE(rifl_udp_header_write(&h, d) == RIFL_OK);
+    REQUIRE(send(e.spare, d, sizeof d - 1, 0) == (ssize_t)sizeof d - 1);
+    REQUIRE(send(e.spare, d, RIFL_UDP_HEADER_BYTES, 0) == RIFL_UDP_HEADER_BYTES);
+    const unsigned at[] = { 2, 3, 5, 6, 7, 8 };
+    const uint8_t to[] = { 2, 12, 2, 1, 1, 0 };
+    for (unsigned k = 0; k < sizeof at / sizeof at[0]; k++) {
+        uint8_t c[sizeof d];
+        memcpy(c, d, sizeof d);
+        c[at[k]] = to[k];
+        if (at[k] == 8)
+            c[9] = c[10] = c[11] = 0; /* epoch 0 */
+        REQUIRE(send(e.spare, c, sizeof c, 0) == (ssize_t)sizeof c);
+    }
+    /* probes of 1024 bits with epoch 0, and of no legal width */
+    uint8_t p[RIFL_UDP_HEADER_BYTES + 16];
+    memset(p, 0, sizeof p);
+    p[0] = 'R';
+    p[1] = 'F';
+    p[2] = 1;
+    p[3] = 10;
+    p[6] = 1;
+    REQUIRE(send(e.spare, p, sizeof p, 0) == (ssize_t)sizeof p);
+    p[3] = 3;
+    p[11] = 100;
+    REQUIRE(send(e.spare, p, sizeof p, 0) == (ssize_t)sizeof p);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_malformed, 11);
+    CHECK_EQ_U(sb->rx_other_width, 0);
+    CHECK_EQ_U(sb->peer_frame_bits, 0);
+    CHECK_EQ_U(sb->probes_answered, 0);
+    /* well formed in 1024 bits: a datagram and a probe */
+    REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+    p[3] = 10;
+    REQUIRE(send(e.spare, p, sizeof p, 0) == (ssize_t)sizeof p);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_malformed, 11);
+    CHECK_EQ_U(sb->rx_other_width, 2);
+    CHECK_EQ_U(sb->peer_frame_bits, 1024);
+    CHECK_EQ_U(sb->peer_epoch, 0);
+    free_ends(&e);
+}
+
 /* Frames a stray datagram far ahead would silence: a start more than 4096
  * frames beyond the next one expected is held until a second datagram or
  * announcement starts within 4096 frames of where it ended (docs/udp.md);
@@ -839,6 +900,7 @@ TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_conte
           { "lanes_gso", t_lanes_gso },
           { "dropped_datagrams", t_dropped_datagrams }, { "empty_datagrams", t_empty_datagrams },
           { "probes_ber", t_probes_ber },
-          { "rejoin", t_rejoin }, { "jump", t_jump },
+          { "rejoin", t_rejoin },
+          { "other_width_malformed", t_other_width_malformed }, { "jump", t_jump },
           { "jump_repeat", t_jump_repeat }, { "rx_every", t_rx_every },
           { "late_slots", t_late_slots })

@@ -296,8 +296,9 @@ static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev, bool pro
     return false;
 }
 
-/* Byte 3 of a header (log2 of the frame width) names a legal width other
- * than this end's: dropped, counted, the width kept for the driver. */
+/* Byte 3 of a header otherwise well formed (log2 of the frame width) names
+ * a legal width other than this end's: dropped, counted, the width kept for
+ * the driver. */
 static bool other_width(struct dgram *u, uint8_t lg)
 {
     if (lg < 6 || lg > 11 || (1u << lg) == u->cfg.frame_bits)
@@ -348,15 +349,15 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
         d[4] != 0 || d[5] != 0 || d[7] != 0 || d[6] < PROBE_ASK || d[6] > PROBE_SEQ)
         return false;
     uint64_t token = get_be(d + 12, 8);
+    uint32_t epoch = (uint32_t)get_be(d + 8, 4);
+    if (epoch == 0 || d[3] < 6 || d[3] > 11) {
+        u->st.rx_malformed++; /* (no sender has epoch 0, nor such a width) */
+        return true;
+    }
     if (other_width(u, d[3])) {
         /* answered all the same, so that the peer learns this end's width */
         if (d[6] == PROBE_ASK)
             send_probe(u, PROBE_ANSWER, token);
-        return true;
-    }
-    uint32_t epoch = (uint32_t)get_be(d + 8, 4);
-    if (epoch == 0) {
-        u->st.rx_malformed++; /* (no sender has epoch 0) */
         return true;
     }
     if (!epoch_taken(u, epoch, (uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 12, 4),
@@ -413,12 +414,13 @@ static void take_dgram(struct dgram *u, const uint8_t *d, size_t len)
     rifl_udp_header h;
     if (take_probe(u, d, len))
         return;
-    if (len >= 4 && d[0] == 'R' && d[1] == 'F' && other_width(u, d[3]))
-        return;
-    if (rifl_udp_header_read(d, len, &h) != RIFL_OK || h.frame_bits != u->cfg.frame_bits) {
+    /* (another width only from a datagram well formed in its own width) */
+    if (rifl_udp_header_read(d, len, &h) != RIFL_OK) {
         u->st.rx_malformed++;
         return;
     }
+    if (other_width(u, d[3]))
+        return;
     if (!epoch_taken(u, h.epoch, 0, false))
         return;
     if (!jump_taken(u, h.seq, h.seq + h.count))
