@@ -764,6 +764,85 @@ static void t_restart(void)
     free_pair(&p);
 }
 
+/* A new end 1 on `port1`, its peer on `port0`, of `epoch` and `bits`-bit
+ * frames (0: the default). */
+static bool new_end1(struct pair *p, unsigned port1, unsigned port0, uint32_t epoch,
+                     unsigned bits)
+{
+    char local[64], remote[64];
+    snprintf(local, sizeof local, "127.0.0.1:%u", port1);
+    snprintf(remote, sizeof remote, "127.0.0.1:%u", port0);
+    rifl_udplink_config c;
+    rifl_udplink_defaults(&c);
+    c.udp.local = local;
+    c.udp.remote = remote;
+    c.udp.epoch = epoch;
+    c.udp.seed = test_seed * 2 + epoch;
+    if (bits)
+        c.udp.frame_bits = bits;
+    char msg[512] = "";
+    int rc = rifl_udplink_create(&c, &p->l[1], msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    return rc == RIFL_OK;
+}
+
+/* The peer restarts with another frame width, stops on it (its probes
+ * were answered in the running end's width), and restarts again with the
+ * right one: the running end, which heard the wrong width while it ran,
+ * rejoins the new peer and the link comes back, instead of its probing
+ * stopping on the width of the peer's start before. */
+static void t_restart_other_width(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    CHECK_EQ_I(pump(&p, 3, 1000, 20000, 100), RIFL_OK);
+    REQUIRE(rifl_udplink_running(p.l[0]) && rifl_udplink_running(p.l[1]));
+    unsigned port0 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[0]));
+    unsigned port1 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[1]));
+    REQUIRE(port0 && port1);
+    rifl_udplink_free(p.l[1]);
+    p.l[1] = NULL;
+    if (!new_end1(&p, port1, port0, 12, 1024)) {
+        rifl_udplink_free(p.l[0]);
+        return;
+    }
+    /* the 1024-bit end stops; end 0 runs on, the width noted */
+    int rc = RIFL_OK;
+    char msg[512] = "";
+    for (unsigned k = 0; k < 2000 && rc == RIFL_OK; k++) {
+        CHECK_EQ_I(pump(&p, 1, 1000, 1, 0), RIFL_OK);
+        uint64_t wake;
+        rc = rifl_udplink_step(p.l[1], p.now, &wake, msg, sizeof msg);
+    }
+    CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "same frame width") != NULL, "%s", msg);
+    const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+    CHECK_EQ_U(u0->peer_frame_bits, 1024);
+    CHECK(rifl_udplink_running(p.l[0]));
+    rifl_udplink_free(p.l[1]);
+    p.l[1] = NULL;
+    /* end 1 again, of end 0's width: the joint reset, the link back */
+    if (!new_end1(&p, port1, port0, 13, 0)) {
+        rifl_udplink_free(p.l[0]);
+        return;
+    }
+    p.stream[1] = 43;
+    p.sent[1] = p.got[1] = p.have[1] = 0;
+    CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
+    for (int i = 0; i < 2; i++)
+        CHECK(rifl_udplink_running(p.l[i]));
+    CHECK_EQ_U(rifl_udplink_get_stats(p.l[0])->resets, 1);
+    CHECK_EQ_U(u0->peer_epoch, 13);
+    CHECK_EQ_U(u0->peer_frame_bits, 0);
+    CHECK_EQ_U(p.got[0], 100);
+    CHECK_EQ_U(p.got[1], 100);
+    CHECK_EQ_U(p.bad, 0);
+    free_pair(&p);
+}
+
 /* A packet sent as soon as the link is up, while the peer has nothing to
  * send: the lanes' start-up (no user data before 2^K new fillers) runs at
  * the lane rate at both ends, so it arrives within a few times 2^K slots
@@ -815,4 +894,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "default_epoch", t_default_epoch },
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
           { "idle_lossy", t_idle_lossy },
-          { "restart", t_restart }, { "exchange", t_exchange })
+          { "restart", t_restart },
+          { "restart_other_width", t_restart_other_width }, { "exchange", t_exchange })

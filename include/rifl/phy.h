@@ -349,7 +349,8 @@ typedef struct rifl_phy_udp_stats {
     uint64_t rx_other_width;    /* datagrams and probes of another frame
                                    width than this end's: a peer set up
                                    differently (peer_frame_bits) */
-    unsigned peer_frame_bits;   /* that width (0: none seen) */
+    unsigned peer_frame_bits;   /* that width (0: none seen since the
+                                   start or the last rifl_phy_udp_rejoin) */
     uint64_t rx_foreign;        /* another epoch than the peer's, not one it
                                    left: a restart of the peer
                                    (peer_epoch_new) */
@@ -466,7 +467,8 @@ RIFL_API bool rifl_phy_udp_probe_answer(rifl_phy *phy, uint64_t *token);
  * `epoch` as its own (0: keeps its own; the old one goes in its probes as
  * the one before).  Sequence numbers start from 0 both ways, and the
  * frames received and not handed out, the part-filled datagram, the probe
- * answers not taken, the value published and the peer's are dropped.
+ * answers not taken, the value published and the peer's, and the frame
+ * width heard from the peer (peer_frame_bits) are dropped.
  * RIFL_ERR_INVALID_ARG for another kind of PHY. */
 RIFL_API int rifl_phy_udp_rejoin(rifl_phy *phy, uint32_t epoch);
 

@@ -813,6 +813,8 @@ int rifl_phy_udp_rejoin(rifl_phy *p, uint32_t epoch)
     }
     u->st.peer_epoch_new = 0;
     u->new_prev = 0;
+    /* a width heard before was the peer's before it restarted */
+    u->st.peer_frame_bits = 0;
     if (epoch && epoch != u->cfg.epoch) {
         u->prev_epoch = u->cfg.epoch;
         u->cfg.epoch = epoch;
