@@ -43,6 +43,14 @@ json "$tmp/w.json" 'd["ratio"] >= 0.9 and 0 < d["throughput_gbps"] <= d["capacit
 has "verified: yes" "$rifl" sim rdma "${small[@]}" --op read || fail "read run not verified: $(cat "$tmp/has.out")"
 has "verified: yes" "$rifl" sim rdma --bytes 200KB --op send --size 200 --seed 1 ||
   fail "send run not verified: $(cat "$tmp/has.out")"
+# sends under 8 bytes (no room for their flow and number): each checked
+# against its sender's messages not yet seen
+for args in "--size 1" "--size 4" "--size 7" "--size 4 --mapping compact" \
+            "--size 3 --senders 3 --flows 5" "--size 4 --net single:3"; do
+  # shellcheck disable=SC2086
+  has "verified: yes" "$rifl" sim rdma --op send --bytes 4KB $args ||
+    fail "send run ($args) not verified: $(cat "$tmp/has.out")"
+done
 
 # damaged payloads: NACKed, the blocks sent again, every byte right
 "$rifl" sim rdma "${small[@]}" --fault payload-crc:0.01 --json > "$tmp/crc.json" ||

@@ -171,6 +171,10 @@ struct host {
     uint64_t posted, done;    /* transfers */
     uint64_t *seq;            /* per flow: transfers posted */
     double *post_ns;
+    /* sends under 8 bytes, which have no room for their flow and number:
+     * the bytes of each one posted and not yet found in the mailbox */
+    uint64_t *short_sent;
+    size_t nshort, short_cap;
     uint64_t bytes_done;      /* payload of its successful transfers */
     double done_ns;           /* its last completion */
     /* over a network: bundles waiting in the NIC, their buffers, and the
@@ -369,6 +373,41 @@ static uint64_t flow_seed(const struct sim *s, unsigned host, unsigned flow, uin
     return s->c->seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)host << 48) ^ ((uint64_t)flow << 32) ^ seq;
 }
 
+/* The bytes of a send under 8 bytes, as one number (zeros beyond them). */
+static uint64_t short_send(const uint8_t *m, size_t len)
+{
+    uint64_t v = 0;
+    memcpy(&v, m, len);
+    return v;
+}
+
+/* Take one send of bytes `v` out of a sender's sends under 8 bytes: false
+ * when none is waiting. */
+static bool short_take(struct host *h, uint64_t v)
+{
+    for (size_t i = 0; i < h->nshort; i++)
+        if (h->short_sent[i] == v) {
+            h->short_sent[i] = h->short_sent[--h->nshort];
+            return true;
+        }
+    return false;
+}
+
+static void short_add(struct sim *s, struct host *h, uint64_t v)
+{
+    if (h->nshort == h->short_cap) {
+        size_t cap = h->short_cap ? 2 * h->short_cap : 64;
+        uint64_t *p = realloc(h->short_sent, cap * sizeof *p);
+        if (!p) {
+            s->oom = true;
+            return;
+        }
+        h->short_sent = p;
+        h->short_cap = cap;
+    }
+    h->short_sent[h->nshort++] = v;
+}
+
 static int post(struct sim *s, unsigned a, unsigned flow)
 {
     struct host *h = &s->h[a];
@@ -411,6 +450,8 @@ static int post(struct sim *s, unsigned a, unsigned flow)
         if (c->size >= 8)
             memcpy(m, &seq, 4), memcpy(m + 4, &flow, 4);
         rc = rifl_rdma_post_send(h->e, PD_DATA, 0, MAILBOX, m, c->size, flow, now);
+        if (rc == RIFL_OK && c->size < 8)
+            short_add(s, h, short_send(m, c->size));
         break;
     }
     }
@@ -446,6 +487,13 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
         r->latency_ns_min = lat;
     s->last_done = s->now;
     if (wc->status != RIFL_OK) {
+        if (c->op == RIFL_RDMASIM_SEND && c->size < 8 &&
+            wc->status == RIFL_ERR_REMOTE_PROTECTION) {
+            /* the target refused it: it never reaches the mailbox */
+            uint8_t m[8];
+            fill(m, c->size, flow_seed(s, a, flow, h->seq[flow] - 1));
+            short_take(h, short_send(m, c->size));
+        }
         if (!r->failed)
             r->first_error = wc->status;
         r->failed++;
@@ -463,7 +511,10 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
         post(s, a, flow);
 }
 
-/* Host 0's mailbox (sends): every message checked against what was sent. */
+/* Host 0's mailbox (sends): every message checked against what was sent.
+ * A message of 8 bytes or more starts with its number and flow, from
+ * which its other bytes follow; a shorter one must be one of its sender's
+ * messages posted and not yet seen, byte for byte. */
 static void drain_mailbox(struct sim *s)
 {
     uint8_t m[256], want[256];
@@ -474,14 +525,16 @@ static void drain_mailbox(struct sim *s)
             s->r->mismatches++;
             continue;
         }
-        uint32_t seq = 0, flow = 0;
-        if (len >= 8) {
-            memcpy(&seq, m, 4);
-            memcpy(&flow, m + 4, 4);
+        if (len < 8) {
+            if (!short_take(&s->h[src], short_send(m, len)))
+                s->r->mismatches++;
+            continue;
         }
+        uint32_t seq, flow;
+        memcpy(&seq, m, 4);
+        memcpy(&flow, m + 4, 4);
         fill(want, len, flow_seed(s, src, flow, seq));
-        if (len >= 8)
-            memcpy(want, &seq, 4), memcpy(want + 4, &flow, 4);
+        memcpy(want, &seq, 4), memcpy(want + 4, &flow, 4);
         if (flow >= s->c->flows || memcmp(want, m, len))
             s->r->mismatches++;
     }
@@ -881,6 +934,7 @@ static void teardown(struct sim *s)
         free(s->h[a].queued);
         free(s->h[a].seq);
         free(s->h[a].post_ns);
+        free(s->h[a].short_sent);
         if (s->h[a].nb)
             for (unsigned i = 0; i < 2 * s->nhosts; i++)
                 free(s->h[a].nb[i]);
