@@ -177,6 +177,8 @@ expect_err "--fault" --net single:4 --fault drop:0.01
 expect_err "--net" --net nope:3
 expect_err "--lanes" --lanes 4
 expect_err "--group-lanes" --net single:4 --lanes 4 --group-lanes 8
+expect_err "option --lanes: lanes is 3" --net single:4 --lanes 3
+expect_err "option --group-lanes: group_lanes is 8" --net single:4 --lanes 4 --group-lanes 8
 expect_err "choose one output format" --json --csv
 expect_err "option --link-gbps: 0.5 Gbit/s: with --net" --net single:4 --link-gbps 0.5
 expect_err "would have no effect" --size 4096 --sizes 256,512

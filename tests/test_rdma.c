@@ -1800,6 +1800,61 @@ static void t_sim(void)
     CHECK(strstr(msg, "256") != NULL);
 }
 
+/* The network's lanes and credit settings: refused without a topology,
+ * outside what the network takes, or where nothing would use them; each
+ * refusal names the setting. */
+static void t_sim_net_settings(void)
+{
+    rifl_topology *single = NULL, *bonded = NULL;
+    char msg[300];
+    REQUIRE(rifl_topo_generate("single:4", &single, msg, sizeof msg) == RIFL_OK);
+    static const char two_lanes[] = "switch s0 4\nhost h0\nhost h1\n"
+                                    "link h0 s0:0 lanes 2\nlink h1 s0:1 lanes 4\n";
+    REQUIRE(rifl_topo_parse(two_lanes, sizeof two_lanes - 1, &bonded, msg, sizeof msg) ==
+            RIFL_OK);
+    const struct {
+        const rifl_topology *topo;
+        rifl_net_fc fc;
+        unsigned lanes, group_lanes, vls, credit_cells;
+        const char *want; /* NULL: accepted */
+    } k[] = {
+        { NULL, RIFL_NET_FC_VOQ, 2, 0, 0, 0, "lanes is 2 without a network" },
+        { NULL, RIFL_NET_FC_VOQ, 1, 0, 0, 0, NULL },
+        { NULL, RIFL_NET_FC_VOQ, 0, 2, 0, 0, "group_lanes is 2 without a network" },
+        { NULL, RIFL_NET_FC_CREDIT, 0, 0, 4, 0, "vls is 4 without a network" },
+        { NULL, RIFL_NET_FC_CREDIT, 0, 0, 0, 8, "credit_cells is 8 without a network" },
+        { single, RIFL_NET_FC_VOQ, 3, 0, 0, 0, "lanes is 3" },
+        { single, RIFL_NET_FC_VOQ, 32, 0, 0, 0, "lanes is 32" },
+        { single, RIFL_NET_FC_VOQ, 4, 3, 0, 0, "group_lanes is 3" },
+        { single, RIFL_NET_FC_VOQ, 4, 8, 0, 0, "give group_lanes up to 4" },
+        { single, RIFL_NET_FC_VOQ, 4, 4, 0, 0, NULL },
+        { single, RIFL_NET_FC_VOQ, 1, 2, 0, 0, "group_lanes is 2 without bonded links" },
+        { single, RIFL_NET_FC_VOQ, 0, 0, 4, 0, "vls is 4 with per-VOQ" },
+        { single, RIFL_NET_FC_LINK, 0, 0, 0, 8, "credit_cells is 8 with link-level" },
+        { single, RIFL_NET_FC_CREDIT, 0, 0, 16, 0, "vls is 16" },
+        { single, RIFL_NET_FC_CREDIT, 0, 0, 0, 410, "credit_cells is 410" },
+        { single, RIFL_NET_FC_CREDIT, 0, 0, 15, 409, NULL },
+        { bonded, RIFL_NET_FC_VOQ, 0, 2, 0, 0, NULL },  /* the links' own lanes */
+        { bonded, RIFL_NET_FC_VOQ, 0, 4, 0, 0, "give group_lanes up to 2" },
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        rifl_rdmasim_config c = rifl_rdmasim_default_config;
+        c.topo = k[i].topo;
+        c.fc = k[i].fc;
+        c.lanes = k[i].lanes;
+        c.group_lanes = k[i].group_lanes;
+        c.vls = k[i].vls;
+        c.credit_cells = k[i].credit_cells;
+        msg[0] = '\0';
+        int rc = rifl_rdmasim_check(&c, msg, sizeof msg);
+        CHECK_MSG(rc == (k[i].want ? RIFL_ERR_CONFIG : RIFL_OK), "case %zu: %d (%s)", i, rc, msg);
+        CHECK_MSG(!k[i].want || strstr(msg, k[i].want), "case %zu: '%s' lacks '%s'", i, msg,
+                  k[i].want ? k[i].want : "");
+    }
+    rifl_topo_free(single);
+    rifl_topo_free(bonded);
+}
+
 /* Bundles for one destination only (rifl_rdma_output_to): a port with a
  * queue per destination asks for node 3's while node 2's stay staged; full
  * bundles unless the port is idle; an unknown node gives none; what was
@@ -1859,4 +1914,5 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "chain_page_fault", t_chain_page_fault }, { "chain_args", t_chain_args },
           { "chain_failure", t_chain_failure }, { "chain_mixed", t_chain_mixed },
           { "chain_random", t_chain_random },
-          { "output_to", t_output_to }, { "sim", t_sim })
+          { "output_to", t_output_to }, { "sim", t_sim },
+          { "sim_net_settings", t_sim_net_settings })

@@ -222,8 +222,6 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
     c->topo = o->topo;
     c->ber = o->ber;
     c->victim = o->victim;
-    c->vls = (unsigned)o->vls;
-    c->credit_cells = (unsigned)o->credit_cells;
     c->lanes = (unsigned)o->lanes;
     c->group_lanes = (unsigned)o->group_lanes;
     if (!strcmp(o->fc, "voq"))
@@ -234,6 +232,10 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
         c->fc = RIFL_NET_FC_CREDIT;
     else
         return 2;
+    if (c->fc == RIFL_NET_FC_CREDIT) { /* (--vls has a default of its own) */
+        c->vls = (unsigned)o->vls;
+        c->credit_cells = (unsigned)o->credit_cells;
+    }
     return parse_faults(o->fault, c, quiet);
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rifl/bond.h"
+#include "rifl/credit.h"
 #include "rifl/frame.h"
 #include "rifl/l2.h"
 #include "rifl/nic.h"
@@ -47,6 +49,28 @@ const rifl_rdmasim_config rifl_rdmasim_default_config = {
 #define PD_DATA 1
 #define PD_OTHER 2
 #define MAILBOX 2
+/* a receiver's credit per VL, in cells, as rifl_net_create allows */
+#define CREDIT_CELLS_MAX                                                                    \
+    (RIFL_FC_CREDIT_CAP / ((RIFL_L2_CELL_BYTES + RIFL_FC_BLOCK_BYTES - 1) / RIFL_FC_BLOCK_BYTES))
+
+/* The most and fewest lanes of the topology's bonded links (a link's own
+ * lanes, else `lanes`); 0 and 0 with none. */
+static void bonded_lanes(const rifl_topology *t, unsigned lanes, unsigned *most,
+                         unsigned *fewest)
+{
+    *most = *fewest = 0;
+    for (unsigned v = 0; v < t->nnodes; v++)
+        for (unsigned p = 0; p < t->nodes[v].nports; p++) {
+            int own = t->nodes[v].attr ? t->nodes[v].attr[p].lanes : 0;
+            unsigned nl = own > 0 ? (unsigned)own : lanes;
+            if (t->nodes[v].peer[p] < 0 || nl < 2)
+                continue;
+            if (nl > *most)
+                *most = nl;
+            if (!*fewest || nl < *fewest)
+                *fewest = nl;
+        }
+}
 
 int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
 {
@@ -131,10 +155,44 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
             BAD("fc is %d; give voq, credit or link", (int)c->fc);
         if (!(c->ber >= 0 && c->ber < 1e-3))
             BAD("ber is %g; give 0 to 1e-3 (exclusive)", c->ber);
+        if (c->fc != RIFL_NET_FC_CREDIT && (c->vls || c->credit_cells))
+            BAD("%s is %u with %s flow control: virtual lanes and their credit are for credit "
+                "flow control; give %s 0, or fc credit", c->vls ? "vls" : "credit_cells",
+                c->vls ? c->vls : c->credit_cells,
+                c->fc == RIFL_NET_FC_VOQ ? "per-VOQ" : "link-level",
+                c->vls ? "vls" : "credit_cells");
+        if (c->vls > RIFL_FC_MAX_DATA_VLS)
+            BAD("vls is %u; give 1 to %u virtual lanes (0: 4)", c->vls, RIFL_FC_MAX_DATA_VLS);
+        if (c->credit_cells > CREDIT_CELLS_MAX)
+            BAD("credit_cells is %u; give 1 to %u cells per virtual lane (a receiver "
+                "advertises at most %u blocks of %u bytes; 0: the 1.5-round-trip rule)",
+                c->credit_cells, CREDIT_CELLS_MAX, RIFL_FC_CREDIT_CAP, RIFL_FC_BLOCK_BYTES);
+        if (c->lanes > RIFL_BOND_MAX_LANES || (c->lanes & (c->lanes - 1)))
+            BAD("lanes is %u; give 1, 2, 4, 8 or 16 lanes per link (0: 1)", c->lanes);
+        if (c->group_lanes > RIFL_BOND_MAX_LANES || (c->group_lanes & (c->group_lanes - 1)))
+            BAD("group_lanes is %u; give a power of two up to a bonded link's lanes (0: all "
+                "of them, spatial only; 1: temporal only)", c->group_lanes);
+        unsigned most, fewest;
+        bonded_lanes(c->topo, c->lanes, &most, &fewest);
+        if (c->group_lanes && !most)
+            BAD("group_lanes is %u without bonded links: no link has more than one lane; "
+                "give group_lanes 0, or lanes 2 to 16 (or a topology whose links have lanes)",
+                c->group_lanes);
+        if (c->group_lanes > fewest && most)
+            BAD("group_lanes is %u and a bonded link has %u lanes; give group_lanes up to %u "
+                "(0: all of a link's lanes)", c->group_lanes, fewest, fewest);
     } else if (c->victim || c->ber > 0) {
         BAD("%s needs a network (a topology): the path model has no shared links%s",
             c->victim ? "a victim flow" : "a bit error rate",
             c->victim ? "" : " or lanes");
+    } else if (c->lanes > 1 || c->group_lanes || c->vls || c->credit_cells) {
+        const char *what = c->lanes > 1 ? "lanes" : c->group_lanes ? "group_lanes"
+                           : c->vls ? "vls" : "credit_cells";
+        BAD("%s is %u without a network (a topology): the path model has no lanes or "
+            "flow control; give %s %s, or a topology", what,
+            c->lanes > 1 ? c->lanes : c->group_lanes ? c->group_lanes
+                                      : c->vls ? c->vls : c->credit_cells,
+            what, c->lanes > 1 ? "0 or 1" : "0");
     }
     if (c->victim && c->op != RIFL_RDMASIM_WRITE)
         BAD("a victim flow is of writes; give op write");

@@ -72,8 +72,11 @@ typedef struct rifl_rdmasim_config {
      * most; completions are seen at the next cell time. */
     const rifl_topology *topo;
     rifl_net_fc fc;           /* with topo: per-VOQ, credit or link-level flow control */
-    unsigned vls, credit_cells; /* with topo and credit: as rifl_net_config's */
-    unsigned lanes, group_lanes; /* with topo: bonded links, as rifl_net_config's */
+    unsigned vls, credit_cells; /* with topo and credit: as rifl_net_config's
+                                   (else 0: refused, having no effect) */
+    unsigned lanes, group_lanes; /* with topo: bonded links, as rifl_net_config's
+                                    (else lanes 0 or 1 and group_lanes 0;
+                                    group_lanes needs a bonded link) */
     double ber;               /* with topo: every link's bit error rate */
     bool victim;              /* with topo, writes: host 1 also writes to host
                                  senders + 1 (a destination nobody else uses)
