@@ -198,6 +198,11 @@ int cli_load_topology(const struct cli_opt *table, const char *path,
 /* The same for an option of another name. */
 int cli_load_topology_as(const struct cli_opt *table, const char *option, const char *path,
                          struct rifl_topology **topo);
+/* --group-lanes given where no link is bonded (every link one lane: a
+ * topology file's link its own lanes, the others `lanes`): said, and 2;
+ * else 0. */
+int cli_group_lanes_unused(const struct cli_opt *table, const struct rifl_topology *topo,
+                           uint64_t lanes);
 
 void cli_progress(const char *what, double fraction, const char *extra, bool force);
 void cli_progress_done(bool force);

@@ -42,19 +42,6 @@ static bool swept(const struct cli_sweep *sw, const char *name)
     return sw && cli_sweep_has(sw, name);
 }
 
-/* Whether any link has more than one lane: a topology file's link its own
- * lanes, the others --lanes. */
-static bool any_bonded(const rifl_topology *topo, uint64_t lanes)
-{
-    for (unsigned v = 0; topo && v < topo->nnodes; v++)
-        for (unsigned p = 0; p < topo->nodes[v].nports; p++) {
-            int own = topo->nodes[v].attr[p].lanes;
-            if (topo->nodes[v].peer[p] >= 0 && (own > 0 ? (uint64_t)own : lanes) > 1)
-                return true;
-        }
-    return false;
-}
-
 /* Options the other settings make meaningless are refused, unless a sweep
  * varies the setting that decides it. */
 static int check_unused(const struct cli_opt *t, const struct opts *o,
@@ -70,12 +57,7 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
         if (cli_unused(t, "incast", why))
             return 2;
     }
-    if (!swept(sw, "lanes") && !any_bonded(topo, o->lanes) &&
-        cli_unused(t, "group-lanes",
-                   o->lanes > 1 ? "without bonded links (the topology file gives every link "
-                                  "one lane, whatever --lanes)"
-                                : "without bonded links (--lanes 2 to 16, or a topology "
-                                  "file's link with lanes 2 or more)"))
+    if (!swept(sw, "lanes") && cli_group_lanes_unused(t, topo, o->lanes))
         return 2;
     if (!swept(sw, "bytes-per-flow") && o->bytes_per_flow) {
         static const char why[] = "with --bytes-per-flow (a finite workload measures every "

@@ -342,6 +342,10 @@ static int run(int argc, char **argv)
                             "10000 Gbit/s (the path model goes lower)", o.link_gbps);
         if (cli_load_topology_as(opts, "net", o.net, &topo))
             return 2;
+        if (cli_group_lanes_unused(opts, topo, o.lanes)) {
+            rifl_topo_free(topo);
+            return 2;
+        }
         o.topo = topo;
     } else {
         static const char *const net_only[] = { "fc", "ber", "victim", "lanes", "group-lanes" };

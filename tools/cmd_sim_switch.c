@@ -593,6 +593,31 @@ int cli_load_topology_as(const struct cli_opt *table, const char *option, const 
     return 0;
 }
 
+/* Whether any link has more than one lane: a topology file's link its own
+ * lanes, the others `lanes`. */
+static bool any_bonded(const rifl_topology *topo, uint64_t lanes)
+{
+    for (unsigned v = 0; topo && v < topo->nnodes; v++)
+        for (unsigned p = 0; p < topo->nodes[v].nports; p++) {
+            int own = topo->nodes[v].attr[p].lanes;
+            if (topo->nodes[v].peer[p] >= 0 && (own > 0 ? (uint64_t)own : lanes) > 1)
+                return true;
+        }
+    return false;
+}
+
+int cli_group_lanes_unused(const struct cli_opt *table, const struct rifl_topology *topo,
+                           uint64_t lanes)
+{
+    if (any_bonded(topo, lanes))
+        return 0;
+    return cli_unused(table, "group-lanes",
+                      lanes > 1 ? "without bonded links (the topology file gives every link "
+                                  "one lane, whatever --lanes)"
+                                : "without bonded links (--lanes 2 to 16, or a topology "
+                                  "file's link with lanes 2 or more)");
+}
+
 /* the swept key on the x axis: load when swept, else the first key; -1
  * without a sweep */
 static int x_key(const struct cli_sweep *sw)
