@@ -335,6 +335,12 @@ static void t_cdf(void)
                    RIFL_ERR_PARSE);
         CHECK_MSG(strstr(err, bad[k].want) != NULL, "'%s': %s", bad[k].text, err);
     }
+    /* the last P not 1: the line of the last point, not of a blank or
+     * comment line after it */
+    static const char tail[] = "100 0.5\n200 0.9\n\n\n# end of table\n";
+    err[0] = 0;
+    CHECK_EQ_I(rifl_net_cdf_parse(tail, sizeof tail - 1, &c, err, sizeof err), RIFL_ERR_PARSE);
+    CHECK_MSG(strstr(err, "line 2: the last P is 0.9") != NULL, "%s", err);
     /* a NUL byte anywhere on a line, also first, is refused */
     static const char nul[] = "\0junk\n100 1\n";
     err[0] = 0;

@@ -16,7 +16,7 @@ int rifl_net_cdf_parse(const char *text, size_t len, rifl_net_cdf *cdf, char *er
         return rifl_null_arg(err, errlen, "rifl_net_cdf_parse", !text ? "text" : "cdf");
     memset(cdf, 0, sizeof *cdf);
     size_t pos = 0;
-    unsigned line = 0;
+    unsigned line = 0, last_line = 0; /* the last point's line */
     while (pos < len) {
         line++;
         size_t end = pos;
@@ -83,6 +83,7 @@ int rifl_net_cdf_parse(const char *text, size_t len, rifl_net_cdf *cdf, char *er
         cdf->bytes[cdf->n] = (uint32_t)b;
         cdf->p[cdf->n] = p;
         cdf->n++;
+        last_line = line;
     }
     if (!cdf->n) {
         rifl_msg(err, errlen, "no points; write one \"BYTES P\" per line, the last P 1");
@@ -95,7 +96,7 @@ int rifl_net_cdf_parse(const char *text, size_t len, rifl_net_cdf *cdf, char *er
     } else if (last != 1) {
         rifl_msg(err, errlen, "line %u: the last P is %g; it must be 1 (or 100 for "
                               "percentages): every message is at most the largest size",
-                 line, last);
+                 last_line, last);
         return RIFL_ERR_PARSE;
     }
     return RIFL_OK;
