@@ -346,6 +346,47 @@ static void t_cdf(void)
     err[0] = 0;
     CHECK_EQ_I(rifl_net_cdf_parse(nul, sizeof nul - 1, &c, err, sizeof err), RIFL_ERR_PARSE);
     CHECK_MSG(strstr(err, "line 1: a NUL byte") != NULL, "%s", err);
+    /* a CDF built by hand: every point checked, the bad one named */
+    {
+        rifl_topology *t1 = gen("single:4");
+        REQUIRE(t1);
+        static const struct {
+            unsigned n;
+            uint32_t bytes[3];
+            double p[3];
+            const char *want; /* NULL: taken */
+        } hand[] = {
+            { 3, { 100, 1000, 10000 }, { 0.25, 0.5, 1 }, NULL },
+            { 3, { 100, 4000000000u, 4000000000u }, { 0.25, 0.5, 1 }, "point 2 of 3: 4000000000 bytes" },
+            { 3, { 0, 1000, 10000 }, { 0.25, 0.5, 1 }, "point 1 of 3: 0 bytes" },
+            { 3, { 100, 1000, 10000 }, { 0.25, NAN, 1 }, "point 2 of 3: P = nan" },
+            { 3, { 100, 1000, 10000 }, { -0.1, 0.5, 1 }, "point 1 of 3: P = -0.1" },
+            { 3, { 100, 1000, 10000 }, { 0.25, 0.5, 0.6 }, "point 3 of 3: the last P is 0.6" },
+            { 3, { 100, 1000, 10000 }, { 0.25, 0.5, 50 }, "point 3 of 3: P = 50" },
+            { 3, { 100, 50, 10000 }, { 0.25, 0.5, 1 }, "point 2 of 3: 50 bytes" },
+            { 3, { 100, 1000, 10000 }, { 0.5, 0.25, 1 }, "point 2 of 3: 1000 bytes at P = 0.25" },
+            { 0, { 0, 0, 0 }, { 0, 0, 0 }, "0 points" },
+        };
+        for (unsigned k = 0; k < sizeof hand / sizeof hand[0]; k++) {
+            rifl_net_cdf h;
+            memset(&h, 0, sizeof h);
+            h.n = hand[k].n;
+            memcpy(h.bytes, hand[k].bytes, sizeof hand[k].bytes);
+            memcpy(h.p, hand[k].p, sizeof hand[k].p);
+            rifl_net_config hc = rifl_net_default_config;
+            hc.topo = t1;
+            hc.sizes = &h;
+            rifl_net *n = NULL;
+            err[0] = 0;
+            int rc = rifl_net_create(&hc, &n, err, sizeof err);
+            CHECK_MSG(rc == (hand[k].want ? RIFL_ERR_CONFIG : RIFL_OK), "CDF %u: %d (%s)", k, rc,
+                      err);
+            CHECK_MSG(!hand[k].want || strstr(err, hand[k].want), "CDF %u: '%s' lacks '%s'", k,
+                      err, hand[k].want ? hand[k].want : "");
+            rifl_net_free(n);
+        }
+        rifl_topo_free(t1);
+    }
     /* a run with sizes from a CDF: lossless, and the mean size as the CDF's */
     rifl_topology *t = gen("single:4");
     REQUIRE(t);

@@ -328,6 +328,43 @@ void rifl_net_free(rifl_net *n)
     free(n);
 }
 
+/* A message size CDF as rifl_net_cdf_parse gives it: 1 to RIFL_NET_CDF_MAX
+ * points, each of 1 to MSG_CAP bytes at a P in [0, 1], neither decreasing,
+ * the last P 1. */
+static int check_cdf(const rifl_net_cdf *d, char *err, size_t errlen)
+{
+    if (d->n < 1 || d->n > RIFL_NET_CDF_MAX) {
+        rifl_msg(err, errlen, "message size CDF: %u points; give 1 to %d (rifl_net_cdf_parse "
+                              "reads them from text)", d->n, RIFL_NET_CDF_MAX);
+        return RIFL_ERR_CONFIG;
+    }
+    for (unsigned k = 0; k < d->n; k++) {
+        if (d->bytes[k] < 1 || d->bytes[k] > MSG_CAP) {
+            rifl_msg(err, errlen, "message size CDF, point %u of %u: %u bytes; give 1 to %u",
+                     k + 1, d->n, d->bytes[k], MSG_CAP);
+            return RIFL_ERR_CONFIG;
+        }
+        if (!(d->p[k] >= 0 && d->p[k] <= 1)) {
+            rifl_msg(err, errlen, "message size CDF, point %u of %u: P = %g; give a "
+                                  "probability from 0 to 1", k + 1, d->n, d->p[k]);
+            return RIFL_ERR_CONFIG;
+        }
+        if (k && (d->bytes[k] < d->bytes[k - 1] || d->p[k] < d->p[k - 1])) {
+            rifl_msg(err, errlen, "message size CDF, point %u of %u: %u bytes at P = %g after "
+                                  "%u at %g; sizes and P must not decrease", k + 1, d->n,
+                     d->bytes[k], d->p[k], d->bytes[k - 1], d->p[k - 1]);
+            return RIFL_ERR_CONFIG;
+        }
+    }
+    if (d->p[d->n - 1] != 1) {
+        rifl_msg(err, errlen, "message size CDF, point %u of %u: the last P is %g; it must be "
+                              "1 (every message is at most the largest size)", d->n, d->n,
+                 d->p[d->n - 1]);
+        return RIFL_ERR_CONFIG;
+    }
+    return RIFL_OK;
+}
+
 static int check(const rifl_net_config *c, char *err, size_t errlen)
 {
     if (!c->topo) {
@@ -340,11 +377,8 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                  c->load);
         return RIFL_ERR_CONFIG;
     }
-    if (c->sizes && (c->sizes->n < 1 || c->sizes->n > RIFL_NET_CDF_MAX ||
-                     c->sizes->bytes[c->sizes->n - 1] > MSG_CAP || c->sizes->bytes[0] < 1)) {
-        rifl_msg(err, errlen, "message size CDF: read it with rifl_net_cdf_parse");
+    if (c->sizes && check_cdf(c->sizes, err, errlen) != RIFL_OK)
         return RIFL_ERR_CONFIG;
-    }
     if (c->msg_min < 1 || c->msg_max < c->msg_min || c->msg_max > MSG_CAP) {
         rifl_msg(err, errlen, "message sizes %u..%u: give 1 <= min <= max <= %u bytes",
                  c->msg_min, c->msg_max, MSG_CAP);

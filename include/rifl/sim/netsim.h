@@ -113,7 +113,10 @@ typedef struct rifl_net_config {
     rifl_net_arrivals arrivals;
     double load;              /* offered cells per cell slot per host, (0, 1] */
     unsigned msg_min, msg_max;/* message bytes, uniform (equal: fixed), 1..1 MiB */
-    const rifl_net_cdf *sizes;/* or from a CDF (NULL: msg_min..msg_max) */
+    const rifl_net_cdf *sizes;/* or from a CDF (NULL: msg_min..msg_max); one
+                                 built by hand must hold what
+                                 rifl_net_cdf_parse gives (P as fractions),
+                                 else rifl_net_create names the point */
     double burst_bytes;       /* bursty: a train's draw is geometric in cells,
                                  burst_bytes / 256 on average (at least 1) */
     unsigned incast;          /* incast senders */
