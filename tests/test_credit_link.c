@@ -351,6 +351,28 @@ static void t_reinit_keeps_held(void)
     rifl_credit_free(b);
 }
 
+/* A caller whose time goes back, or runs near the end of 64 bits, gets no
+ * flood of FCPs: no time counts as passed, and the next one is due at the
+ * last slot there is. */
+static void t_time_edges(void)
+{
+    rifl_credit *a = mk(1, 8192);
+    REQUIRE(a);
+    rifl_credit_item it;
+    REQUIRE(rifl_credit_poll(a, 5000, &it) == RIFL_OK);
+    CHECK_EQ_U(it.kind, RIFL_CREDIT_ITEM_FCP);
+    CHECK_EQ_I(rifl_credit_poll(a, 4000, &it), RIFL_ERR_AGAIN);
+    CHECK_EQ_U(rifl_credit_get_stats(a)->fcp_tx, 1);
+    CHECK_EQ_U(rifl_credit_next_due(a, 4000), 5000 + 1000);
+    rifl_credit_free(a);
+    a = mk(1, 8192);
+    REQUIRE(a);
+    REQUIRE(rifl_credit_poll(a, UINT64_MAX - 10, &it) == RIFL_OK);
+    CHECK_EQ_U(rifl_credit_next_due(a, UINT64_MAX - 10), UINT64_MAX);
+    CHECK_EQ_I(rifl_credit_poll(a, UINT64_MAX - 9, &it), RIFL_ERR_AGAIN);
+    rifl_credit_free(a);
+}
+
 /* Every call on no engine is refused or answers nothing, without a crash. */
 static void t_null_engine(void)
 {
@@ -560,6 +582,7 @@ TEST_MAIN({"link_states", t_link_states},
           {"peer_reinit", t_peer_reinit},
           {"reinit_keeps_held", t_reinit_keeps_held},
           {"null_engine", t_null_engine},
+          {"time_edges", t_time_edges},
           {"lanes", t_lanes},
           {"fcp_drops_counted", t_fcp_drops_counted},
           {"fcp_period", t_fcp_period},

@@ -262,7 +262,8 @@ static int fcp_due(const rifl_credit *c, unsigned v, uint64_t now)
 {
     if (!c->fcp_sent_once[v])
         return 2;
-    uint64_t since = now - c->last_fcp[v];
+    /* (a `now` before the last FCP counts as no time passed) */
+    uint64_t since = now > c->last_fcp[v] ? now - c->last_fcp[v] : 0;
     if (since >= c->cfg.fcp_period)
         return 2;
     if (c->credit_pending[v] && since >= c->cfg.fcp_min_gap)
@@ -280,9 +281,11 @@ uint64_t rifl_credit_next_due(const rifl_credit *c, uint64_t now)
         if (!c->fcp_sent_once[v])
             t = now;
         else {
-            t = c->last_fcp[v] + c->cfg.fcp_period;
+            uint64_t last = c->last_fcp[v];
+            t = last > UINT64_MAX - c->cfg.fcp_period ? UINT64_MAX : last + c->cfg.fcp_period;
             if (c->credit_pending[v]) {
-                uint64_t g = c->last_fcp[v] + c->cfg.fcp_min_gap;
+                uint64_t g = last > UINT64_MAX - c->cfg.fcp_min_gap ? UINT64_MAX
+                                                                     : last + c->cfg.fcp_min_gap;
                 if (g < t)
                     t = g;
             }
