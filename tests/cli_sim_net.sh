@@ -290,6 +290,16 @@ expect_err "option --group-lanes: --group-lanes has no effect without bonded lin
 printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 lanes 1\nlink h1 s0:1 lanes 1\n' > "$tmp/one.topo"
 expect_err "option --group-lanes: --group-lanes has no effect without bonded links (the topology file gives every link one lane" \
   --topology "$tmp/one.topo" --lanes 4 --group-lanes 2
+# a setting every link of the topology file gives for itself changes nothing
+expect_err "option --lanes: --lanes has no effect with this topology file (every link gives its own 'lanes')" \
+  --topology "$tmp/one.topo" --lanes 4
+printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 cable 3\nlink h1 s0:1 cable 4 ber 1e-9\n' > "$tmp/cab.topo"
+expect_err "option --cable-m: --cable-m has no effect with this topology file (every link gives its own 'cable')" \
+  --topology "$tmp/cab.topo" --cable-m 7
+"$rifl" sim net --topology "$tmp/cab.topo" --ber 1e-8 --lanes 2 --time-us 2 --warmup-us 1 \
+  > /dev/null 2> "$tmp/cab.err" || fail "--ber and --lanes where a link takes them: $(cat "$tmp/cab.err")"
+"$rifl" sim net --topology "$tmp/one.topo" --sweep "lanes=1,2" --time-us 2 --warmup-us 1 \
+  --csv > /dev/null 2> "$tmp/one.err" || fail "a sweep of --lanes: $(cat "$tmp/one.err")"
 "$rifl" sim net --topology single:4 --sweep "lanes=1,2" --group-lanes 2 --time-us 2 \
   --warmup-us 1 --csv > "$tmp/gl.csv" 2> "$tmp/gl.err" ||
   fail "--group-lanes with a sweep of lanes: $(cat "$tmp/gl.err")"

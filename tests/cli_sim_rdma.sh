@@ -185,6 +185,8 @@ printf 'switch s0 4\nhost h0\nhost h1\nlink h0 s0:0 lanes 2\nlink h1 s0:1 lanes 
 has "verified: yes" "$rifl" sim rdma --net "$tmp/l2.topo" --group-lanes 2 --bytes 1MB ||
   fail "--group-lanes over a topology file's bonded links: $(cat "$tmp/has.out")"
 expect_err "option --group-lanes: group_lanes is 8" --net single:4 --lanes 4 --group-lanes 8
+expect_err "option --lanes: --lanes has no effect with this topology file (every link gives its own 'lanes')" \
+  --net "$tmp/l2.topo" --lanes 4
 expect_err "choose one output format" --json --csv
 expect_err "option --link-gbps: 0.5 Gbit/s: with --net" --net single:4 --link-gbps 0.5
 expect_err "would have no effect" --size 4096 --sizes 256,512

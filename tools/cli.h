@@ -203,6 +203,11 @@ int cli_load_topology_as(const struct cli_opt *table, const char *option, const 
  * else 0. */
 int cli_group_lanes_unused(const struct cli_opt *table, const struct rifl_topology *topo,
                            uint64_t lanes);
+/* --NAME (lanes, cable-m, transceiver-ns or ber) given while
+ * every link of the topology gives its own value of it: said, and 2; else
+ * 0. */
+int cli_topo_gives_unused(const struct cli_opt *table, const struct rifl_topology *topo,
+                          const char *name);
 
 void cli_progress(const char *what, double fraction, const char *extra, bool force);
 void cli_progress_done(bool force);

@@ -59,6 +59,11 @@ static int check_unused(const struct cli_opt *t, const struct opts *o,
     }
     if (!swept(sw, "lanes") && cli_group_lanes_unused(t, topo, o->lanes))
         return 2;
+    /* (--link-gbps still sets the time step when it is the fastest) */
+    static const char *const per_link[] = { "lanes", "cable-m", "transceiver-ns", "ber" };
+    for (size_t i = 0; i < sizeof per_link / sizeof *per_link; i++)
+        if (!swept(sw, per_link[i]) && cli_topo_gives_unused(t, topo, per_link[i]))
+            return 2;
     if (!swept(sw, "bytes-per-flow") && o->bytes_per_flow) {
         static const char why[] = "with --bytes-per-flow (a finite workload measures every "
                                   "message; the window is the steady state's, "

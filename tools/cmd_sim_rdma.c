@@ -342,7 +342,11 @@ static int run(int argc, char **argv)
                             "10000 Gbit/s (the path model goes lower)", o.link_gbps);
         if (cli_load_topology_as(opts, "net", o.net, &topo))
             return 2;
-        if (cli_group_lanes_unused(opts, topo, o.lanes)) {
+        static const char *const per_link[] = { "lanes", "ber" };
+        bool unused = cli_group_lanes_unused(opts, topo, o.lanes);
+        for (size_t i = 0; i < sizeof per_link / sizeof *per_link && !unused; i++)
+            unused = cli_topo_gives_unused(opts, topo, per_link[i]);
+        if (unused) {
             rifl_topo_free(topo);
             return 2;
         }

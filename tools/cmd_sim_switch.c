@@ -618,6 +618,41 @@ int cli_group_lanes_unused(const struct cli_opt *table, const struct rifl_topolo
                                   "file's link with lanes 2 or more)");
 }
 
+/* Whether link setting `name` is given by every link of the topology (on
+ * both of its ports): then the option of that name changes nothing. */
+static bool every_link_gives(const rifl_topology *topo, const char *name)
+{
+    bool any = false;
+    for (unsigned v = 0; topo && v < topo->nnodes; v++)
+        for (unsigned p = 0; p < topo->nodes[v].nports; p++) {
+            if (topo->nodes[v].peer[p] < 0)
+                continue;
+            const rifl_topo_link_attr *a = &topo->nodes[v].attr[p];
+            bool own = !strcmp(name, "lanes")            ? a->lanes > 0
+                       : !strcmp(name, "cable-m")        ? a->cable_m >= 0
+                       : !strcmp(name, "transceiver-ns") ? a->transceiver_ns >= 0
+                       : !strcmp(name, "ber")            ? a->tx_ber >= 0
+                                                         : false;
+            if (!own)
+                return false;
+            any = true;
+        }
+    return any;
+}
+
+int cli_topo_gives_unused(const struct cli_opt *table, const struct rifl_topology *topo,
+                          const char *name)
+{
+    if (!every_link_gives(topo, name))
+        return 0;
+    const char *key = !strcmp(name, "cable-m")          ? "cable"
+                      : !strcmp(name, "transceiver-ns") ? "transceiver"
+                                                        : name;
+    char why[160];
+    snprintf(why, sizeof why, "with this topology file (every link gives its own '%s')", key);
+    return cli_unused(table, name, why);
+}
+
 /* the swept key on the x axis: load when swept, else the first key; -1
  * without a sweep */
 static int x_key(const struct cli_sweep *sw)
