@@ -1129,6 +1129,53 @@ static void t_app(void)
     rifl_topo_free(t);
 }
 
+/* An application whose tick fails: the run returns its error, and the
+ * links, parked while idle, are still brought up to the slot reached, so
+ * their counters read true afterwards. */
+static unsigned fail_ticks;
+static int fail_tick(void *ctx, rifl_net *n, unsigned host, double now_ns)
+{
+    (void)ctx;
+    (void)n;
+    (void)host;
+    (void)now_ns;
+    return ++fail_ticks >= 4 * 3000 ? RIFL_ERR_STATE : 0;
+}
+static void fail_deliver(void *ctx, rifl_net *n, unsigned host, const rifl_nic_rx *rx,
+                         double now_ns)
+{
+    (void)ctx, (void)n, (void)host, (void)rx, (void)now_ns;
+}
+static void fail_sent(void *ctx, unsigned host, uint64_t tag) { (void)ctx, (void)host, (void)tag; }
+static bool fail_done(void *ctx) { (void)ctx; return false; }
+
+static void t_app_error(void)
+{
+    rifl_topology *t = gen("single:4");
+    REQUIRE(t);
+    rifl_net_app app = { NULL, fail_tick, fail_deliver, fail_sent, fail_done };
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = t;
+    c.app = &app;
+    fail_ticks = 0;
+    rifl_net *n = NULL;
+    char err[256];
+    REQUIRE(rifl_net_create(&c, &n, err, sizeof err) == RIFL_OK);
+    int rc;
+    while ((rc = rifl_net_run(n, 50000)) == 0)
+        ;
+    CHECK_EQ_I(rc, RIFL_ERR_STATE);
+    rifl_net_result r;
+    REQUIRE(rifl_net_result_get(n, &r) == RIFL_OK);
+    CHECK(r.slots > 0);
+    CHECK(r.idle_lane_slots > 0); /* the links were parked */
+    CHECK_MSG(r.lane_slots == 2ull * r.links * r.slots, "%llu lane slots, %u links, %llu slots",
+              (unsigned long long)r.lane_slots, r.links, (unsigned long long)r.slots);
+    rifl_net_result_free(&r);
+    rifl_net_free(n);
+    rifl_topo_free(t);
+}
+
 TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber },
           { "full_voq_waits", t_full_voq_waits },
           { "reproducible", t_reproducible }, { "incast_victim", t_incast_victim },
@@ -1137,4 +1184,4 @@ TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber
           { "link_settings", t_link_settings }, { "link_rates", t_link_rates },
           { "host_interface", t_host_interface },
           { "credit", t_credit }, { "bonded", t_bonded }, { "idle_links", t_idle_links }, { "refusals", t_refusals },
-          { "app", t_app })
+          { "app", t_app }, { "app_error", t_app_error })

@@ -1930,15 +1930,15 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
         return RIFL_ERR_INVALID_ARG;
     if (n->finished)
         return 1;
-    for (uint64_t k = 0; k < slots && !n->finished; k++) {
+    int rc = RIFL_OK;
+    for (uint64_t k = 0; k < slots && !n->finished && rc == RIFL_OK; k++) {
         if (n->t == n->warm)
             window_start(n);
         if (n->t % n->C == 0) {
-            for (unsigned h = 0; h < n->H; h++) {
-                int rc = host_cell_time(n, h);
-                if (rc != RIFL_OK)
-                    return rc;
-            }
+            for (unsigned h = 0; h < n->H && rc == RIFL_OK; h++)
+                rc = host_cell_time(n, h);
+            if (rc != RIFL_OK)
+                break; /* (the links still brought up to date below) */
             for (unsigned s = 0; s < n->S; s++)
                 switch_cell_time(n, s);
             n->pipe_pos = n->pipe_pos + 1 == n->pipe_len ? 0 : n->pipe_pos + 1;
@@ -2001,9 +2001,12 @@ int rifl_net_run(rifl_net *n, uint64_t slots)
         if (window_complete(n) || n->t >= n->limit)
             n->finished = true;
     }
-    /* between calls every link is up to date (its counters read true) */
+    /* between calls every link is up to date (its counters read true),
+     * after an error too */
     for (unsigned l = 0; l < n->L; l++)
         unpark(n, &n->link[l]);
+    if (rc != RIFL_OK)
+        return rc;
     if (n->inconsistent)
         return RIFL_ERR_STATE;
     return n->finished ? 1 : 0;
