@@ -424,7 +424,56 @@ static void t_hold(void)
     rifl_bond_free(b);
 }
 
+/* A lane follows its aligner from the first report on, even when that
+ * report says what the lane already holds: a lane told "not aligned" from
+ * its first slot never locks by itself (it would after 64 legal SYNs). */
+static void t_first_report(void)
+{
+    rifl_bond_config c = { .lane = rifl_lane_default_config, .lanes = 1 };
+    rifl_bond *b[2];
+    char msg[300] = "";
+    for (int e = 0; e < 2; e++)
+        REQUIRE(rifl_bond_create(&c, &b[e], msg, sizeof msg) == RIFL_OK);
+    CHECK(!rifl_lane_get_flags(rifl_bond_lane(b[1], 0)).rx_aligned);
+    uint8_t w[2][RIFL_FRAME_MAX_BYTES];
+    unsigned aligned_slots = 0;
+    for (uint64_t t = 0; t < 2000; t++) {
+        rifl_bond_rx_state(b[1], 0, false, false);
+        for (int e = 0; e < 2; e++)
+            rifl_lane_tx(rifl_bond_lane(b[e], 0), t, w[e]);
+        for (int e = 0; e < 2; e++)
+            rifl_lane_rx(rifl_bond_lane(b[e], 0), t, w[1 - e], NULL);
+        aligned_slots += rifl_lane_get_flags(rifl_bond_lane(b[1], 0)).rx_aligned;
+    }
+    CHECK_EQ_U(aligned_slots, 0);
+    CHECK(rifl_lane_get_stats(rifl_bond_lane(b[1], 0))->rx_not_aligned >= 1900);
+    rifl_bond_free(b[0]);
+    rifl_bond_free(b[1]);
+}
+
+/* The power-up hold takes every lane or none: a lane that has begun
+ * sending refuses it, and the lanes before it are not left held. */
+static void t_hold_all_or_none(void)
+{
+    rifl_bond_config c = { .lane = rifl_lane_default_config, .lanes = 2 };
+    c.lane.rx_lock_frames = 0;
+    rifl_bond *b = NULL;
+    char msg[300] = "";
+    REQUIRE(rifl_bond_create(&c, &b, msg, sizeof msg) == RIFL_OK);
+    uint8_t w[RIFL_FRAME_MAX_BYTES];
+    for (uint64_t t = 0; t < 3; t++)
+        rifl_lane_tx(rifl_bond_lane(b, 1), t, w); /* lane 1 has begun */
+    rifl_lane_flags before = rifl_lane_get_flags(rifl_bond_lane(b, 0));
+    CHECK_EQ_I(rifl_bond_hold(b), RIFL_ERR_STATE);
+    rifl_lane_flags f = rifl_lane_get_flags(rifl_bond_lane(b, 0));
+    CHECK(!f.tx_hold);
+    CHECK(f.rx_aligned == before.rx_aligned && f.rx_up == before.rx_up &&
+          f.group_up == before.group_up);
+    rifl_bond_free(b);
+}
+
 TEST_MAIN({ "worked_spatial", t_worked_spatial }, { "worked_temporal", t_worked_temporal },
           { "worked_mixed", t_worked_mixed }, { "random_links", t_random_links },
           { "refused", t_refused }, { "queue", t_queue },
-          { "rx_state_unheld", t_rx_state_unheld }, { "hold", t_hold })
+          { "rx_state_unheld", t_rx_state_unheld }, { "hold", t_hold },
+          { "first_report", t_first_report }, { "hold_all_or_none", t_hold_all_or_none })

@@ -1755,6 +1755,38 @@ out:
         rifl_pair_free(t.p[k]);
 }
 
+/* One serial lane whose ends run on clocks apart goes through the bonded
+ * driver: the bit offset of each direction is simulated there as on one
+ * clock (the aligner slides past as many bits either way). */
+static void t_one_lane_ppm_offset(void)
+{
+    const unsigned offs[2] = { 10, 200 };
+    for (unsigned k = 0; k < 2; k++) {
+        uint64_t slides[2];
+        for (int p = 0; p < 2; p++) {
+            rifl_linksim_config c;
+            rifl_linksim_defaults(&c);
+            c.serial = true;
+            c.up_log2 = 12;
+            c.bytes = 200000;
+            c.ppm = p ? 50 : 0;
+            c.bit_offset[0] = c.bit_offset[1] = offs[k];
+            rifl_linksim_result r;
+            char msg[600] = "";
+            int rc = rifl_linksim_run(&c, &r, msg, sizeof msg);
+            CHECK_MSG(rc == RIFL_OK, "%s", msg);
+            if (rc != RIFL_OK)
+                return;
+            CHECK(r.complete && r.lossless);
+            slides[p] = r.aligner[0].slides;
+            rifl_linksim_result_free(&r);
+        }
+        CHECK_MSG(slides[0] == offs[k] && slides[1] == offs[k],
+                  "offset %u: %llu slides on one clock, %llu at 50 ppm", offs[k],
+                  (unsigned long long)slides[0], (unsigned long long)slides[1]);
+    }
+}
+
 TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "quiet_runs_crafted", t_quiet_runs_crafted },
           { "keep_source", t_keep_source },
@@ -1772,4 +1804,5 @@ TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "seeds_given", t_seeds_given }, { "serial_lanes", t_serial_lanes },
           { "bonded_links", t_bonded_links },
           { "bonded_pairs_equal_general", t_bonded_pairs_equal_general }, { "clock_offsets", t_clock_offsets },
-          { "lane_faults", t_lane_faults }, { "serial_mixed", t_serial_mixed })
+          { "lane_faults", t_lane_faults }, { "serial_mixed", t_serial_mixed },
+          { "one_lane_ppm_offset", t_one_lane_ppm_offset })

@@ -95,8 +95,11 @@ RIFL_API int rifl_bond_read(rifl_bond *bond, void *buf, size_t cap, size_t *len,
 
 /* The aligner of lane i's receive side (rifl/serial.h): the lane is told,
  * and the send sides of its group see their group up only while every lane
- * of the group is up (rifl-multilane §4.3).  With `hold`, every lane's send
- * side is held at power-up until all L lanes have been aligned once. */
+ * of the group is up (rifl-multilane §4.3).  From the first report on the
+ * lane follows its aligner only (it no longer locks by itself), whatever
+ * that report says.  With `hold`, every lane's send side is held at
+ * power-up until all L lanes have been aligned once; RIFL_ERR_STATE, with
+ * no lane changed, once a lane has begun sending. */
 RIFL_API void rifl_bond_rx_state(rifl_bond *bond, unsigned i, bool aligned, bool up);
 RIFL_API int rifl_bond_hold(rifl_bond *bond);
 

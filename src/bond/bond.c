@@ -30,6 +30,7 @@ struct rifl_bond {
     /* alignment of each lane's receiver */
     bool aligned[RIFL_BOND_MAX_LANES], up[RIFL_BOND_MAX_LANES];
     uint32_t aligned_once;     /* bit per lane */
+    uint32_t reported;         /* bit per lane: its aligner has reported */
     bool held;
     bool tags;                 /* lane tags: a lane counts as up only with its tags right */
     bool eff[RIFL_BOND_MAX_LANES]; /* what the group's AND last saw of each lane */
@@ -355,10 +356,19 @@ int rifl_bond_hold(rifl_bond *b)
 {
     if (!b)
         return RIFL_ERR_INVALID_ARG;
+    /* all lanes or none: a lane that has begun sending refuses, and the
+     * lanes held before it go back as they were */
+    bool was[RIFL_BOND_MAX_LANES];
     for (unsigned i = 0; i < b->L; i++) {
+        was[i] = rifl_lane_get_flags(b->lane[i]).tx_hold;
         int rc = rifl_lane_hold_tx(b->lane[i], true);
-        if (rc != RIFL_OK)
+        if (rc != RIFL_OK) {
+            while (i-- > 0)
+                rifl_lane_hold_tx(b->lane[i], was[i]);
             return rc;
+        }
+    }
+    for (unsigned i = 0; i < b->L; i++) {
         rifl_lane_set_rx_aligned(b->lane[i], false);
         rifl_lane_set_rx_up(b->lane[i], false);
         rifl_lane_set_group_up(b->lane[i], false);
@@ -374,7 +384,11 @@ void rifl_bond_rx_state(rifl_bond *b, unsigned i, bool aligned, bool up)
 {
     if (!b || i >= b->L)
         return;
-    if (aligned != b->aligned[i]) {
+    /* a lane follows its aligner from the first report on, even one that
+     * says what the lane already holds (a lane aligns itself until told) */
+    const bool first = !(b->reported & 1u << i);
+    b->reported |= 1u << i;
+    if (first || aligned != b->aligned[i]) {
         rifl_lane_set_rx_aligned(b->lane[i], aligned);
         b->aligned[i] = aligned;
         if (aligned)
@@ -385,14 +399,14 @@ void rifl_bond_rx_state(rifl_bond *b, unsigned i, bool aligned, bool up)
             rifl_lane_hold_tx(b->lane[j], false);
         b->held = false;
     }
-    if (up != b->up[i]) {
+    if (first || up != b->up[i]) {
         rifl_lane_set_rx_up(b->lane[i], up);
         b->up[i] = up;
     }
     /* the send sides see the group up while every lane of it is up (and,
      * with lane tags, receives the peer lane it should) */
     bool eff = up && (!b->tags || rifl_lane_get_flags(b->lane[i]).tag_ok);
-    if (eff != b->eff[i]) {
+    if (first || eff != b->eff[i]) {
         b->eff[i] = eff;
         unsigned base = i / b->S * b->S;
         bool all = true;

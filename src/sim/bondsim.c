@@ -393,7 +393,10 @@ static int make(struct bsim *s, char *msg, size_t msglen)
                 rifl_phy_serial_config sc = {
                     .frame_bits = c->lane.frame_bits,
                     .delay_frames = c->lane_skew_bits[i] / c->lane.frame_bits,
-                    .delay_bits = c->lane_bit_offset[e][i] + c->lane_skew_bits[i] % c->lane.frame_bits,
+                    /* (one lane: its direction's bit_offset, as the
+                     * checks take it) */
+                    .delay_bits = (c->lanes > 1 ? c->lane_bit_offset[e][i] : c->bit_offset[e]) +
+                                  c->lane_skew_bits[i] % c->lane.frame_bits,
                     .ber = c->ber[e],
                     .slip_rate = c->slip_rate[e], .seed = seed, .up_log2 = c->up_log2,
                     .content_bytes = cb, .encode = rifl_lane_phy_encode, .encode_ctx = l,
