@@ -285,7 +285,7 @@ typedef struct rifl_rdma_stats {
     uint64_t hdr_edc_errors, ftr_crc_errors, bundle_errors, skipped_packets;
     uint64_t notifications_written, scheduler_reenqueues, responses_dropped;
     uint64_t stale_responses, read_requests_served, completions, failed_transfers;
-    uint64_t mailbox_messages, chain_waits, nacks_coalesced;
+    uint64_t mailbox_messages, chain_waits, nacks_coalesced, duplicates_remembered;
 } rifl_rdma_stats;
 
 RIFL_API const rifl_rdma_stats *rifl_rdma_get_stats(const rifl_rdma *e);

@@ -111,8 +111,10 @@ int rifl_rdma_open(const rifl_rdma_config *cfg, rifl_rdma **out, char *msg, size
     e->cq = calloc(cfg->cq_depth, sizeof *e->cq);
     e->stage_mem = malloc((size_t)slots * RIFL_RDMA_MAX_ROUTES * cfg->stage_packets *
                           sizeof *e->stage_mem);
+    e->done_mem = calloc((size_t)cfg->max_nodes * TIDS, sizeof *e->done_mem);
     if (!e->nodes || !e->regions || !e->pds || !e->mailboxes || !e->xf || !e->pool ||
-        !e->pool_len || !e->pool_free || !e->active || !e->req || !e->cq || !e->stage_mem) {
+        !e->pool_len || !e->pool_free || !e->active || !e->req || !e->cq || !e->stage_mem ||
+        !e->done_mem) {
         rifl_rdma_close(e);
         return RIFL_ERR_NOMEM;
     }
@@ -163,6 +165,7 @@ void rifl_rdma_close(rifl_rdma *e)
     free(e->req);
     free(e->cq);
     free(e->stage_mem);
+    free(e->done_mem);
     free(e);
 }
 
@@ -209,6 +212,7 @@ int rifl_rdma_add_node(rifl_rdma *e, uint32_t node, unsigned routes)
     e->nodes[i].node = node;
     e->nodes[i].routes = routes;
     e->nodes[i].inflight = 0;
+    e->nodes[i].done = e->done_mem + (size_t)e->nodes_used * TIDS; /* (nodes stay) */
     e->nodes_used++;
     return RIFL_OK;
 }
@@ -604,6 +608,8 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, src_page_faults, "blocks stopped at a source page not resident"),
     RIFL_COUNTER(S, dst_page_faults, "packets NACKed for a destination page not resident"),
     RIFL_COUNTER(S, duplicates_dropped, "packets dropped as duplicates"),
+    RIFL_COUNTER(S, duplicates_remembered, "of them, retries of a block completed here whose "
+                                           "context had gone to another, ACKed again"),
     RIFL_COUNTER(S, stale_dropped, "packets of an older generation or attempt dropped"),
     RIFL_COUNTER(S, protection_violations, "packets refused by the protection checks"),
     RIFL_COUNTER(S, hdr_edc_errors, "headers whose hdr_edc failed (rest of bundle dropped)"),

@@ -64,8 +64,19 @@ struct node {
     unsigned routes;
     unsigned inflight;  /* blocks in flight to it */
     unsigned next_route;/* rifl_rdma_output_to: the route to look at first */
+    uint16_t *done;     /* [TIDS]: the block of each of its TIDs completed
+                           here last (DONE_* below), 0 for none */
     struct route_q q[RIFL_RDMA_MAX_ROUTES];
 };
+
+/* A node's `done` entry: the generation of the TID's last block completed
+ * here and the attempt that completed it.  It outlives the block's
+ * context, so that a retry of the block whose ACK was lost is ACKed again
+ * and not taken for a new block once the context has gone to another. */
+#define DONE_VALID 0x8000u
+#define DONE_ENTRY(gen, attempt) ((uint16_t)(DONE_VALID | (unsigned)(attempt) << 10 | (gen)))
+#define DONE_GEN(v) ((unsigned)(v) & 1023u)
+#define DONE_ATTEMPT(v) ((unsigned)(v) >> 10 & 15u)
 
 /* ---- transfers and blocks --------------------------------------------------------------- */
 
@@ -189,6 +200,7 @@ struct rifl_rdma {
     unsigned node_slots;      /* a power of two, at least 2 max_nodes */
     unsigned nodes_used;
     uint16_t *stage_mem;
+    uint16_t *done_mem;       /* max_nodes x TIDS: each node's `done` */
 
     struct region *regions;
     unsigned regions_hi;      /* regions at this index and above are unused */

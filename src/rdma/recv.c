@@ -82,6 +82,42 @@ static bool decode_ok(const rifl_rdma *e, const rifl_rdma_packet *p)
     }
 }
 
+/* The packet is a later attempt of a block that completed here (its ACK
+ * was lost), by the source's `done` entry for the TID: the context that
+ * knew may have gone to another block since.  (A source outside the route
+ * table has no entry; it could not be answered anyway.) */
+static bool completed_before(const rifl_rdma *e, const rifl_rdma_ftr *f)
+{
+    int s = rdma_node_slot(e, f->src_node);
+    if (s < 0)
+        return false;
+    unsigned v = e->nodes[s].done[f->tid & (TIDS - 1)];
+    return (v & DONE_VALID) && DONE_GEN(v) == f->gen && f->attempt > DONE_ATTEMPT(v);
+}
+
+/* Way `c` (NULL: none to take) starts holding the packet's (src, tid,
+ * gen): a new block, returned; or a retry of a block completed here
+ * before, which `c` holds as done, ACKed once for its attempt and dropped
+ * (NULL), never delivered again. */
+static struct ctx *start(struct rx *x, struct ctx *c)
+{
+    rifl_rdma *e = x->e;
+    const rifl_rdma_ftr *f = &x->p->ftr;
+    bool done = completed_before(e, f);
+    if (c)
+        *c = (struct ctx){ .state = done ? C_DONE : C_ACTIVE, .src = f->src_node,
+                           .tid = (uint16_t)f->tid, .gen = (uint16_t)f->gen,
+                           .attempt = (uint8_t)f->attempt,
+                           .acked_attempt = done ? (int16_t)f->attempt : -1, .first = -1,
+                           .last = -1, .last_time = x->now, .done_time = x->now };
+    if (!done)
+        return c;
+    e->st.duplicates_dropped++;
+    e->st.duplicates_remembered++;
+    respond(x, RIFL_RDMA_ACK);
+    return NULL;
+}
+
 /* Step 3: the context of (src, tid), or a new one; NULL when the packet
  * is dropped here (duplicate, stale) or has no context (NACKed). */
 static struct ctx *lookup(struct rx *x)
@@ -109,6 +145,8 @@ static struct ctx *lookup(struct rx *x)
                 return NULL;
             }
             if (f->attempt > c->attempt) { /* a retry: start the block over */
+                if (completed_before(e, f)) /* (this context began after it completed) */
+                    return start(x, c);
                 c->attempt = (uint8_t)f->attempt;
                 c->bitmap = 0;
                 c->first = c->last = -1;
@@ -117,13 +155,8 @@ static struct ctx *lookup(struct rx *x)
             c->last_time = x->now;
             return c;
         }
-        if (idle || rifl_rdma_gen_newer(f->gen, c->gen)) { /* afresh */
-            *c = (struct ctx){ .state = C_ACTIVE, .src = f->src_node, .tid = (uint16_t)f->tid,
-                               .gen = (uint16_t)f->gen, .attempt = (uint8_t)f->attempt,
-                               .acked_attempt = -1, .first = -1, .last = -1,
-                               .last_time = x->now };
-            return c;
-        }
+        if (idle || rifl_rdma_gen_newer(f->gen, c->gen)) /* afresh */
+            return start(x, c);
         e->st.stale_dropped++;
         return NULL;
     }
@@ -141,6 +174,8 @@ static struct ctx *lookup(struct rx *x)
                     take = &way[v];
         }
     if (!take) {
+        if (completed_before(e, f))
+            return start(x, NULL); /* ACKed all the same */
         nack_once(x, RIFL_RDMA_NACK_NO_CONTEXT);
         return NULL;
     }
@@ -148,10 +183,7 @@ static struct ctx *lookup(struct rx *x)
     struct nack_memo *m = &e->nacked[set];
     if (m->valid && m->src == f->src_node && m->tid == f->tid)
         m->valid = false;
-    *take = (struct ctx){ .state = C_ACTIVE, .src = f->src_node, .tid = (uint16_t)f->tid,
-                          .gen = (uint16_t)f->gen, .attempt = (uint8_t)f->attempt,
-                          .acked_attempt = -1, .first = -1, .last = -1, .last_time = x->now };
-    return take;
+    return start(x, take);
 }
 
 static void fail(struct rx *x, struct ctx *c, unsigned status)
@@ -209,6 +241,9 @@ static void complete_block(struct rx *x, struct ctx *c)
     c->state = C_DONE;
     c->done_time = x->now;
     c->acked_attempt = (int16_t)x->p->ftr.attempt;
+    int s = rdma_node_slot(e, c->src); /* remembered past the context */
+    if (s >= 0)
+        e->nodes[s].done[c->tid & (TIDS - 1)] = DONE_ENTRY(c->gen, c->attempt);
     respond(x, RIFL_RDMA_ACK);
 }
 
