@@ -51,6 +51,15 @@ for args in "--size 1" "--size 4" "--size 7" "--size 4 --mapping compact" \
   has "verified: yes" "$rifl" sim rdma --op send --bytes 4KB $args ||
     fail "send run ($args) not verified: $(cat "$tmp/has.out")"
 done
+# sends whose ACKs are lost, resent after their receive contexts went to
+# other blocks: ACKed again, never in the mailbox twice (each message of 8
+# bytes or more checked against its flow's last number seen)
+for args in "--size 6 --bytes 4KB --seed 1" "--size 32 --bytes 200KB --seed 1" \
+            "--size 100 --bytes 400KB --seed 1"; do
+  # shellcheck disable=SC2086
+  has "verified: yes" "$rifl" sim rdma --op send --fault page-fault:0.5,drop:0.1 $args ||
+    fail "lossy send run ($args) not verified: $(cat "$tmp/has.out")"
+done
 
 # damaged payloads: NACKed, the blocks sent again, every byte right
 "$rifl" sim rdma "${small[@]}" --fault payload-crc:0.01 --json > "$tmp/crc.json" ||

@@ -228,6 +228,9 @@ struct host {
     rifl_rdma_route queued_to;
     uint64_t posted, done;    /* transfers */
     uint64_t *seq;            /* per flow: transfers posted */
+    uint64_t *seen;           /* per flow, sends of 8 bytes or more: the number
+                                 the flow's next message in the mailbox may
+                                 not be below */
     double *post_ns;
     /* sends under 8 bytes, which have no room for their flow and number:
      * the bytes of each one posted and not yet found in the mailbox */
@@ -569,10 +572,15 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
         post(s, a, flow);
 }
 
-/* Host 0's mailbox (sends): every message checked against what was sent.
- * A message of 8 bytes or more starts with its number and flow, from
- * which its other bytes follow; a shorter one must be one of its sender's
- * messages posted and not yet seen, byte for byte. */
+/* Host 0's mailbox (sends): every message checked against what was sent,
+ * and each one at most once.  A message of 8 bytes or more starts with its
+ * number and flow, from which its other bytes follow; a flow posts its
+ * next send once the last one completed, which it does only once the
+ * message is in the mailbox, so a flow's messages arrive in the order of
+ * their numbers (a send that failed may be missing), and a number not
+ * above the last one seen is a message delivered twice.  A shorter one
+ * must be one of its sender's messages posted and not yet seen, byte for
+ * byte. */
 static void drain_mailbox(struct sim *s)
 {
     uint8_t m[256], want[256];
@@ -593,8 +601,15 @@ static void drain_mailbox(struct sim *s)
         memcpy(&flow, m + 4, 4);
         fill(want, len, flow_seed(s, src, flow, seq));
         memcpy(want, &seq, 4), memcpy(want + 4, &flow, 4);
-        if (flow >= s->c->flows || memcmp(want, m, len))
+        if (flow >= s->c->flows || memcmp(want, m, len)) {
             s->r->mismatches++;
+            continue;
+        }
+        uint64_t *seen = &s->h[src].seen[flow];
+        if (seq < *seen) /* (numbers below 2^32: at most 1e8 transfers per sender) */
+            s->r->mismatches++;
+        else
+            *seen = (uint64_t)seq + 1;
     }
 }
 
@@ -930,8 +945,9 @@ static int setup(struct sim *s, char *msg, size_t msglen)
         h->buf = calloc(bytes ? bytes : 1, 1);
         h->queued = malloc(s->out_cap);
         h->seq = calloc(flows, sizeof *h->seq);
+        h->seen = calloc(flows, sizeof *h->seen);
         h->post_ns = calloc(flows, sizeof *h->post_ns);
-        if (!h->buf || !h->queued || !h->seq || !h->post_ns)
+        if (!h->buf || !h->queued || !h->seq || !h->seen || !h->post_ns)
             return RIFL_ERR_NOMEM;
         if (s->net) {
             unsigned nbufs = 2 * s->nhosts;
@@ -991,6 +1007,7 @@ static void teardown(struct sim *s)
         free(s->h[a].rec);
         free(s->h[a].queued);
         free(s->h[a].seq);
+        free(s->h[a].seen);
         free(s->h[a].post_ns);
         free(s->h[a].short_sent);
         if (s->h[a].nb)
