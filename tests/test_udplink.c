@@ -290,6 +290,41 @@ static void t_probe_timeout(void)
     free_pair(&p);
 }
 
+/* The peer named in the messages is the driver's copy of its address:
+ * the caller's string need not outlive rifl_udplink_create. */
+static void t_peer_name(void)
+{
+    unsigned port;
+    int peer = test_bound_socket(&port); /* never read: no answers */
+    if (peer < 0) {
+        printf("  no loopback UDP socket: skipped\n");
+        return;
+    }
+    char remote[64], want[128];
+    snprintf(remote, sizeof remote, "127.0.0.1:%u", port);
+    snprintf(want, sizeof want, "the peer %s did not answer", remote);
+    rifl_udplink_config c;
+    rifl_udplink_defaults(&c);
+    c.udp.local = "127.0.0.1:0";
+    c.udp.remote = remote;
+    c.udp.epoch = 10;
+    rifl_udplink *l = NULL;
+    char msg[512] = "";
+    int rc = rifl_udplink_create(&c, &l, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    memset(remote, 'X', sizeof remote - 1); /* the caller's string, reused */
+    uint64_t now = 1000000000ull;
+    for (unsigned k = 0; k < 1000 && rc == RIFL_OK; k++) {
+        uint64_t wake;
+        now += 10000000; /* 10 ms */
+        rc = rifl_udplink_step(l, now, &wake, msg, sizeof msg);
+    }
+    CHECK_EQ_I(rc, RIFL_ERR_IO);
+    CHECK_MSG(strstr(msg, want) != NULL, "%s", msg);
+    rifl_udplink_free(l);
+    close(peer);
+}
+
 /* Ends of different frame widths: each refuses the other's probes, counts
  * them and stops with a message naming both widths, never "up" with every
  * datagram dropped. */
@@ -888,7 +923,8 @@ static void t_first_packet(void)
 TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_agree", t_probe_agree },
           { "probe_late_peer", t_probe_late_peer },
           { "probe_busy_start", t_probe_busy_start },
-          { "probe_timeout", t_probe_timeout }, { "refused", t_refused },
+          { "probe_timeout", t_probe_timeout },
+          { "peer_name", t_peer_name }, { "refused", t_refused },
           { "other_width", t_other_width },
           { "other_sizing", t_other_sizing },
           { "default_epoch", t_default_epoch },

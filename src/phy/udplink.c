@@ -53,6 +53,7 @@ struct rifl_udplink {
     rifl_capture *cap;
     uint64_t cap_max, cap_t0, now_ns;
     uint64_t cap_seq[2];          /* frames sent, and handed to the lane */
+    char peer[160];               /* the peer, for messages (name_peer) */
 };
 
 void rifl_udplink_defaults(rifl_udplink_config *cfg)
@@ -82,19 +83,16 @@ static unsigned flush_of(const rifl_udplink_config *c)
 }
 
 /* The peer, for messages: its UDP address, or its MAC address on an
- * interface (raw Ethernet). */
-struct name_buf {
-    char s[160];
-};
-
-static const char *peer_name(const rifl_udplink *l, struct name_buf *b)
+ * interface (raw Ethernet).  Written at rifl_udplink_create, while the
+ * strings of the settings are the caller's to keep: they need not outlive
+ * the call. */
+static void name_peer(rifl_udplink *l, const rifl_udplink_config *c)
 {
-    if (l->cfg.eth_ifname)
-        snprintf(b->s, sizeof b->s, "%s on %s", l->cfg.eth_peer_mac ? l->cfg.eth_peer_mac : "?",
-                 l->cfg.eth_ifname);
+    if (c->eth_ifname)
+        snprintf(l->peer, sizeof l->peer, "%s on %s", c->eth_peer_mac ? c->eth_peer_mac : "?",
+                 c->eth_ifname);
     else
-        snprintf(b->s, sizeof b->s, "%s", l->cfg.udp.remote ? l->cfg.udp.remote : "(socket given)");
-    return b->s;
+        snprintf(l->peer, sizeof l->peer, "%s", c->udp.remote ? c->udp.remote : "(socket given)");
 }
 
 /* What the probes carry for the driver: its round-trip estimate (bits 0 to
@@ -218,6 +216,7 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
     }
     l->cfg = *cfg;
     rifl_udplink_config *c = &l->cfg;
+    name_peer(l, c);
     if (!c->udp.epoch) {
         /* a new epoch for every start of this end, so that the peer tells
          * a restart from the lane it knew (never 0) */
@@ -383,11 +382,10 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         }
     }
     const rifl_phy_udp_stats *us = rifl_phy_udp_get_stats(l->phy);
-    struct name_buf nb;
     if (us->peer_frame_bits) {
         rifl_msg(msg, msglen, "the peer %s uses %u-bit frames and this end %u-bit ones: a "
                  "link needs the same frame width at both ends (frame_bits, --frame-bits)",
-                 peer_name(l, &nb), us->peer_frame_bits,
+                 l->peer, us->peer_frame_bits,
                  l->cfg.udp.frame_bits);
         return RIFL_ERR_CONFIG;
     }
@@ -406,7 +404,7 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
                  "(%g Gbit/s, %u frames per datagram, frame-ID bits %s): the two would "
                  "choose different K and never agree; give both ends the same lane rate, "
                  "frames per datagram and frame-ID bits (--rate-gbps, --frames-per-datagram)",
-                 peer_name(l, &nb), l->cfg.rate_gbps, fpd_of(&l->cfg), kb);
+                 l->peer, l->cfg.rate_gbps, fpd_of(&l->cfg), kb);
         return RIFL_ERR_CONFIG;
     }
     if (l->published && peer) {
@@ -420,7 +418,7 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
     if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns) {
         rifl_msg(msg, msglen, "the peer %s did not answer: %u round trips measured (%u "
                  "needed) and %s in %.1f s; start the other end, and check its address and "
-                 "that %s reaches it", peer_name(l, &nb),
+                 "that %s reaches it", l->peer,
                  l->nsamples, l->cfg.probes,
                  peer ? "its estimate received" : "no estimate from it",
                  l->cfg.probe_timeout_ns / 1e9,
