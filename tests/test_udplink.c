@@ -878,6 +878,63 @@ static void t_restart_other_width(void)
     free_pair(&p);
 }
 
+/* A probe question as a peer would send it on `fd` (connected to the
+ * other end): `bits`-bit frames, the sender's `epoch`, a token, no value,
+ * no epoch known for the receiver and none before. */
+static void send_probe_ask(int fd, unsigned bits, uint32_t epoch, uint64_t token)
+{
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 16];
+    memset(d, 0, sizeof d);
+    d[0] = 'R';
+    d[1] = 'F';
+    d[2] = 1;
+    d[3] = (uint8_t)__builtin_ctz(bits);
+    d[6] = 1; /* a question */
+    for (int k = 0; k < 4; k++)
+        d[8 + k] = (uint8_t)(epoch >> (24 - 8 * k));
+    for (int k = 0; k < 8; k++)
+        d[12 + k] = (uint8_t)(token >> (56 - 8 * k));
+    REQUIRE(send(fd, d, sizeof d, 0) == (ssize_t)sizeof d);
+}
+
+/* A peer that restarts again and again while this end probes (a new epoch
+ * every millisecond, never an answer): each new epoch is adopted, but the
+ * start-up still ends at the probe timeout, counted from its beginning,
+ * with an error that names the peer and says that it kept restarting;
+ * the restarts do not put the timeout off for ever. */
+static void t_probe_restarting_peer(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    /* end 1 is never stepped: its socket only sends the made-up probes */
+    int fd1 = rifl_udplink_fd(p.l[1]);
+    uint64_t t0 = p.now;
+    int rc = RIFL_OK;
+    char msg[512] = "";
+    uint32_t epoch = 100;
+    for (unsigned k = 0; k < 200000 && rc == RIFL_OK; k++) {
+        p.now += 100000; /* 100 us: 20 s at most */
+        if (k % 10 == 0)
+            send_probe_ask(fd1, 2048, epoch++, k);
+        uint64_t wake;
+        rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
+    }
+    const rifl_udplink_stats *s = rifl_udplink_get_stats(p.l[0]);
+    printf("  stopped after %.3f s, %llu epochs of the peer adopted: %s\n",
+           (double)(p.now - t0) / 1e9, (unsigned long long)s->peer_epochs_adopted, msg);
+    CHECK_EQ_I(rc, RIFL_ERR_IO);
+    CHECK(!rifl_udplink_running(p.l[0]));
+    /* the default 5 s, and the step that saw it pass */
+    CHECK(p.now - t0 > 5000000000ull && p.now - t0 <= 5000200000ull);
+    CHECK(s->peer_epochs_adopted > 1000);
+    CHECK_MSG(strstr(msg, "127.0.0.1:") && strstr(msg, "restarted") &&
+              strstr(msg, "5.0 s"), "%s", msg);
+    free_pair(&p);
+}
+
 /* A packet sent as soon as the link is up, while the peer has nothing to
  * send: the lanes' start-up (no user data before 2^K new fillers) runs at
  * the lane rate at both ends, so it arrives within a few times 2^K slots
@@ -931,4 +988,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "lossless", t_lossless }, { "window", t_window }, { "idle", t_idle },
           { "idle_lossy", t_idle_lossy },
           { "restart", t_restart },
-          { "restart_other_width", t_restart_other_width }, { "exchange", t_exchange })
+          { "restart_other_width", t_restart_other_width },
+          { "probe_restarting_peer", t_probe_restarting_peer }, { "exchange", t_exchange })

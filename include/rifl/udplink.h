@@ -70,7 +70,9 @@ typedef struct rifl_udplink_config {
                                   K */
     uint64_t probe_interval_ns;/* between probes (0: 200 us) */
     uint64_t probe_timeout_ns; /* give up when the peer has not agreed by
-                                  then (0: 5 s) */
+                                  then (0: 5 s), counted from the first
+                                  step or a joint reset: new epochs of the
+                                  peer's while probing do not put it off */
     uint64_t keepalive_ns;     /* one slot per this while idle (0: 1 ms) */
     unsigned batch_slots;      /* most slots run per step (0: 64) */
     const char *eth_ifname;    /* set: run over raw Ethernet on this

@@ -31,6 +31,7 @@ struct rifl_udplink {
     /* probing */
     bool probe_started, published;
     uint64_t probe_start_ns, probe_next_ns;
+    uint64_t adopted_at_start;    /* peer_epochs_adopted when this start-up began */
     uint64_t first_answer_ns;     /* when the first answer came; 0: none yet */
     uint64_t samples[MAX_SAMPLES];
     unsigned nsamples;
@@ -331,8 +332,12 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
                       size_t msglen)
 {
     if (!l->probe_started) {
+        /* a start-up begins: at the first step, or after a joint reset
+         * (not when the peer's new epoch is adopted while probing: the
+         * timeout counts from here whatever the peer does) */
         l->probe_started = true;
         l->probe_start_ns = l->probe_next_ns = now_ns;
+        l->adopted_at_start = l->st.peer_epochs_adopted;
     }
     rifl_phy_udp_poll(l->phy);
     uint64_t token;
@@ -414,6 +419,17 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         rifl_phy_udp_probe(l->phy, now_ns);
         uint64_t rtt = peer > l->st.rtt_local_ns ? peer : l->st.rtt_local_ns;
         return start(l, rtt, now_ns, msg, msglen);
+    }
+    uint64_t restarts = l->st.peer_epochs_adopted - l->adopted_at_start;
+    if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns && restarts) {
+        rifl_msg(msg, msglen, "the peer %s restarted %llu time%s (a new epoch each time) while "
+                 "this end probed, and the start-up did not end in %.1f s: %u round trips "
+                 "measured since its last start (%u needed) and %s; check that one program, "
+                 "started once, runs at that address and that it does not stop on an error",
+                 l->peer, (unsigned long long)restarts, restarts == 1 ? "" : "s",
+                 l->cfg.probe_timeout_ns / 1e9, l->nsamples, l->cfg.probes,
+                 peer ? "its estimate received" : "no estimate from it");
+        return RIFL_ERR_IO;
     }
     if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns) {
         rifl_msg(msg, msglen, "the peer %s did not answer: %u round trips measured (%u "
@@ -725,8 +741,11 @@ static uint32_t next_epoch(rifl_udplink *l)
  * received and not read, are counted), takes a new epoch, so that the
  * peer can tell its new datagrams from the old ones still in flight, and
  * probes again; both ends then start new lanes together, exactly as at
- * first.  An end still probing only adopts the peer's new epoch and probes
- * again: it has no lane, and sent no frames, in its own epoch. */
+ * first, the probe timeout counted from the reset.  An end still probing
+ * only adopts the peer's new epoch and probes again at once: it has no
+ * lane, and sent no frames, in its own epoch.  Its start-up goes on from
+ * when it began, so that a peer restarting again and again cannot put the
+ * probe timeout off for ever. */
 static void rejoin(rifl_udplink *l)
 {
     uint32_t epoch = 0;
@@ -739,11 +758,12 @@ static void rejoin(rifl_udplink *l)
         l->running = false;
         l->idle = false;
         epoch = next_epoch(l);
+        l->probe_started = false;
     } else {
         l->st.peer_epochs_adopted++;
+        l->probe_next_ns = 0; /* a probe at the next step */
     }
     rifl_phy_udp_rejoin(l->phy, epoch);
-    l->probe_started = false;
     l->published = false;
     l->first_answer_ns = 0;
     l->nsamples = 0;
