@@ -935,6 +935,67 @@ static void t_probe_restarting_peer(void)
     free_pair(&p);
 }
 
+/* One read of the socket brings a probe of another frame width and then a
+ * probe of a new epoch of the peer's in the right width (the peer stopped
+ * on the wrong width and restarted with the right one, both before this
+ * end read its socket).  The wrong-width probe is counted and answered,
+ * the width it named is forgotten with the peer's start it came from, and
+ * the new epoch is adopted as if its probe had come alone: this end probes
+ * on and the link comes up with the new peer, instead of stopping on the
+ * width of the start before. */
+static void t_probe_width_then_restart(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    /* a few probes each way: each end knows the other's epoch, none has
+     * its 16 round trips yet */
+    CHECK_EQ_I(pump(&p, 3, 10000, 3, 0), RIFL_OK);
+    REQUIRE(!rifl_udplink_running(p.l[0]) && !rifl_udplink_running(p.l[1]));
+    const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+    REQUIRE(u0->peer_epoch == 11);
+    unsigned port0 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[0]));
+    unsigned port1 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[1]));
+    REQUIRE(port0 && port1);
+    /* end 1 goes; a new one (epoch 13) on its port, whose socket sends, for
+     * end 0's next read, a probe of the start it replaced (epoch 12, 1024-bit
+     * frames) and then its own first probe */
+    rifl_udplink_free(p.l[1]);
+    p.l[1] = NULL;
+    if (!new_end1(&p, port1, port0, 13, 0)) {
+        rifl_udplink_free(p.l[0]);
+        return;
+    }
+    int fd1 = rifl_udplink_fd(p.l[1]);
+    send_probe_ask(fd1, 1024, 12, 1);
+    send_probe_ask(fd1, 2048, 13, 2);
+    p.now += 10000;
+    uint64_t wake;
+    char msg[512] = "";
+    int rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    CHECK_EQ_U(u0->rx_other_width, 1);
+    CHECK_EQ_U(u0->probes_answered > 0, 1);
+    CHECK_EQ_U(u0->peer_epoch, 13);
+    CHECK_EQ_U(u0->peer_epoch_new, 0);
+    CHECK_EQ_U(u0->peer_frame_bits, 0);
+    CHECK_EQ_U(rifl_udplink_get_stats(p.l[0])->peer_epochs_adopted, 1);
+    /* the link comes up with the new end 1 */
+    p.stream[1] = 43;
+    p.sent[1] = p.got[1] = p.have[1] = 0;
+    CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
+    for (int i = 0; i < 2; i++)
+        CHECK(rifl_udplink_running(p.l[i]));
+    CHECK_EQ_U(u0->peer_epoch, 13);
+    CHECK_EQ_U(u0->rx_other_width, 1);
+    CHECK_EQ_U(p.got[0], 100);
+    CHECK_EQ_U(p.got[1], 100);
+    CHECK_EQ_U(p.bad, 0);
+    free_pair(&p);
+}
+
 /* A packet sent as soon as the link is up, while the peer has nothing to
  * send: the lanes' start-up (no user data before 2^K new fillers) runs at
  * the lane rate at both ends, so it arrives within a few times 2^K slots
@@ -989,4 +1050,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "idle_lossy", t_idle_lossy },
           { "restart", t_restart },
           { "restart_other_width", t_restart_other_width },
-          { "probe_restarting_peer", t_probe_restarting_peer }, { "exchange", t_exchange })
+          { "probe_restarting_peer", t_probe_restarting_peer },
+          { "probe_width_then_restart", t_probe_width_then_restart }, { "exchange", t_exchange })

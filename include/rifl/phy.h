@@ -350,7 +350,8 @@ typedef struct rifl_phy_udp_stats {
                                    width than this end's: a peer set up
                                    differently (peer_frame_bits) */
     unsigned peer_frame_bits;   /* that width (0: none seen since the
-                                   start or the last rifl_phy_udp_rejoin) */
+                                   start, the last rifl_phy_udp_rejoin or
+                                   the last new epoch of the peer's) */
     uint64_t rx_foreign;        /* another epoch than the peer's, not one it
                                    left: a restart of the peer
                                    (peer_epoch_new) */

@@ -266,7 +266,11 @@ static void retire(struct dgram *u, uint32_t epoch)
  * (rx_stale); one of an epoch it never had shows it restarted
  * (rx_foreign): noted in peer_epoch_new, with the epoch it had before
  * (`prev`, from a probe; 0 from a datagram of frames), for the driver's
- * rifl_phy_udp_rejoin.  Once this end probes, only a probe (`probe`: a
+ * rifl_phy_udp_rejoin; a frame width heard before it (peer_frame_bits)
+ * was the peer's before that restart and is forgotten, as the rejoin
+ * would: a peer that stopped on another width and restarted with the right
+ * one, both before this end read its socket, is taken as if its new probe
+ * had come alone.  Once this end probes, only a probe (`probe`: a
  * question or an answer) fixes the peer's epoch or shows a new one: a peer
  * that starts sends probes before anything else, so frames or an
  * announcement of an epoch not the peer's are old ones (rx_foreign, and
@@ -293,6 +297,7 @@ static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev, bool pro
     if (epoch != u->st.peer_epoch_new || prev)
         u->new_prev = prev;
     u->st.peer_epoch_new = epoch;
+    u->st.peer_frame_bits = 0;
     return false;
 }
 
