@@ -8,6 +8,8 @@
 #include "testlib.h"
 #include "phy_lanes.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -996,6 +998,44 @@ static void t_probe_width_then_restart(void)
     free_pair(&p);
 }
 
+/* The driver's list of the frames a read hands over (rx_frames entries)
+ * counts against RIFL_PHY_MAX_BYTES with the PHY's queue: 2^21 frames of
+ * 2048 bits fill the 1 GiB with the queue alone (twice 512 MiB), and the
+ * list's 32 MiB more are refused before anything is allocated, naming the
+ * settings. */
+static void t_rx_size(void)
+{
+    rifl_udplink_config c;
+    rifl_udplink_defaults(&c);
+    c.udp.local = "127.0.0.1:0";
+    c.udp.remote = "127.0.0.1:9";
+    c.udp.rx_frames = 1u << 21;
+    rifl_udplink *l = NULL;
+    char msg[512] = "";
+    int rc = rifl_udplink_create(&c, &l, msg, sizeof msg);
+    CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
+    CHECK(l == NULL);
+    char mib[32]; /* 1056 MiB with 16-byte entries */
+    snprintf(mib, sizeof mib, "%llu MiB",
+             (unsigned long long)(((uint64_t)c.udp.rx_frames *
+                                   (2 * 256 + sizeof(rifl_phy_frame))) >> 20));
+    CHECK_MSG(strstr(msg, "2097152 frames of 2048 bits") && strstr(msg, mib) &&
+              strstr(msg, "lower rx_frames or frame_bits"), "%s", msg);
+    rifl_udplink_free(l);
+    /* a socket given is closed on the refusal, as on every other */
+    unsigned port;
+    int fd = test_bound_socket(&port);
+    if (fd >= 0) {
+        c.udp.local = NULL;
+        c.udp.fd = fd;
+        l = NULL;
+        CHECK_EQ_I(rifl_udplink_create(&c, &l, msg, sizeof msg), RIFL_ERR_CONFIG);
+        CHECK(l == NULL);
+        CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+        rifl_udplink_free(l);
+    }
+}
+
 /* A packet sent as soon as the link is up, while the peer has nothing to
  * send: the lanes' start-up (no user data before 2^K new fillers) runs at
  * the lane rate at both ends, so it arrives within a few times 2^K slots
@@ -1051,4 +1091,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "restart", t_restart },
           { "restart_other_width", t_restart_other_width },
           { "probe_restarting_peer", t_probe_restarting_peer },
-          { "probe_width_then_restart", t_probe_width_then_restart }, { "exchange", t_exchange })
+          { "probe_width_then_restart", t_probe_width_then_restart },
+          { "rx_size", t_rx_size }, { "exchange", t_exchange })

@@ -204,6 +204,22 @@ int rifl_udplink_create(const rifl_udplink_config *cfg, rifl_udplink **out, char
                  MAX_SAMPLES);
         rc = RIFL_ERR_CONFIG;
     }
+    /* the PHY's receive queue and the frames it hands out (F/8 bytes each),
+     * and this driver's list of the frames a read hands over (l->in): one
+     * PHY's memory, held to RIFL_PHY_MAX_BYTES as the PHY holds its own
+     * part (a queue beyond 2^24 frames the PHY refuses, with its message) */
+    uint64_t rx = cfg->udp.rx_frames ? cfg->udp.rx_frames : 4096;
+    uint64_t rx_bytes = rx * (2 * (uint64_t)(cfg->udp.frame_bits / 8) + sizeof(rifl_phy_frame));
+    if (rc == RIFL_OK && rx <= (1u << 24) && rx_bytes > RIFL_PHY_MAX_BYTES) {
+        rifl_msg(msg, msglen, "a receive queue of %llu frames of %u bits takes %llu MiB (the "
+                 "queue and the frames handed out, %u bytes a frame each, and the driver's "
+                 "list of them, %zu bytes a frame), more than the %llu MiB a PHY may take; "
+                 "lower rx_frames or frame_bits",
+                 (unsigned long long)rx, cfg->udp.frame_bits,
+                 (unsigned long long)(rx_bytes >> 20), cfg->udp.frame_bits / 8,
+                 sizeof(rifl_phy_frame), (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20));
+        rc = RIFL_ERR_CONFIG;
+    }
     if (rc != RIFL_OK) {
         if (cfg->udp.fd >= 0)
             close(cfg->udp.fd); /* given to the link, which would have closed it */
