@@ -321,6 +321,76 @@ static void t_peer_reinit(void)
     rifl_credit_free(b);
 }
 
+/* An FCP of Op 1 whose FCCL is impossible is dropped like any other bad
+ * FCP: the link stays active and no register moves, only fcp_rx_bad_fccl
+ * counts it.  A good one re-initialises, its FCCL taken against the FCTBS
+ * of 0 this end starts again with. */
+static void t_bad_reinit_dropped(void)
+{
+    rifl_credit *a = mk(2, 32768), *b = mk(2, 32768);
+    REQUIRE(a && b);
+    uint64_t now = activate(a, b);
+    /* A's FCTBS on VL0 to 1024 blocks, B's consumer keeping up */
+    for (int i = 0; i < 16; i++) {
+        REQUIRE(rifl_credit_enqueue(a, 0, 4096, (uint64_t)i) == RIFL_OK);
+        for (int k = 0; k < 50; k++, now += 10) {
+            hop(a, b, now);
+            hop(b, a, now);
+        }
+        rifl_credit_rx_release(b, 0, 4096, now);
+    }
+    REQUIRE(rifl_credit_tx_regs(a, 0)->fctbs == 1024);
+    REQUIRE(rifl_credit_state(a) == RIFL_FC_LINK_ACTIVE);
+    rifl_fc_tx tx[2];
+    rifl_fc_rx rx[2];
+    for (unsigned v = 0; v < 2; v++) {
+        tx[v] = *rifl_credit_tx_regs(a, v);
+        rx[v] = *rifl_credit_rx_regs(a, v);
+    }
+    rifl_credit_stats want = *rifl_credit_get_stats(a);
+    /* FCCL 3000: within 2048 of the old FCTBS (1024) but not of the 0 an
+     * engine starting again has, so impossible for a peer that restarted */
+    uint8_t buf[8];
+    rifl_fcp f = { .op = RIFL_FCP_OP_INIT, .fctbs = 0, .vl = 0, .fccl = 3000 };
+    rifl_fcp_encode(&f, buf);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, buf, 8, now), RIFL_ERR_FRAME);
+    want.fcp_rx_bad_fccl++;
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_ACTIVE);
+    CHECK_EQ_U(rifl_credit_get_stats(a)->peer_reinits, 0);
+    CHECK_EQ_U(rifl_credit_get_stats(a)->fcp_rx_bad_fccl, want.fcp_rx_bad_fccl);
+    CHECK(memcmp(rifl_credit_get_stats(a), &want, sizeof want) == 0);
+    for (unsigned v = 0; v < 2; v++) {
+        const rifl_fc_tx *t = rifl_credit_tx_regs(a, v);
+        const rifl_fc_rx *r = rifl_credit_rx_regs(a, v);
+        CHECK_EQ_U(t->fctbs, tx[v].fctbs);
+        CHECK_EQ_U(t->cl, tx[v].cl);
+        CHECK_EQ_U(r->abr, rx[v].abr);
+        CHECK_EQ_U(r->free_chunks, rx[v].free_chunks);
+        CHECK_EQ_U(r->resyncs, rx[v].resyncs);
+    }
+    /* the link still carries data: a packet goes and B takes it */
+    uint64_t got = rifl_credit_get_stats(b)->vl[0].rx_packets;
+    REQUIRE(rifl_credit_enqueue(a, 0, 4096, 99) == RIFL_OK);
+    for (int k = 0; k < 50; k++, now += 10) {
+        hop(a, b, now);
+        hop(b, a, now);
+    }
+    CHECK_EQ_U(rifl_credit_get_stats(b)->vl[0].rx_packets, got + 1);
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_ACTIVE);
+    /* FCCL 100: impossible against the old FCTBS (1088) but right for a
+     * peer that restarted: A starts again and takes it */
+    f.fccl = 100;
+    rifl_fcp_encode(&f, buf);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, buf, 8, now), RIFL_OK);
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_INIT);
+    CHECK_EQ_U(rifl_credit_get_stats(a)->peer_reinits, 1);
+    CHECK_EQ_U(rifl_credit_get_stats(a)->fcp_rx_bad_fccl, want.fcp_rx_bad_fccl);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 0)->fctbs, 0);
+    CHECK_EQ_U(rifl_credit_tx_regs(a, 0)->cl, 100);
+    rifl_credit_free(a);
+    rifl_credit_free(b);
+}
+
 /* An engine that starts again while packets it took are still unread
  * advertises only the space that is free, and their release later gives
  * the rest back. */
@@ -580,6 +650,7 @@ static void t_lanes(void)
 
 TEST_MAIN({"link_states", t_link_states},
           {"peer_reinit", t_peer_reinit},
+          {"bad_reinit_dropped", t_bad_reinit_dropped},
           {"reinit_keeps_held", t_reinit_keeps_held},
           {"null_engine", t_null_engine},
           {"time_edges", t_time_edges},

@@ -398,18 +398,23 @@ int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t 
     /* An FCP of Op 1 on an active link: the peer has re-initialised (its
      * registers are 0 again).  This end starts again too, or it would apply
      * the peer's new FCCL to its old FCTBS and overrun the peer's buffer. */
-    if (f.op == RIFL_FCP_OP_INIT && c->state == RIFL_FC_LINK_ACTIVE) {
-        rifl_credit_set_state(c, RIFL_FC_LINK_INIT);
-        c->st.peer_reinits++;
-    }
+    bool reinit = f.op == RIFL_FCP_OP_INIT && c->state == RIFL_FC_LINK_ACTIVE;
     /* On a correct link FCTBS <= FCCL <= FCTBS + 2048 (mod 4096) whenever an
      * FCP arrives: the sender never passes CL, FCCL never falls, and ABR
      * never exceeds FCTBS.  A value outside that window can only come from
      * an undetected corruption or a broken peer; taking it would hand out
-     * credit the receiver does not have, so the whole FCP is dropped. */
-    if (rifl_fc_sub(f.fccl, c->tx[f.vl].fctbs) > RIFL_FC_CREDIT_CAP) {
+     * credit the receiver does not have, so the whole FCP is dropped.  The
+     * FCCL is checked against the FCTBS it will meet (0 after starting
+     * again), and before anything changes: a dropped FCP, Op 1 or not,
+     * moves no register and no link state, only its counter. */
+    uint16_t fctbs = reinit ? 0 : c->tx[f.vl].fctbs;
+    if (rifl_fc_sub(f.fccl, fctbs) > RIFL_FC_CREDIT_CAP) {
         c->st.fcp_rx_bad_fccl++;
         return RIFL_ERR_FRAME;
+    }
+    if (reinit) {
+        rifl_credit_set_state(c, RIFL_FC_LINK_INIT);
+        c->st.peer_reinits++;
     }
     c->st.fcp_rx_good++;
     c->st.vl[f.vl].fcp_rx++;
