@@ -245,6 +245,74 @@ static void t_credit_peer_reinit(void)
     free_link(&l);
 }
 
+/* An FCP the lane refused waits in the port for the next slot.  When the
+ * peer starts again (its FCP of Op 1 arrives) before that slot, the waiting
+ * FCP is dropped: it carries the FCTBS and FCCL from before the restart,
+ * and the restarted peer would take that old FCTBS as its ABR and advertise
+ * credit it does not have. */
+static void t_credit_stale_fcp(void)
+{
+    rifl_port_config a = base_config(RIFL_PORT_FC_CREDIT, 1), b = a;
+    a.max_packet = b.max_packet = 1024;
+    a.lane.ext_queue_frames = 1; /* one frame queued refuses the next */
+    struct link l;
+    if (!make_link(&l, &a, &b))
+        return;
+    uint8_t pkt[1024], in[2000];
+    uint64_t sent = 0, got = 0;
+    size_t len;
+    /* traffic from A moves A's FCTBS away from 0, B reading all of it */
+    for (int t = 0; t < 20000; t++) {
+        if (sent < 200 && rifl_port_send(l.p[0], 0, pkt, fill(pkt, 0, sent, 1024)) == RIFL_OK)
+            sent++;
+        step(&l);
+        while (rifl_port_read(l.p[1], 0, l.now, in, sizeof in, &len) == RIFL_OK)
+            got++;
+    }
+    REQUIRE(got == 200);
+    rifl_credit *ca = (rifl_credit *)rifl_port_credit(l.p[0]);
+    rifl_credit *cb = (rifl_credit *)rifl_port_credit(l.p[1]);
+    REQUIRE(rifl_credit_tx_regs(ca, 0)->fctbs != 0);
+    REQUIRE(rifl_credit_state(ca) == RIFL_FC_LINK_ACTIVE);
+    const rifl_credit_stats *sb = rifl_credit_get_stats(cb);
+    uint64_t resyncs = sb->abr_resyncs;
+    /* to the slot in which A's next periodic FCP falls due */
+    uint64_t due = rifl_port_next_due(l.p[0], l.now);
+    REQUIRE(due != UINT64_MAX);
+    while (l.now < due)
+        step(&l);
+    /* A's extension queue full: that FCP is refused and waits; B starts
+     * again in the same slot and its FCP of Op 1 reaches A at once */
+    uint8_t other = 0;
+    REQUIRE(rifl_lane_send_ext(rifl_port_lane(l.p[0]), RIFL_FCP_EXT_CODE + 1, &other, 1) ==
+            RIFL_OK);
+    uint64_t refused = rifl_port_get_stats(l.p[0])->fcp_refused;
+    rifl_credit_set_state(cb, RIFL_FC_LINK_INIT);
+    step(&l);
+    CHECK_EQ_U(rifl_port_get_stats(l.p[0])->fcp_refused, refused + 1);
+    CHECK_EQ_U(rifl_credit_get_stats(ca)->peer_reinits, 1);
+    CHECK(!rifl_port_fcp_waiting(l.p[0])); /* dropped, not offered again */
+    for (int t = 0; t < 5000; t++)
+        step(&l);
+    /* B never took A's old FCTBS for its ABR */
+    CHECK_EQ_U(sb->abr_resyncs, resyncs);
+    CHECK_EQ_U(rifl_credit_state(ca), RIFL_FC_LINK_ACTIVE);
+    CHECK_EQ_U(rifl_credit_state(cb), RIFL_FC_LINK_ACTIVE);
+    CHECK_EQ_U(rifl_credit_rx_regs(cb, 0)->abr, rifl_credit_tx_regs(ca, 0)->fctbs);
+    /* and the link carries data again, none of it dropped */
+    for (int t = 0; t < 20000 && got < 300; t++) {
+        if (sent < 300 && rifl_port_send(l.p[0], 0, pkt, fill(pkt, 0, sent, 1024)) == RIFL_OK)
+            sent++;
+        step(&l);
+        while (rifl_port_read(l.p[1], 0, l.now, in, sizeof in, &len) == RIFL_OK)
+            got++;
+    }
+    CHECK_EQ_U(got, 300);
+    CHECK_EQ_U(sb->rx_overflow, 0);
+    CHECK_EQ_U(rifl_port_get_stats(l.p[1])->rx_credit_drops, 0);
+    free_link(&l);
+}
+
 /* packets the port cannot take: a VL byte naming a VL not in use, no VL
  * byte at all, a packet longer than any it takes */
 static void t_bad_packets(void)
@@ -619,6 +687,7 @@ static void t_l2_rdma_bundle(void)
 
 TEST_MAIN({ "lane_fc", t_lane_fc }, { "credit_fc", t_credit_fc },
           { "credit_stall", t_credit_stall }, { "credit_peer_reinit", t_credit_peer_reinit },
+          { "credit_stale_fcp", t_credit_stale_fcp },
           { "bad_packets", t_bad_packets }, { "credit_msg_too_big", t_credit_msg_too_big },
           { "l2_endpoint", t_l2_endpoint }, { "l2_drops", t_l2_drops },
           { "l2_rdma_bundle", t_l2_rdma_bundle }, { "config", t_config })
