@@ -313,6 +313,155 @@ static void t_credit_stale_fcp(void)
     free_link(&l);
 }
 
+static void refused(const rifl_port_config *c, const char *needle);
+
+/* Two credit ports on 128-bit frames (16 symbol times a slot), sending
+ * each other packets as large as `max_packet` on every VL as fast as credit
+ * allows: the worst time between two FCPs of one VL, measured where they
+ * arrive, against what the configuration check computes. */
+static uint64_t fcp_gap_run(unsigned vls, uint32_t max_packet, uint32_t period,
+                            unsigned per_slot, uint64_t *bound)
+{
+    enum { FB = 16 };
+    rifl_port_config c = base_config(RIFL_PORT_FC_CREDIT, vls);
+    c.lane.frame_bits = FB * 8;
+    c.lane.fid_bits = 10;
+    c.lane.tx_queue_frames = 2 * (max_packet + 1) / (FB - 2) + 8;
+    c.max_packet = max_packet;
+    c.tx_queue_bytes = 2 * (max_packet + 16);
+    c.credit.rx_buffer_bytes = 131008;
+    c.credit.fcp_period = period;
+    c.fcp_per_slot = per_slot;
+    *bound = rifl_port_fcp_worst_gap(&c);
+    char msg[300] = "";
+    int rc = rifl_port_config_check(&c, msg, sizeof msg);
+    CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    rifl_port *p[2] = { NULL, NULL };
+    for (int i = 0; i < 2 && rc == RIFL_OK; i++) {
+        rc = rifl_port_create(&c, NULL, &p[i], msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "%s", msg);
+    }
+    if (rc != RIFL_OK) {
+        rifl_port_free(p[0]);
+        return UINT64_MAX;
+    }
+    static uint8_t pkt[65536], in[65536];
+    memset(pkt, 0x5A, sizeof pkt);
+    uint64_t worst = 0, last[2][RIFL_FC_MAX_DATA_VLS], seen[2][RIFL_FC_MAX_DATA_VLS];
+    memset(seen, 0, sizeof seen);
+    uint64_t now = 0;
+    for (; now < 200000; now++) {
+        bool run = now < 150000; /* then the senders stop and all drains */
+        for (int i = 0; i < 2; i++)
+            for (unsigned v = 0; v < vls && run; v++)
+                while (rifl_port_send(p[i], v, pkt, max_packet) == RIFL_OK)
+                    ;
+        uint8_t w[2][FB];
+        int tx = RIFL_OK;
+        for (int i = 0; i < 2; i++)
+            tx |= rifl_port_tx(p[i], now, w[i]);
+        if (tx != RIFL_OK) {
+            CHECK_EQ_I(tx, RIFL_OK);
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            rifl_port_rx(p[i], now, w[1 - i], NULL);
+            size_t len;
+            for (unsigned v = 0; v < vls; v++)
+                while (rifl_port_read(p[i], v, now, in, sizeof in, &len) == RIFL_OK)
+                    ;
+            /* FCPs of the other port arriving here, per VL */
+            const rifl_credit_stats *st = rifl_credit_get_stats(rifl_port_credit(p[i]));
+            for (unsigned v = 0; v < vls; v++) {
+                if (st->vl[v].fcp_rx == seen[i][v])
+                    continue;
+                if (seen[i][v] && (now - last[i][v]) * FB > worst)
+                    worst = (now - last[i][v]) * FB;
+                seen[i][v] = st->vl[v].fcp_rx;
+                last[i][v] = now;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        const rifl_credit *ce = rifl_port_credit(p[i]), *peer = rifl_port_credit(p[1 - i]);
+        const rifl_credit_stats *st = rifl_credit_get_stats(ce);
+        CHECK_EQ_U(rifl_credit_state(ce), RIFL_FC_LINK_ACTIVE);
+        CHECK_EQ_U(st->rx_overflow, 0);
+        /* an FCP sent past a packet still in the lane carried the FCTBS
+         * from before it: the receiver never had to correct its ABR */
+        CHECK_EQ_U(st->abr_resyncs, 0);
+        for (unsigned v = 0; v < vls; v++) {
+            CHECK_MSG(st->vl[v].rx_packets > 10, "VL%u got %llu packets", v,
+                      (unsigned long long)st->vl[v].rx_packets);
+            const rifl_fc_rx *rx = rifl_credit_rx_regs(ce, v);
+            CHECK_EQ_U(rx->abr, rifl_credit_tx_regs(peer, v)->fctbs);
+            CHECK_EQ_U(rx->free_chunks, rx->capacity);
+        }
+        CHECK_EQ_U(rifl_port_get_stats(p[i])->rx_credit_drops, 0);
+    }
+    rifl_port_free(p[0]);
+    rifl_port_free(p[1]);
+    return worst;
+}
+
+/* The FCPs of one VL come within 65536 symbol times of each other (the
+ * InfiniBand rule) and within what the check computes, however large the
+ * packets: an FCP does not wait for a packet in progress.  (It did: 60,000-
+ * byte packets on 128-bit frames took 4286 slots, and with the lane's
+ * start-up the FCPs of a period of 1024 came 84,240 symbol times apart.) */
+static void t_credit_fcp_gap(void)
+{
+    static const struct {
+        unsigned vls, per_slot;
+        uint32_t max_packet, period;
+    } runs[] = {
+        { 1, 1, 60000, 1024 },
+        { 3, 1, 60000, 1024 },
+        { 3, 0, 60000, 1000 },
+        { 2, 1, 20000, 40000 },
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        uint64_t bound = 0;
+        uint64_t worst = fcp_gap_run(runs[k].vls, runs[k].max_packet, runs[k].period,
+                                     runs[k].per_slot, &bound);
+        printf("  %u VLs, %u-byte packets, period %u: worst gap %llu symbol times, "
+               "check's bound %llu\n", runs[k].vls, runs[k].max_packet, runs[k].period,
+               (unsigned long long)worst, (unsigned long long)bound);
+        CHECK(worst >= runs[k].period);
+        CHECK_MSG(worst <= bound, "measured %llu above the bound %llu", (unsigned long long)worst,
+                  (unsigned long long)bound);
+        CHECK(bound < 65536);
+    }
+    /* the check refuses a lane where the bound reaches 65536 (the engine,
+     * which knows no frames, accepts it) */
+    rifl_port_config c = base_config(RIFL_PORT_FC_CREDIT, 15);
+    c.lane.frame_bits = 2048;
+    c.max_packet = 256;
+    c.credit.fcp_period = 64000;
+    rifl_credit_config cc = c.credit;
+    cc.data_vls = 15;
+    cc.max_packet_bytes = 256;
+    char msg[400] = "";
+    CHECK_EQ_I(rifl_credit_config_check(&cc, msg, sizeof msg), RIFL_OK);
+    CHECK_EQ_U(rifl_port_fcp_worst_gap(&c), (250 + 14) * 256);
+    refused(&c, "could come 67584 symbol times after the last of its VL");
+    refused(&c, "lower the FCP period to at most 61696");
+    c.credit.fcp_period = 61696;
+    CHECK_EQ_U(rifl_port_fcp_worst_gap(&c), 65280);
+    c.credit.fcp_period = 61697;
+    CHECK_EQ_U(rifl_port_fcp_worst_gap(&c), 65536);
+    refused(&c, "lower the FCP period to at most 61696");
+    /* FCPs that would take every slot */
+    c = base_config(RIFL_PORT_FC_CREDIT, 4);
+    c.lane.frame_bits = 128;
+    c.lane.fid_bits = 10;
+    c.max_packet = 100;
+    c.credit.fcp_period = 64;
+    refused(&c, "use a period of at least 65");
+    c.credit.fcp_period = 65;
+    CHECK_EQ_I(rifl_port_config_check(&c, msg, sizeof msg), RIFL_OK);
+}
+
 /* packets the port cannot take: a VL byte naming a VL not in use, no VL
  * byte at all, a packet longer than any it takes */
 static void t_bad_packets(void)
@@ -688,6 +837,7 @@ static void t_l2_rdma_bundle(void)
 TEST_MAIN({ "lane_fc", t_lane_fc }, { "credit_fc", t_credit_fc },
           { "credit_stall", t_credit_stall }, { "credit_peer_reinit", t_credit_peer_reinit },
           { "credit_stale_fcp", t_credit_stale_fcp },
+          { "credit_fcp_gap", t_credit_fcp_gap },
           { "bad_packets", t_bad_packets }, { "credit_msg_too_big", t_credit_msg_too_big },
           { "l2_endpoint", t_l2_endpoint }, { "l2_drops", t_l2_drops },
           { "l2_rdma_bundle", t_l2_rdma_bundle }, { "config", t_config })

@@ -311,6 +311,10 @@ typedef struct rifl_credit_item {
  * RIFL_OK with *item filled (a data packet is charged to FCTBS and dequeued),
  * or RIFL_ERR_AGAIN when nothing may go now. */
 RIFL_API int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item);
+/* Only an FCP that is due, never a data packet: for a caller whose channel
+ * is still busy with a packet but can send an FCP past it.  RIFL_OK with
+ * *item filled, or RIFL_ERR_AGAIN when no FCP is due. */
+RIFL_API int rifl_credit_poll_fcp(rifl_credit *c, uint64_t now, rifl_credit_item *item);
 /* Earliest time > now at which an FCP falls due with no other input
  * (UINT64_MAX: none). */
 RIFL_API uint64_t rifl_credit_next_due(const rifl_credit *c, uint64_t now);

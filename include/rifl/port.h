@@ -27,7 +27,8 @@
  * lane, only delayed.  Extension frames overtake user data still queued in
  * the lane, so with credits a packet is handed to the lane only when its
  * transmit queue is empty: an FCP must not count packets still waiting
- * behind it.
+ * behind it.  FCPs go as they fall due, past the frames of a packet still
+ * in the queue; such an FCP carries the FCTBS from before that packet.
  *
  * Sans-I/O: the port never reads a clock or touches a device.  Time `now`
  * is the lane's frame slot, passed in every call.  In each slot the driver
@@ -99,6 +100,15 @@ typedef struct rifl_port_config {
 RIFL_API extern const rifl_port_config rifl_port_default_config;
 
 RIFL_API int rifl_port_config_check(const rifl_port_config *cfg, char *msg, size_t msglen);
+
+/* FC_CREDIT: the longest time, in symbol times (bytes), between two FCPs
+ * of one VL that a port of this configuration sends on a lane of
+ * cfg->lane's frame width while the lane sends new frames (a replay or an
+ * error wait stops every frame, FCPs too): the period rounded up to a frame
+ * slot, plus a slot for each other VL's FCP due at once.  An FCP does not
+ * wait for a packet in progress.  rifl_port_config_check refuses a
+ * configuration where this reaches 65536.  0 without credits. */
+RIFL_API uint64_t rifl_port_fcp_worst_gap(const rifl_port_config *cfg);
 
 typedef struct rifl_port rifl_port;
 

@@ -305,12 +305,10 @@ static void pop(rifl_credit *c, unsigned vl)
     q->count--;
 }
 
-int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item)
+/* An FCP that is due into *item, round robin over the VLs; false for
+ * none. */
+static bool poll_fcp(rifl_credit *c, uint64_t now, rifl_credit_item *item)
 {
-    if (!c || !item)
-        return RIFL_ERR_INVALID_ARG;
-    memset(item, 0, sizeof *item);
-    /* 1. FCPs that are due, round robin over the VLs */
     unsigned n = c->cfg.data_vls;
     for (unsigned k = 0; k < n; k++) {
         unsigned v = (c->fcp_rr + k) % n;
@@ -340,9 +338,29 @@ int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item)
         else
             c->st.fcp_tx_periodic++;
         maybe_arm(c);
-        return RIFL_OK;
+        return true;
     }
+    return false;
+}
+
+int rifl_credit_poll_fcp(rifl_credit *c, uint64_t now, rifl_credit_item *item)
+{
+    if (!c || !item)
+        return RIFL_ERR_INVALID_ARG;
+    memset(item, 0, sizeof *item);
+    return poll_fcp(c, now, item) ? RIFL_OK : RIFL_ERR_AGAIN;
+}
+
+int rifl_credit_poll(rifl_credit *c, uint64_t now, rifl_credit_item *item)
+{
+    if (!c || !item)
+        return RIFL_ERR_INVALID_ARG;
+    memset(item, 0, sizeof *item);
+    /* 1. FCPs that are due, round robin over the VLs */
+    if (poll_fcp(c, now, item))
+        return RIFL_OK;
     /* 2. packets: VL15 in any state, data VLs only when active */
+    unsigned n = c->cfg.data_vls;
     uint32_t head[RIFL_FC_NUM_VLS] = { 0 };
     uint32_t sendable = 0;
     if (c->q[RIFL_FC_VL15].count)

@@ -85,6 +85,54 @@ static int check_own(const rifl_port_config *c, char *msg, size_t msglen)
     return RIFL_OK;
 }
 
+/* The longest time between two FCPs of one VL on a lane of `frame_bits`,
+ * in symbol times (bytes): an FCP goes at the first frame slot after it
+ * falls due, past any packet still in the lane, and then waits behind the
+ * other VLs' FCPs, one extension frame a slot. */
+static uint64_t lane_fcp_gap(uint32_t period, unsigned vls, unsigned frame_bits)
+{
+    uint64_t fb = frame_bits / 8;
+    return ((period + fb - 1) / fb + vls - 1) * fb;
+}
+
+uint64_t rifl_port_fcp_worst_gap(const rifl_port_config *c)
+{
+    if (!c || c->fc != RIFL_PORT_FC_CREDIT || c->lane.frame_bits < 16)
+        return 0;
+    return lane_fcp_gap(c->credit.fcp_period, c->vls, c->lane.frame_bits);
+}
+
+/* Credits on a lane: each FCP takes a frame slot, and the FCPs of one VL
+ * must come within 65536 symbol times of each other (the engine checks the
+ * period's range itself). */
+static int check_lane_fcps(const rifl_port_config *c, const rifl_lane_config *lc, char *msg,
+                           size_t msglen)
+{
+    uint32_t period = c->credit.fcp_period;
+    if (c->fc != RIFL_PORT_FC_CREDIT || period < 1 || period > RIFL_FC_FCP_MAX_PERIOD)
+        return RIFL_OK;
+    unsigned fb = lc->frame_bits / 8;
+    if ((uint64_t)period <= (uint64_t)fb * c->vls) {
+        rifl_msg(msg, msglen, "FCP period of %u symbol times with %u virtual lanes on %u-bit "
+                 "frames: each FCP takes a frame slot (%u symbol times) and theirs would fill "
+                 "the lane, no data would go; use a period of at least %u", period, c->vls,
+                 lc->frame_bits, fb, fb * c->vls + 1);
+        return RIFL_ERR_CONFIG;
+    }
+    uint64_t gap = lane_fcp_gap(period, c->vls, lc->frame_bits);
+    if (gap >= RIFL_FC_FCP_MAX_PERIOD) {
+        uint64_t most = ((RIFL_FC_FCP_MAX_PERIOD - 1) / fb - (c->vls - 1)) * fb;
+        rifl_msg(msg, msglen, "FCP period of %u symbol times with %u virtual lanes on %u-bit "
+                 "frames: an FCP goes at the first frame slot (%u symbol times) after it falls "
+                 "due and may wait a slot for each other VL's, so it could come %llu symbol "
+                 "times after the last of its VL, and it must come within 65535; lower the FCP "
+                 "period to at most %llu", period, c->vls, lc->frame_bits, fb,
+                 (unsigned long long)gap, (unsigned long long)most);
+        return RIFL_ERR_CONFIG;
+    }
+    return RIFL_OK;
+}
+
 /* What the port needs of its lane (its own, or one given to it). */
 static int check_lane(const rifl_port_config *c, const rifl_lane_config *lc, char *msg,
                       size_t msglen)
@@ -103,7 +151,7 @@ static int check_lane(const rifl_port_config *c, const rifl_lane_config *lc, cha
                  "at least 128 bits", RIFL_FC_FCP_BYTES, pb - 1, lc->frame_bits);
         return RIFL_ERR_CONFIG;
     }
-    return RIFL_OK;
+    return check_lane_fcps(c, lc, msg, msglen);
 }
 
 int rifl_port_config_check(const rifl_port_config *c, char *msg, size_t msglen)
@@ -310,6 +358,9 @@ static int put_packet(rifl_port *p, unsigned vl)
     if (rc == RIFL_OK) {
         p->st.tx_packets[vl]++;
         p->st.tx_bytes[vl] += len;
+        p->lane_vl = vl;
+        p->lane_blocks = rifl_fc_blocks(len);
+        p->lane_counted = true;
     }
     return rc;
 }
@@ -327,10 +378,22 @@ static bool lane_has_room(const rifl_port *p)
     return space >= big && in_queue < 2 * big;
 }
 
-/* One FCP to the lane; false when it stays waiting. */
+/* One FCP to the lane; false when it stays waiting.  `fcp` is the FCP as
+ * the engine made it.  While frames of the last packet still wait in the
+ * lane's transmit queue, the FCP's extension frame goes before them and
+ * reaches the receiver before that packet ends: it then carries the FCTBS
+ * from before that packet, which the receiver counts on its arrival. */
 static bool hand_fcp(rifl_port *p, const uint8_t *fcp)
 {
-    if (rifl_lane_send_ext(p->lane, RIFL_FCP_EXT_CODE, fcp, RIFL_FC_FCP_BYTES) == RIFL_OK) {
+    uint8_t wire[RIFL_FC_FCP_BYTES];
+    memcpy(wire, fcp, sizeof wire);
+    rifl_fcp f;
+    if (p->lane_counted && rifl_lane_send_space(p->lane) < p->lane_cap &&
+        rifl_fcp_decode(fcp, RIFL_FC_FCP_BYTES, &f, NULL) == RIFL_OK && f.vl == p->lane_vl) {
+        f.fctbs = rifl_fc_sub(f.fctbs, p->lane_blocks);
+        rifl_fcp_encode(&f, wire);
+    }
+    if (rifl_lane_send_ext(p->lane, RIFL_FCP_EXT_CODE, wire, RIFL_FC_FCP_BYTES) == RIFL_OK) {
         p->st.fcp_tx++;
         return true;
     }
@@ -355,9 +418,18 @@ static void feed_credit(rifl_port *p, uint64_t now)
             return;
         fcps++;
     }
+    /* FCPs go as they fall due, past a packet still in the lane (its
+     * frames would hold them for as long as the packet takes); packets only
+     * into an empty lane.  A packet handed over before the engine started
+     * again is in no FCTBS it sends now: FCPs wait for it to leave. */
     rifl_credit_item it;
-    while (lane_has_room(p) && !(limit && fcps >= limit) &&
-           rifl_credit_poll(p->credit, t, &it) == RIFL_OK) {
+    for (;;) {
+        bool room = lane_has_room(p);
+        if ((limit && fcps >= limit) || (!room && !p->lane_counted))
+            break;
+        if ((room ? rifl_credit_poll(p->credit, t, &it)
+                  : rifl_credit_poll_fcp(p->credit, t, &it)) != RIFL_OK)
+            break;
         if (it.kind == RIFL_CREDIT_ITEM_FCP) {
             fcps++;
             if (!hand_fcp(p, it.fcp))
@@ -454,9 +526,12 @@ static void collect_ext(rifl_port *p, uint64_t now)
             uint64_t reinits = rifl_credit_get_stats(p->credit)->peer_reinits;
             rifl_credit_rx_fcp(p->credit, buf, n, now * p->fb);
             /* the engine started again: an FCP still waiting carries the
-             * registers from before */
-            if (rifl_credit_get_stats(p->credit)->peer_reinits != reinits)
+             * registers from before, and a packet still in the lane is in
+             * no FCTBS the engine sends from now on */
+            if (rifl_credit_get_stats(p->credit)->peer_reinits != reinits) {
                 p->fcp_waiting = false;
+                p->lane_counted = false;
+            }
         } else {
             p->st.ext_other++;
         }

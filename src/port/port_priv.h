@@ -36,8 +36,12 @@ struct rifl_port {
     bool staged;              /* FC_LANE: asm_buf holds a whole packet whose
                                  VL queue is full */
     unsigned staged_vl;
-    uint8_t fcp[RIFL_FC_FCP_BYTES];
+    uint8_t fcp[RIFL_FC_FCP_BYTES];  /* as the engine made it */
     bool fcp_waiting;
+    unsigned lane_vl;         /* FC_CREDIT: VL and blocks of the last packet */
+    uint32_t lane_blocks;     /* handed to the lane (until it has left) */
+    bool lane_counted;        /* ... and the engine's FCTBS counts it (false
+                                 once the engine started again) */
     rifl_port_stats st;
     /* Layer 2 endpoint */
     struct l2_source *src;
