@@ -126,4 +126,15 @@ grep -q "holds none of them" "$tmp/e5.txt" && ok || bad "stall window message: $
 printf 'vls = 3\nduration = 200000\nseed = 9\n' > "$tmp/cfg"
 "$rifl" sim credit --config "$tmp/cfg" | grep -q "3 VLs" && ok || bad "--config"
 
+# a lane that makes no progress at a high BER: packets still on their way
+# at the drain limit are said apart from lost ones, and the run fails
+out=$("$rifl" sim credit --mode lane-credit --ber 3e-5 --vls 2 --max-len 4000 --duration 20000)
+st=$?
+[ "$st" = 1 ] && echo "$out" | grep -q "NOT DRAINED" && echo "$out" | grep -q "lower --ber" &&
+  ! echo "$out" | grep -q "NOT LOSSLESS" && ok || bad "undrained run: status $st: $out"
+"$rifl" sim credit --mode lane-credit --ber 3e-5 --vls 2 --max-len 4000 --duration 20000 --json |
+  grep -q '"drained":false' && ok || bad "drained in the JSON"
+"$rifl" sim credit --mode lane-credit --ber 1e-7 --vls 2 --duration 20000 --json |
+  grep -q '"lossless":true.*"drained":true' && ok || bad "a clean run drained"
+
 verdict

@@ -622,10 +622,11 @@ static int run_lanes(const struct opts *o)
         printf("{\"mode\":\"%s\",\"seed\":%" PRIu64 ",\"vls\":%u,\"slots\":%" PRIu64
                ",\"frame_bits\":%u,\"fid_bits\":%u,\"cable_m\":%g,\"ber\":%g"
                ",\"throughput\":%.6f,\"lossless\":%s,\"bad_packets\":%" PRIu64
-               ",\"replay_cycles\":%" PRIu64 ",\"lane_rx_overflow\":%" PRIu64, o->mode,
+               ",\"replay_cycles\":%" PRIu64 ",\"lane_rx_overflow\":%" PRIu64
+               ",\"drained\":%s", o->mode,
                c.seed, c.vls, c.slots, c.lane.frame_bits, c.lane.fid_bits, c.lane.link.cable_m,
                c.ber, r.throughput, r.lossless ? "true" : "false", r.bad_packets, r.replays,
-               r.lane_rx_overflow);
+               r.lane_rx_overflow, r.drained ? "true" : "false");
         if (c.credit)
             printf(",\"fcp_sent\":%" PRIu64 ",\"credit_drops\":%" PRIu64 ",\"converged\":%s",
                    r.fcp_sent, r.credit_drops, r.converged ? "true" : "false");
@@ -656,10 +657,17 @@ static int run_lanes(const struct opts *o)
             printf("  %8.4f", (double)r.hol_bytes[v] / ((double)win * pay));
         printf("\n");
     }
+    /* packets still on their way at the drain limit are not lost: said
+     * apart, with what to change */
+    const bool stuck = !r.drained && r.bad_packets == 0 && r.credit_drops == 0;
     printf("  throughput %.4f of the lane payload rate; %s; bad packets %" PRIu64
            "; replay cycles %" PRIu64 "; lane rx overflow %" PRIu64 "\n",
-           r.throughput, r.lossless ? "lossless" : "NOT LOSSLESS", r.bad_packets, r.replays,
-           r.lane_rx_overflow);
+           r.throughput, r.lossless ? "lossless" : stuck ? "NOT DRAINED" : "NOT LOSSLESS",
+           r.bad_packets, r.replays, r.lane_rx_overflow);
+    if (stuck)
+        printf("  not drained: %s, packets still on their way and none lost or bad (the lane's "
+               "replays leave it little or no progress at this BER: lower --ber, or give more "
+               "--duration)\n", msg[0] ? msg : "the run ended before everything arrived");
     if (c.credit)
         printf("  FCPs sent %" PRIu64 " (extension frames, code 0x%02x); credit drops %" PRIu64
                "; credit after drain: %s\n",

@@ -282,6 +282,7 @@ static void collect(struct cl *s, uint64_t limit, uint64_t settle, char *msg, si
     res->lane_rx_overflow = rifl_lane_get_stats(s->pair->lane[1])->rx_overflow;
     if (c->credit)
         res->converged = consistent(s);
+    res->drained = settle != 0;
     if (!settle) {
         rifl_msg(msg, msglen, "the link did not drain within %llu slots", (unsigned long long)limit);
         res->lossless = false;

@@ -168,6 +168,9 @@ typedef struct rifl_clane_result {
     double throughput;         /* delivered bytes / (slots x payload bytes) */
     bool lossless;             /* every packet sent arrived intact, in order */
     bool converged;            /* credit: no leak after the drain */
+    bool drained;              /* everything sent arrived within the drain limit
+                                  (false: lossless is false too, for packets
+                                  still on their way, not for any lost) */
 } rifl_clane_result;
 
 /* Check a configuration without running it (the refusals rifl_clane_run
