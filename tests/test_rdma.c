@@ -609,6 +609,63 @@ static void t_send_retry_after_context_reused(void)
     wire_free(&w);
 }
 
+/* A send completed by a retry (its first attempt held up on its way)
+ * whose earlier attempt, or the same one again, turns up after the
+ * send's context went to other blocks: the block is done whatever the
+ * attempt, so it is dropped (no new attempt, so no ACK) and never put in
+ * the mailbox a second time; a later attempt is still ACKed once. */
+static void t_send_late_attempt_after_context_reused(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 14);
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed + 900);
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 64) == RIFL_OK);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    unsigned n[RIFL_RDMA_STATUS_COUNT];
+    uint8_t first[64];
+    unsigned filler = 1; /* the next of the other TIDs of set 0 (1 + 16 k) */
+    uint64_t remembered = 0;
+    /* late attempts: the first, the completing one, one between */
+    for (unsigned round = 0; round < 3; round++) {
+        unsigned tid = 1 + 16 * (60 + round); /* set (tid ^ 1) mod 16 = 0 */
+        unsigned done = 1 + (unsigned)rifl_rng_below(&rng, 14);
+        unsigned late = round == 0   ? 0
+                        : round == 1 ? done
+                                     : (unsigned)rifl_rng_below(&rng, done + 1);
+        uint8_t byte = (uint8_t)('A' + round);
+        feed_send(&w, tid, 5, done, byte); /* the retry completes it */
+        count_nacks(&w, n);
+        CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+        CHECK_EQ_U(drain_mailbox2(&w, first), 1);
+        CHECK_EQ_U(first[0], byte);
+        /* 16 other sends of set 0 complete: the way goes to one of them */
+        for (unsigned k = 0; k < 16; k++, filler++)
+            feed_send(&w, 1 + 16 * filler, 1, 0, 'z');
+        count_nacks(&w, n);
+        CHECK_EQ_U(n[RIFL_RDMA_ACK], 16);
+        CHECK_EQ_U(drain_mailbox2(&w, NULL), 16);
+        feed_send(&w, tid, 5, late, byte); /* held up on its way */
+        count_nacks(&w, n);
+        CHECK_MSG(n[RIFL_RDMA_ACK] == 0, "attempt %u after %u ACKed", late, done);
+        CHECK_MSG(drain_mailbox2(&w, NULL) == 0, "attempt %u after %u delivered again", late,
+                  done);
+        remembered++;
+        CHECK_EQ_U(st->duplicates_remembered, remembered);
+        /* the sender, its ACK lost, tries again: ACKed, not delivered */
+        if (done < 15) {
+            feed_send(&w, tid, 5, done + 1, byte);
+            count_nacks(&w, n);
+            CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+            CHECK_EQ_U(drain_mailbox2(&w, NULL), 0);
+            /* (the way the late attempt took holds the block as done) */
+            CHECK_EQ_U(st->duplicates_remembered, remembered);
+        }
+    }
+    CHECK_EQ_U(st->mailbox_messages, 3 + 3 * 16);
+    wire_free(&w);
+}
+
 /* Drops `ack_loss` of node 2's bundles (its ACKs) on top of the wire's
  * loss. */
 static double ack_loss;
@@ -2081,6 +2138,7 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "read_and_send", t_read_and_send }, { "protection", t_protection },
           { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once },
           { "send_retry_after_context_reused", t_send_retry_after_context_reused },
+          { "send_late_attempt_after_context_reused", t_send_late_attempt_after_context_reused },
           { "send_once_random", t_send_once_random }, { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },

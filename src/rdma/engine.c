@@ -608,8 +608,9 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, src_page_faults, "blocks stopped at a source page not resident"),
     RIFL_COUNTER(S, dst_page_faults, "packets NACKed for a destination page not resident"),
     RIFL_COUNTER(S, duplicates_dropped, "packets dropped as duplicates"),
-    RIFL_COUNTER(S, duplicates_remembered, "of them, retries of a block completed here whose "
-                                           "context had gone to another, ACKed again"),
+    RIFL_COUNTER(S, duplicates_remembered, "of them, packets of a block completed here whose "
+                                           "context had gone to another (any attempt; a new "
+                                           "one ACKed again)"),
     RIFL_COUNTER(S, stale_dropped, "packets of an older generation or attempt dropped"),
     RIFL_COUNTER(S, protection_violations, "packets refused by the protection checks"),
     RIFL_COUNTER(S, hdr_edc_errors, "headers whose hdr_edc failed (rest of bundle dropped)"),

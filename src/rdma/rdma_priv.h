@@ -70,9 +70,11 @@ struct node {
 };
 
 /* A node's `done` entry: the generation of the TID's last block completed
- * here and the attempt that completed it.  It outlives the block's
- * context, so that a retry of the block whose ACK was lost is ACKed again
- * and not taken for a new block once the context has gone to another. */
+ * here and the latest attempt of it ACKed.  It outlives the block's
+ * context, so that a packet of the block, of any attempt, is not taken for
+ * a new block once the context has gone to another: a retry whose ACK was
+ * lost is ACKed again, once per attempt, and an earlier attempt held up
+ * on its way is dropped. */
 #define DONE_VALID 0x8000u
 #define DONE_ENTRY(gen, attempt) ((uint16_t)(DONE_VALID | (unsigned)(attempt) << 10 | (gen)))
 #define DONE_GEN(v) ((unsigned)(v) & 1023u)

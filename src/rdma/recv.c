@@ -82,39 +82,55 @@ static bool decode_ok(const rifl_rdma *e, const rifl_rdma_packet *p)
     }
 }
 
-/* The packet is a later attempt of a block that completed here (its ACK
- * was lost), by the source's `done` entry for the TID: the context that
- * knew may have gone to another block since.  (A source outside the route
- * table has no entry; it could not be answered anyway.) */
-static bool completed_before(const rifl_rdma *e, const rifl_rdma_ftr *f)
+/* The `done` entry of the packet's block, when that block completed here
+ * (its ACK may have been lost, or an earlier attempt held up on its way),
+ * whatever the attempt: the context that knew may have gone to another
+ * block since.  NULL for a block not completed here.  (A source outside
+ * the route table has no entry; it could not be answered anyway.) */
+static uint16_t *completed_before(const rifl_rdma *e, const rifl_rdma_ftr *f)
 {
     int s = rdma_node_slot(e, f->src_node);
     if (s < 0)
-        return false;
-    unsigned v = e->nodes[s].done[f->tid & (TIDS - 1)];
-    return (v & DONE_VALID) && DONE_GEN(v) == f->gen && f->attempt > DONE_ATTEMPT(v);
+        return NULL;
+    uint16_t *v = &e->nodes[s].done[f->tid & (TIDS - 1)];
+    return (*v & DONE_VALID) && DONE_GEN(*v) == f->gen ? v : NULL;
+}
+
+/* The completed block of `f` is ACKed for attempt f->attempt: its `done`
+ * entry keeps the latest attempt ACKed, so that it is ACKed once. */
+static void remember_ack(const rifl_rdma *e, const rifl_rdma_ftr *f)
+{
+    uint16_t *v = completed_before(e, f);
+    if (v && f->attempt > DONE_ATTEMPT(*v))
+        *v = DONE_ENTRY(f->gen, f->attempt);
 }
 
 /* Way `c` (NULL: none to take) starts holding the packet's (src, tid,
- * gen): a new block, returned; or a retry of a block completed here
- * before, which `c` holds as done, ACKed once for its attempt and dropped
+ * gen): a new block, returned; or a packet of a block completed here
+ * before, which `c` holds as done, ACKed once per new attempt and dropped
  * (NULL), never delivered again. */
 static struct ctx *start(struct rx *x, struct ctx *c)
 {
     rifl_rdma *e = x->e;
     const rifl_rdma_ftr *f = &x->p->ftr;
-    bool done = completed_before(e, f);
+    uint16_t *v = completed_before(e, f);
+    unsigned acked = v ? DONE_ATTEMPT(*v) : 0;
+    bool again = v && f->attempt > acked; /* a new attempt: its ACK was lost */
     if (c)
-        *c = (struct ctx){ .state = done ? C_DONE : C_ACTIVE, .src = f->src_node,
+        *c = (struct ctx){ .state = v ? C_DONE : C_ACTIVE, .src = f->src_node,
                            .tid = (uint16_t)f->tid, .gen = (uint16_t)f->gen,
                            .attempt = (uint8_t)f->attempt,
-                           .acked_attempt = done ? (int16_t)f->attempt : -1, .first = -1,
-                           .last = -1, .last_time = x->now, .done_time = x->now };
-    if (!done)
+                           .acked_attempt = !v ? -1 : again ? (int16_t)f->attempt
+                                                            : (int16_t)acked,
+                           .first = -1, .last = -1, .last_time = x->now, .done_time = x->now };
+    if (!v)
         return c;
     e->st.duplicates_dropped++;
     e->st.duplicates_remembered++;
-    respond(x, RIFL_RDMA_ACK);
+    if (again) {
+        *v = DONE_ENTRY(f->gen, f->attempt);
+        respond(x, RIFL_RDMA_ACK);
+    }
     return NULL;
 }
 
@@ -136,6 +152,7 @@ static struct ctx *lookup(struct rx *x)
                 e->st.duplicates_dropped++;
                 if ((int)f->attempt > c->acked_attempt) { /* the ACK was lost */
                     c->acked_attempt = (int16_t)f->attempt;
+                    remember_ack(e, f);
                     respond(x, RIFL_RDMA_ACK);
                 }
                 return NULL;
