@@ -666,6 +666,165 @@ static void t_send_late_attempt_after_context_reused(void)
     wire_free(&w);
 }
 
+/* A TID's generations come to a node in order: a packet of an older
+ * block of the TID still on its way (any attempt) after the TID's next
+ * block began here, and after that block's context went to other blocks,
+ * is stale: dropped unanswered, never in the mailbox. */
+static void t_send_older_block_after_context_reused(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 16);
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed + 960);
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 64) == RIFL_OK);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    unsigned n[RIFL_RDMA_STATUS_COUNT];
+    unsigned tid = 1 + 16 * (unsigned)rifl_rng_below(&rng, 32); /* set 0 */
+    bool complete = rifl_rng_below(&rng, 2); /* the newer block completed, or only began */
+    /* (feed_write's generation is 1) */
+    unsigned gen = complete ? (unsigned)rifl_rng_below(&rng, 1024) : 1;
+    unsigned behind = 1 + (unsigned)rifl_rng_below(&rng, 511);
+    unsigned old = (gen - behind) & 1023u, attempt = (unsigned)rifl_rng_below(&rng, 16);
+    uint64_t base = (w.mr[1].va + RIFL_RDMA_PAGE - 1) & ~(uint64_t)(RIFL_RDMA_PAGE - 1);
+    if (complete) {
+        feed_send(&w, tid, gen, 0, 'N');
+        CHECK_EQ_U(drain_mailbox2(&w, NULL), 1);
+    } else { /* 1 of 2 packets; its context idle long enough to be taken */
+        feed_write(&w, tid, 0, 2, base + RIFL_RDMA_PAGE * 40, 0, 2);
+        w.now += rifl_rdma_default_config.context_idle_ns;
+    }
+    count_nacks(&w, n);
+    /* 16 other sends of set 0 complete: the way goes to one of them */
+    for (unsigned k = 0; k < 16; k++)
+        feed_send(&w, 1 + 16 * (40 + k), 1, 0, 'z');
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 16);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 16);
+    uint64_t stale = st->stale_dropped;
+    feed_send(&w, tid, old, attempt, 'O');
+    count_nacks(&w, n);
+    CHECK_MSG(n[RIFL_RDMA_ACK] == 0, "gen %u after %u (%s)", old, gen,
+              complete ? "completed" : "begun");
+    CHECK_MSG(drain_mailbox2(&w, NULL) == 0, "gen %u after %u delivered", old, gen);
+    CHECK_EQ_U(st->stale_dropped, stale + 1);
+    /* the TID's next block is new */
+    feed_send(&w, tid, (gen + 1) & 1023u, 0, 'M');
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 1);
+    wire_free(&w);
+}
+
+/* Node 1 writes 8 bytes to node 3 `count` times, one block each, as many
+ * at once as it takes: every TID of node 1 is used about count / 1024
+ * times, none of them towards node 2. */
+static void writes_to_node3(struct wire *w, unsigned count)
+{
+    unsigned posted = 0, done = 0, bad = 0;
+    uint64_t end = w->now + 100000ull * count + 10000000;
+    while (done < count && w->now < end) {
+        while (posted < count) {
+            int rc = rifl_rdma_post_write(w->e[0], PD, w->mr[0].va, 3,
+                                          w->mr[2].va + 8 * (posted % 1024), 8, 0, NULL,
+                                          posted, w->now);
+            if (rc == RIFL_ERR_AGAIN)
+                break;
+            CHECK_EQ_I(rc, RIFL_OK);
+            posted++;
+        }
+        wire_step(w);
+        rifl_rdma_wc wc[64];
+        unsigned got = rifl_rdma_poll_cq(w->e[0], wc, 64);
+        for (unsigned i = 0; i < got; i++)
+            bad += wc[i].status != RIFL_OK;
+        done += got;
+    }
+    CHECK_EQ_U(done, count);
+    CHECK_EQ_U(bad, 0);
+}
+
+/* Node 1 sends `count` messages (phase, index) to mailbox 2 of node 2;
+ * returns those put in the mailbox exactly once, every send completed
+ * and checked. */
+static unsigned sends_to_node2(struct wire *w, uint8_t phase, unsigned count)
+{
+    static uint8_t seen[1024];
+    if (count > 1024)
+        count = 1024;
+    memset(seen, 0, sizeof seen);
+    unsigned posted = 0, done = 0, bad = 0, wrong = 0;
+    uint64_t end = w->now + 100000000;
+    while (done < count && w->now < end) {
+        while (posted < count) {
+            uint8_t m[3] = { phase, (uint8_t)posted, (uint8_t)(posted >> 8) };
+            int rc = rifl_rdma_post_send(w->e[0], PD, 2, 2, m, sizeof m, posted, w->now);
+            if (rc == RIFL_ERR_AGAIN)
+                break;
+            CHECK_EQ_I(rc, RIFL_OK);
+            posted++;
+        }
+        wire_step(w);
+        rifl_rdma_wc wc[64];
+        unsigned got = rifl_rdma_poll_cq(w->e[0], wc, 64);
+        for (unsigned i = 0; i < got; i++)
+            bad += wc[i].status != RIFL_OK;
+        done += got;
+        uint8_t m[256];
+        size_t len;
+        uint32_t src;
+        while (rifl_rdma_poll_mailbox(w->e[1], PD, 2, m, sizeof m, &len, &src) == 1) {
+            unsigned i = (unsigned)m[1] | (unsigned)m[2] << 8;
+            if (len != 3 || src != 1 || m[0] != phase || i >= count)
+                wrong++;
+            else
+                seen[i]++;
+        }
+    }
+    CHECK_EQ_U(done, count);
+    CHECK_MSG(bad == 0, "phase %u: %u sends failed", phase, bad);
+    CHECK_EQ_U(wrong, 0);
+    unsigned once = 0;
+    for (unsigned i = 0; i < count; i++)
+        once += seen[i] == 1;
+    return once;
+}
+
+/* A TID's generation wraps after 1024 uses.  Node 1 sends 1024 messages
+ * to node 2 (each TID once, in the order they are taken: node 2 remembers
+ * every TID's generation, and holds the last 256 in its contexts), uses
+ * each TID 1023 times for blocks to node 3 alone, and sends 1024 more
+ * messages to node 2, each with the generation node 2 remembers for its
+ * TID, one wrap on.  Then it uses each TID another 511-1022 times
+ * elsewhere and sends 256 messages to node 2 on the TIDs whose contexts
+ * node 2 still holds, each with a generation 512-1023 ahead of the
+ * context's ("older" by the half window).  Every message is a new one
+ * and arrives, once. */
+static void t_generation_wrap(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.block_timeout_ns = 20000;
+    c.block_timeout_max_ns = 100000;
+    c.blocks_per_node = 64;
+    c.transfers_per_pd = 256;
+    struct wire w;
+    wire_init(&w, &c, 15);
+    w.delay = 100;
+    rifl_rng rng;
+    rifl_rng_seed(&rng, test_seed + 950);
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 1024) == RIFL_OK);
+    CHECK_EQ_U(sends_to_node2(&w, 0, 1024), 1024);
+    writes_to_node3(&w, 1023 * 1024);
+    unsigned once = sends_to_node2(&w, 1, 1024);
+    CHECK_MSG(once == 1024, "after a wrap: %u of 1024 arrived once", once);
+    unsigned k = 511 + (unsigned)rifl_rng_below(&rng, 512);
+    writes_to_node3(&w, k * 1024 + 768);
+    once = sends_to_node2(&w, 2, 256);
+    CHECK_MSG(once == 256, "after %u uses elsewhere: %u of 256 arrived once", k, once);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    CHECK_EQ_U(st->mailbox_messages, 2 * 1024 + 256);
+    wire_free(&w);
+}
+
 /* Drops `ack_loss` of node 2's bundles (its ACKs) on top of the wire's
  * loss. */
 static double ack_loss;
@@ -2139,6 +2298,8 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "payload_crc", t_payload_crc }, { "nack_once", t_nack_once },
           { "send_retry_after_context_reused", t_send_retry_after_context_reused },
           { "send_late_attempt_after_context_reused", t_send_late_attempt_after_context_reused },
+          { "send_older_block_after_context_reused", t_send_older_block_after_context_reused },
+          { "generation_wrap", t_generation_wrap },
           { "send_once_random", t_send_once_random }, { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },

@@ -111,7 +111,7 @@ int rifl_rdma_open(const rifl_rdma_config *cfg, rifl_rdma **out, char *msg, size
     e->cq = calloc(cfg->cq_depth, sizeof *e->cq);
     e->stage_mem = malloc((size_t)slots * RIFL_RDMA_MAX_ROUTES * cfg->stage_packets *
                           sizeof *e->stage_mem);
-    e->done_mem = calloc((size_t)cfg->max_nodes * TIDS, sizeof *e->done_mem);
+    e->done_mem = calloc((size_t)cfg->max_nodes * 2 * TIDS, sizeof *e->done_mem);
     if (!e->nodes || !e->regions || !e->pds || !e->mailboxes || !e->xf || !e->pool ||
         !e->pool_len || !e->pool_free || !e->active || !e->req || !e->cq || !e->stage_mem ||
         !e->done_mem) {
@@ -212,7 +212,8 @@ int rifl_rdma_add_node(rifl_rdma *e, uint32_t node, unsigned routes)
     e->nodes[i].node = node;
     e->nodes[i].routes = routes;
     e->nodes[i].inflight = 0;
-    e->nodes[i].done = e->done_mem + (size_t)e->nodes_used * TIDS; /* (nodes stay) */
+    e->nodes[i].done = e->done_mem + (size_t)e->nodes_used * 2 * TIDS; /* (nodes stay) */
+    e->nodes[i].sent = e->nodes[i].done + TIDS;
     e->nodes_used++;
     return RIFL_OK;
 }
@@ -548,8 +549,14 @@ void rdma_complete(rifl_rdma *e, unsigned x, int status, uint64_t now)
         struct block *k = &e->blocks[b];
         if (k->state != B_FREE && k->xf == x) {
             rdma_chain_drop(e, b); /* no block of a chain waits for it in vain */
-            if (k->node_ix >= 0)
-                e->nodes[k->node_ix].inflight--;
+            if (k->node_ix >= 0) {
+                struct node *n = &e->nodes[k->node_ix];
+                n->inflight--;
+                /* never cut a packet: its node never saw its generation,
+                 * which the TID's next block to the node takes */
+                if (k->attempt == 0 && k->pkt_n == 0 && !k->notify_sent && n->sent[b] == k->gen)
+                    n->sent[b] = (uint16_t)((k->gen - 1) & 1023u);
+            }
             k->state = B_FREE;
             e->tid_free[(e->tf_head + e->tf_count++) % TIDS] = (uint16_t)b;
             t->blocks_out--;
@@ -611,7 +618,9 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, duplicates_remembered, "of them, packets of a block completed here whose "
                                            "context had gone to another (any attempt; a new "
                                            "one ACKed again)"),
-    RIFL_COUNTER(S, stale_dropped, "packets of an older generation or attempt dropped"),
+    RIFL_COUNTER(S, stale_dropped, "packets of an older generation or attempt dropped "
+                                   "(with no context, older than the TID's last block begun "
+                                   "here)"),
     RIFL_COUNTER(S, protection_violations, "packets refused by the protection checks"),
     RIFL_COUNTER(S, hdr_edc_errors, "headers whose hdr_edc failed (rest of bundle dropped)"),
     RIFL_COUNTER(S, ftr_crc_errors, "footers whose ftr_crc failed (rest of bundle dropped)"),

@@ -64,19 +64,27 @@ struct node {
     unsigned routes;
     unsigned inflight;  /* blocks in flight to it */
     unsigned next_route;/* rifl_rdma_output_to: the route to look at first */
-    uint16_t *done;     /* [TIDS]: the block of each of its TIDs completed
-                           here last (DONE_* below), 0 for none */
+    uint16_t *done;     /* [TIDS]: the block of each of its TIDs seen here
+                           last (DONE_* below), 0 for none */
+    uint16_t *sent;     /* [TIDS]: the generation of each TID's last block
+                           issued to it (a TID's generations count its uses
+                           towards one node) */
     struct route_q q[RIFL_RDMA_MAX_ROUTES];
 };
 
-/* A node's `done` entry: the generation of the TID's last block completed
- * here and the latest attempt of it ACKed.  It outlives the block's
- * context, so that a packet of the block, of any attempt, is not taken for
- * a new block once the context has gone to another: a retry whose ACK was
- * lost is ACKed again, once per attempt, and an earlier attempt held up
- * on its way is dropped. */
+/* A node's `done` entry: the generation of the TID's last block begun
+ * here, whether it completed and, if so, the latest attempt of it ACKed.
+ * It outlives the block's context, so that a packet of a completed block,
+ * of any attempt, is not taken for a new block once the context has gone
+ * to another (a retry whose ACK was lost is ACKed again, once per attempt;
+ * an earlier attempt held up on its way is dropped), nor a packet of an
+ * older block still on its way (the node's generations of a TID come in
+ * order, `sent`). */
 #define DONE_VALID 0x8000u
-#define DONE_ENTRY(gen, attempt) ((uint16_t)(DONE_VALID | (unsigned)(attempt) << 10 | (gen)))
+#define DONE_COMPLETE 0x4000u
+#define DONE_BEGUN(gen) ((uint16_t)(DONE_VALID | (gen)))
+#define DONE_ENTRY(gen, attempt)                                                                  \
+    ((uint16_t)(DONE_VALID | DONE_COMPLETE | (unsigned)(attempt) << 10 | (gen)))
 #define DONE_GEN(v) ((unsigned)(v) & 1023u)
 #define DONE_ATTEMPT(v) ((unsigned)(v) >> 10 & 15u)
 
@@ -112,7 +120,7 @@ struct xfer {
     bool chain;
     unsigned chain_prev, chain_next;
     bool has_tail;
-    unsigned tail_tid, tail_gen;
+    unsigned tail_tid, tail_use;
     /* sends and read requests: the single packet's payload */
     uint8_t inline_payload[RIFL_RDMA_MAX_PAYLOAD];
     unsigned inline_len;
@@ -144,6 +152,8 @@ struct block {
     bool send_notify;
     bool notify_sent;   /* this attempt's NOTIFY went */
     unsigned gen, attempt, path;
+    unsigned use;       /* the TID's use, for the engine's own references
+                           (gen counts uses towards dst_node only) */
     unsigned timeouts, page_faults;
     uint64_t due;       /* B_SENT: timeout; B_RETRY: re-initiation */
     uint64_t wait_page; /* B_PAGE */
@@ -152,8 +162,8 @@ struct block {
     bool in_sched;      /* in the scheduler's ring */
     bool inline_data;   /* a send or read request: the transfer's own bytes */
     bool done;          /* every data packet cut once (the descriptor's `done`) */
-    bool chained;       /* dep_tid (of generation dep_gen) waits in B_DB for it */
-    unsigned dep_tid, dep_gen; /* the descriptor's dependency_id, and its gen */
+    bool chained;       /* dep_tid (of use dep_use) waits in B_DB for it */
+    unsigned dep_tid, dep_use; /* the descriptor's dependency_id, and its use */
 };
 
 /* ---- the receiver ----------------------------------------------------------------------- */
@@ -202,7 +212,7 @@ struct rifl_rdma {
     unsigned node_slots;      /* a power of two, at least 2 max_nodes */
     unsigned nodes_used;
     uint16_t *stage_mem;
-    uint16_t *done_mem;       /* max_nodes x TIDS: each node's `done` */
+    uint16_t *done_mem;       /* max_nodes x 2 TIDS: each node's `done` and `sent` */
 
     struct region *regions;
     unsigned regions_hi;      /* regions at this index and above are unused */
@@ -218,7 +228,7 @@ struct rifl_rdma {
     unsigned issue_tail;
 
     struct block blocks[TIDS];
-    unsigned tid_gen[TIDS];
+    unsigned tid_use[TIDS];   /* each TID's uses: a block's `use` */
     uint16_t tid_free[TIDS];
     unsigned tf_head, tf_count;
     uint16_t sched[TIDS];     /* the scheduler's round robin */

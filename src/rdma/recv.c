@@ -82,18 +82,30 @@ static bool decode_ok(const rifl_rdma *e, const rifl_rdma_packet *p)
     }
 }
 
+/* The source's `done` entry for the packet's TID; NULL for a source
+ * outside the route table (it could not be answered anyway). */
+static uint16_t *seen_entry(const rifl_rdma *e, const rifl_rdma_ftr *f)
+{
+    int s = rdma_node_slot(e, f->src_node);
+    return s < 0 ? NULL : &e->nodes[s].done[f->tid & (TIDS - 1)];
+}
+
 /* The `done` entry of the packet's block, when that block completed here
  * (its ACK may have been lost, or an earlier attempt held up on its way),
  * whatever the attempt: the context that knew may have gone to another
- * block since.  NULL for a block not completed here.  (A source outside
- * the route table has no entry; it could not be answered anyway.) */
+ * block since.  NULL for a block not completed here. */
 static uint16_t *completed_before(const rifl_rdma *e, const rifl_rdma_ftr *f)
 {
-    int s = rdma_node_slot(e, f->src_node);
-    if (s < 0)
-        return NULL;
-    uint16_t *v = &e->nodes[s].done[f->tid & (TIDS - 1)];
-    return (*v & DONE_VALID) && DONE_GEN(*v) == f->gen ? v : NULL;
+    uint16_t *v = seen_entry(e, f);
+    return v && (*v & DONE_COMPLETE) && DONE_GEN(*v) == f->gen ? v : NULL;
+}
+
+/* The packet is of a block older than the last one of its TID begun here
+ * (one on its way since before the sender let its TID go): stale. */
+static bool older_than_seen(const rifl_rdma *e, const rifl_rdma_ftr *f)
+{
+    const uint16_t *v = seen_entry(e, f);
+    return v && (*v & DONE_VALID) && rifl_rdma_gen_newer(DONE_GEN(*v), f->gen);
 }
 
 /* The completed block of `f` is ACKed for attempt f->attempt: its `done`
@@ -106,13 +118,18 @@ static void remember_ack(const rifl_rdma *e, const rifl_rdma_ftr *f)
 }
 
 /* Way `c` (NULL: none to take) starts holding the packet's (src, tid,
- * gen): a new block, returned; or a packet of a block completed here
- * before, which `c` holds as done, ACKed once per new attempt and dropped
- * (NULL), never delivered again. */
+ * gen): a new block, returned, which the `done` entry now names; a packet
+ * of a block completed here before, which `c` holds as done, ACKed once
+ * per new attempt and dropped (NULL), never delivered again; or a packet
+ * of an older block, dropped (NULL) and `c` left as it was. */
 static struct ctx *start(struct rx *x, struct ctx *c)
 {
     rifl_rdma *e = x->e;
     const rifl_rdma_ftr *f = &x->p->ftr;
+    if (older_than_seen(e, f)) {
+        e->st.stale_dropped++;
+        return NULL;
+    }
     uint16_t *v = completed_before(e, f);
     unsigned acked = v ? DONE_ATTEMPT(*v) : 0;
     bool again = v && f->attempt > acked; /* a new attempt: its ACK was lost */
@@ -123,8 +140,12 @@ static struct ctx *start(struct rx *x, struct ctx *c)
                            .acked_attempt = !v ? -1 : again ? (int16_t)f->attempt
                                                             : (int16_t)acked,
                            .first = -1, .last = -1, .last_time = x->now, .done_time = x->now };
-    if (!v)
+    if (!v) {
+        uint16_t *s = seen_entry(e, f);
+        if (c && s) /* older blocks of the TID are stale from now on */
+            *s = DONE_BEGUN(f->gen);
         return c;
+    }
     e->st.duplicates_dropped++;
     e->st.duplicates_remembered++;
     if (again) {
@@ -191,8 +212,8 @@ static struct ctx *lookup(struct rx *x)
                     take = &way[v];
         }
     if (!take) {
-        if (completed_before(e, f))
-            return start(x, NULL); /* ACKed all the same */
+        if (completed_before(e, f) || older_than_seen(e, f))
+            return start(x, NULL); /* dropped (and ACKed) all the same */
         nack_once(x, RIFL_RDMA_NACK_NO_CONTEXT);
         return NULL;
     }

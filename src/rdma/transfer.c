@@ -269,11 +269,11 @@ int rifl_rdma_post_chain(rifl_rdma *e, const rifl_rdma_wr *wr, unsigned n, unsig
 
 /* ---- chaining (the descriptor's DB, chained and dependency_id) ---------------------------- */
 
-/* Block `tid` of generation `gen`, if it still waits in B_DB, goes. */
-static void chain_release(rifl_rdma *e, unsigned tid, unsigned gen)
+/* Block `tid` of use `use`, if it still waits in B_DB, goes. */
+static void chain_release(rifl_rdma *e, unsigned tid, unsigned use)
 {
     struct block *s = &e->blocks[tid];
-    if (s->state == B_DB && s->gen == gen) {
+    if (s->state == B_DB && s->use == use) {
         s->state = B_ACTIVE;
         rdma_sched_push(e, tid);
     }
@@ -289,7 +289,7 @@ void rdma_chain_done(rifl_rdma *e, unsigned tid)
     b->done = true;
     if (b->chained) {
         b->chained = false;
-        chain_release(e, b->dep_tid, b->dep_gen);
+        chain_release(e, b->dep_tid, b->dep_use);
     }
 }
 
@@ -306,15 +306,15 @@ void rdma_chain_drop(rifl_rdma *e, unsigned tid)
         for (unsigned t = 0; t < TIDS && !p; t++) {
             struct block *c = &e->blocks[t];
             if (t != tid && c->state != B_FREE && c->chained && c->dep_tid == tid &&
-                c->dep_gen == x->gen)
+                c->dep_use == x->use)
                 p = c;
         }
     if (p) {
         p->chained = x->chained;
         p->dep_tid = x->dep_tid;
-        p->dep_gen = x->dep_gen;
+        p->dep_use = x->dep_use;
     } else if (x->chained) {
-        chain_release(e, x->dep_tid, x->dep_gen);
+        chain_release(e, x->dep_tid, x->dep_use);
     }
     x->chained = false;
 }
@@ -362,7 +362,7 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
                                 : t->chain_prev != XF_NONE ? &e->xf[t->chain_prev] : NULL;
         if (pt && pt->has_tail) {
             struct block *c = &e->blocks[pt->tail_tid];
-            if (c->state != B_FREE && c->gen == pt->tail_gen && !c->done)
+            if (c->state != B_FREE && c->use == pt->tail_use && !c->done)
                 pred = c;
         }
     }
@@ -373,7 +373,13 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
     b->xf = x;
     b->node_ix = nix;
     b->dst_node = t->dst_node;
-    b->gen = e->tid_gen[tid] = (e->tid_gen[tid] + 1) & 1023u;
+    b->use = ++e->tid_use[tid];
+    /* the generation counts the TID's uses towards this node, so that the
+     * node sees them in order, one after the other (one never seen, if
+     * its block is let go unsent), however often the TID goes elsewhere
+     * in between: the node's memory of the TID's last block is never
+     * taken for a later one, nor a new block for an older one */
+    b->gen = n->sent[tid] = (uint16_t)((n->sent[tid] + 1) & 1023u);
     /* block k on path (p0 + k) mod n, n the node's routes (rdma.md 6.3) */
     b->path = t->next_path % e->nodes[nix].routes;
     t->next_path = b->path + 1;
@@ -401,12 +407,12 @@ static bool issue_block(rifl_rdma *e, unsigned x, struct node *n, int nix)
     if (t->chain) {
         t->has_tail = true;
         t->tail_tid = tid;
-        t->tail_gen = b->gen;
+        t->tail_use = b->use;
     }
     if (pred) { /* DB: held until pred has cut its last data packet */
         pred->chained = true;
         pred->dep_tid = tid;
-        pred->dep_gen = b->gen;
+        pred->dep_use = b->use;
         b->state = B_DB;
         e->st.chain_waits++;
         return true;
