@@ -640,6 +640,62 @@ static void t_input_row_as_input(void)
     CHECK_EQ_I(rifl_switch_input_row(NULL, NULL, NULL, 0), RIFL_ERR_INVALID_ARG);
 }
 
+/* Bad arguments get the documented neutral answer, never a crash: a NULL
+ * switch, iSLIP or fabric, NULL arrays, ports that do not exist. */
+static void t_bad_arguments(void)
+{
+    rifl_switch_config c = rifl_switch_default_config;
+    c.nports = 4;
+    c.iterations = 2;
+    rifl_switch *sw = NULL;
+    char err[200];
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    CHECK(rifl_switch_get_config(NULL) == NULL);
+    CHECK(rifl_switch_get_config(sw) != NULL && rifl_switch_get_config(sw)->nports == 4);
+    rifl_cell x = mkcell(4, 0, 2, 0, 0);
+    CHECK_EQ_I(rifl_switch_input(sw, 0, &x, 0), RIFL_SW_STORED);
+    CHECK_EQ_U(rifl_switch_voq_len(sw, 0, 2), 1);
+    CHECK_EQ_U(rifl_switch_voq_len(NULL, 0, 2), 0);
+    CHECK_EQ_U(rifl_switch_voq_len(sw, 4, 2), 0);
+    CHECK_EQ_U(rifl_switch_voq_len(sw, 0, 4), 0);
+    CHECK_EQ_U(rifl_switch_voq_len(sw, UINT_MAX, UINT_MAX), 0);
+    CHECK_EQ_U(rifl_switch_cells_held(NULL), 0);
+    rifl_switch_free(sw);
+
+    /* iSLIP: a load with anything NULL leaves the requests as they were */
+    rifl_islip *is = NULL;
+    REQUIRE(rifl_islip_create(4, 1, &is) == RIFL_OK);
+    REQUIRE(rifl_islip_request(is, 0, 1, true) == RIFL_OK);
+    uint64_t all[4] = { 0xf, 0xf, 0xf, 0xf };
+    rifl_islip_load(NULL, all, all);
+    rifl_islip_load(is, NULL, all);
+    rifl_islip_load(is, all, NULL);
+    rifl_islip_load(is, NULL, NULL);
+    int16_t match[4];
+    CHECK_EQ_U(rifl_islip_run(is, match, NULL), 1);
+    CHECK_EQ_I(match[0], 1);
+    CHECK_EQ_I(match[1], -1);
+    rifl_islip_free(is);
+
+    /* fabric check: 0 collisions and nothing written, as rifl_fabric_route */
+    rifl_fabric *f = NULL;
+    REQUIRE(rifl_fabric_create(4, &f) == RIFL_OK);
+    int16_t dest[4] = { 1, 1, 2, -1 }, at[4] = { 7, 7, 7, 7 };
+    CHECK_EQ_U(rifl_fabric_check(NULL, dest, at), 0);
+    CHECK_EQ_U(rifl_fabric_check(f, NULL, at), 0);
+    CHECK_EQ_U(rifl_fabric_check(f, dest, NULL), 0);
+    for (unsigned o = 0; o < 4; o++)
+        CHECK_EQ_I(at[o], 7);
+    CHECK_EQ_U(rifl_fabric_route(NULL, dest, at, true), 0);
+    CHECK_EQ_U(rifl_fabric_route(f, NULL, at, true), 0);
+    /* and with good arguments the duplicate is still found */
+    CHECK(rifl_fabric_check(f, dest, at) > 0);
+    rifl_fabric_free(f);
+}
+
 static void t_sizing_rule(void)
 {
     char err[256];
@@ -990,4 +1046,5 @@ TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "islip_matches_plain", t_islip_matches_plain },
           { "sizing_rule", t_sizing_rule }, { "drop_counters", t_drop_counters },
           { "input_row_as_input", t_input_row_as_input },
+          { "bad_arguments", t_bad_arguments },
           { "overload_islip", t_overload_islip }, { "overload_safc", t_overload_safc })

@@ -91,6 +91,8 @@ typedef struct rifl_switch rifl_switch;
 RIFL_API int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *err,
                                 size_t errlen);
 RIFL_API void rifl_switch_free(rifl_switch *sw);
+/* The switch's configuration, derived thresholds filled in (NULL for a
+ * NULL switch). */
 RIFL_API const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw);
 
 /* What happened to a cell offered to an input. */
@@ -145,9 +147,10 @@ RIFL_API int rifl_switch_hold_output(rifl_switch *sw, unsigned port, bool hold);
  * The caller charges the credit of each cell the output sends. */
 RIFL_API int rifl_switch_block_vls(rifl_switch *sw, unsigned port, uint32_t mask);
 
-/* Cells in VOQ (in, out). */
+/* Cells in VOQ (in, out); 0 for a NULL switch or a port that does not
+ * exist. */
 RIFL_API unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out);
-/* Cells stored in the whole switch. */
+/* Cells stored in the whole switch (0 for a NULL switch). */
 RIFL_API uint64_t rifl_switch_cells_held(const rifl_switch *sw);
 
 typedef struct rifl_switch_stats {
@@ -193,7 +196,8 @@ RIFL_API void rifl_islip_free(rifl_islip *s);
 RIFL_API int rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on);
 RIFL_API void rifl_islip_clear_requests(rifl_islip *s);
 /* Load all requests at once: req = n rows of ceil(n/64) words (bit o of row
- * i = input i requests output o), reqT = its transpose. */
+ * i = input i requests output o), reqT = its transpose.  Does nothing when
+ * any argument is NULL (the requests stay as they were). */
 RIFL_API void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT);
 /* Run one slot: match[i] = output matched to input i or -1.  Returns the
  * number of matches; iter_matches (may be NULL, >= iterations entries)
@@ -220,7 +224,8 @@ RIFL_API unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t
  * the destinations are distinct (a sorted set of distinct destinations
  * never collides in the banyan, so every cell reaches its output) and by
  * the full model otherwise.  (The switch looks for a repeated output while
- * it dequeues and calls this only for a matching with one.) */
+ * it dequeues and calls this only for a matching with one.)  Both return
+ * 0 and write nothing when any pointer argument is NULL. */
 RIFL_API unsigned rifl_fabric_check(rifl_fabric *f, const int16_t *dest, int16_t *at_output);
 
 #ifdef __cplusplus

@@ -177,6 +177,8 @@ unsigned rifl_fabric_route(rifl_fabric *f, const int16_t *dest, int16_t *at_outp
  * model, which counts them exactly as rifl_fabric_route does. */
 unsigned rifl_fabric_check(rifl_fabric *f, const int16_t *dest, int16_t *at_output)
 {
+    if (!f || !dest || !at_output)
+        return 0;
     const unsigned n = f->n;
     uint64_t seen[BS_WORDS(RIFL_L2_MAX_PORTS)] = { 0 };
     for (unsigned o = 0; o < n; o++)

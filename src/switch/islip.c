@@ -83,6 +83,8 @@ int rifl_islip_request(rifl_islip *s, unsigned i, unsigned o, bool on)
 
 void rifl_islip_load(rifl_islip *s, const uint64_t *req, const uint64_t *reqT)
 {
+    if (!s || !req || !reqT)
+        return;
     size_t w = (size_t)s->n * s->words;
     memcpy(s->req, req, w * sizeof(uint64_t));
     memcpy(s->reqT, reqT, w * sizeof(uint64_t));

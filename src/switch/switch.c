@@ -256,11 +256,14 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     return RIFL_OK;
 }
 
-const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw) { return &sw->cfg; }
+const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw)
+{
+    return sw ? &sw->cfg : NULL;
+}
 
 unsigned rifl_switch_voq_len(const rifl_switch *sw, unsigned in, unsigned out)
 {
-    if (in >= sw->n || out >= sw->n)
+    if (!sw || in >= sw->n || out >= sw->n)
         return 0;
     return sw->voq[(size_t)in * sw->n + out].len;
 }
