@@ -601,7 +601,73 @@ static void t_channel_pass(void)
     rifl_phy_free(own);
 }
 
-TEST_MAIN({ "channel_pass", t_channel_pass },
+/* The hits a channel shows ahead (rifl_phy_channel_peek) are the frames a
+ * twin channel with the same seed finds hit when frames are passed one at
+ * a time, with the same bits flipped; peeking moves nothing; skipping over
+ * hits (rifl_phy_channel_skip_hits) leaves the channel where passing the
+ * frames leaves it, counts included. */
+static void t_channel_peek(void)
+{
+    int calls = 0;
+    rifl_phy *a = make_channel(3, 1e-3, 5, &calls), *b = make_channel(3, 1e-3, 5, &calls);
+    REQUIRE(a && b);
+    rifl_phy_hit h[40], again[40];
+    unsigned n = rifl_phy_channel_peek(a, h, 40);
+    CHECK_EQ_U(n, 40);
+    CHECK_EQ_U(rifl_phy_channel_peek(a, again, 40), 40);
+    CHECK(memcmp(h, again, sizeof h) == 0);
+    CHECK_EQ_U(h[0].frame, rifl_phy_clear_slots(a));
+    uint64_t t = 0, multi = 0;
+    for (unsigned k = 0; k < n; k++) {
+        CHECK(k == 0 || h[k].frame > h[k - 1].frame);
+        for (; t <= h[k].frame; t++) {
+            uint64_t v = 0;
+            uint8_t wire[FB], clean[FB];
+            int hit = rifl_phy_channel_pass(b, &v, wire);
+            CHECK_EQ_I(hit, t == h[k].frame);
+            if (hit != 1)
+                continue;
+            /* the bits flipped, against the frame's clean bytes */
+            int c2 = 0;
+            encode_seq(&v, clean, &c2);
+            unsigned nb = 0;
+            for (unsigned bit = 0; bit < F; bit++)
+                if ((wire[bit >> 3] ^ clean[bit >> 3]) & (0x80u >> (bit & 7))) {
+                    if (nb < RIFL_PHY_HIT_BITS)
+                        CHECK_EQ_U(h[k].bit[nb], bit);
+                    nb++;
+                }
+            CHECK_EQ_U(nb, h[k].nbits);
+            multi += nb > 1;
+        }
+    }
+    CHECK(multi > 0);
+    /* a's errors skipped over the same frames */
+    CHECK_EQ_I(rifl_phy_channel_skip_hits(a, t), RIFL_OK);
+    const rifl_phy_stats *x = rifl_phy_get_stats(a), *y = rifl_phy_get_stats(b);
+    CHECK_EQ_U(x->frames, y->frames);
+    CHECK_EQ_U(x->bits, y->bits);
+    CHECK_EQ_U(x->bit_errors, y->bit_errors);
+    CHECK_EQ_U(x->frames_hit, y->frames_hit);
+    CHECK_EQ_U(x->delivered, y->delivered);
+    CHECK_EQ_U(rifl_phy_clear_slots(a), rifl_phy_clear_slots(b));
+    CHECK_EQ_U(rifl_phy_channel_peek(a, again, 1), 1);
+    CHECK_EQ_U(rifl_phy_channel_peek(b, h, 1), 1);
+    CHECK(memcmp(h, again, sizeof h[0]) == 0);
+    /* refused or empty for what is not a channel */
+    rifl_phy *loop = NULL;
+    REQUIRE(rifl_phy_loopback_create(F, 2, &loop, NULL, 0) == RIFL_OK);
+    CHECK_EQ_U(rifl_phy_channel_peek(loop, h, 4), 0);
+    CHECK_EQ_U(rifl_phy_channel_peek(NULL, h, 4), 0);
+    CHECK_EQ_U(rifl_phy_channel_peek(a, NULL, 4), 0);
+    CHECK_EQ_I(rifl_phy_channel_skip_hits(loop, 1), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_phy_channel_skip_hits(NULL, 1), RIFL_ERR_INVALID_ARG);
+    rifl_phy_free(loop);
+    rifl_phy_free(a);
+    rifl_phy_free(b);
+}
+
+TEST_MAIN({ "channel_pass", t_channel_pass }, { "channel_peek", t_channel_peek },
           { "channel_content_delay", t_channel_content_delay },
           { "channel_errors", t_channel_errors },
           { "channel_skip", t_channel_skip },

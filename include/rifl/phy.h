@@ -206,6 +206,28 @@ RIFL_API unsigned rifl_phy_channel_exchange(rifl_phy *phy, uint64_t now, rifl_ph
  * that is not a channel carrying frames by content, or a NULL buffer. */
 RIFL_API int rifl_phy_channel_pass(rifl_phy *phy, const void *content, uint8_t *wire);
 
+/* An error-hit frame ahead on a channel: `frame` frames from now (0: the
+ * next frame sent), with the positions of its first bits flipped (bit 0 is
+ * the first on the wire). */
+#define RIFL_PHY_HIT_BITS 8
+typedef struct rifl_phy_hit {
+    uint64_t frame;
+    unsigned nbits;                   /* bits flipped in it */
+    uint16_t bit[RIFL_PHY_HIT_BITS];  /* the first min(nbits, 8) of them */
+} rifl_phy_hit;
+
+/* The next hit frames of a channel, at most `max` of them into `out`,
+ * without moving its error process: the frames rifl_phy_skip and
+ * rifl_phy_channel_pass will find hit, and their bits.  Returns how many
+ * (fewer when errors stop); 0 for a NULL or non-channel PHY. */
+RIFL_API unsigned rifl_phy_channel_peek(const rifl_phy *phy, rifl_phy_hit *out, unsigned max);
+/* rifl_phy_skip over `frames` frames that may include hit ones: each hit
+ * frame's errors are drawn and counted exactly as rifl_phy_channel_pass
+ * would, its bytes left alone (a simulator that carries the frames' effect
+ * by other means).  RIFL_ERR_INVALID_ARG for a NULL or non-channel PHY or a
+ * count that would wrap the bit counter. */
+RIFL_API int rifl_phy_channel_skip_hits(rifl_phy *phy, uint64_t frames);
+
 /* A loopback: wire bytes back after a fixed delay, unchanged, the way a
  * cable plugged back into its own port or a test bench's pattern loop does.
  * It carries wire bytes only. */

@@ -55,27 +55,40 @@ static inline bool frame_hit(struct channel *ch)
     return true;
 }
 
-/* Flip this frame's error bits, drawing the gaps that follow. */
-static void flip_bits(struct channel *ch, uint8_t *slot)
+/* The error bits of a hit frame (the first at *gap < F), drawing the gaps
+ * that follow from *rng; *gap ends as the gap after the frame.  Each bit
+ * goes to `slot` (flipped) when there is one, and its position to `at`
+ * (at most `max`).  Returns the bits hit. */
+static unsigned draw_bits(uint64_t *gap, rifl_rng *rng, double ber, unsigned F, uint8_t *slot,
+                          uint16_t *at, unsigned max)
 {
-    unsigned F = ch->cfg.frame_bits;
-    unsigned bit = (unsigned)ch->gap;
+    unsigned bit = (unsigned)*gap;
     unsigned hits = 0;
     while (bit < F) {
-        slot[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+        if (slot)
+            slot[bit >> 3] ^= (uint8_t)(0x80u >> (bit & 7));
+        if (hits < max)
+            at[hits] = (uint16_t)bit;
         hits++;
-        uint64_t g = rifl_rng_geometric(&ch->rng, ch->cfg.ber);
+        uint64_t g = rifl_rng_geometric(rng, ber);
         if (g >= (uint64_t)F) {
-            ch->gap = g == UINT64_MAX ? g : g - (F - 1 - bit);
+            *gap = g == UINT64_MAX ? g : g - (F - 1 - bit);
             bit = F;
         } else if (bit + 1 + (unsigned)g >= F) {
-            ch->gap = (uint64_t)(bit + 1 + (unsigned)g - F);
+            *gap = (uint64_t)(bit + 1 + (unsigned)g - F);
             bit = F;
         } else {
             bit += 1 + (unsigned)g;
         }
     }
-    ch->phy.st.bit_errors += hits;
+    return hits;
+}
+
+/* Flip this frame's error bits, drawing the gaps that follow. */
+static void flip_bits(struct channel *ch, uint8_t *slot)
+{
+    ch->phy.st.bit_errors += draw_bits(&ch->gap, &ch->rng, ch->cfg.ber, ch->cfg.frame_bits, slot,
+                                       NULL, 0);
     ch->phy.st.frames_hit++;
 }
 
@@ -143,6 +156,56 @@ int rifl_phy_channel_pass(rifl_phy *p, const void *content, uint8_t *wire)
     ch->cfg.encode(content, wire, ch->cfg.encode_ctx);
     flip_bits(ch, wire);
     return 1;
+}
+
+unsigned rifl_phy_channel_peek(const rifl_phy *p, rifl_phy_hit *out, unsigned max)
+{
+    if (!p || p->ops != &channel_ops || (max && !out))
+        return 0;
+    const struct channel *ch = as_cchannel(p);
+    unsigned F = ch->cfg.frame_bits;
+    uint64_t gap = ch->gap, at = 0;
+    rifl_rng rng = ch->rng;
+    unsigned n = 0;
+    while (n < max && gap != UINT64_MAX) {
+        at += gap / F;
+        gap %= F;
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].frame = at;
+        out[n].nbits = draw_bits(&gap, &rng, ch->cfg.ber, F, NULL, out[n].bit, RIFL_PHY_HIT_BITS);
+        n++;
+        at++;
+    }
+    return n;
+}
+
+int rifl_phy_channel_skip_hits(rifl_phy *p, uint64_t frames)
+{
+    if (!p || p->ops != &channel_ops)
+        return RIFL_ERR_INVALID_ARG;
+    struct channel *ch = as_channel(p);
+    unsigned F = ch->cfg.frame_bits;
+    if (frames > (UINT64_MAX - ch->phy.st.bits) / F)
+        return RIFL_ERR_INVALID_ARG;
+    while (frames) {
+        uint64_t clear = ch->gap == UINT64_MAX ? UINT64_MAX : ch->gap / F;
+        uint64_t k = clear < frames ? clear : frames;
+        if (k) {
+            int rc = rifl_phy_skip(p, k);
+            if (rc != RIFL_OK)
+                return rc;
+            frames -= k;
+            continue;
+        }
+        /* a hit frame: what rifl_phy_channel_pass does, but its bytes */
+        ch->phy.st.delivered++;
+        ch->dl.pos = ch->dl.pos + 1 == ch->dl.slots ? 0 : ch->dl.pos + 1;
+        set_tx(ch);
+        if (frame_hit(ch))
+            flip_bits(ch, NULL);
+        frames--;
+    }
+    return RIFL_OK;
 }
 
 static uint64_t ch_clear_slots(const rifl_phy *p)
