@@ -363,7 +363,19 @@ typedef struct rifl_lane_stretch {
      * then made as they are sent, not here.  A frame the source fails to
      * give then goes as a filler, counted in tx_source_errors */
     bool keep_source;
+    /* recoveries inside the stretch, carried as counts: lane[i]'s counters
+     * beyond those of the new frames it sent and received (added as they
+     * are, modulo 2^64: an entry may stand for a decrease).  With them,
+     * fewer than `slots` new frames may go each way, and the link must be
+     * steady again at the end (NULL: none) */
+    const struct rifl_lane_stats *extra;
 } rifl_lane_stretch;
+
+/* The counters rifl_lane_advance adds to a lane for the new frames it sent
+ * in stretch `tx` and received in `rx` (its peer's), the extras aside:
+ * what a recovery stepped slot by slot adds beyond these are its extras. */
+RIFL_API void rifl_lane_stretch_stats(const rifl_lane_stretch *tx, const rifl_lane_stretch *rx,
+                                      struct rifl_lane_stats *add);
 
 /* Carry the steady link lane[0] <-> lane[1] (each direction `delay` frame
  * slots long) through dir[0] and dir[1].  Afterwards inflight[i][0 ..

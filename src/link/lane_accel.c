@@ -83,20 +83,50 @@ void rifl_lane_txq_build(rifl_lane *l, unsigned pos)
     }
 }
 
+void rifl_lane_stretch_stats(const rifl_lane_stretch *tx, const rifl_lane_stretch *rx,
+                             rifl_lane_stats *add)
+{
+    if (!add)
+        return;
+    memset(add, 0, sizeof *add);
+    if (tx) {
+        add->tx_slots = tx->slots;
+        add->tx_state_slots[RIFL_TX_NORMAL] = tx->slots;
+        add->tx_frames[RIFL_KIND_DATA] = tx->data_sent;
+        add->tx_frames[RIFL_KIND_FILLER] = tx->fill_sent;
+        add->tx_packets = tx->tx_packets;
+        add->tx_bytes = tx->tx_bytes;
+        add->tx_rejected = tx->tx_rejected;
+    }
+    if (rx) {
+        uint64_t recv = rx->data_recv + rx->fill_recv;
+        add->rx_slots = rx->slots;
+        add->rx_good_data = recv;
+        add->rx_delivered[RIFL_KIND_DATA] = rx->data_recv;
+        add->rx_delivered[RIFL_KIND_FILLER] = rx->fill_recv;
+        add->rx_packets = rx->rx_packets;
+        add->rx_bytes = rx->rx_bytes;
+    }
+}
+
+/* Counters added, entry by entry, modulo 2^64. */
+static void stats_add(rifl_lane_stats *st, const rifl_lane_stats *add)
+{
+    _Static_assert(sizeof *st % sizeof(uint64_t) == 0, "counters are 64-bit");
+    uint64_t a[sizeof *st / sizeof(uint64_t)], b[sizeof a / sizeof a[0]];
+    memcpy(a, st, sizeof a);
+    memcpy(b, add, sizeof b);
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+        a[k] += b[k];
+    memcpy(st, a, sizeof a);
+}
+
 /* The sending side of lane `l` over the stretch `s`. */
 static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
 {
-    rifl_lane_stats *st = &l->st;
     uint64_t sent = s->data_sent + s->fill_sent;
     l->fid = (unsigned)((l->fid + sent) & l->kmask);
-    st->tx_slots += s->slots;
     l->tx_next += s->slots;
-    st->tx_state_slots[RIFL_TX_NORMAL] += s->slots;
-    st->tx_frames[RIFL_KIND_DATA] += s->data_sent;
-    st->tx_frames[RIFL_KIND_FILLER] += s->fill_sent;
-    st->tx_packets += s->tx_packets;
-    st->tx_bytes += s->tx_bytes;
-    st->tx_rejected += s->tx_rejected;
     struct lane_source_pkt src = { 0, 0, NULL, 0 };
     /* the replay buffer entries of the frames sent in the stretch */
     uint64_t n = sent < l->nfid ? sent : l->nfid;
@@ -138,20 +168,14 @@ static int advance_tx(rifl_lane *l, const rifl_lane_stretch *s)
 /* The receiving side of lane `l` over the stretch `s` (its peer's). */
 static void advance_rx(rifl_lane *l, const rifl_lane_stretch *s)
 {
-    rifl_lane_stats *st = &l->st;
     uint64_t recv = s->data_recv + s->fill_recv;
     l->rfid = (unsigned)((l->rfid + recv) & l->kmask);
     l->thr = l->rfid;
-    st->rx_slots += s->slots;
     l->rx_last += s->slots;
-    st->rx_good_data += recv;
-    st->rx_delivered[RIFL_KIND_DATA] += s->data_recv;
-    st->rx_delivered[RIFL_KIND_FILLER] += s->fill_recv;
-    st->rx_packets += s->rx_packets;
-    st->rx_bytes += s->rx_bytes;
     if (l->cfg.rx_lock_frames) {
-        /* every frame received was legal: shift zeros into the SYN window */
-        l->syn_window = recv >= 64 ? 0 : l->syn_window << recv;
+        /* a frame with a legal SYN arrived in every slot: zeros shift into
+         * the SYN window */
+        l->syn_window = s->slots >= 64 ? 0 : l->syn_window << s->slots;
         l->syn_bad_in_window = (unsigned)__builtin_popcountll(l->syn_window);
     }
 }
@@ -162,17 +186,26 @@ int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretc
     if (!lane || !dir || !inflight || !lane[0] || !lane[1] ||
         !rifl_lane_steady(lane[0], lane[1], delay) || delay > lane[0]->nfid)
         return RIFL_ERR_STATE;
-    for (int i = 0; i < 2; i++)
-        if (!dir[i].sent_by_id || (delay && !inflight[i]) ||
-            dir[i].data_sent + dir[i].fill_sent != dir[i].slots ||
-            dir[i].data_recv + dir[i].fill_recv != dir[i].slots ||
-            dir[i].slots != dir[0].slots)
+    for (int i = 0; i < 2; i++) {
+        const rifl_lane_stretch *s = &dir[i];
+        uint64_t sent = s->data_sent + s->fill_sent, recv = s->data_recv + s->fill_recv;
+        bool extra = dir[0].extra || dir[1].extra;
+        if (!s->sent_by_id || (delay && !inflight[i]) || s->slots != dir[0].slots ||
+            (extra ? sent > s->slots : sent != s->slots) || recv != sent)
             return RIFL_ERR_INVALID_ARG;
+    }
     for (int i = 0; i < 2; i++) {
         int rc = advance_tx(lane[i], &dir[i]);
         if (rc != RIFL_OK)
             return rc;
         advance_rx(lane[1 - i], &dir[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        rifl_lane_stats add;
+        rifl_lane_stretch_stats(&dir[i], &dir[1 - i], &add);
+        stats_add(&lane[i]->st, &add);
+        if (dir[i].extra)
+            stats_add(&lane[i]->st, dir[i].extra);
     }
     /* the frames in flight, re-encoded from the replay buffer from the
      * sender's scrambler state on; the receiver starts from that state */
