@@ -145,6 +145,72 @@ static void t_fast_equals_plain(void)
 }
 
 
+/* Recoveries carried as counts (linksim_carry.c): runs where most hits are
+ * alone give exactly the plain run, counter by counter, with most hits
+ * carried; over error rates, loads, sizes, frame widths, frame-ID widths,
+ * one-sided errors and an offer_slots end, each with its own seed. */
+static void t_carried_equals_plain(void)
+{
+    struct {
+        double ber0, ber1;
+        size_t lo, hi;
+        double load;
+        unsigned F, K;
+        uint64_t offer;
+    } cases[] = {
+        { 3e-7, 3e-7, 1, 8192, 1.0, 256, 0, 0 },
+        { 5e-7, 0, 1, 1500, 1.0, 256, 0, 0 },
+        { 0, 5e-7, 64, 64, 1.0, 256, 0, 0 },
+        { 3e-7, 2e-7, 1, 8192, 0.7, 256, 0, 0 },
+        { 2e-7, 2e-7, 1, 9000, 1.0, 512, 0, 0 },
+        { 6e-7, 6e-7, 1, 4000, 1.0, 128, 0, 0 },
+        { 5e-8, 5e-8, 1, 8192, 1.0, 256, 10, 0 },
+        { 3e-7, 3e-7, 1, 2000, 0.3, 256, 0, 0 },
+        { 3e-7, 3e-7, 1, 8192, 1.0, 256, 0, 1500000 },
+    };
+    uint64_t hits_all = 0, carried_all = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rifl_linksim_config c = base(test_seed * 37 + i, 0, test_long_run ? 100000000 : 12000000);
+        c.ber[0] = cases[i].ber0;
+        c.ber[1] = cases[i].ber1;
+        c.min_len = cases[i].lo;
+        c.max_len = cases[i].hi;
+        c.load = cases[i].load;
+        c.lane.frame_bits = cases[i].F;
+        c.lane.fid_bits = cases[i].K ? cases[i].K
+                                     : rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
+                                                              c.lane.pipeline_frames);
+        if (cases[i].hi > 8192)
+            c.lane.tx_queue_frames = 4096;
+        if (cases[i].offer) {
+            c.bytes = 0;
+            c.offer_slots = cases[i].offer;
+            c.max_slots = cases[i].offer + 200000;
+        }
+        rifl_linksim_result a, b;
+        if (!run_plain_and_fast(&c, &a, &b))
+            continue;
+        uint64_t hits = b.ch[0].frames_hit + b.ch[1].frames_hit;
+        printf("  ber %.0e/%.0e load %.2f F %u K %u: %llu slots, %llu hits, %llu carried\n",
+               cases[i].ber0, cases[i].ber1, cases[i].load, cases[i].F, c.lane.fid_bits,
+               (unsigned long long)a.slots, (unsigned long long)hits,
+               (unsigned long long)b.carried);
+        same_stats(&a, &b);
+        if (memcmp(&a.lane[0], &b.lane[0], sizeof a.lane[0]) ||
+            memcmp(&a.lane[1], &b.lane[1], sizeof a.lane[1]))
+            print_lane_diff(&a, &b);
+        CHECK(a.lossless && b.lossless && a.complete == b.complete);
+        CHECK_EQ_U(a.carried, 0);
+        CHECK(b.carried > 0);
+        hits_all += hits;
+        carried_all += b.carried;
+        rifl_linksim_result_free(&a);
+        rifl_linksim_result_free(&b);
+    }
+    CHECK_MSG(carried_all * 2 > hits_all, "%llu of %llu hits carried",
+              (unsigned long long)carried_all, (unsigned long long)hits_all);
+}
+
 /* frames carried by content give exactly the run that building and decoding
  * every frame gives, also where corrupted frames are frequent (receivers out
  * of step after many of them, undetected errors at 1e-3), with random reads,
@@ -218,6 +284,7 @@ static void t_ref_equals_plain(void)
     uint64_t ref_total = 0, quiet_total = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rifl_linksim_config c = base(test_seed * 71 + i, cases[i].ber, 0);
+        c.carry = false; /* (every recovery stepped: carrying has its own test) */
         c.max_slots = test_long_run ? 4000000 : 400000;
         c.max_len = 3000;
         c.lane.frame_bits = cases[i].F;
@@ -1788,6 +1855,7 @@ static void t_one_lane_ppm_offset(void)
 }
 
 TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
+          { "carried_equals_plain", t_carried_equals_plain },
           { "quiet_runs_crafted", t_quiet_runs_crafted },
           { "keep_source", t_keep_source },
           { "quiet_runs_equal_steps_lossy", t_quiet_runs_equal_steps_lossy },

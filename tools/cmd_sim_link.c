@@ -22,7 +22,7 @@ struct opts {
     const char *size;
     double load, rx_ready;
     uint64_t rx_stall, rx_period;
-    bool fast, encode_all, csv, json, progress, reference, quiet;
+    bool fast, carry, encode_all, csv, json, progress, reference, quiet;
     uint64_t jobs;
     const char *sweep;
     bool serial, lane_tags;
@@ -259,6 +259,7 @@ static int build_config(const struct opts *o, rifl_linksim_config *c, bool quiet
     c->rx_stall = o->rx_stall;
     c->rx_period = o->rx_period;
     c->fast = o->fast;
+    c->carry = o->carry;
     c->encode_all = o->encode_all;
     c->lane_tags = o->lane_tags;
     c->ppm = o->ppm;
@@ -605,13 +606,13 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
     printf("{\"seed\": %llu, \"ber_ab\": %g, \"ber_ba\": %g, \"frame_bits\": %u, "
            "\"lane_rate_gbps\": %g, \"cable_m\": %g, \"transceiver_ns\": %g, "
            "\"delay_frames\": %u, \"fid_bits\": %u, \"frame_ns\": %.6f, \"slots\": %llu, "
-           "\"fast_slots\": %llu, \"ref_slots\": %llu, \"quiet_slots\": %llu, \"wall_s\": %.3f, "
-           "\"complete\": %s, ",
+           "\"fast_slots\": %llu, \"ref_slots\": %llu, \"quiet_slots\": %llu, "
+           "\"carried\": %llu, \"wall_s\": %.3f, \"complete\": %s, ",
            (unsigned long long)c->seed, c->ber[0], c->ber[1], c->lane.frame_bits,
            c->lane.link.lane_rate_gbps, c->lane.link.cable_m, c->lane.link.transceiver_ns,
            r->delay_frames, c->lane.fid_bits, r->frame_ns, (unsigned long long)r->slots,
            (unsigned long long)r->fast_slots, (unsigned long long)r->ref_slots,
-           (unsigned long long)r->quiet_slots, s->wall,
+           (unsigned long long)r->quiet_slots, (unsigned long long)r->carried, s->wall,
            r->complete ? "true" : "false");
     printf("\"channel_seed\": [%llu, %llu], \"bit_errors\": [%llu, %llu], "
            "\"frames_hit\": [%llu, %llu], ", (unsigned long long)r->channel_seed[0],
@@ -877,7 +878,7 @@ static int prepare_point(const struct cli_opt *opts, struct opts *o, struct poin
     return 0;
 }
 
-#define LINK_OPTS 46 /* the options of `rifl sim link`, the end marker included */
+#define LINK_OPTS 47 /* the options of `rifl sim link`, the end marker included */
 
 /* The option table of `rifl sim link`, pointing into *o. */
 static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
@@ -915,6 +916,8 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
             { "rx-stall", CLI_UINT, &o->rx_stall, "receivers stop reading for N slots ...", 0, 1e15 },
             { "rx-period", CLI_UINT, &o->rx_period, "... out of every N slots", 0, 1e15 },
             { "fast", CLI_BOOL, &o->fast, "fast-forward error-free stretches", 0, 0 },
+            { "carry", CLI_BOOL, &o->carry, "with --fast: recoveries from lone frame hits go as "
+              "counts, learned from the first such hit each way (same results)", 0, 0 },
             { "encode-all", CLI_FLAG, &o->encode_all, "build and decode every frame's wire bytes "
               "(same results, slower: a check)", 0, 0 },
             { "reference", CLI_BOOL, &o->reference, "run error-free too, for the bandwidth ratio", 0, 0 },
@@ -1225,7 +1228,7 @@ static int run(int argc, char **argv)
         .ber = 0, .ber_ab = -1, .ber_ba = -1, .bytes = 10000000, .frames = 0, .seed = 1,
         .frame_bits = 256, .fid_bits = 0, .pipeline = 2, .txq = 1024, .rxbuf = 0, .lock = 64,
         .rate = 0, .lanes = 1, .cable = 10, .ns_per_m = 5, .xcvr = 80, .size = "1-8192", .load = 1,
-        .rx_ready = 1, .fast = true, .reference = true, .up_log2 = 20,
+        .rx_ready = 1, .fast = true, .carry = true, .reference = true, .up_log2 = 20,
         .hold = RIFL_LANE_RX_HOLD, .ppm_tol = 200, .pcap_slots = 100000,
     };
     struct cli_opt opts[LINK_OPTS];

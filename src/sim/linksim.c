@@ -34,6 +34,7 @@ void rifl_linksim_defaults(rifl_linksim_config *c)
     c->max_len = 8192;
     c->rx_ready = 1.0;
     c->fast = true;
+    c->carry = true;
 }
 
 static int refuse(char *msg, size_t n, const char *text)
@@ -392,6 +393,7 @@ static void sim_free(struct sim *s)
         free(d->scache.buf);
         rifl_validator_free(&d->val);
     }
+    rifl_linksim_carry_free(s);
     rifl_pair_free(s->pair);
 }
 
@@ -450,6 +452,8 @@ static int sim_init(struct sim *s, const rifl_linksim_config *cfg, rifl_linksim_
         return RIFL_ERR_NOMEM;
     for (int i = 0; i < 2 && rc == RIFL_OK; i++)
         rc = dir_init(s, i, &lctx[i]);
+    if (rc == RIFL_OK)
+        rc = rifl_linksim_carry_init(s);
     return rc;
 }
 
@@ -470,6 +474,7 @@ static bool after_wire(struct sim *s, uint64_t t)
         struct dir *d = &s->d[i];
         const rifl_lane_stats *st = rifl_lane_get_stats(d->tx);
         uint64_t nd = st->tx_frames[RIFL_KIND_DATA];
+        d->fresh = false;
         if (!s->fast_possible) {
             if (nd != d->sf) {
                 rifl_linksim_stamp_sent(d, d->sf, t);
@@ -494,7 +499,10 @@ static bool after_wire(struct sim *s, uint64_t t)
             d->streak = 0;
         d->prev_new = nnew;
         d->prev_hit = hit;
+        d->fresh = fresh;
     }
+    if (s->learn.state == LEARN_RECORDING)
+        rifl_linksim_learn_slot(s, t);
     if (!c->observe)
         return true;
     rifl_linksim_slot seen = { .t = t, .pair = s->pair, .wire = &s->seen,
@@ -757,7 +765,8 @@ static int by_reference(struct sim *s, struct course *k)
                 cap = c->offer_slots - k->t;
             uint64_t q = quiet_run(s, k, cap, &stepped);
             if (!stepped && q) {
-                if (at_boundary(s, k) || (fast_ready(s) && rifl_linksim_skip_room(s, k->t)))
+                if (at_boundary(s, k) || (fast_ready(s) && rifl_linksim_skip_room(s, k->t)) ||
+                    s->learn.state != LEARN_IDLE)
                     break;
                 continue;
             }
@@ -771,7 +780,8 @@ static int by_reference(struct sim *s, struct course *k)
         s->res->ref_slots++;
         if (!c->users_first && (rc = rifl_linksim_user_side(s, k->t)) != RIFL_OK)
             break;
-        if (at_boundary(s, k) || (fast_ready(s) && rifl_linksim_skip_room(s, k->t)))
+        if (at_boundary(s, k) || (fast_ready(s) && rifl_linksim_skip_room(s, k->t)) ||
+            s->learn.state != LEARN_IDLE)
             break;
         if (!(k->t & 0xFFFF))
             progress(s, k->t);
@@ -789,8 +799,13 @@ static int run_slots(struct sim *s, struct course *k)
     if (!c->users_first)
         rc = rifl_linksim_user_side(s, 0);
     while (rc == RIFL_OK && !at_boundary(s, k)) {
-        uint64_t m = c->users_first ? 0 : rifl_linksim_skip_room(s, k->t);
-        bool r = !m && s->ref_possible && rifl_pair_ref_room(s->pair);
+        if (s->learn.state != LEARN_IDLE)
+            rifl_linksim_learn_begin(s, k->t);
+        /* (a recovery being learned is stepped by content, slot by slot) */
+        uint64_t m = c->users_first || s->learn.state == LEARN_RECORDING
+                         ? 0 : rifl_linksim_skip_room(s, k->t);
+        bool r = !m && s->ref_possible && s->learn.state == LEARN_IDLE &&
+                 rifl_pair_ref_room(s->pair);
         if (m) {
             uint64_t did = 0;
             rc = rifl_linksim_skip(s, k->t, m, &did);

@@ -58,17 +58,18 @@ static uint64_t min64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* Slots from t on before the next frame hit, the slot limit or
- * offer_slots: a stretch ends there. */
-static uint64_t stretch_bound(struct sim *s, uint64_t t)
+/* Slots from t on before the slot limit or offer_slots (*cap), and before
+ * the next frame hit (*first). */
+static void stretch_bounds(struct sim *s, uint64_t t, uint64_t *first, uint64_t *cap)
 {
     const rifl_linksim_config *c = s->cfg;
-    uint64_t m = min64(rifl_pair_clear_slots(s->pair, 0), rifl_pair_clear_slots(s->pair, 1));
+    uint64_t m = UINT64_MAX;
     if (c->max_slots)
         m = min64(m, c->max_slots - t);
     if (c->offer_slots && t < c->offer_slots)
         m = min64(m, c->offer_slots - t);
-    return m;
+    *cap = m;
+    *first = min64(rifl_pair_clear_slots(s->pair, 0), rifl_pair_clear_slots(s->pair, 1));
 }
 
 /* A stretch needs room for the frames in flight, the replay buffer and a
@@ -80,7 +81,14 @@ static uint64_t stretch_min(const struct sim *s)
 
 uint64_t rifl_linksim_skip_hold(struct sim *s, uint64_t t)
 {
-    uint64_t m = stretch_bound(s, t);
+    uint64_t first, cap;
+    stretch_bounds(s, t, &first, &cap);
+    uint64_t m = min64(first, cap);
+    /* (while a recovery may still be learned, the hit is looked at) */
+    if (s->carry_possible && s->learn.fails < 3 && !(s->rec[0].ok && s->rec[1].ok))
+        return 0;
+    if (m < stretch_min(s) && (s->rec[0].ok || s->rec[1].ok))
+        m = rifl_linksim_plan(s, t, first, cap);
     return m < stretch_min(s) ? m : 0;
 }
 
@@ -91,7 +99,11 @@ uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t)
     if (!users_steady(s) || !rifl_lane_steady(s->pair->lane[0], s->pair->lane[1], s->D) ||
         !prefixes_good(s))
         return 0;
-    uint64_t m = stretch_bound(s, t);
+    uint64_t first, cap;
+    stretch_bounds(s, t, &first, &cap);
+    uint64_t m = rifl_linksim_plan(s, t, first, cap);
+    if (m == first && m < cap && rifl_linksim_learn_wanted(s, t, first))
+        return m < stretch_min(s) ? 0 : m;
     if (c->rx_stall) {
         uint64_t r = (t + 1) % c->rx_period;
         if (r < c->rx_stall)
@@ -157,6 +169,7 @@ struct emu {
     uint64_t rx_bytes;   /* bytes of the packets delivered in the stretch */
 };
 
+/* (u: the ordinal of the first of the n new frames in the stretch) */
 static void push_run(struct dir *d, uint64_t u, int64_t x, uint64_t n)
 {
     struct run *r = &d->runs[(d->run_head + d->nruns - 1) % d->nruns];
@@ -187,23 +200,49 @@ static void stamp_run(struct dir *d, uint64_t x0, uint64_t n, uint64_t a0)
     }
 }
 
-/* The next k slots' sends. */
-static void send_slots(struct dir *d, struct emu *e, uint64_t k)
+/* The next k slots' sends: a new frame in each (sends), or none (slots of
+ * a recovery carried that send none). */
+static void send_slots(struct dir *d, struct emu *e, uint64_t k, bool sends)
 {
-    uint64_t nd = d->q < k ? d->q : k;
+    if (!sends) {
+        if (e->xslot >= e->u && e->xslot < e->u + k)
+            e->xend = d->sf;
+        e->u += k;
+        return;
+    }
+    uint64_t nd = d->q < k ? d->q : k, o = d->c.data_sent + d->c.fill_sent;
     if (e->xslot >= e->u && e->xslot < e->u + k)
         e->xend = d->sf + (e->xslot - e->u < nd ? e->xslot - e->u + 1 : nd);
     if (nd) {
-        push_run(d, e->u, (int64_t)d->sf, nd);
+        push_run(d, o, (int64_t)d->sf, nd);
         stamp_run(d, d->sf, nd, e->t + e->u);
         d->sf += nd;
         d->q -= nd;
     }
     if (k > nd)
-        push_run(d, e->u + nd, -1, k - nd);
+        push_run(d, o + nd, -1, k - nd);
     d->c.data_sent += nd;
     d->c.fill_sent += k - nd;
     e->u += k;
+}
+
+/* Whether direction i sends a new frame in slot ts (in a window, as its
+ * recovery did), and for how many slots from ts on that holds (at most
+ * lim). */
+static uint64_t sends_run(const struct sim *s, struct dir *d, int i, uint64_t ts, uint64_t lim,
+                          bool *sends)
+{
+    while (d->wsend < s->nwin && s->win[d->wsend].at + s->rec[s->win[d->wsend].h].L <= ts)
+        d->wsend++;
+    *sends = true;
+    if (d->wsend == s->nwin)
+        return lim;
+    const struct window *w = &s->win[d->wsend];
+    if (ts < w->at)
+        return min64(w->at - ts, lim);
+    const struct recovery *r = &s->rec[w->h];
+    *sends = r->tx[i][ts - w->at];
+    return min64(r->run[i][ts - w->at], lim);
 }
 
 /* Packets whose last frame arrived in the slots emulated so far. */
@@ -211,7 +250,7 @@ static void deliver(struct sim *s, struct dir *d, struct emu *e)
 {
     while (d->recv_cur < d->send_cur) {
         struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
-        uint64_t r = p->t_last + s->D;
+        uint64_t r = rifl_linksim_arrival(s, (int)(d - s->d), p->t_last, &d->wrecv);
         if (r >= e->t + e->u)
             return;
         d->c.rx_packets++;
@@ -226,11 +265,14 @@ static void deliver(struct sim *s, struct dir *d, struct emu *e)
 }
 
 /* Slots from now in which the sending user changes nothing but counts (a
- * refusal, or credit it waits for); 0 when it acts in the next slot. */
-static uint64_t quiet_slots(const struct sim *s, const struct dir *d)
+ * refusal, or credit it waits for); 0 when it acts in the next slot.  In
+ * slots that send no new frame the queue keeps its frames. */
+static uint64_t quiet_slots(const struct sim *s, const struct dir *d, bool sends)
 {
     if (d->done)
         return UINT64_MAX;
+    if (d->pending && !sends)
+        return d->q + d->pnf > s->txcap ? UINT64_MAX : 0;
     if (d->pending) /* taken once the queue, after a send, has room */
         return d->q + d->pnf > s->txcap + 1 ? d->q + d->pnf - s->txcap - 1 : 0;
     if (s->cfg->bytes && d->offered_bytes >= s->cfg->bytes)
@@ -272,17 +314,20 @@ static void find_completion(const struct sim *s, const struct dir *d, struct emu
 
 static int emulate(struct sim *s, struct dir *d, struct emu *e)
 {
+    int i = (int)(d - s->d);
     find_completion(s, d, e);
     while (e->u < e->limit) {
-        uint64_t k = quiet_slots(s, d), left = e->limit - e->u;
+        bool sends;
+        uint64_t left = sends_run(s, d, i, e->t + e->u, e->limit - e->u, &sends);
+        uint64_t k = quiet_slots(s, d, sends);
         if (k) {
             k = k < left ? k : left;
-            send_slots(d, e, k);
+            send_slots(d, e, k, sends);
             quiet(s, d, k);
             deliver(s, d, e);
             continue;
         }
-        send_slots(d, e, 1);
+        send_slots(d, e, 1, sends);
         deliver(s, d, e);
         int rc = rifl_linksim_generate(s, d, false);
         if (rc != RIFL_OK)
@@ -300,6 +345,7 @@ static void emu_start(struct sim *s, struct dir *d, struct emu *e, uint64_t t, u
     d->erfid = rifl_lane_expected_id(d->rx);
     memset(d->runs, 0, d->nruns * sizeof *d->runs);
     d->run_head = 0;
+    d->wsend = d->wrecv = 0;
     *e = (struct emu){ .t = t, .limit = m, .comp = UINT64_MAX, .sf0 = d->sf,
                        .xslot = m - 1 - s->D, .have0 = d->val.have };
 }
@@ -314,7 +360,8 @@ static void emu_finish(struct sim *s, struct dir *d, const struct emu *e, uint64
         inflight += d->log[(d->erfid + k) & s->kmask] >= 0;
     uint64_t xend = e->comp < j ? d->sf : e->xend;
     d->c.data_recv = xend - (e->sf0 - inflight);
-    d->c.fill_recv = j - d->c.data_recv;
+    /* steady at both ends: as many new frames taken as sent */
+    d->c.fill_recv = d->c.data_sent + d->c.fill_sent - d->c.data_recv;
     uint64_t have = 0;
     if (d->recv_cur != d->next_seq) {
         const struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
@@ -322,8 +369,9 @@ static void emu_finish(struct sim *s, struct dir *d, const struct emu *e, uint64
     }
     d->val.have = have;
     d->c.rx_bytes = e->rx_bytes + have - e->have0;
-    /* the frame IDs of the last slots, newest first */
-    uint64_t from = j > s->nfid ? j - s->nfid : 0;
+    /* the frame IDs of the last new frames, newest first */
+    uint64_t nnew = d->c.data_sent + d->c.fill_sent;
+    uint64_t from = nnew > s->nfid ? nnew - s->nfid : 0;
     for (unsigned i = 1; i <= d->nruns; i++) {
         const struct run *r = &d->runs[(d->run_head + d->nruns - i) % d->nruns];
         if (!r->n || r->u + r->n <= from)
@@ -348,7 +396,7 @@ static int land(struct sim *s, uint64_t j)
             .tx_rejected = d->c.tx_rejected, .data_recv = d->c.data_recv,
             .fill_recv = d->c.fill_recv, .rx_packets = d->c.rx_packets,
             .rx_bytes = d->c.rx_bytes, .data = frame_source, .ctx = d,
-            .keep_source = true,
+            .keep_source = true, .extra = s->nwin ? &s->xtra[i] : NULL,
         };
         inflight[i] = d->inflight;
     }
@@ -358,7 +406,7 @@ static int land(struct sim *s, uint64_t j)
     size_t fb = rifl_lane_frame_bytes(F);
     for (int i = 0; i < 2; i++) {
         struct dir *d = &s->d[i];
-        if (rifl_phy_skip(d->ch, j) != RIFL_OK)
+        if ((s->nwin ? rifl_phy_channel_skip_hits(d->ch, j) : rifl_phy_skip(d->ch, j)) != RIFL_OK)
             return RIFL_ERR_STATE;
         for (unsigned k = 0; k < s->D; k++) {
             if (s->cfg->encode_all)
@@ -369,12 +417,28 @@ static int land(struct sim *s, uint64_t j)
         if (d->val.have)
             memcpy(d->val.buf, rifl_linksim_content(s, d, d->recv_cur), d->val.have);
         d->streak = j;
+        if (s->nwin) {
+            const struct window *w = &s->win[s->nwin - 1];
+            const struct recovery *r = &s->rec[w->h];
+            d->streak = s->pair->slot + j - (w->at + r->L) + r->streak[i];
+        }
         const rifl_lane_stats *ls = rifl_lane_get_stats(d->tx);
         d->prev_new = ls->tx_frames[RIFL_KIND_DATA] + ls->tx_frames[RIFL_KIND_FILLER];
         d->prev_hit = rifl_phy_get_stats(d->ch)->frames_hit;
     }
     s->pair->slot += j;
     return RIFL_OK;
+}
+
+/* Lane counters added, entry by entry, modulo 2^64. */
+static void stats_acc(rifl_lane_stats *to, const rifl_lane_stats *add)
+{
+    uint64_t a[sizeof *to / sizeof(uint64_t)], b[sizeof a / sizeof a[0]];
+    memcpy(a, to, sizeof a);
+    memcpy(b, add, sizeof b);
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+        a[k] += b[k];
+    memcpy(to, a, sizeof a);
 }
 
 /* Fast-forward up to m slots from slot t; *done gets the slots done: m,
@@ -391,6 +455,16 @@ int rifl_linksim_skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
     uint64_t j = m;
     if (e[0].comp < m && e[1].comp < m)
         j = (e[0].comp > e[1].comp ? e[0].comp : e[1].comp) + 1;
+    /* (no end of the run falls inside a window: the plan sees to it) */
+    while (s->nwin && s->win[s->nwin - 1].at >= t + j)
+        s->nwin--;
+    if (s->nwin && s->win[s->nwin - 1].at + s->rec[s->win[s->nwin - 1].h].L > t + j)
+        return RIFL_ERR_STATE;
+    memset(s->xtra, 0, sizeof s->xtra);
+    for (unsigned w = 0; w < s->nwin; w++)
+        for (int i = 0; i < 2; i++)
+            stats_acc(&s->xtra[i], &s->rec[s->win[w].h].extra[i]);
+    s->res->carried += s->nwin;
     for (int i = 0; i < 2; i++) {
         /* a direction complete before the other only sends fillers */
         e[i].limit = j;

@@ -24,6 +24,32 @@ struct run {
     int64_t x;
 };
 
+/* A recovery learned (linksim_carry.c): what a frame hit on direction h's
+ * cable sets off when it is the only one for a while, from the slot the
+ * hit frame is sent in (slot 0) until the link is steady again (slot L).
+ * Per direction i: */
+struct recovery {
+    bool ok;
+    uint64_t L;
+    uint64_t sent[2];          /* new frames sent in it */
+    uint8_t *tx[2];            /* [u]: a new frame sent in slot u */
+    uint32_t *run[2];          /* [u]: slots from u on alike in that */
+    uint32_t *nth[2];          /* [u]: new frames sent before slot u */
+    uint32_t *arr[2];          /* [k]: slot in which the receiver took the
+                                  k-th new frame, from the one sent D slots
+                                  before slot 0 (k < sent) */
+    uint64_t streak[2];        /* the streaks at the end */
+    rifl_lane_stats extra[2];  /* lane i's counters beyond those of its new
+                                  frames (rifl_lane_stretch.extra) */
+};
+
+/* A frame hit in a stretch whose recovery goes as counts. */
+struct window {
+    uint64_t at; /* the slot the hit frame is sent in */
+    int h;       /* its direction */
+};
+#define RIFL_LINKSIM_WINDOWS 32
+
 /* One direction: a sending user, a lane sending, a cable, a lane receiving,
  * a receiving user. */
 struct dir {
@@ -49,6 +75,8 @@ struct dir {
     int64_t *log;
     uint64_t streak;          /* slots in a row with a new, unhit frame sent */
     uint64_t prev_new, prev_hit;
+    bool fresh;               /* the last slot sent a new frame */
+    uint64_t learn_acc;       /* frames taken in a recovery being learned */
     /* receiving user */
     rifl_validator val;
     uint8_t *pkt, *rbuf;
@@ -68,6 +96,7 @@ struct dir {
         uint64_t data_sent, fill_sent, data_recv, fill_recv;
         uint64_t tx_packets, tx_bytes, tx_rejected, rx_packets, rx_bytes;
     } c;
+    unsigned wsend, wrecv;     /* windows its sends and deliveries are at */
     rifl_lane_frame *inflight; /* frames left in flight after it */
     uint64_t src_seq;          /* packet of the frame the lanes asked for last */
     struct sim *sim;
@@ -89,6 +118,23 @@ struct sim {
     rifl_pair_slot seen;      /* the last slot, for the observer */
     unsigned quiet_wait;      /* quiet slots to step one at a time before the
                                  lanes' quiet runs are tried again */
+    /* recoveries carried as counts (linksim_carry.c) */
+    bool carry_possible;
+    uint64_t rec_max;         /* longest recovery learned */
+    struct recovery rec[2];   /* by the direction of the hit */
+    struct {
+        int state;            /* LEARN_* */
+        int h;
+        uint64_t at;          /* the hit frame's slot */
+        uint64_t hits0[2], acc0[2];
+        rifl_lane_stats st0[2];
+        unsigned fails;
+    } learn;
+    struct window win[RIFL_LINKSIM_WINDOWS]; /* the stretch's */
+    unsigned nwin;
+    rifl_lane_stats xtra[2];  /* their extras, per lane */
+    uint64_t plan_hit;        /* first hit (absolute slot + 1) the last plan
+                                 found not carried; 0: none */
     uint64_t del_at[2][256];  /* slots of the frames a quiet run delivered */
     uint64_t sent_at[2][256]; /* slots and IDs of the frames it sent */
     uint16_t sent_id[2][256];
@@ -144,6 +190,24 @@ void rifl_linksim_window(const rifl_linksim_config *c, rifl_linksim_result *res,
 /* bondsim.c: a run of bonded links (cfg->lanes > 1) */
 int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result *res, char *msg,
                             size_t msglen);
+
+/* linksim_carry.c */
+enum { LEARN_IDLE, LEARN_ARMED, LEARN_RECORDING };
+int rifl_linksim_carry_init(struct sim *s);
+void rifl_linksim_carry_free(struct sim *s);
+/* Slots of a stretch from slot t with the recoveries it carries planned
+ * (s->win), at most cap: up to the first hit not carried.  `first` is the
+ * slots to the first hit, which the caller found. */
+uint64_t rifl_linksim_plan(struct sim *s, uint64_t t, uint64_t first, uint64_t cap);
+/* The slot of the first hit is one to learn from: learning armed. */
+bool rifl_linksim_learn_wanted(struct sim *s, uint64_t t, uint64_t first);
+/* The slot at which direction i's frame sent at slot ts arrives (the
+ * stretch's windows from *cur on). */
+uint64_t rifl_linksim_arrival(const struct sim *s, int i, uint64_t ts, unsigned *cur);
+/* After slot t's wire side: a recovery being learned records it. */
+void rifl_linksim_learn_slot(struct sim *s, uint64_t t);
+/* Before slot t: learning armed for it begins. */
+void rifl_linksim_learn_begin(struct sim *s, uint64_t t);
 
 /* linksim_fast.c */
 uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t);

@@ -64,6 +64,10 @@ typedef struct rifl_linksim_config {
                                   wire and no read_budget hook) */
     bool encode_all;           /* build and decode every frame's wire bytes
                                   (same results, slower: for checking) */
+    bool carry;                /* with fast: the recovery from a frame hit
+                                  with no other hit near goes as counts, the
+                                  course learned from the first such hit
+                                  each way (same results; default on) */
     /* serial lanes (rifl/serial.h, rifl_phy_serial): each direction a bit
      * stream in which the receiver's aligner must find the frames; off:
      * frames arrive aligned (the single-lane model) */
@@ -150,6 +154,8 @@ typedef struct rifl_linksim_result {
                                     (rifl_pair_ref_step) */
     uint64_t quiet_slots;        /* of which in quiet runs: the lanes stepped,
                                     the users' side in one step */
+    uint64_t carried;            /* frame hits whose recovery the fast path
+                                    carried as counts (a recovery learned) */
     uint64_t offered_packets[2], offered_bytes[2]; /* per direction: packets
                                     the lane took whole, and their bytes */
     uint64_t held_bytes[2];      /* bytes of a packet the sending user still
