@@ -172,14 +172,14 @@ struct emu {
 /* (u: the ordinal of the first of the n new frames in the stretch) */
 static void push_run(struct dir *d, uint64_t u, int64_t x, uint64_t n)
 {
-    struct run *r = &d->runs[(d->run_head + d->nruns - 1) % d->nruns];
+    struct run *r = &d->runs[d->run_head ? d->run_head - 1 : d->nruns - 1];
     if (r->n && r->u + r->n == u && ((x < 0 && r->x < 0) ||
                                      (x >= 0 && r->x >= 0 && (uint64_t)r->x + r->n == (uint64_t)x))) {
         r->n += n; /* continues the last run */
         return;
     }
     d->runs[d->run_head] = (struct run){ u, n, x };
-    d->run_head = (d->run_head + 1) % d->nruns;
+    d->run_head = d->run_head + 1 == d->nruns ? 0 : d->run_head + 1;
 }
 
 /* Send stamps of the packets whose first or last frame is among the n data
@@ -250,7 +250,8 @@ static void deliver(struct sim *s, struct dir *d, struct emu *e)
 {
     while (d->recv_cur < d->send_cur) {
         struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
-        uint64_t r = rifl_linksim_arrival(s, (int)(d - s->d), p->t_last, &d->wrecv);
+        uint64_t r = d->wrecv == s->nwin ? p->t_last + s->D
+                     : rifl_linksim_arrival(s, (int)(d - s->d), p->t_last, &d->wrecv);
         if (r >= e->t + e->u)
             return;
         d->c.rx_packets++;
