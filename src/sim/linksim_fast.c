@@ -318,8 +318,10 @@ static int emulate(struct sim *s, struct dir *d, struct emu *e)
     int i = (int)(d - s->d);
     find_completion(s, d, e);
     while (e->u < e->limit) {
-        bool sends;
-        uint64_t left = sends_run(s, d, i, e->t + e->u, e->limit - e->u, &sends);
+        bool sends = true;
+        uint64_t left = e->limit - e->u;
+        if (d->wsend < s->nwin)
+            left = sends_run(s, d, i, e->t + e->u, left, &sends);
         uint64_t k = quiet_slots(s, d, sends);
         if (k) {
             k = k < left ? k : left;
