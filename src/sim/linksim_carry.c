@@ -189,7 +189,7 @@ uint64_t rifl_linksim_plan(struct sim *s, uint64_t t, uint64_t first, uint64_t c
 
 bool rifl_linksim_learn_wanted(struct sim *s, uint64_t t, uint64_t first)
 {
-    if (!s->carry_possible || s->learn.state != LEARN_IDLE || s->learn.fails >= 3 ||
+    if (!s->carry_possible || s->learn.state != LEARN_IDLE || s->learn.fails >= RIFL_LINKSIM_LEARN_TRIES ||
         (s->rec[0].ok && s->rec[1].ok))
         return false;
     rifl_phy_hit h[2];

@@ -85,7 +85,7 @@ uint64_t rifl_linksim_skip_hold(struct sim *s, uint64_t t)
     stretch_bounds(s, t, &first, &cap);
     uint64_t m = min64(first, cap);
     /* (while a recovery may still be learned, the hit is looked at) */
-    if (s->carry_possible && s->learn.fails < 3 && !(s->rec[0].ok && s->rec[1].ok))
+    if (s->carry_possible && s->learn.fails < RIFL_LINKSIM_LEARN_TRIES && !(s->rec[0].ok && s->rec[1].ok))
         return 0;
     if (m < stretch_min(s) && (s->rec[0].ok || s->rec[1].ok))
         m = rifl_linksim_plan(s, t, first, cap);

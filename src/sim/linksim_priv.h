@@ -49,6 +49,9 @@ struct window {
     int h;       /* its direction */
 };
 #define RIFL_LINKSIM_WINDOWS 32
+/* Recoveries stepped to learn from that meet another hit (or the run's
+ * end) before the run gives up learning. */
+#define RIFL_LINKSIM_LEARN_TRIES 16
 
 /* One direction: a sending user, a lane sending, a cable, a lane receiving,
  * a receiving user. */
