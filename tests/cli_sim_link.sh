@@ -25,6 +25,20 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 0.5 < d['ban
 sed 's/"wall_s": [0-9.]*//' "$TMP/a.json" >"$TMP/a2"; sed 's/"wall_s": [0-9.]*//' "$TMP/b.json" >"$TMP/b2"
 cmp -s "$TMP/a2" "$TMP/b2" || bad "same seed gave different results"
 
+# recoveries carried as counts (the default) or stepped give the same run
+# (only the slot counts, the timing and the hits carried differ)
+"$RIFL" sim link --ber 3e-7 --bytes 20MB --seed 3 --json >"$TMP/k1.json" 2>/dev/null || bad "carry run exit $?"
+"$RIFL" sim link --ber 3e-7 --bytes 20MB --seed 3 --carry false --json >"$TMP/k2.json" 2>/dev/null || bad "no-carry run exit $?"
+python3 - "$TMP/k1.json" "$TMP/k2.json" <<'PY' || bad "carrying changed the run"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["carried"] > 0 and b["carried"] == 0, (a["carried"], b["carried"])
+for d in (a, b):
+    for k in ("wall_s", "fast_slots", "ref_slots", "quiet_slots", "carried"):
+        d.pop(k)
+assert a == b
+PY
+
 # frames by content or by reference (the default) and every frame built give
 # the same run (only the count of slots stepped by reference differs)
 "$RIFL" sim link --ber 1e-5 --bytes 1MB --seed 5 --json >"$TMP/c.json" 2>/dev/null
@@ -228,6 +242,7 @@ expect_err "up-log2 has no effect without serial lanes" sim link --frames 100 --
 expect_err "bonding has no effect on one lane" sim link --frames 100 --bonding temporal
 expect_err "pcap-slots has no effect without --pcap" sim link --frames 100 --pcap-slots 5
 expect_err "jobs has no effect without --sweep" sim link --frames 100 --jobs 4
+expect_err "carry has no effect with --fast false" sim link --frames 100 --fast false --carry true
 
 # each aligner ends on its line's offset: slides (mod F) = bit offset
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [a['slides'] % 256 for a in d['aligner']] == [5, 250], d['aligner']" "$TMP/t.json" || bad "aligners did not end on the bit offsets"

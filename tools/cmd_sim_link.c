@@ -1269,7 +1269,8 @@ static int run(int argc, char **argv)
                      cli_unused(opts, "up-log2", "without serial lanes (--serial)"))) ||
         (!bonded && cli_unused(opts, "bonding", "on one lane (give --lanes 2 or more)")) ||
         (!o.pcap && cli_unused(opts, "pcap-slots", "without --pcap")) ||
-        (!o.sweep && cli_unused(opts, "jobs", "without --sweep"))) {
+        (!o.sweep && cli_unused(opts, "jobs", "without --sweep")) ||
+        (!o.fast && cli_unused(opts, "carry", "with --fast false (every slot is stepped)"))) {
         cli_sweep_free(&sw);
         return 2;
     }
