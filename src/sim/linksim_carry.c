@@ -187,23 +187,36 @@ uint64_t rifl_linksim_plan(struct sim *s, uint64_t t, uint64_t first, uint64_t c
     }
 }
 
-bool rifl_linksim_learn_wanted(struct sim *s, uint64_t t, uint64_t first)
+bool rifl_linksim_learn_wanted(struct sim *s, uint64_t t, uint64_t first, bool arm)
 {
-    if (!s->carry_possible || s->learn.state != LEARN_IDLE || s->learn.fails >= RIFL_LINKSIM_LEARN_TRIES ||
-        (s->rec[0].ok && s->rec[1].ok))
+    if (!s->carry_possible || s->learn.state != LEARN_IDLE ||
+        s->learn.fails >= RIFL_LINKSIM_LEARN_TRIES || (s->rec[0].ok && s->rec[1].ok))
         return false;
-    rifl_phy_hit h[2];
+    /* the hit at `first`, and no other on either cable for as long as a
+     * recovery may take (where hits come closer, none is learned: the
+     * stepping would be in vain) */
+    if (s->learn.declined == t + first + 1)
+        return false;
+    rifl_phy_hit h[2][2];
+    unsigned n[2];
     int c = -1;
     for (int i = 0; i < 2; i++) {
-        if (peek(s, i, &h[i], 1) == 1 && h[i].frame == first) {
+        n[i] = peek(s, i, h[i], 2);
+        if (n[i] && h[i][0].frame == first) {
             if (c >= 0)
                 return false; /* both cables hit in one slot */
             c = i;
         }
     }
-    if (c < 0 || s->rec[c].ok || !hit_carried(s, &h[c]) ||
-        !users_clear(s, t, t + first + s->rec_max))
+    uint64_t clear = first + s->rec_max;
+    if (c < 0 || s->rec[c].ok || !hit_carried(s, &h[c][0]) ||
+        !users_clear(s, t, t + clear) || (n[c] == 2 && h[c][1].frame <= clear) ||
+        (n[1 - c] && h[1 - c][0].frame <= clear)) {
+        s->learn.declined = t + first + 1; /* (the users only come nearer their end) */
         return false;
+    }
+    if (!arm)
+        return true;
     s->learn.state = LEARN_ARMED;
     s->learn.h = c;
     s->learn.at = t + first;

@@ -84,8 +84,8 @@ uint64_t rifl_linksim_skip_hold(struct sim *s, uint64_t t)
     uint64_t first, cap;
     stretch_bounds(s, t, &first, &cap);
     uint64_t m = min64(first, cap);
-    /* (while a recovery may still be learned, the hit is looked at) */
-    if (s->carry_possible && s->learn.fails < RIFL_LINKSIM_LEARN_TRIES && !(s->rec[0].ok && s->rec[1].ok))
+    /* (a hit to learn from is not passed in a quiet run) */
+    if (m < stretch_min(s) && m < cap && rifl_linksim_learn_wanted(s, t, first, false))
         return 0;
     if (m < stretch_min(s) && (s->rec[0].ok || s->rec[1].ok))
         m = rifl_linksim_plan(s, t, first, cap);
@@ -102,7 +102,7 @@ uint64_t rifl_linksim_skip_room(struct sim *s, uint64_t t)
     uint64_t first, cap;
     stretch_bounds(s, t, &first, &cap);
     uint64_t m = rifl_linksim_plan(s, t, first, cap);
-    if (m == first && m < cap && rifl_linksim_learn_wanted(s, t, first))
+    if (m == first && m < cap && rifl_linksim_learn_wanted(s, t, first, true))
         return m < stretch_min(s) ? 0 : m;
     if (c->rx_stall) {
         uint64_t r = (t + 1) % c->rx_period;

@@ -132,6 +132,7 @@ struct sim {
         uint64_t hits0[2], acc0[2];
         rifl_lane_stats st0[2];
         unsigned fails;
+        uint64_t declined;    /* first hit (slot + 1) found no use to learn from */
     } learn;
     struct window win[RIFL_LINKSIM_WINDOWS]; /* the stretch's */
     unsigned nwin;
@@ -202,8 +203,9 @@ void rifl_linksim_carry_free(struct sim *s);
  * (s->win), at most cap: up to the first hit not carried.  `first` is the
  * slots to the first hit, which the caller found. */
 uint64_t rifl_linksim_plan(struct sim *s, uint64_t t, uint64_t first, uint64_t cap);
-/* The slot of the first hit is one to learn from: learning armed. */
-bool rifl_linksim_learn_wanted(struct sim *s, uint64_t t, uint64_t first);
+/* The first hit, `first` slots from slot t, is one to learn from, alone
+ * for as long as a recovery may take; learning armed when `arm`. */
+bool rifl_linksim_learn_wanted(struct sim *s, uint64_t t, uint64_t first, bool arm);
 /* The slot at which direction i's frame sent at slot ts arrives (the
  * stretch's windows from *cur on). */
 uint64_t rifl_linksim_arrival(const struct sim *s, int i, uint64_t ts, unsigned *cur);
