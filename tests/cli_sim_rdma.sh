@@ -53,12 +53,18 @@ for args in "--size 1" "--size 4" "--size 7" "--size 4 --mapping compact" \
 done
 # sends whose ACKs are lost, resent after their receive contexts went to
 # other blocks: ACKed again, never in the mailbox twice (each message of 8
-# bytes or more checked against its flow's last number seen)
+# bytes or more checked against its flow's last number seen), and every
+# send completed without an error found in the mailbox
 for args in "--size 6 --bytes 4KB --seed 1" "--size 32 --bytes 200KB --seed 1" \
             "--size 100 --bytes 400KB --seed 1"; do
   # shellcheck disable=SC2086
   has "verified: yes" "$rifl" sim rdma --op send --fault page-fault:0.5,drop:0.1 $args ||
     fail "lossy send run ($args) not verified: $(cat "$tmp/has.out")"
+  # shellcheck disable=SC2086
+  "$rifl" sim rdma --op send --fault drop:0.1 $args --json > "$tmp/acked.json" 2>/dev/null ||
+    fail "lossy send run ($args) exit status"
+  grep -q '"acked_missing": 0,' "$tmp/acked.json" ||
+    fail "lossy send run ($args): acknowledged sends missing: $(cat "$tmp/acked.json")"
 done
 
 # damaged payloads: NACKed, the blocks sent again, every byte right

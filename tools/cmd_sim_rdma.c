@@ -79,10 +79,10 @@ static void json_result(FILE *f, const rifl_rdmasim_config *c, const char *op, c
             (unsigned long long)c->seed);
     fprintf(f, "\"throughput_gbps\": %.6g, \"capacity_gbps\": %.6g, \"ratio\": %.6g, "
                "\"verified\": %s, \"finished\": %s, \"completions\": %llu, \"failed\": %llu, "
-               "\"first_error\": ",
+               "\"acked_missing\": %llu, \"first_error\": ",
             r->throughput_gbps, r->capacity_gbps, r->ratio, r->verified ? "true" : "false",
             r->finished ? "true" : "false", (unsigned long long)r->transfers,
-            (unsigned long long)r->failed);
+            (unsigned long long)r->failed, (unsigned long long)r->acked_missing);
     json_str(f, r->failed ? rifl_rdma_strerror(r->first_error) : "");
     fprintf(f, ", \"retransmitted_blocks\": %llu, \"nacks\": %llu, \"timeouts\": %llu, "
                "\"sim_us\": %.6g, \"latency_us_mean\": %.6g, \"latency_us_min\": %.6g, "
@@ -175,6 +175,9 @@ static void summary(const rifl_rdmasim_config *c, const char *op, const char *ne
         printf("  verified: yes for the %llu transfers that completed (every byte compared); "
                "%llu failed\n", (unsigned long long)(r->transfers - r->failed),
                (unsigned long long)r->failed);
+    else if (r->acked_missing)
+        printf("  verified: NO (%llu sends completed without an error never reached the "
+               "target's mailbox)\n", (unsigned long long)r->acked_missing);
     else
         printf("  verified: %s%s\n", r->verified ? "yes" : "NO",
                r->verified ? (c->wrong_pd ? " (the target's memory untouched)"

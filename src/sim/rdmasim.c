@@ -236,6 +236,7 @@ struct host {
      * the bytes of each one posted and not yet found in the mailbox */
     uint64_t *short_sent;
     size_t nshort, short_cap;
+    uint64_t short_failed;    /* of them failed otherwise than refused */
     uint64_t bytes_done;      /* payload of its successful transfers */
     double done_ns;           /* its last completion */
     /* over a network: bundles waiting in the NIC, their buffers, and the
@@ -554,6 +555,8 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
             uint8_t m[8];
             fill(m, c->size, flow_seed(s, a, flow, h->seq[flow] - 1));
             short_take(h, short_send(m, c->size));
+        } else if (c->op == RIFL_RDMASIM_SEND && c->size < 8) {
+            h->short_failed++; /* (it may or may not have arrived) */
         }
         if (!r->failed)
             r->first_error = wc->status;
@@ -567,6 +570,14 @@ static void completed(struct sim *s, unsigned a, const rifl_rdma_wc *wc)
         const uint8_t *got = s->h[0].buf + (uint64_t)(a - 1) * c->flows * s->stride + off;
         if (c->op != RIFL_RDMASIM_SEND && memcmp(want, got, c->size))
             r->mismatches++;
+        /* a send is acknowledged once its message is in the mailbox, which
+         * is read before completions are: a flow's message numbers arrive
+         * in order, one at a time, so the one completing (number seq - 1)
+         * has been seen.  Shorter sends are counted at the end. */
+        if (c->op == RIFL_RDMASIM_SEND && c->size >= 8 && h->seen[flow] < h->seq[flow]) {
+            r->mismatches++;
+            r->acked_missing++;
+        }
     }
     if (h->posted < s->per_sender)
         post(s, a, flow);
@@ -673,6 +684,23 @@ static void faults(struct sim *s)
     }
 }
 
+
+/* Sends under 8 bytes still missing from the mailbox at the end of a
+ * finished run: more than the ones that failed (which may or may not have
+ * arrived) means acknowledged ones never arrived. */
+static void short_missing(struct sim *s)
+{
+    if (s->c->op != RIFL_RDMASIM_SEND || s->c->size >= 8 || s->r->transfers !=
+        s->per_sender * s->c->senders)
+        return;
+    for (unsigned a = 1; a <= s->c->senders; a++) {
+        const struct host *h = &s->h[a];
+        if (h->nshort > h->short_failed) {
+            s->r->mismatches += h->nshort - h->short_failed;
+            s->r->acked_missing += h->nshort - h->short_failed;
+        }
+    }
+}
 
 /* ---- over a network (rifl sim net) ---------------------------------------------------------- */
 
@@ -1123,6 +1151,7 @@ int rifl_rdmasim_run(const rifl_rdmasim_config *c, rifl_rdmasim_result *r, char 
     if (c->op == RIFL_RDMASIM_SEND)
         drain_mailbox(s);
     r->finished = r->transfers == want;
+    short_missing(s);
     r->sim_ns = s->last_done;
     r->throughput_gbps = s->last_done > 0 ? (double)r->bytes * 8 / s->last_done : 0;
     r->bundle_packets = s->n;

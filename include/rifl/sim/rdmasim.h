@@ -97,7 +97,10 @@ typedef struct rifl_rdmasim_result {
     uint64_t bytes;           /* payload of the successful ones */
     bool verified;            /* every byte compared (and, with wrong_pd,
                                  the target's memory untouched) */
-    uint64_t mismatches;      /* transfers whose bytes differed */
+    uint64_t mismatches;      /* transfers whose bytes differed, or not
+                                 delivered though acknowledged */
+    uint64_t acked_missing;   /* of them: sends completed without an error
+                                 that were not in the target's mailbox */
     bool finished;            /* all transfers completed before max_ns */
     double sim_ns;            /* first post to last completion */
     double throughput_gbps;   /* bytes x 8 / sim_ns, every sender */
