@@ -371,6 +371,10 @@ typedef struct rifl_lane_stretch {
     const struct rifl_lane_stats *extra;
 } rifl_lane_stretch;
 
+/* Counters `add` added to `to`, entry by entry, modulo 2^64 (extras,
+ * which may stand for decreases, summed). */
+RIFL_API void rifl_lane_stats_add(struct rifl_lane_stats *to, const struct rifl_lane_stats *add);
+
 /* The counters rifl_lane_advance adds to a lane for the new frames it sent
  * in stretch `tx` and received in `rx` (its peer's), the extras aside:
  * what a recovery stepped slot by slot adds beyond these are its extras. */

@@ -109,16 +109,17 @@ void rifl_lane_stretch_stats(const rifl_lane_stretch *tx, const rifl_lane_stretc
     }
 }
 
-/* Counters added, entry by entry, modulo 2^64. */
-static void stats_add(rifl_lane_stats *st, const rifl_lane_stats *add)
+void rifl_lane_stats_add(rifl_lane_stats *to, const rifl_lane_stats *add)
 {
-    _Static_assert(sizeof *st % sizeof(uint64_t) == 0, "counters are 64-bit");
-    uint64_t a[sizeof *st / sizeof(uint64_t)], b[sizeof a / sizeof a[0]];
-    memcpy(a, st, sizeof a);
+    _Static_assert(sizeof *to % sizeof(uint64_t) == 0, "counters are 64-bit");
+    if (!to || !add)
+        return;
+    uint64_t a[sizeof *to / sizeof(uint64_t)], b[sizeof a / sizeof a[0]];
+    memcpy(a, to, sizeof a);
     memcpy(b, add, sizeof b);
     for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
         a[k] += b[k];
-    memcpy(st, a, sizeof a);
+    memcpy(to, a, sizeof a);
 }
 
 /* The sending side of lane `l` over the stretch `s`. */
@@ -203,9 +204,9 @@ int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_lane_stretc
     for (int i = 0; i < 2; i++) {
         rifl_lane_stats add;
         rifl_lane_stretch_stats(&dir[i], &dir[1 - i], &add);
-        stats_add(&lane[i]->st, &add);
+        rifl_lane_stats_add(&lane[i]->st, &add);
         if (dir[i].extra)
-            stats_add(&lane[i]->st, dir[i].extra);
+            rifl_lane_stats_add(&lane[i]->st, dir[i].extra);
     }
     /* the frames in flight, re-encoded from the replay buffer from the
      * sender's scrambler state on; the receiver starts from that state */

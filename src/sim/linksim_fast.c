@@ -433,17 +433,6 @@ static int land(struct sim *s, uint64_t j)
     return RIFL_OK;
 }
 
-/* Lane counters added, entry by entry, modulo 2^64. */
-static void stats_acc(rifl_lane_stats *to, const rifl_lane_stats *add)
-{
-    uint64_t a[sizeof *to / sizeof(uint64_t)], b[sizeof a / sizeof a[0]];
-    memcpy(a, to, sizeof a);
-    memcpy(b, add, sizeof b);
-    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
-        a[k] += b[k];
-    memcpy(to, a, sizeof a);
-}
-
 /* Fast-forward up to m slots from slot t; *done gets the slots done: m,
  * or fewer when everything is delivered before. */
 int rifl_linksim_skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
@@ -466,7 +455,7 @@ int rifl_linksim_skip(struct sim *s, uint64_t t, uint64_t m, uint64_t *done)
     memset(s->xtra, 0, sizeof s->xtra);
     for (unsigned w = 0; w < s->nwin; w++)
         for (int i = 0; i < 2; i++)
-            stats_acc(&s->xtra[i], &s->rec[s->win[w].h].extra[i]);
+            rifl_lane_stats_add(&s->xtra[i], &s->rec[s->win[w].h].extra[i]);
     s->res->carried += s->nwin;
     for (int i = 0; i < 2; i++) {
         /* a direction complete before the other only sends fillers */
