@@ -148,8 +148,8 @@ static void t_fast_equals_plain(void)
 /* Recoveries carried as counts (linksim_carry.c): runs where most hits are
  * alone give exactly the plain run, counter by counter, with most hits
  * carried; over error rates, loads, sizes, frame widths, frame-ID widths,
- * one-sided errors, an offer_slots end and ON/OFF flow control, each with
- * its own seed. */
+ * one-sided errors, an offer_slots end, ON/OFF flow control and no delay,
+ * each with its own seed. */
 static void t_carried_equals_plain(void)
 {
     struct {
@@ -169,7 +169,9 @@ static void t_carried_equals_plain(void)
         { 3e-7, 3e-7, 1, 2000, 0.3, 256, 0, 0 },
         { 3e-7, 3e-7, 1, 8192, 1.0, 256, 0, 1500000 },
         { 3e-7, 3e-7, 1, 3000, 1.0, 256, 0, 0 }, /* ON/OFF flow control */
+        { 1e-6, 1e-6, 1, 8192, 1.0, 256, 0, 0 }, /* no delay: D = 0 */
     };
+    const size_t n_cases = sizeof cases / sizeof cases[0];
     uint64_t hits_all = 0, carried_all = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rifl_linksim_config c = base(test_seed * 37 + i, 0, test_long_run ? 100000000 : 12000000);
@@ -191,9 +193,16 @@ static void t_carried_equals_plain(void)
             c.offer_slots = cases[i].offer;
             c.max_slots = cases[i].offer + 200000;
         }
-        if (i == sizeof cases / sizeof cases[0] - 1) {
+        if (i == n_cases - 2) {
             c.lane.fc_mode = RIFL_LANE_FC_ONOFF;
             c.lane.rx_buffer_frames = 700;
+        }
+        if (i == n_cases - 1) {
+            c.lane.link.cable_m = 0;
+            c.lane.link.transceiver_ns = 1;
+            c.lane.pipeline_frames = 1;
+            c.lane.fid_bits = rifl_lane_min_fid_bits(&c.lane.link, c.lane.frame_bits,
+                                                     c.lane.pipeline_frames);
         }
         rifl_linksim_result a, b;
         if (!run_plain_and_fast(&c, &a, &b))

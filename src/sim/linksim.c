@@ -804,6 +804,8 @@ static int run_slots(struct sim *s, struct course *k)
         /* (a recovery being learned is stepped by content, slot by slot) */
         uint64_t m = c->users_first || s->learn.state == LEARN_RECORDING
                          ? 0 : rifl_linksim_skip_room(s, k->t);
+        if (!m && s->learn.state == LEARN_ARMED)
+            rifl_linksim_learn_begin(s, k->t); /* (armed for this very slot) */
         bool r = !m && s->ref_possible && s->learn.state == LEARN_IDLE &&
                  rifl_pair_ref_room(s->pair);
         if (m) {

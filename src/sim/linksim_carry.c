@@ -346,6 +346,8 @@ void rifl_linksim_learn_slot(struct sim *s, uint64_t t)
     for (int i = 0; i < 2; i++) {
         struct dir *d = &s->d[i];
         r->tx[i][u] = d->fresh;
+        r->sent[i] += d->fresh;
+        /* (with D = 0 a frame is taken in the slot it is sent) */
         uint64_t got = accepted(d) - s->learn.acc0[i];
         if (got > r->sent[i] + s->D) {
             learn_fail(s);
@@ -353,7 +355,6 @@ void rifl_linksim_learn_slot(struct sim *s, uint64_t t)
         }
         while (d->learn_acc < got)
             r->arr[i][d->learn_acc++] = (uint32_t)u;
-        r->sent[i] += d->fresh;
     }
 }
 

@@ -411,6 +411,8 @@ static int land(struct sim *s, uint64_t j)
         struct dir *d = &s->d[i];
         if ((s->nwin ? rifl_phy_channel_skip_hits(d->ch, j) : rifl_phy_skip(d->ch, j)) != RIFL_OK)
             return RIFL_ERR_STATE;
+        /* (hits passed are no hit of the last slot) */
+        s->pair->hits_seen[i] = rifl_phy_get_stats(d->ch)->frames_hit;
         for (unsigned k = 0; k < s->D; k++) {
             if (s->cfg->encode_all)
                 rifl_lane_frame_encode(&d->inflight[k], F, rifl_phy_inflight(d->ch, k, RIFL_PHY_WIRE));
