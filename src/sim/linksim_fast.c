@@ -250,8 +250,11 @@ static void deliver(struct sim *s, struct dir *d, struct emu *e)
 {
     while (d->recv_cur < d->send_cur) {
         struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
-        uint64_t r = d->wrecv == s->nwin ? p->t_last + s->D
-                     : rifl_linksim_arrival(s, (int)(d - s->d), p->t_last, &d->wrecv);
+        /* (a frame sent D slots or more before the next window arrives D
+         * slots after it was sent) */
+        uint64_t r = d->wrecv == s->nwin || p->t_last + s->D < s->win[d->wrecv].at
+                         ? p->t_last + s->D
+                         : rifl_linksim_arrival(s, (int)(d - s->d), p->t_last, &d->wrecv);
         if (r >= e->t + e->u)
             return;
         d->c.rx_packets++;
@@ -320,8 +323,13 @@ static int emulate(struct sim *s, struct dir *d, struct emu *e)
     while (e->u < e->limit) {
         bool sends = true;
         uint64_t left = e->limit - e->u;
-        if (d->wsend < s->nwin)
-            left = sends_run(s, d, i, e->t + e->u, left, &sends);
+        if (d->wsend < s->nwin) {
+            uint64_t ts = e->t + e->u, at = s->win[d->wsend].at;
+            if (ts < at) /* (before the next window: steady) */
+                left = min64(left, at - ts);
+            else
+                left = sends_run(s, d, i, ts, left, &sends);
+        }
         uint64_t k = quiet_slots(s, d, sends);
         if (k) {
             k = k < left ? k : left;
