@@ -1384,6 +1384,7 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
     for (size_t i = 0; i < sizeof pkt; i++)
         pkt[i] = (uint8_t)(i * 7 + 1);
     uint64_t quiet_slots = 0, stretches = 0, rebuilt_after_hit = 0, stops_hit = 0;
+    uint64_t ended_hits_in_flight = 0;
     unsigned pstreak[2] = { 0, 0 }; /* the plain copy's streaks of new frames */
     const uint64_t N = 1000000;
     while (t.p[0]->slot < N) {
@@ -1409,6 +1410,7 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
                         behind |= p->ref[i][e].data == RIFL_LANE_REF_NONE ||
                                   p->ref[i][e].id == RIFL_LANE_REF_NO_ID;
                 rebuilt_after_hit += behind && k == 1;
+                ended_hits_in_flight += behind && k == 2;
                 CHECK(rifl_pair_ref_end(p) == RIFL_OK);
             } else if (!p->by_ref && rifl_pair_ref_room(p) && r % 3 == 0) {
                 CHECK(rifl_pair_ref_begin(p) == RIFL_OK);
@@ -1444,12 +1446,13 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
         quiet_slots += n;
         unsigned seen[2] = { 0, 0 }, seen_sent[2] = { 0, 0 };
         for (uint64_t j = 0; j < (n ? n : 1); j++) {
-            uint64_t d0[2], s0[2], f0[2];
+            uint64_t d0[2], s0[2], f0[2], h0[2];
             for (int i = 0; i < 2; i++) {
                 const rifl_lane_stats *st = rifl_lane_get_stats(t.p[0]->lane[i]);
                 d0[i] = st->rx_delivered[RIFL_KIND_DATA];
                 s0[i] = st->tx_frames[RIFL_KIND_DATA];
                 f0[i] = st->tx_frames[RIFL_KIND_FILLER];
+                h0[i] = rifl_phy_get_stats(t.p[0]->phy[i])->frames_hit;
             }
             if (n && with_io && io.streak_stop && pstreak[0] >= io.streak_stop &&
                 pstreak[1] >= io.streak_stop)
@@ -1460,7 +1463,9 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
                 const rifl_lane_stats *st = rifl_lane_get_stats(t.p[0]->lane[i]);
                 bool fresh = st->tx_frames[RIFL_KIND_DATA] != s0[i] ||
                              st->tx_frames[RIFL_KIND_FILLER] != f0[i];
-                pstreak[i] = fresh ? pstreak[i] + 1 : 0;
+                /* (a frame hit on its way does not carry the streak) */
+                bool hit = rifl_phy_get_stats(t.p[0]->phy[i])->frames_hit != h0[i];
+                pstreak[i] = fresh && !hit ? pstreak[i] + 1 : 0;
             }
             if (t.p[1]->by_ref)
                 rifl_pair_ref_step(t.p[1]);
@@ -1530,6 +1535,14 @@ static void quiet_runs_case(double ber0, double ber1, uint64_t seed, uint64_t mi
            (unsigned long long)rifl_phy_get_stats(t.p[0]->phy[0])->frames_hit,
            (unsigned long long)delivered_in_runs, (unsigned long long)sent_in_runs,
            (unsigned long long)stops_hit);
+    /* frame hits the quiet runs carried, some in flight where a stretch
+     * ended */
+    uint64_t qh = t.p[2]->quiet_hits[0] + t.p[2]->quiet_hits[1];
+    printf("  %llu frame hits carried through quiet runs, %llu stretches ended with damaged "
+           "frames in flight\n", (unsigned long long)qh, (unsigned long long)ended_hits_in_flight);
+    CHECK(qh > 100);
+    CHECK(ended_hits_in_flight > 10);
+    CHECK_EQ_U(t.p[2]->hit_faults, 0);
     CHECK(quiet_slots > N / 4);
     CHECK(delivered_in_runs > 1000);
     CHECK(sent_in_runs > 1000);

@@ -430,6 +430,14 @@ RIFL_API int rifl_lane_advance(rifl_lane *lane[2], unsigned delay, const rifl_la
  *   after the first slot in which both counts reach it (at once, 0 slots,
  *   when they already have).
  *
+ * - Frame hits: lane[i]'s frame of slot io->hit_at[i][k] of the run (k <
+ *   io->hits[i], slots counted from `now`, ascending) is one the cable
+ *   damages so that it verifies as no frame ID and keeps its SYN: it goes
+ *   into cable[i] with ID RIFL_LANE_REF_NO_ID, a control frame's key XORed
+ *   with io->hit_key[i][k], and the frame as sent into io->hit_sent[i][k].
+ *   Such a slot ends lane[i]'s streak (the frame is not seen as sent in
+ *   sequence).  The run sets io->hits_done[i] to the hits it went through.
+ *
  * Fillers, flow-control notices and extension frames always end the run.
  * io == NULL: none of these. */
 #define RIFL_LANE_REF_NONE 0xFF
@@ -448,6 +456,12 @@ typedef struct rifl_lane_quiet_io {
     unsigned streak[2];     /* slots in a row, up to now, in which lane[i] sent a
                                new frame */
     unsigned streak_stop;   /* end the run where both reach this (0: never) */
+    /* frame hits */
+    const uint64_t *hit_at[2];  /* slots of lane[i]'s frames hit, from `now` */
+    const uint16_t *hit_key[2]; /* what a hit control frame's key is XORed with */
+    rifl_lane_ref *hit_sent[2]; /* the frames hit, as sent */
+    unsigned hits[2];       /* entries in those lists */
+    unsigned hits_done[2];  /* set by the run */
 } rifl_lane_quiet_io;
 RIFL_API uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *cable[2],
                                       unsigned delay, unsigned *pos, uint64_t max,

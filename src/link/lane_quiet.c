@@ -193,6 +193,34 @@ static inline bool rx_stops(const rifl_lane *l, const struct rx *s, const rifl_l
                            (io->n == io->room || !plain_data(l, r->rec))));
 }
 
+/* The key monitor km after frame r arrives, its key counted. */
+static inline __attribute__((always_inline)) unsigned rx_km(struct quiet *q, unsigned km,
+                                                             const rifl_lane_ref *r)
+{
+    if (r->data) /* (the run stops at 16, its bit 4) */
+        return km & 16u << KM_RUN ? 16u << KM_RUN : km + (1u << KM_RUN);
+    const uint16_t k = r->key;
+    if (k == RIFL_KEY_RETRANSMIT) {
+        unsigned rc = km >> KM_RC & 15u;
+        q->keys[RIFL_KEYIDX_RETRANSMIT]++;
+        q->retx_raised += rc == 7;
+        return (rc + (rc < 8)) << KM_RC;
+    }
+    if (k == RIFL_KEY_IDLE) {
+        unsigned run = km >> KM_RUN;
+        q->keys[RIFL_KEYIDX_IDLE]++;
+        return (run + (run < 16)) << KM_RUN;
+    }
+    if (k == RIFL_KEY_PAUSE) {
+        unsigned pc = km & 15u;
+        q->keys[RIFL_KEYIDX_PAUSE]++;
+        q->pause_raised += pc == 7;
+        return pc + (pc < 8);
+    }
+    q->keys[3]++;
+    return 0;
+}
+
 /* rx_frame on frame r, slot j of the chunk: the key monitor, then
  * verification. */
 static inline __attribute__((always_inline)) void
@@ -200,32 +228,7 @@ rx_step(struct quiet *q, struct rx *s, const rifl_lane_ref *r, unsigned kmask,
         struct chunk_io *io, uint64_t j)
 {
     const unsigned d = r->data;
-    unsigned km = s->km;
-    if (d) {
-        /* (the run stops at 16, its bit 4) */
-        km = km & 16u << KM_RUN ? 16u << KM_RUN : km + (1u << KM_RUN);
-    } else {
-        const uint16_t k = r->key;
-        if (k == RIFL_KEY_RETRANSMIT) {
-            unsigned rc = km >> KM_RC & 15u;
-            q->keys[RIFL_KEYIDX_RETRANSMIT]++;
-            q->retx_raised += rc == 7;
-            km = (rc + (rc < 8)) << KM_RC;
-        } else if (k == RIFL_KEY_IDLE) {
-            unsigned run = km >> KM_RUN;
-            q->keys[RIFL_KEYIDX_IDLE]++;
-            km = (run + (run < 16)) << KM_RUN;
-        } else if (k == RIFL_KEY_PAUSE) {
-            unsigned pc = km & 15u;
-            q->keys[RIFL_KEYIDX_PAUSE]++;
-            q->pause_raised += pc == 7;
-            km = pc + (pc < 8);
-        } else {
-            q->keys[3]++;
-            km = 0;
-        }
-    }
-    s->km = km;
+    s->km = rx_km(q, s->km, r);
     if (r->id != s->rfid) {
         q->frame_errors += !s->fe;
         s->fe = true;
@@ -335,6 +338,82 @@ static inline uint64_t key_run_len(const struct rx *s, const rifl_lane_ref *in, 
     return k;
 }
 
+/* Pairs of RETRANS slots (a replayed frame, then RETRANSMIT) from in[j], at
+ * most lim slots, while the receiver is in error and waits for the frame
+ * its error sent it back to: every frame that is neither that one nor
+ * built for an error fails, and moves the key monitor alone.  Returns the
+ * slots done, an odd count only when PAUSE went up after a replayed frame;
+ * *paused when PAUSE went up in the last of them. */
+static inline uint64_t wait_pairs(struct quiet *q, struct rx *rx, struct retrans *t,
+                                  const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t j,
+                                  uint64_t lim, bool *paused)
+{
+    const unsigned back = rx->back, kmask = t->kmask;
+    unsigned km = rx->km, fid = t->fid;
+    uint64_t k = 0;
+    *paused = false;
+    for (; k + 2 <= lim; k += 2) {
+        const rifl_lane_ref *f = in + j + k;
+        if (f[0].id == back || f[1].id == back || (f[0].data | f[1].data) > 1)
+            break;
+        out[j + k] = (rifl_lane_ref){ t->replay + (size_t)fid * t->stride, 0, (uint16_t)fid, 1 };
+        fid = (fid + 1) & kmask;
+        out[j + k + 1] = (rifl_lane_ref){ NULL, RIFL_KEY_RETRANSMIT, (uint16_t)fid, 0 };
+        km = rx_km(q, km, f);
+        if (km & 8u) {
+            k++;
+            *paused = true;
+            break;
+        }
+        km = rx_km(q, km, f + 1);
+        if (km & 8u) {
+            k += 2;
+            *paused = true;
+            break;
+        }
+    }
+    if (k) {
+        rx->km = km;
+        t->fid = fid;
+        t->replayed += (unsigned)(k + 1) / 2;
+        t->retx += (unsigned)k / 2;
+        t->anyfe = true;
+    }
+    return k;
+}
+
+/* RETRANS slots past the replayed frames (RETRANSMIT) from in[j], at most
+ * lim, while the receiver is in error and waits, as in wait_pairs.
+ * Returns the slots done; *paused when PAUSE went up in the last. */
+static inline uint64_t wait_keys(struct quiet *q, struct rx *rx, struct retrans *t,
+                                 const rifl_lane_ref *in, rifl_lane_ref *out, uint64_t j,
+                                 uint64_t lim, bool *paused)
+{
+    const unsigned back = rx->back;
+    const rifl_lane_ref key = { NULL, RIFL_KEY_RETRANSMIT, (uint16_t)t->fid, 0 };
+    unsigned km = rx->km;
+    uint64_t k = 0;
+    *paused = false;
+    for (; k < lim; k++) {
+        const rifl_lane_ref *f = in + j + k;
+        if (f->id == back || f->data > 1)
+            break;
+        out[j + k] = key;
+        km = rx_km(q, km, f);
+        if (km & 8u) {
+            k++;
+            *paused = true;
+            break;
+        }
+    }
+    if (k) {
+        rx->km = km;
+        t->retx += (unsigned)k;
+        t->anyfe = true;
+    }
+    return k;
+}
+
 /* RETRANS slots from *j while *rs < end (*rs even): a replayed frame and a
  * key in turn.  False when the run stops or PAUSE ends RETRANS (the slots
  * done counted in *j and *rs). */
@@ -347,6 +426,17 @@ retrans_pairs(struct quiet *q, const rifl_lane *l, struct rx *rx, struct retrans
     unsigned r = *rs;
     bool on = true;
     while (r < end) {
+        if (rx->fe && rx->rfid == rx->back) {
+            bool paused;
+            uint64_t k = wait_pairs(q, rx, t, in, out, n, (w - n < end - r ? w - n : end - r),
+                                    &paused);
+            n += k;
+            r += (unsigned)k;
+            if (paused)
+                goto stop;
+            if (k)
+                continue;
+        }
         /* a run of keys in: pairs of a replayed frame and a key out */
         uint64_t k = key_run_len(rx, in, n, (w - n < end - r ? w - n : end - r), t->kmask) & ~1ull;
         if (k) {
@@ -442,6 +532,17 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
              * before the last slot, else RETRANS ends unless it asks in it
              * (then the next pass of the loop around starts another) */
             for (;;) {
+                if (rx.fe && rx.rfid == rx.back && replay_slot + 1 < replay_len) {
+                    /* (all but the cycle's last slot) */
+                    bool paused;
+                    uint64_t lim = replay_len - 1 - replay_slot;
+                    uint64_t k = wait_keys(q, &rx, &t, in, out, j, w - j < lim ? w - j : lim,
+                                           &paused);
+                    j += k;
+                    replay_slot += (unsigned)k;
+                    if (paused)
+                        break;
+                }
                 bool asked = rx_retx(&rx);
                 if (!retrans_slot(q, l, &rx, &t, in, out, j, w, io, false))
                     goto retrans_end;
@@ -515,6 +616,26 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
             if (j < w && rx_stops(l, &rx, in + j, io))
                 break;
             continue;
+        }
+        if (!pp && (normal == NORMAL_ALWAYS || (normal != NORMAL_NEVER && nse < nfid))) {
+            /* NORMAL waiting, for the peer's flow control or out its error
+             * wait: IDLE while the receiver takes frames in sequence */
+            const uint64_t lim = normal == NORMAL_ALWAYS || w - j < nfid - nse ? w : j + (nfid - nse);
+            const rifl_lane_ref idle = { NULL, RIFL_KEY_IDLE, (uint16_t)fid, 0 };
+            uint64_t j0 = j;
+            while (j < lim && !rx_stops(l, &rx, in + j, io)) {
+                out[j] = idle;
+                rx_step(q, &rx, in + j, kmask, io, j);
+                j++;
+                if (rx.km & (8u | 8u << KM_RC) || rx.fe)
+                    break;
+            }
+            if (j > j0) {
+                state = RIFL_TX_NORMAL;
+                q->state_slots[state] += j - j0;
+                nse = j - j0 < nfid - nse ? nse + (unsigned)(j - j0) : nfid;
+                continue;
+            }
         }
         /* one slot of PAUSE or NORMAL */
         const rifl_lane_ref *r = in + j;
@@ -608,40 +729,54 @@ static void run_again(struct quiet *q, const struct quiet *start, rifl_lane *l,
     lane_run(q, l, in, out, w, c);
 }
 
-/* A lane's streak (slots in a row in which it sent a new frame) after the
- * first `upto` slots of a chunk, from `streak` before it; all its sends in
- * the chunk lie in those slots. */
-static unsigned streak_after(const struct chunk_io *c, uint64_t upto, unsigned streak)
+/* The slots of a chunk in which a lane sent a new frame that no hit
+ * spoiled, as bits: the slots that carry its streak on. */
+static uint64_t seq_slots(const struct chunk_io *c, uint64_t hits)
 {
-    unsigned n = c->sent;
+    uint64_t m = 0;
+    for (unsigned k = 0; k < c->sent; k++)
+        m |= 1ull << c->sent_at[k];
+    return m & ~hits;
+}
+
+/* A lane's streak (slots in a row in which it sent a new frame) after the
+ * first `upto` slots of a chunk, from `streak` before it. */
+static unsigned streak_after(uint64_t seq, uint64_t upto, unsigned streak)
+{
     if (!upto)
         return streak;
-    if (!n || c->sent_at[n - 1] != upto - 1)
-        return 0;
-    unsigned m = 1;
-    while (m < n && c->sent_at[n - 1 - m] == c->sent_at[n - 1] - m)
-        m++;
-    return m == upto ? streak + m : m;
+    uint64_t gaps = ~seq & (upto >= 64 ? ~0ull : (1ull << upto) - 1);
+    if (!gaps)
+        return streak + (unsigned)upto;
+    return (unsigned)(upto - 1 - (uint64_t)(63 - __builtin_clzll(gaps)));
 }
 
 /* The slots of a chunk up to and including the first after which both
- * lanes' streaks reach `stop` (`upto` when none does). */
-static uint64_t streak_cut(const struct chunk_io c[2], uint64_t upto, const unsigned streak[2],
-                           unsigned stop)
+ * lanes' streaks reach `stop` (`upto` when none does); sent[i]: lane i's
+ * new frames in the chunk. */
+static uint64_t streak_cut(const uint64_t seq[2], const unsigned sent[2], uint64_t upto,
+                           const unsigned streak[2], unsigned stop)
 {
-    if (c[0].sent + streak[0] < stop || c[1].sent + streak[1] < stop)
+    if (sent[0] + streak[0] < stop || sent[1] + streak[1] < stop)
         return upto;
-    unsigned s[2] = { streak[0], streak[1] }, k[2] = { 0, 0 };
+    unsigned s[2] = { streak[0], streak[1] };
     for (uint64_t j = 0; j < upto; j++) {
-        for (int i = 0; i < 2; i++) {
-            bool sent = k[i] < c[i].sent && c[i].sent_at[k[i]] == j;
-            s[i] = sent ? s[i] + 1 : 0;
-            k[i] += sent;
-        }
+        for (int i = 0; i < 2; i++)
+            s[i] = seq[i] >> j & 1u ? s[i] + 1 : 0;
         if (s[0] >= stop && s[1] >= stop)
             return j + 1;
     }
     return upto;
+}
+
+/* Lane i's hits ahead in the run (from entry k on) that fall in the chunk
+ * of slots [n, n + w), as bits. */
+static uint64_t chunk_hits(const rifl_lane_quiet_io *io, int i, unsigned k, uint64_t n, uint64_t w)
+{
+    uint64_t m = 0;
+    for (; k < io->hits[i] && io->hit_at[i][k] < n + w; k++)
+        m |= 1ull << (io->hit_at[i][k] - n);
+    return m;
 }
 
 /* The run, a chunk at a time: within `delay` slots what each lane receives
@@ -657,7 +792,7 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
                              rifl_lane_quiet_io *io)
 {
     if (io)
-        io->n[0] = io->n[1] = io->sent[0] = io->sent[1] = 0;
+        io->n[0] = io->n[1] = io->sent[0] = io->sent[1] = io->hits_done[0] = io->hits_done[1] = 0;
     if (!lane || !lane[0] || !lane[1] || !cable || !cable[0] || !cable[1] || !pos ||
         delay == 0 || *pos >= delay || lane[0]->nfid != lane[1]->nfid || max == 0 ||
         (io && io->cap && (!io->at[0] || !io->at[1])))
@@ -667,6 +802,11 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
         if (io->send_max[i] && io->sent_cap && (!io->sent_at[i] || !io->sent_id[i]))
             return 0;
         sends[i] = io->send_max[i] && io->sent_cap;
+        if (io->hits[i] && (!io->hit_at[i] || !io->hit_key[i] || !io->hit_sent[i]))
+            return 0;
+        for (unsigned k = 1; k < io->hits[i]; k++)
+            if (io->hit_at[i][k] <= io->hit_at[i][k - 1])
+                return 0;
     }
     unsigned p = *pos;
     rifl_lane_ref *c0 = cable[0], *c1 = cable[1];
@@ -724,15 +864,33 @@ uint64_t rifl_lane_quiet_run(rifl_lane *lane[2], uint64_t now, rifl_lane_ref *ca
             run_again(&q[0], &keep, lane[0], c1 + p, out0, j1, &cio[0]);
         bool ended = j1 < w;
         if (io) {
-            uint64_t cut = stop ? streak_cut(cio, j1, streak, stop) : j1;
+            uint64_t hm[2], seq[2];
+            for (int i = 0; i < 2; i++) {
+                hm[i] = chunk_hits(io, i, io->hits_done[i], n, j1);
+                seq[i] = seq_slots(&cio[i], hm[i]);
+            }
+            const unsigned sent[2] = { cio[0].sent, cio[1].sent };
+            uint64_t cut = stop ? streak_cut(seq, sent, j1, streak, stop) : j1;
             if (cut < j1) {
                 /* both lanes back to the chunk's start, and on to the cut */
                 run_again(&q[0], &keep, lane[0], c1 + p, out0, cut, &cio[0]);
                 run_again(&q[1], &keep1, lane[1], c0 + p, out1, cut, &cio[1]);
                 j1 = cut;
             }
-            for (int i = 0; i < 2; i++)
-                streak[i] = streak_after(&cio[i], j1, streak[i]);
+            for (int i = 0; i < 2; i++) {
+                streak[i] = streak_after(seq[i], j1, streak[i]);
+                /* the frames hit: what the far end makes of them */
+                rifl_lane_ref *o = i ? out1 : out0;
+                unsigned k = io->hits_done[i];
+                for (; k < io->hits[i] && io->hit_at[i][k] < n + j1; k++) {
+                    rifl_lane_ref *f = &o[io->hit_at[i][k] - n];
+                    io->hit_sent[i][k] = *f;
+                    f->id = RIFL_LANE_REF_NO_ID;
+                    if (!f->data)
+                        f->key ^= io->hit_key[i][k];
+                }
+                io->hits_done[i] = k;
+            }
             ended |= stop && streak[0] >= stop && streak[1] >= stop;
         }
         memcpy(c0 + p, out0, (size_t)j1 * sizeof *out0);

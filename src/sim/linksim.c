@@ -699,6 +699,10 @@ static uint64_t quiet_run(struct sim *s, struct course *k, uint64_t cap, bool *m
             for (int i = 0; i < 2; i++)
                 io.send_max[i] = send_max(s, i);
             uint64_t q = rifl_pair_ref_quiet(s->pair, room, &io);
+            /* (after_wire would have taken note of the hits it carried) */
+            for (int i = 0; i < 2; i++)
+                if (io.hits_done[i])
+                    s->d[i].prev_hit = rifl_phy_get_stats(s->d[i].ch)->frames_hit;
             /* sends first: a packet may leave and arrive in one run */
             for (int i = 0; q && i < 2; i++)
                 sent_in_run(s, i, &io, t0 - from);

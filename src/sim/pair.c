@@ -178,6 +178,20 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
         for (size_t k = 0; p->idle_log && k < ids; k++)
             p->idle_log[k] = -1;
     }
+    if (rc == RIFL_OK && !cfg->serial && !cfg->encode_all) {
+        /* the frame that stands for every frame hit (hit_quiet) */
+        static const uint8_t zero[RIFL_PAYLOAD_MAX_BYTES];
+        unsigned F = cfg->lane.frame_bits;
+        uint64_t scr = 0;
+        uint8_t payload[RIFL_PAYLOAD_MAX_BYTES];
+        rifl_frame_info fi;
+        rc = rifl_frame_encode(p->zero_wire, F, RIFL_SYN_DATA, RIFL_META_FULL, zero, 0, &scr);
+        p->zero_after = scr & RIFL_SCRAMBLER_MASK;
+        scr = 0;
+        if (rc == RIFL_OK)
+            rifl_frame_decode(p->zero_wire, F, &scr, payload, &fi);
+        p->zero_key = fi.key;
+    }
     if (rc != RIFL_OK) {
         rifl_pair_free(p);
         return rc;
@@ -368,6 +382,7 @@ int rifl_pair_ref_begin(rifl_pair *p)
         p->ref_conv[i] = !p->encode_all && inflight_as_refs(p, i);
         p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);
         p->ref_pend[i] = 0;
+        p->hits[i].n = p->hits[i].first = 0;
     }
     p->ref_pos = 0;
     p->ref_from = p->slot;
@@ -490,18 +505,153 @@ __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
     p->slot++;
 }
 
+/* Hit h is one a quiet run can carry: whatever frame it falls in, that
+ * frame keeps its SYN, verifies as an ID of 2^K or more and leaves the far
+ * end's descrambler where the undamaged frame would (what ref_build makes a
+ * reference of).  The damage to a frame does not depend on its bits (the
+ * codec is linear), so a frame of zeros stands for all; *kx is what the
+ * damage XORs into a control frame's key. */
+static bool hit_quiet(const rifl_pair *p, const rifl_phy_hit *h, uint16_t *kx)
+{
+    unsigned F = rifl_lane_get_config(p->lane[0])->frame_bits;
+    if (h->nbits == 0 || h->nbits > RIFL_PHY_HIT_BITS)
+        return false;
+    uint8_t wire[RIFL_FRAME_MAX_BYTES], payload[RIFL_PAYLOAD_MAX_BYTES];
+    memcpy(wire, p->zero_wire, F / 8);
+    for (unsigned b = 0; b < h->nbits; b++) {
+        if (h->bit[b] >= F)
+            return false;
+        wire[h->bit[b] >> 3] ^= (uint8_t)(0x80u >> (h->bit[b] & 7));
+    }
+    uint64_t descr = 0;
+    rifl_frame_info fi;
+    rifl_frame_decode(wire, F, &descr, payload, &fi);
+    *kx = (uint16_t)(fi.key ^ p->zero_key);
+    return fi.syn == RIFL_SYN_DATA && fi.id >= rifl_lane_replay_frames(p->lane[0]) &&
+           (descr & RIFL_SCRAMBLER_MASK) == p->zero_after;
+}
+
+/* Cable i's next hits, peeked from where its error process stands. */
+static void hits_peek(rifl_pair *p, int i)
+{
+    struct rifl_pair_hits *c = &p->hits[i];
+    rifl_phy_hit h[RIFL_PAIR_HITS];
+    unsigned n = rifl_phy_channel_peek(p->phy[i], h, RIFL_PAIR_HITS);
+    uint64_t base = rifl_phy_get_stats(p->phy[i])->frames;
+    for (unsigned k = 0; k < n; k++) {
+        c->at[k] = base + h[k].frame;
+        c->quiet[k] = hit_quiet(p, &h[k], &c->key[k]);
+    }
+    c->n = n;
+    c->first = 0;
+    c->more = n == RIFL_PAIR_HITS;
+}
+
+/* The hits a quiet run of at most `max` slots carries on cable i, into
+ * io; returns the slots the run may take: up to the first hit it cannot
+ * carry, or past the last one known. */
+static uint64_t hits_plan(rifl_pair *p, int i, uint64_t max, rifl_lane_quiet_io *io)
+{
+    io->hits[i] = 0;
+    io->hit_at[i] = p->run_at[i];
+    io->hit_key[i] = p->run_key[i];
+    io->hit_sent[i] = p->run_sent[i];
+    if (p->ref_clear[i] >= max)
+        return max;
+    struct rifl_pair_hits *c = &p->hits[i];
+    /* the cable's frame count at lane i's next frame, and at the next hit */
+    uint64_t next = rifl_phy_get_stats(p->phy[i])->frames + p->ref_pend[i];
+    uint64_t hit = next + p->ref_clear[i];
+    while (c->first < c->n && c->at[c->first] < hit)
+        c->first++;
+    if (c->first >= c->n || c->at[c->first] != hit) {
+        hits_peek(p, i);
+        while (c->first < c->n && c->at[c->first] < hit)
+            c->first++;
+        if (c->first >= c->n || c->at[c->first] != hit)
+            return p->ref_clear[i];
+    }
+    unsigned m = 0;
+    for (unsigned k = c->first; k < c->n; k++) {
+        uint64_t at = c->at[k] - next;
+        if (at >= max)
+            return max;
+        if (!c->quiet[k])
+            return at;
+        p->run_at[i][m] = at;
+        p->run_key[i][m++] = c->key[k];
+        io->hits[i] = m;
+    }
+    return c->more ? c->at[c->n - 1] - next + 1 : max;
+}
+
+/* After a quiet run of n slots from slot now0 (ring entry pos0): cable i's
+ * error process through the hits it carried, each drawn as
+ * rifl_phy_channel_pass would; those still in flight built by content
+ * and put through the cable's errors as ref_build does, so that the end of
+ * the stretch can rebuild them. */
+static int hits_land(rifl_pair *p, int i, uint64_t n, const rifl_lane_quiet_io *io,
+                     unsigned pos0, uint64_t now0)
+{
+    unsigned d = io->hits_done[i], D = p->delay_frames;
+    uint64_t pend = p->ref_pend[i], done = 0;
+    rifl_phy *phy = p->phy[i];
+    rifl_lane *l = p->lane[i];
+    for (unsigned k = 0; k < d; k++) {
+        uint64_t at = p->run_at[i][k];
+        if (at + D < n)
+            continue; /* (no longer in flight: only its errors are drawn) */
+        if (rifl_phy_channel_skip_hits(phy, pend + at - done) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        uint8_t *buf = p->ref_store[i] + (size_t)p->ref_next[i] * p->ref_stride;
+        p->ref_next[i] = p->ref_next[i] == D ? 0 : p->ref_next[i] + 1;
+        rifl_lane_frame *f = (rifl_lane_frame *)(void *)buf;
+        uint8_t *wire = buf + round16(p->content_bytes);
+        if (rifl_lane_ref_frame(l, &p->run_sent[i][k], f) != RIFL_OK ||
+            rifl_lane_ref_chain(l, f->scr) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        rifl_lane_ref as;
+        if (rifl_phy_channel_pass(phy, f, wire) != 1 || damaged(l, f, wire, &as) ||
+            as.id != RIFL_LANE_REF_NO_ID)
+            p->hit_faults++;
+        p->ref_frame[i][(pos0 + at) % D] = (rifl_pair_inflight){ wire, RIFL_PHY_WIRE };
+        done = pend + at + 1;
+    }
+    if (d) {
+        uint64_t last = pend + p->run_at[i][d - 1] + 1;
+        if (last > done && rifl_phy_channel_skip_hits(phy, last - done) != RIFL_OK)
+            return RIFL_ERR_STATE;
+        done = last;
+        p->hit_slot[i] = now0 + p->run_at[i][d - 1] + 1;
+        p->quiet_hits[i] += d;
+    }
+    p->ref_pend[i] = pend + n - done;
+    uint64_t clear = rifl_phy_clear_slots(phy);
+    p->ref_clear[i] = clear == UINT64_MAX ? UINT64_MAX : clear - p->ref_pend[i];
+    return RIFL_OK;
+}
+
 uint64_t rifl_pair_ref_quiet(rifl_pair *p, uint64_t max, rifl_lane_quiet_io *io)
 {
     if (io)
         io->n[0] = io->n[1] = io->sent[0] = io->sent[1] = 0;
     if (!p || !p->by_ref || p->last_hit[0] || p->last_hit[1])
         return 0;
-    for (int i = 0; i < 2; i++)
-        if (p->ref_clear[i] < max)
-            max = p->ref_clear[i];
+    for (int i = 0; i < 2; i++) {
+        uint64_t cap = io ? hits_plan(p, i, max, io) : p->ref_clear[i];
+        if (cap < max)
+            max = cap;
+    }
+    unsigned pos0 = p->ref_pos;
+    uint64_t now0 = p->slot;
     uint64_t n = rifl_lane_quiet_run(p->lane, p->slot, p->ref, p->delay_frames, &p->ref_pos, max,
                                      io);
     for (int i = 0; i < 2; i++) {
+        if (io && io->hits_done[i]) {
+            if (hits_land(p, i, n, io, pos0, now0) != RIFL_OK)
+                p->hit_faults++;
+            continue;
+        }
         if (p->ref_clear[i] != UINT64_MAX)
             p->ref_clear[i] -= n;
         p->ref_pend[i] += n;
@@ -626,6 +776,7 @@ int rifl_pair_set_ber(rifl_pair *p, int i, double ber)
         return RIFL_ERR_INVALID_ARG;
     if (p->by_ref && ref_settle(p, i) != RIFL_OK)
         return RIFL_ERR_STATE;
+    p->hits[i].n = p->hits[i].first = 0; /* (the hits peeked are no longer ahead) */
     int rc = rifl_phy_channel_set_ber(p->phy[i], ber);
     if (rc == RIFL_OK && p->by_ref)
         p->ref_clear[i] = rifl_phy_clear_slots(p->phy[i]);

@@ -38,6 +38,8 @@ typedef struct rifl_pair_config {
     rifl_lane *lanes[2];
 } rifl_pair_config;
 
+#define RIFL_PAIR_HITS 32
+
 typedef struct rifl_pair {
     rifl_lane *lane[2];      /* [0] = A, [1] = B */
     rifl_phy *phy[2];        /* simulated cables: [0] carries A -> B, [1] B -> A */
@@ -73,6 +75,27 @@ typedef struct rifl_pair {
                                 then its wire bytes when damaged */
     unsigned ref_next[2];    /* the place the next one takes */
     size_t ref_stride, content_bytes;
+    /* frame hits that quiet runs carry (rifl_pair_ref_quiet): the hit frame
+     * keeps its SYN, verifies as no frame ID and leaves the far end's
+     * descrambler as an undamaged frame would, whatever the frame (the
+     * codec is linear: a frame of zeros stands for all) */
+    struct rifl_pair_hits {
+        uint64_t at[RIFL_PAIR_HITS];    /* the cable's frame count at the hit */
+        uint16_t key[RIFL_PAIR_HITS];   /* a hit control frame's key XOR this */
+        bool quiet[RIFL_PAIR_HITS];     /* a quiet run can carry it */
+        unsigned n, first;
+        bool more;                      /* more hits may follow the last */
+    } hits[2];               /* [i]: cable phy[i]'s next hits, peeked */
+    uint64_t run_at[2][RIFL_PAIR_HITS];  /* a run's hits, from its first slot */
+    uint16_t run_key[2][RIFL_PAIR_HITS];
+    rifl_lane_ref run_sent[2][RIFL_PAIR_HITS];
+    uint8_t zero_wire[RIFL_FRAME_MAX_BYTES]; /* a data frame of zeros, ID 0,
+                                from scrambler state 0 */
+    uint64_t zero_after;     /* the scrambler after it */
+    uint16_t zero_key;       /* its key field */
+    uint64_t quiet_hits[2];  /* frame hits quiet runs carried, per cable */
+    uint64_t hit_faults;     /* of those, frames that did not come out as
+                                foreseen (never, unless the codec changed) */
     /* idle stretches (rifl_pair_idle_skip) */
     int64_t *idle_log;       /* 2^K entries, all -1: every frame a filler */
     rifl_lane_frame *idle_frames[2]; /* [i]: lane i's frames left in flight */
