@@ -34,7 +34,7 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 assert a["carried"] > 0 and b["carried"] == 0, (a["carried"], b["carried"])
 for d in (a, b):
-    for k in ("wall_s", "fast_slots", "ref_slots", "quiet_slots", "carried"):
+    for k in ("wall_s", "fast_slots", "ref_slots", "quiet_slots", "carried", "quiet_hits"):
         d.pop(k)
 assert a == b
 PY

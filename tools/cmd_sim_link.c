@@ -607,12 +607,13 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
            "\"lane_rate_gbps\": %g, \"cable_m\": %g, \"transceiver_ns\": %g, "
            "\"delay_frames\": %u, \"fid_bits\": %u, \"frame_ns\": %.6f, \"slots\": %llu, "
            "\"fast_slots\": %llu, \"ref_slots\": %llu, \"quiet_slots\": %llu, "
-           "\"carried\": %llu, \"wall_s\": %.3f, \"complete\": %s, ",
+           "\"carried\": %llu, \"quiet_hits\": %llu, \"wall_s\": %.3f, \"complete\": %s, ",
            (unsigned long long)c->seed, c->ber[0], c->ber[1], c->lane.frame_bits,
            c->lane.link.lane_rate_gbps, c->lane.link.cable_m, c->lane.link.transceiver_ns,
            r->delay_frames, c->lane.fid_bits, r->frame_ns, (unsigned long long)r->slots,
            (unsigned long long)r->fast_slots, (unsigned long long)r->ref_slots,
-           (unsigned long long)r->quiet_slots, (unsigned long long)r->carried, s->wall,
+           (unsigned long long)r->quiet_slots, (unsigned long long)r->carried,
+           (unsigned long long)r->quiet_hits, s->wall,
            r->complete ? "true" : "false");
     printf("\"channel_seed\": [%llu, %llu], \"bit_errors\": [%llu, %llu], "
            "\"frames_hit\": [%llu, %llu], ", (unsigned long long)r->channel_seed[0],

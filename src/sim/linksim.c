@@ -858,6 +858,7 @@ static void collect(struct sim *s, uint64_t t)
     rifl_linksim_result *res = s->res;
     res->slots = t;
     res->startup_slots = s->pair->startup_slot;
+    res->quiet_hits = s->pair->quiet_hits[0] + s->pair->quiet_hits[1];
     res->complete = rifl_linksim_all_done(s);
     double gsum = 0, esum = 0;
     for (int i = 0; i < 2; i++) {

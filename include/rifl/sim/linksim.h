@@ -156,6 +156,9 @@ typedef struct rifl_linksim_result {
                                     the users' side in one step */
     uint64_t carried;            /* frame hits whose recovery the fast path
                                     carried as counts (a recovery learned) */
+    uint64_t quiet_hits;         /* frame hits quiet runs went through (see
+                                    docs/simulator.md, "Frame hits inside
+                                    quiet runs") */
     uint64_t offered_packets[2], offered_bytes[2]; /* per direction: packets
                                     the lane took whole, and their bytes */
     uint64_t held_bytes[2];      /* bytes of a packet the sending user still
