@@ -482,7 +482,9 @@ static void refused(rifl_linksim_config *c, const char *needle)
  * limits; a shorter one is made. */
 static void t_pair_size(void)
 {
+    /* (memory alone: delays far beyond what 2^K covers) */
     rifl_pair_config pc = { .lane = rifl_lane_default_config, .delay_frames = 1u << 22 };
+    pc.lane.allow_unsafe_fid = true;
     rifl_pair *p = NULL;
     char msg[512] = "";
     CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
@@ -497,6 +499,40 @@ static void t_pair_size(void)
     pc.delay_frames = 1u << 16;
     CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_OK);
     rifl_pair_free(p);
+}
+
+static void check_agrees(rifl_linksim_config *c, const char *needle);
+
+/* A one-way delay given to the pair (not taken from the link) must pass
+ * the lanes' rule for the frame-ID width: 2^K >= 32 + 2 x D + pipeline
+ * frames, or a frame replayed after 2^K others would verify as the wrong
+ * one and corrupt packets. */
+static void t_pair_delay_vs_fid(void)
+{
+    rifl_pair_config pc = { .lane = rifl_lane_default_config };
+    rifl_pair *p = NULL;
+    char msg[512] = "";
+    unsigned K = pc.lane.fid_bits, pipe = pc.lane.pipeline_frames;
+    unsigned dmax = ((1u << K) - 32 - pipe) / 2;
+    pc.delay_frames = dmax + 1;
+    CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(p == NULL);
+    char want[64];
+    snprintf(want, sizeof want, "use fid_bits %u or more, or a delay of at most %u frames",
+             K + 1, dmax);
+    CHECK_MSG(strstr(msg, want) != NULL, "'%s' not in '%s'", want, msg);
+    pc.delay_frames = dmax;
+    CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_OK);
+    rifl_pair_free(p);
+    p = NULL;
+    pc.delay_frames = dmax + 1;
+    pc.lane.fid_bits = K + 1;
+    CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_OK);
+    rifl_pair_free(p);
+    /* the link simulator refuses it too, before running */
+    rifl_linksim_config c = base(1, 0, 1000);
+    c.delay_frames = dmax + 1;
+    check_agrees(&c, "is too long for frame-ID width");
 }
 
 /* rifl_linksim_check refuses what rifl_linksim_run refuses, with the same
@@ -1896,6 +1932,7 @@ TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
           { "content_equals_wire", t_content_equals_wire }, { "channel_ber", t_channel_ber },
           { "lossless_sweep", t_lossless_sweep }, { "backpressure", t_backpressure }, { "deterministic", t_deterministic },
           { "bad_config", t_bad_config }, { "pair_size", t_pair_size },
+          { "pair_delay_vs_fid", t_pair_delay_vs_fid },
           { "check_agrees_run", t_check_agrees_run },
           { "validator_sizes", t_validator_sizes },
           { "histogram", t_histogram },

@@ -68,6 +68,26 @@ int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen)
                  (unsigned long long)(RIFL_PHY_MAX_BYTES >> 20));
         return RIFL_ERR_CONFIG;
     }
+    if (cfg->delay_frames && !cfg->lane.allow_unsafe_fid && cfg->lane.fid_bits < 31) {
+        /* the lanes check their frame-ID width against the link's round
+         * trip; a delay given here must pass the same rule, or frames
+         * replayed after 2^K others pass verification as the wrong ones */
+        double need = 32.0 + 2.0 * D + cfg->lane.pipeline_frames;
+        if ((double)(1u << cfg->lane.fid_bits) < need) {
+            unsigned k = 0;
+            while ((double)(1u << k) < need && k < 31)
+                k++;
+            rifl_msg(msg, msglen, "a one-way delay of %u frames (delay_frames) is too long "
+                     "for frame-ID width %u: the replay buffer of 2^K frames must cover 32 + "
+                     "the round trip (2 x %u + %u pipeline frames) = %.0f; use fid_bits %u or "
+                     "more, or a delay of at most %u frames", D, cfg->lane.fid_bits, D,
+                     cfg->lane.pipeline_frames, need, k,
+                     (1u << cfg->lane.fid_bits) > 32 + cfg->lane.pipeline_frames
+                         ? ((1u << cfg->lane.fid_bits) - 32 - cfg->lane.pipeline_frames) / 2
+                         : 0);
+            return RIFL_ERR_CONFIG;
+        }
+    }
     return RIFL_OK;
 }
 

@@ -58,7 +58,10 @@ typedef struct rifl_linksim_config {
                                   slot, (0, 1]; 1 = always drained */
     uint64_t rx_stall, rx_period; /* reads stop for rx_stall slots out of every
                                   rx_period (0 = never) */
-    unsigned delay_frames;     /* one-way delay; 0 = from lane.link */
+    unsigned delay_frames;     /* one-way delay; 0 = from lane.link (a delay
+                                  given must fit the frame-ID width as the
+                                  link's round trip does: 2^K >= 32 + 2 x delay
+                                  + pipeline frames) */
     bool fast;                 /* fast-forward error-free steady stretches
                                   (runs with whole packets, users after the
                                   wire and no read_budget hook) */

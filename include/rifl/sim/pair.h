@@ -20,7 +20,9 @@ typedef struct rifl_pair_config {
     rifl_lane_config lane;   /* both ends use it */
     double ber[2];           /* [0]: A -> B, [1]: B -> A */
     uint64_t seed[2];        /* channel seeds, one per direction */
-    unsigned delay_frames;   /* one-way delay; 0 = from lane.link */
+    unsigned delay_frames;   /* one-way delay; 0 = from lane.link (checked
+                                against the frame-ID width: 2^K >= 32 + 2 x
+                                delay + pipeline frames) */
     bool encode_all;         /* build and decode every frame's wire bytes;
                                 otherwise frames travel by content (same
                                 results, see rifl_lane_tx_frame) */
