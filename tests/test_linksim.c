@@ -54,6 +54,8 @@ static void same_stats(const rifl_linksim_result *a, const rifl_linksim_result *
         CHECK(memcmp(&a->ch[i], &b->ch[i], sizeof a->ch[i]) == 0);
         CHECK(memcmp(&a->val[i], &b->val[i], sizeof a->val[i]) == 0);
         CHECK_EQ_U(a->offered_bytes[i], b->offered_bytes[i]);
+        CHECK_EQ_I(a->first_read[i], b->first_read[i]);
+        CHECK_EQ_U(a->window[i], b->window[i]);
     }
     CHECK_EQ_U(a->lat.n, b->lat.n);
     CHECK(a->lat.sum == b->lat.sum);

@@ -245,9 +245,20 @@ static uint64_t sends_run(const struct sim *s, struct dir *d, int i, uint64_t ts
     return min64(r->run[i][ts - w->at], lim);
 }
 
-/* Packets whose last frame arrived in the slots emulated so far. */
+/* Packets whose last frame arrived in the slots emulated so far; and the
+ * slot of the first bytes read, when the first data frame arrived among
+ * them (read in the slot after it, as the reader does). */
 static void deliver(struct sim *s, struct dir *d, struct emu *e)
 {
+    if (d->first_read < 0 && d->recv_cur < d->next_seq) {
+        const struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
+        if (p->first < d->sf) {
+            unsigned w = d->wrecv;
+            uint64_t r = rifl_linksim_arrival(s, (int)(d - s->d), p->t_first, &w);
+            if (r < e->t + e->u)
+                d->first_read = (int64_t)r + 1;
+        }
+    }
     while (d->recv_cur < d->send_cur) {
         struct pkt *p = rifl_linksim_pkt_at(d, d->recv_cur);
         /* (a frame sent D slots or more before the next window arrives D
