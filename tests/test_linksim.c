@@ -519,7 +519,7 @@ static void t_pair_delay_vs_fid(void)
     pc.delay_frames = dmax + 1;
     CHECK_EQ_I(rifl_pair_create(&pc, &p, msg, sizeof msg), RIFL_ERR_CONFIG);
     CHECK(p == NULL);
-    char want[64];
+    char want[96];
     snprintf(want, sizeof want, "use fid_bits %u or more, or a delay of at most %u frames",
              K + 1, dmax);
     CHECK_MSG(strstr(msg, want) != NULL, "'%s' not in '%s'", want, msg);
