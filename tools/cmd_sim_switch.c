@@ -17,7 +17,7 @@ struct opts {
     uint64_t ports, iterations, packet_bytes, var_min, var_max, bytes_per_pair, latency;
     uint64_t voq_cells, fc_on, fc_off, seed, max_slots, host_fifo_cells, jobs;
     uint64_t pcap_host, pcap_slots;
-    double load, burst_bytes, cell_ns;
+    double load, burst_bytes, cell_ns, broadcast;
     const char *scheduler, *traffic, *topology, *sweep, *plot, *plot_y, *host_queue, *plot_title;
     const char *pcap;
     bool csv, json, no_fabric_check, progress;
@@ -86,6 +86,7 @@ static int build_cfg(const struct opts *o, rifl_ssim_config *c, const rifl_topol
         return quiet ? 2 : cli_fail(g_table, "host-queue", "'%s' is unknown; use per-dest or "
                                     "fifo", o->host_queue);
     c->host_fifo_cells = (unsigned)o->host_fifo_cells;
+    c->broadcast = o->broadcast;
     return 0;
 }
 
@@ -113,6 +114,8 @@ static void print_json(FILE *f, const struct row *w, double cell_ns, const char 
             ind, sched_name(c->scheduler), c->iterations, traffic_name(c->traffic), c->load,
             c->packet_bytes, ports, r->hosts, r->switches,
             (unsigned long long)c->bytes_per_pair, (unsigned long long)c->seed);
+    if (c->broadcast > 0)
+        fprintf(f, "%s \"broadcast\": %g,\n", ind, c->broadcast);
     fprintf(f, "%s \"finished\": %s, \"stalled\": %s, \"slots\": %llu, \"utilization\": %.6f, "
             "\"cell_utilization\": %.6f,\n", ind, r->finished ? "true" : "false",
             r->stalled ? "true" : "false",
@@ -223,6 +226,8 @@ static void print_summary(FILE *f, const struct row *w, double cell_ns)
         fprintf(f, "(%u)", c->iterations);
     fprintf(f, ", %s, load %.2f, %s, %.3g MB per pair, seed %llu\n", traffic_name(c->traffic),
             c->load, size, (double)c->bytes_per_pair / 1e6, (unsigned long long)c->seed);
+    if (c->broadcast > 0)
+        fprintf(f, "  broadcast          %g of the trains to every other host\n", c->broadcast);
     fprintf(f, "  run                %llu slots (%.3f ms simulated), %s, %.2f s wall\n",
             (unsigned long long)r->slots, (double)r->slots * cell_ns * 1e-6,
             r->finished  ? "all data delivered"
@@ -523,6 +528,8 @@ static int run(int argc, char **argv)
           "per-dest (a queue per destination) or fifo (one FIFO, blocks on a paused head)", 0, 0 },
         { "host-fifo-cells", CLI_UINT, &o.host_fifo_cells,
           "fifo hosts: cells buffered before the source stalls", 1, 65535 },
+        { "broadcast", CLI_DOUBLE, &o.broadcast, "fraction of trains sent to every other host "
+          "(single-switch mode)", 0, 1 },
         { "topology", CLI_STRING, &o.topology, "topology file, or single:N, leafspine:LxSxH or "
           "fattree:K (multi-switch mode; see docs/layer2.md)", 0, 0 },
         { "no-fabric-check", CLI_FLAG, &o.no_fabric_check,

@@ -39,6 +39,7 @@ const rifl_ssim_config rifl_ssim_default_config = {
     .topo = NULL,
     .host_fifo = false,
     .host_fifo_cells = 16,
+    .broadcast = 0,
 };
 
 const double rifl_ssim_percentiles[RIFL_SSIM_NPCT] = { 1, 50, 75, 90, 95, 99, 100 };
@@ -100,6 +101,7 @@ struct host {
     uint16_t *active;        /* destinations with bytes left */
     unsigned nactive;
     bool in_train;
+    bool bcast_train;        /* the train is broadcast */
     unsigned train_dst;
     unsigned next_dst;       /* destination of the next train (nactive > 0) */
     uint64_t burst_left;     /* bursty: cells left in the train's draw */
@@ -129,6 +131,10 @@ struct rifl_ssim {
     rifl_l2_hdr *route;      /* [H*H] */
     uint8_t *first_q;        /* [H*H] */
     uint32_t *expect;        /* [H*H], source by destination: next sequence number */
+    /* broadcast runs: [H*H], source by receiver, the next sequence number
+     * of the source's broadcast cells (which a host numbers in the entry
+     * of its own pair: pair[h] of host h, a destination it never has) */
+    uint32_t *bexpect;
     /* latency histograms, side by side (the two are mostly equal, so one
      * cache line takes both counts): [l][0] from leaving the host, [l][1]
      * from generation */
@@ -199,6 +205,7 @@ void rifl_ssim_free(rifl_ssim *s)
     free(s->route);
     free(s->first_q);
     free(s->expect);
+    free(s->bexpect);
     free(s->hist);
     free(s);
 }
@@ -289,6 +296,16 @@ static int check_cfg(const rifl_ssim_config *c, char *err, size_t errlen)
                                         "(no topology)"
                                       : "watched host %u: the switch has hosts 0 to %u",
                  c->watch_host, c->nports - 1);
+        return RIFL_ERR_CONFIG;
+    }
+    if (!(c->broadcast >= 0 && c->broadcast <= 1)) {
+        rifl_msg(err, errlen, "broadcast = %g: use a fraction of the trains in [0, 1]",
+                 c->broadcast);
+        return RIFL_ERR_CONFIG;
+    }
+    if (c->broadcast > 0 && c->topo) {
+        rifl_msg(err, errlen, "broadcast traffic needs the single-switch mode (no topology): "
+                 "a broadcast cell ends its route at the first switch");
         return RIFL_ERR_CONFIG;
     }
     if (c->latency < 2 || c->latency > 100000) {
@@ -422,6 +439,8 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
         s->first_q = calloc((size_t)H * H, 1);
     }
     s->expect = calloc((size_t)H * H, sizeof *s->expect);
+    if (cfg->broadcast > 0)
+        s->bexpect = calloc((size_t)H * H, sizeof *s->bexpect);
     s->hist = calloc(HIST_MAX, sizeof *s->hist);
     size_t ring = (size_t)s->R * H;
     s->rx_ring = calloc(ring, sizeof *s->rx_ring);
@@ -429,6 +448,7 @@ static int alloc_tables(rifl_ssim *s, const rifl_ssim_config *cfg)
     s->fc_ring = calloc(ring, sizeof *s->fc_ring);
     s->fc_valid = calloc(ring, 1);
     int bad = !s->sw || !s->host || !s->pair || !s->gq || !s->expect ||
+              (cfg->broadcast > 0 && !s->bexpect) ||
               (cfg->topo && (!s->route || !s->first_q)) ||
               !s->hist || !s->rx_ring || !s->rx_valid || !s->fc_ring || !s->fc_valid;
     for (unsigned h = 0; !bad && h < H; h++) {
@@ -671,7 +691,7 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     }
     init_traffic(s, cfg);
     s->one_cell = cfg->packet_bytes == 256 && cfg->traffic == RIFL_TRAFFIC_BERNOULLI &&
-                  !cfg->host_fifo;
+                  !cfg->host_fifo && !(cfg->broadcast > 0);
     s->stall_slots = 100000 + 16 * (uint64_t)s->rtt;
     *out = s;
     return RIFL_OK;
@@ -763,8 +783,11 @@ static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d, 
         valid = &w->in_valid[at];
     }
     /* filled in place: a cell built aside and copied would be read back
-     * before its parts are all written */
+     * before its parts are all written; d = h is the host's broadcast
+     * queue (single switch) */
     pair_route(s, h, d, &c->hdr);
+    if (d == h)
+        c->hdr.b[1] = RIFL_L2_BROADCAST;
     c->bytes = 256;
     c->src = (uint16_t)h;
     c->dst = (uint16_t)d;
@@ -847,22 +870,25 @@ static void generate(rifl_ssim *s, struct host *x, unsigned h)
                             ? 1 + geometric(&x->rng, &s->burst_geo)
                             : 1;
         x->in_train = true;
+        x->bcast_train = s->cfg.broadcast > 0 && rifl_rng_chance(&x->rng, s->cfg.broadcast);
         new_packet(s, x);
     }
     unsigned d = x->train_dst;
+    /* the queue of the cell: its destination's, or the broadcast queue */
+    unsigned q = x->bcast_train ? h : d;
     if (s->cfg.host_fifo) {
         unsigned at = x->fifo_head + x->fifo_len++;
         at = at < s->cfg.host_fifo_cells ? at : at - s->cfg.host_fifo_cells;
-        x->fifo[at] = (uint16_t)d;
+        x->fifo[at] = (uint16_t)q;
         x->fifo_gen[at] = s->t;
     } else {
-        if (gq_push(&s->gq[(size_t)h * s->H + d], x->pair[d].queue, s->t))
+        if (gq_push(&s->gq[(size_t)h * s->H + q], x->pair[q].queue, s->t))
             s->oom = true;
-        x->pair[d].queue++;
-        bset(x->ready, d); /* set already unless the queue was empty */
+        x->pair[q].queue++;
+        bset(x->ready, q); /* set already unless the queue was empty */
     }
     x->backlog++;
-    s->generated++;
+    s->generated += x->bcast_train ? s->H - 1 : 1;
     /* the train's draw counts cells; a Bernoulli train's single cell
      * ends it with its packet */
     x->burst_left -= x->burst_left != 0;
@@ -1000,11 +1026,17 @@ static void receive_cell(rifl_ssim *s, unsigned h, const rifl_cell *c)
     s->last_delivery = s->t;
     s->progress_t = s->t;
     s->stall_armed = false;
-    if (rifl_l2_remain_hops(&c->hdr) != 0 || c->dst != h || c->src >= s->H) {
+    uint32_t *e;
+    if (rifl_l2_remain_hops(&c->hdr) == 0 && c->dst == h && c->src < s->H) {
+        e = &s->expect[(size_t)c->src * s->H + h];
+    } else if (s->bexpect && rifl_l2_remain_hops(&c->hdr) == 0 && c->dst == c->src &&
+               c->src < s->H && c->src != h) {
+        /* a broadcast cell (tagged with its source as destination) */
+        e = &s->bexpect[(size_t)c->src * s->H + h];
+    } else {
         s->misdelivered++;
         return;
     }
-    uint32_t *e = &s->expect[(size_t)c->src * s->H + h];
     if (c->seq == *e)
         (*e)++;
     else if (c->seq > *e) {
@@ -1089,6 +1121,20 @@ static void switch_arrivals(rifl_ssim *s, struct ssw *x)
     }
 }
 
+/* Broadcast runs: host h's broadcast queue is queue h, never a first-hop
+ * VOQ of its own (the switch has no VOQ from port h to port h); its cells
+ * wait while any first-hop VOQ is paused, so its pause bit is set while
+ * any other is. */
+static void broadcast_pause(struct host *x, unsigned h)
+{
+    bclr(x->paused, h);
+    uint64_t any = 0;
+    for (unsigned w = 0; w < 4; w++)
+        any |= x->paused[w];
+    if (any)
+        bset(x->paused, h);
+}
+
 /* 2. hosts: receive, obey flow control, generate, send */
 static void host_slot(rifl_ssim *s)
 {
@@ -1130,6 +1176,8 @@ static void host_slot(rifl_ssim *s)
                     bset(x->paused, f.on_queue);
                 if (f.off_valid)
                     bclr(x->paused, f.off_queue);
+                if (s->bexpect)
+                    broadcast_pause(x, h);
             }
         }
     }

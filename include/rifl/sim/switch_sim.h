@@ -22,7 +22,17 @@
  * traffic source stalls (a closed-loop generator).  Flow-control frames
  * travel encoded (rifl_l2_fc_encode, 30-byte payload of a 256-bit link
  * frame) with the delay of their link.  Latency = slot of
- * delivery - slot the cell left its host. */
+ * delivery - slot the cell left its host.
+ *
+ * Broadcast (single switch only): a fraction of the trains are broadcast;
+ * their cells carry dst port 1 = 255, the switch copies each into every VOQ
+ * of the input but the host's own, and every other host receives it.  The
+ * data of a broadcast train counts against the pair of the destination
+ * drawn for it, as a unicast train's would.  A host keeps its broadcast
+ * cells in a queue of their own, taking its turn in the round robin, and
+ * sends one only while none of its first-hop VOQs is paused (in FIFO mode
+ * a broadcast head cell waits until then).  cells_generated and the drops
+ * count a broadcast cell once per host it is meant for. */
 #ifndef RIFL_SWITCH_SIM_H
 #define RIFL_SWITCH_SIM_H
 
@@ -77,6 +87,8 @@ typedef struct rifl_ssim_config {
     void (*watch)(void *ctx, const struct rifl_ssim_watch *w);
     void *watch_ctx;
     unsigned watch_host;
+    double broadcast;         /* fraction of trains sent to every other host,
+                                 [0, 1] (single switch only; 0 = none) */
 } rifl_ssim_config;
 
 /* What crossed the watched host's link in slot `t`, as it left its end. */
@@ -104,7 +116,7 @@ typedef struct rifl_ssim_result {
     uint64_t slots;           /* slots simulated (last delivery + 1 when finished) */
     unsigned hosts, switches;
     uint64_t payload_bytes;   /* message data generated */
-    uint64_t cells_generated;
+    uint64_t cells_generated; /* a broadcast cell once per host it is for */
     uint64_t cells_delivered;
     double utilization;       /* payload bytes / (hosts x 256 x slots) */
     double cell_utilization;  /* cells delivered / (hosts x slots) */
