@@ -559,7 +559,9 @@ static void t_block_vls(void)
  * switches given the same cells: unicast cells to every output and, now
  * and then, a broadcast, a misrouted cell, a bad port, bad hop counts and
  * more cells than the VOQs take (no flow control).  Same verdicts in the
- * counters, same VOQs, same cells and flow control out. */
+ * counters, same VOQs, same cells and flow control out.  The switches
+ * without flow control take broadcast; those with it are too small for
+ * broadcast and drop broadcast cells as invalid. */
 static void t_input_row_as_input(void)
 {
     rifl_rng rng;
@@ -574,6 +576,7 @@ static void t_input_row_as_input(void)
         c.voq_cells = 4; /* small, to overflow (flow control is not obeyed) */
         c.rtt_slots = 2;
         c.flow_control = z % 2 == 0;
+        c.broadcast = !c.flow_control;
         rifl_switch *a, *b;
         char err[200];
         {
@@ -630,7 +633,8 @@ static void t_input_row_as_input(void)
         rifl_switch_get_stats(a, &sa);
         rifl_switch_get_stats(b, &sb);
         diff += memcmp(&sa, &sb, sizeof sa) != 0;
-        CHECK(sa.drop_misrouted > 0 && sa.drop_invalid > 0 && sa.broadcasts > 0);
+        CHECK(sa.drop_misrouted > 0 && sa.drop_invalid > 0);
+        CHECK((sa.broadcasts > 0) == c.broadcast);
         CHECK(N == 2 || sa.drop_overflow > 0); /* 2 ports: a VOQ per output */
         rifl_switch_free(a);
         rifl_switch_free(b);
@@ -731,6 +735,95 @@ static void t_sizing_rule(void)
     c.voq_cells = 3;
     CHECK_EQ_I(rifl_switch_create(&c, &sw, err, sizeof err), RIFL_ERR_CONFIG);
     CHECK(sw == NULL);
+    /* broadcast: N - 2 cells more, for the ONs that wait behind the others */
+    CHECK_EQ_U(rifl_switch_broadcast_room(32), 30);
+    CHECK_EQ_U(rifl_switch_broadcast_room(2), 0);
+    c = rifl_switch_default_config;
+    c.broadcast = true;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "unsafe with broadcast") != NULL);
+    CHECK(strstr(err, "raise voq-cells to 57") != NULL);
+    c = rifl_switch_default_config;
+    c.broadcast = true;
+    c.voq_cells = 56;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    c.voq_cells = 57;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_OK);
+    CHECK_EQ_U(c.fc_on, 57 - 18 - 30);
+    c = rifl_switch_default_config;
+    c.broadcast = true;
+    c.voq_cells = 57;
+    c.fc_on = 10;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(strstr(err, "fc-on = 10 is unsafe with broadcast") != NULL);
+    /* without flow control nothing is promised: any size will do */
+    c = rifl_switch_default_config;
+    c.broadcast = true;
+    c.flow_control = false;
+    c.voq_cells = 4;
+    CHECK_EQ_I(rifl_switch_config_check(&c, err, sizeof err), RIFL_OK);
+}
+
+/* A broadcast cell that makes every VOQ of its input pass the ON threshold
+ * at once: the ONs leave one per slot, each queue's once, so the last
+ * leaves N - 2 slots after the first; the VOQ of the last, sized by the
+ * rule, takes every cell a sender may send it until it hears its ON (and
+ * is full then: the rule leaves no cell to spare). */
+static void t_broadcast_ons(void)
+{
+    const unsigned N = 8;
+    rifl_switch_config c = rifl_switch_default_config;
+    c.nports = N;
+    c.broadcast = true;
+    c.voq_cells = rifl_switch_min_voq_cells(c.rtt_slots) + rifl_switch_broadcast_room(N);
+    rifl_switch *sw;
+    char err[300];
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    const rifl_switch_config *got = rifl_switch_get_config(sw);
+    for (unsigned o = 0; o < N; o++)
+        REQUIRE(rifl_switch_hold_output(sw, o, true) == RIFL_OK);
+    /* input 3: broadcast cells, one a slot, until the ON threshold */
+    rifl_cell out[8], x = mkcell(N, 3, 0, 3, 0);
+    x.hdr.b[1] = RIFL_L2_BROADCAST;
+    uint8_t ov[8], fv[8];
+    rifl_l2_fc fc[8];
+    uint64_t t = 0, sent_at[8] = { 0 };
+    unsigned ons = 0;
+    for (; t <= got->fc_on; t++) {
+        CHECK_EQ_I(rifl_switch_input(sw, 3, &x, t), RIFL_SW_STORED);
+        REQUIRE(rifl_switch_step(sw, t, out, ov, fc, fv) == 0);
+        if (fv[3] && fc[3].on_valid) {
+            sent_at[fc[3].on_queue] = t;
+            ons++;
+        }
+    }
+    const uint64_t first = t - 1;
+    /* then unicast to queue 7, the last in the round robin from queue 0,
+     * one cell a slot, for the round trip and the slots its ON waited */
+    for (unsigned k = 0; k < c.rtt_slots - 1 + rifl_switch_broadcast_room(N); k++, t++) {
+        rifl_cell y = mkcell(N, 3, 7, 3, k);
+        CHECK_EQ_I(rifl_switch_input(sw, 3, &y, t), RIFL_SW_STORED);
+        REQUIRE(rifl_switch_step(sw, t, out, ov, fc, fv) == 0);
+        if (fv[3] && fc[3].on_valid) {
+            CHECK(sent_at[fc[3].on_queue] == 0);
+            sent_at[fc[3].on_queue] = t;
+            ons++;
+        }
+    }
+    CHECK_EQ_U(ons, N - 1);
+    for (unsigned o = 0; o < N; o++)
+        if (o != 3)
+            CHECK(sent_at[o] >= first && sent_at[o] <= first + N - 2);
+    CHECK_EQ_U(sent_at[7], first + N - 2);
+    CHECK_EQ_U(rifl_switch_voq_len(sw, 3, 7), c.voq_cells);
+    rifl_switch_stats st;
+    rifl_switch_get_stats(sw, &st);
+    CHECK_EQ_U(st.drop_overflow, 0);
+    CHECK_EQ_U(st.fc_on_sent, N - 1);
+    rifl_switch_free(sw);
 }
 
 static void t_drop_counters(void)
@@ -739,6 +832,23 @@ static void t_drop_counters(void)
     c.nports = 8;
     rifl_switch *sw;
     char err[200];
+    /* a switch not made for broadcast drops broadcast cells as invalid */
+    {
+        int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
+        REQUIRE(req_rc_ == RIFL_OK);
+    }
+    rifl_cell b = mkcell(8, 2, 5, 0, 0);
+    b.hdr.b[1] = RIFL_L2_BROADCAST;
+    CHECK_EQ_I(rifl_switch_input(sw, 2, &b, 0), RIFL_SW_DROP_INVALID);
+    for (unsigned o = 0; o < 8; o++)
+        CHECK_EQ_U(rifl_switch_voq_len(sw, 2, o), 0);
+    rifl_switch_stats s0;
+    rifl_switch_get_stats(sw, &s0);
+    CHECK_EQ_U(s0.drop_invalid, 1);
+    CHECK_EQ_U(s0.broadcasts, 0);
+    rifl_switch_free(sw);
+    c.broadcast = true;
+    c.voq_cells = rifl_switch_min_voq_cells(c.rtt_slots) + rifl_switch_broadcast_room(8);
     {
         int req_rc_ = rifl_switch_create(&c, &sw, err, sizeof err);
         REQUIRE(req_rc_ == RIFL_OK);
@@ -1044,7 +1154,8 @@ TEST_MAIN({ "downstream_flow_control", t_downstream_flow_control },
           { "islip_desync_full_load", t_islip_desync_full_load },
           { "islip_no_starvation", t_islip_no_starvation },
           { "islip_matches_plain", t_islip_matches_plain },
-          { "sizing_rule", t_sizing_rule }, { "drop_counters", t_drop_counters },
+          { "sizing_rule", t_sizing_rule }, { "broadcast_ons", t_broadcast_ons },
+          { "drop_counters", t_drop_counters },
           { "input_row_as_input", t_input_row_as_input },
           { "bad_arguments", t_bad_arguments },
           { "overload_islip", t_overload_islip }, { "overload_safc", t_overload_safc })

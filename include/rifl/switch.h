@@ -17,7 +17,16 @@
  * changes only: no OFF for a queue it was not told to stop sending to, no
  * second ON, and an ON not yet sent when its OFF comes is dropped with it.
  * Each input sends at most one flow-control frame (one ON + one OFF) per
- * slot, ONs first.
+ * slot, ONs first; the ONs owed are sent round robin over the queues, so an
+ * ON waits for at most one ON of each other queue of its input.
+ *
+ * Broadcast (dst port 1 = 255) is taken only by a switch configured for it
+ * (`broadcast`); another drops broadcast cells as invalid.  A broadcast
+ * cell is copied into every VOQ of its input in one slot, so it can make
+ * all N - 1 of them pass their ON threshold at once; their ONs leave one
+ * per slot, the last N - 2 slots late, and its queue takes N - 2 more cells
+ * meanwhile.  A switch that takes broadcast keeps that headroom in every
+ * VOQ (rifl_switch_broadcast_room).
  *
  * Time is the cell slot `now` (one cell per port and slot), passed to
  * rifl_switch_input (or rifl_switch_input_row) and rifl_switch_step; the
@@ -72,6 +81,10 @@ typedef struct rifl_switch_config {
     unsigned fc_off;      /* OFF threshold (cells); 0 = fc_on / 2 */
     bool flow_control;    /* send per-VOQ flow control (default true) */
     bool check_fabric;    /* run the Batcher-Banyan model every slot (iSLIP) */
+    bool broadcast;       /* take broadcast cells (default false); with flow
+                             control, each VOQ then needs the headroom of
+                             rifl_switch_broadcast_room on top: voq_cells >=
+                             fc_on + rtt_slots + rifl_switch_broadcast_room */
 } rifl_switch_config;
 
 /* The switch of the paper "A Lightweight Routing Layer Using a Reliable
@@ -81,6 +94,11 @@ RIFL_API extern const rifl_switch_config rifl_switch_default_config;
 
 /* Cells of VOQ space the 1.5-round-trip rule asks for. */
 RIFL_API unsigned rifl_switch_min_voq_cells(unsigned rtt_slots);
+/* Cells of VOQ space a switch of `nports` ports that takes broadcast needs
+ * on top of the ON threshold and the round trip: nports - 2, the slots the
+ * last of the ONs a broadcast cell can raise at once waits behind the
+ * others (0 below 2 ports). */
+RIFL_API unsigned rifl_switch_broadcast_room(unsigned nports);
 
 /* Check a configuration (fills in derived thresholds in *cfg).  Refuses
  * unsafe VOQ sizes with a message naming the rule and the fix. */
@@ -99,7 +117,8 @@ RIFL_API const rifl_switch_config *rifl_switch_get_config(const rifl_switch *sw)
 typedef enum rifl_switch_verdict {
     RIFL_SW_STORED = 0,     /* stored in one VOQ (or every copy of a broadcast) */
     RIFL_SW_DROP_MISROUTED, /* remain hops == 0 */
-    RIFL_SW_DROP_INVALID,   /* bad dst port or hop counts */
+    RIFL_SW_DROP_INVALID,   /* bad dst port or hop counts, or a broadcast
+                               cell on a switch without `broadcast` */
     RIFL_SW_DROP_OVERFLOW   /* VOQ full (flow control ignored or undersized) */
 } rifl_switch_verdict;
 

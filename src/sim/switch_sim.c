@@ -558,7 +558,11 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
         sc.scheduler = cfg->scheduler;
         sc.iterations = cfg->iterations;
         sc.rtt_slots = s->rtt;
-        sc.voq_cells = cfg->voq_cells ? cfg->voq_cells : rifl_switch_min_voq_cells(s->rtt);
+        sc.broadcast = cfg->broadcast > 0;
+        /* (the minimum: 1.5 round trips, and the headroom of broadcast) */
+        sc.voq_cells = cfg->voq_cells ? cfg->voq_cells
+                                      : rifl_switch_min_voq_cells(s->rtt) +
+                                            (sc.broadcast ? rifl_switch_broadcast_room(w->n) : 0);
         sc.fc_on = cfg->fc_on;
         sc.fc_off = cfg->fc_off;
         sc.check_fabric = cfg->check_fabric;

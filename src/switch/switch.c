@@ -18,6 +18,7 @@ const rifl_switch_config rifl_switch_default_config = {
     .fc_off = 0,
     .flow_control = true,
     .check_fabric = true,
+    .broadcast = false,
 };
 
 /* A stored cell: one entry of the cell pool, 32 bytes.  Its link into
@@ -72,6 +73,8 @@ struct rifl_switch {
                              will be, once the notices owed are sent) told
                              to stop sending to */
     unsigned *fc_pending; /* per input: set bits in both */
+    uint16_t *fc_on_rr;   /* per input: the queue the round robin of ONs
+                             looks at first */
     uint64_t *fc_inputs;  /* [words] inputs with fc_pending > 0 */
     /* downstream flow control, per output */
     uint16_t *down_nports, *down_in;
@@ -92,6 +95,11 @@ unsigned rifl_switch_min_voq_cells(unsigned rtt_slots)
 {
     uint64_t n = (3 * (uint64_t)rtt_slots + 1) / 2;
     return n > UINT_MAX ? UINT_MAX : (unsigned)n;
+}
+
+unsigned rifl_switch_broadcast_room(unsigned nports)
+{
+    return nports < 2 ? 0 : nports - 2;
 }
 
 int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
@@ -140,19 +148,40 @@ int rifl_switch_config_check(rifl_switch_config *c, char *err, size_t errlen)
         c->fc_on = c->fc_off = 0;
         return RIFL_OK;
     }
+    /* with broadcast, the ONs one cell raises in every VOQ of its input
+     * leave one per slot: the last waits `room` slots, and its VOQ takes as
+     * many more cells */
+    unsigned room = c->broadcast ? rifl_switch_broadcast_room(c->nports) : 0;
     unsigned need = rifl_switch_min_voq_cells(c->rtt_slots);
+    if (room && (uint64_t)c->voq_cells < (uint64_t)need + room) {
+        rifl_msg(err, errlen, "voq-cells = %u is unsafe with broadcast: one broadcast cell "
+                 "can raise the ONs of all %u VOQs of its input, which leave one per slot, so "
+                 "a VOQ needs 1.5 round trips (%u cells) plus %u; raise voq-cells to %llu or "
+                 "turn broadcast off", c->voq_cells, c->nports - 1, need, room,
+                 (unsigned long long)need + room);
+        return RIFL_ERR_CONFIG;
+    }
     if (c->voq_cells < need) {
         rifl_msg(err, errlen, "voq-cells = %u is unsafe: each VOQ must hold 1.5 round trips "
                "of its link (%u slots round trip -> at least %u cells); raise voq-cells to "
                "%u or shorten the link", c->voq_cells, c->rtt_slots, need, need);
         return RIFL_ERR_CONFIG;
     }
-    unsigned on = c->fc_on ? c->fc_on : c->voq_cells - c->rtt_slots;
-    if (on < 1 || (uint64_t)on + c->rtt_slots > c->voq_cells) {
-        rifl_msg(err, errlen, "fc-on = %u is unsafe: after the ON threshold is crossed up to "
-               "%u more cells can arrive, so the threshold must be 1 to %u for %u-cell "
-               "VOQs; lower fc-on or raise voq-cells", on, c->rtt_slots - 1,
-               c->voq_cells > c->rtt_slots ? c->voq_cells - c->rtt_slots : 0, c->voq_cells);
+    /* (voq_cells >= need + room > rtt_slots + room here) */
+    unsigned on = c->fc_on ? c->fc_on : c->voq_cells - c->rtt_slots - room;
+    if (on < 1 || (uint64_t)on + c->rtt_slots + room > c->voq_cells) {
+        unsigned top = c->voq_cells - c->rtt_slots - room;
+        if (room)
+            rifl_msg(err, errlen, "fc-on = %u is unsafe with broadcast: after the ON threshold "
+                     "is crossed up to %u more cells can arrive (%u in the round trip, %u while "
+                     "the ONs of the other VOQs go first), so the threshold must be 1 to %u for "
+                     "%u-cell VOQs; lower fc-on or raise voq-cells", on,
+                     c->rtt_slots - 1 + room, c->rtt_slots - 1, room, top, c->voq_cells);
+        else
+            rifl_msg(err, errlen, "fc-on = %u is unsafe: after the ON threshold is crossed up "
+                     "to %u more cells can arrive, so the threshold must be 1 to %u for %u-cell "
+                     "VOQs; lower fc-on or raise voq-cells", on, c->rtt_slots - 1, top,
+                     c->voq_cells);
         return RIFL_ERR_CONFIG;
     }
     unsigned off = c->fc_off ? c->fc_off : on / 2;
@@ -182,6 +211,7 @@ void rifl_switch_free(rifl_switch *sw)
     free(sw->fc_off_pend);
     free(sw->fc_stopped);
     free(sw->fc_pending);
+    free(sw->fc_on_rr);
     free(sw->fc_inputs);
     free(sw->down_nports);
     free(sw->down_in);
@@ -229,6 +259,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->fc_off_pend = calloc(W, sizeof(uint64_t));
     sw->fc_stopped = calloc(W, sizeof(uint64_t));
     sw->fc_pending = calloc(n, sizeof *sw->fc_pending);
+    sw->fc_on_rr = calloc(n, sizeof *sw->fc_on_rr);
     sw->fc_inputs = calloc(sw->words, sizeof(uint64_t));
     sw->down_nports = calloc(n, sizeof *sw->down_nports);
     sw->down_in = calloc(n, sizeof *sw->down_in);
@@ -241,7 +272,7 @@ int rifl_switch_create(const rifl_switch_config *cfg, rifl_switch **out, char *e
     sw->dest = calloc(n, sizeof *sw->dest);
     sw->at_out = calloc(n, sizeof *sw->at_out);
     if (!sw->pool || !sw->link || !sw->voq || !sw->out_nq ||
-        !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_stopped || !sw->fc_pending || !sw->fc_inputs ||
+        !sw->nonemptyT || !sw->reqT || !sw->out_busy || !sw->fc_on_pend || !sw->fc_off_pend || !sw->fc_stopped || !sw->fc_pending || !sw->fc_on_rr || !sw->fc_inputs ||
         !sw->down_nports || !sw->down_in || !sw->down_paused || !sw->down_npaused ||
         !sw->vl_block ||
         !sw->out_held || !sw->rr || !sw->match || !sw->dest || !sw->at_out ||
@@ -366,6 +397,12 @@ int rifl_switch_input(rifl_switch *sw, unsigned port, const rifl_cell *cell, uin
     case RIFL_L2_FWD_UNICAST:
         return store(sw, port, o, cell, now);
     case RIFL_L2_FWD_BROADCAST: {
+        if (!sw->cfg.broadcast) {
+            /* without the headroom for broadcast, a broadcast cell could
+             * overflow a VOQ flow control keeps within its space */
+            sw->st.drop_invalid++;
+            return RIFL_SW_DROP_INVALID;
+        }
         int verdict = RIFL_SW_STORED;
         sw->st.broadcasts++;
         for (unsigned d = 0; d < sw->n; d++)
@@ -587,10 +624,13 @@ static void emit_fc(rifl_switch *sw, rifl_l2_fc *fc, uint8_t *fc_valid)
             rifl_l2_fc f = { 0 };
             uint64_t *on = sw->fc_on_pend + (size_t)i * sw->words;
             uint64_t *off = sw->fc_off_pend + (size_t)i * sw->words;
-            int q = bs_next_rr(on, NULL, sw->words, 0);
+            /* round robin: an ON waits for at most one of each other
+             * queue (several are owed only after a broadcast cell) */
+            int q = bs_next_rr(on, NULL, sw->words, sw->fc_on_rr[i]);
             if (q >= 0) {
                 f.on_valid = true;
                 f.on_queue = (uint8_t)q;
+                sw->fc_on_rr[i] = (uint16_t)((unsigned)q + 1 == sw->n ? 0 : (unsigned)q + 1);
                 bs_clr(on, (unsigned)q);
                 sw->fc_pending[i]--;
                 sw->st.fc_on_sent++;

@@ -11,7 +11,7 @@ static const rifl_counter switch_counters[] = {
     C(cells_out, "cells switched"),
     C(broadcasts, "broadcast cells accepted"),
     C(drop_misrouted, "cells dropped: no hops left at a switch"),
-    C(drop_invalid, "cells dropped: bad dst port or hop counts"),
+    C(drop_invalid, "cells dropped: bad dst port or hop counts, or broadcast on a switch without it"),
     C(drop_overflow, "cells dropped: VOQ full"),
     C(fabric_collisions, "cells the Batcher-Banyan model found colliding"),
     C(fabric_checks, "slots checked by the fabric model: those with cells through it"),
