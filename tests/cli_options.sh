@@ -410,6 +410,10 @@ for v in -5 -80 nan inf -inf; do
   refused "--transceiver-ns" calc link --transceiver-ns "$v"
   refused "--ns-per-m" calc link --ns-per-m "$v"
 done
+# no cable carries a signal faster than light (3.336 ns/m)
+refused "--ns-per-m" calc link --ns-per-m 3
+refused "--ns-per-m" sim link --ns-per-m 1 --bytes 1KB
+works calc link --ns-per-m 3.4
 works calc link --csv
 check "calc link --csv is a header and a row" [ "$(wc -l < "$out")" -eq 2 ]
 head -1 "$out" | grep -q '^frame_bits,' || fail "calc link --csv header"

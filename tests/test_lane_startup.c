@@ -150,14 +150,15 @@ static int run_startup(const struct su_cfg *c, struct su_result *r)
             ends[i].spec = &specs[i];
         } else {
             /* a link whose round trip is exactly 2 x delay + 2 frames: one
-             * frame per ns, 1 ns per metre, no transceiver latency */
+             * frame per ns, 4 ns per metre (exact in binary), no transceiver
+             * latency */
             rifl_lane_config lc = rifl_lane_default_config;
             lc.frame_bits = c->F;
             lc.fid_bits = c->K;
             lc.link.lane_rate_gbps = c->F;
-            lc.link.ns_per_m = 1;
+            lc.link.ns_per_m = 4;
             lc.link.transceiver_ns = 0;
-            lc.link.cable_m = c->delay;
+            lc.link.cable_m = c->delay / 4.0;
             lc.tx_queue_frames = 512;
             lc.rx_lock_frames = c->lock;
             char msg[512];

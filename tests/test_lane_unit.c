@@ -696,6 +696,11 @@ static void t_config_refusals(void)
     c = rifl_lane_default_config;
     c.link.ns_per_m = -1;
     CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    c.link.ns_per_m = 1; /* faster than light */
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "faster than light") && strstr(msg, "use 5 ns/m"), "%s", msg);
+    c.link.ns_per_m = RIFL_LINK_MIN_NS_PER_M;
+    CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_OK);
     c = rifl_lane_default_config;
     c.rx_buffer_frames = 100; /* below 1.5 RTT */
     CHECK_EQ_I(rifl_lane_config_check(&c, msg, sizeof msg), RIFL_ERR_CONFIG);

@@ -424,7 +424,7 @@ static int run(int argc, char **argv)
           "2048 (link, ffr)", 64, 2048 },
         { "rate", CLI_DOUBLE, &o.rate, "line rate, Gbit/s (link, table5)", 0.001, 100000 },
         { "cable", CLI_DOUBLE, &o.cable, "cable length, m (link)", 0, 100000 },
-        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m (link)", 0.001, 10000 },
+        { "ns-per-m", CLI_DOUBLE, &o.ns_per_m, "propagation delay, ns/m (link)", RIFL_LINK_MIN_NS_PER_M, 10000 },
         { "transceiver-ns", CLI_DOUBLE, &o.xcvr, "one-way transceiver latency, ns (link)", 0,
           1e7 },
         { "pipeline", CLI_UINT, &o.pipeline, "pipeline frames added to the round trip (link)",

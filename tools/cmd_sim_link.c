@@ -900,7 +900,7 @@ static void link_options(struct opts *o, struct cli_opt opts[LINK_OPTS])
               0, 12 },
             { "rate", CLI_DOUBLE, &o->rate, "lane rate, Gbit/s (0: 112 / lanes)", 0, 100000 },
             { "cable", CLI_DOUBLE, &o->cable, "cable length, m", 0, 100000 },
-            { "ns-per-m", CLI_DOUBLE, &o->ns_per_m, "propagation delay, ns/m", 0.001, 10000 },
+            { "ns-per-m", CLI_DOUBLE, &o->ns_per_m, "propagation delay, ns/m", RIFL_LINK_MIN_NS_PER_M, 10000 },
             { "transceiver-ns", CLI_DOUBLE, &o->xcvr, "one-way transceiver latency, ns", 0, 1e7 },
             { "pipeline", CLI_UINT, &o->pipeline, "engine pipeline added to the round trip, frames",
               0, 1000000 },

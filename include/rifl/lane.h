@@ -44,9 +44,12 @@ extern "C" {
 typedef struct rifl_link_params {
     double lane_rate_gbps;   /* serial rate of the lane */
     double cable_m;          /* cable length */
-    double ns_per_m;         /* propagation delay (5 ns/m fibre or copper) */
+    double ns_per_m;         /* propagation delay (5 ns/m fibre or copper; at
+                                least RIFL_LINK_MIN_NS_PER_M) */
     double transceiver_ns;   /* fixed one-way transceiver (GT) latency */
 } rifl_link_params;
+/* Light in vacuum: no cable propagates faster (1 / 299,792,458 m/s). */
+#define RIFL_LINK_MIN_NS_PER_M 3.33564
 
 /* Round trip in frame slots: 2 * (transceiver + cable) converted to frames at
  * the lane rate, plus `extra_frames` of pipeline delay. */

@@ -82,6 +82,10 @@ static int check_link(const rifl_link_params *l, char *msg, size_t msglen)
     if (!(l->ns_per_m > 0) || !isfinite(l->ns_per_m))
         return refuse(msg, msglen, "propagation delay %g ns/m must be positive "
                       "(5 ns/m for fibre or copper)", l->ns_per_m);
+    if (l->ns_per_m < RIFL_LINK_MIN_NS_PER_M)
+        return refuse(msg, msglen, "propagation delay %g ns/m is faster than light (%.4f "
+                      "ns/m in vacuum); use 5 ns/m for fibre or copper, or a longer cable",
+                      l->ns_per_m, RIFL_LINK_MIN_NS_PER_M);
     if (!(l->transceiver_ns >= 0) || !isfinite(l->transceiver_ns))
         return refuse(msg, msglen, "transceiver latency %g ns must be zero or positive",
                       l->transceiver_ns);
