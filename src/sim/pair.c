@@ -204,13 +204,14 @@ int rifl_pair_create(const rifl_pair_config *cfg, rifl_pair **out, char *msg,
         unsigned F = cfg->lane.frame_bits;
         uint64_t scr = 0;
         uint8_t payload[RIFL_PAYLOAD_MAX_BYTES];
-        rifl_frame_info fi;
+        rifl_frame_info fi = { 0 };
         rc = rifl_frame_encode(p->zero_wire, F, RIFL_SYN_DATA, RIFL_META_FULL, zero, 0, &scr);
         p->zero_after = scr & RIFL_SCRAMBLER_MASK;
         scr = 0;
-        if (rc == RIFL_OK)
+        if (rc == RIFL_OK) {
             rifl_frame_decode(p->zero_wire, F, &scr, payload, &fi);
-        p->zero_key = fi.key;
+            p->zero_key = fi.key;
+        }
     }
     if (rc != RIFL_OK) {
         rifl_pair_free(p);
