@@ -262,6 +262,20 @@ void rifl_batch_consts_init(void)
         k->crck[j] = rifl_crc12_xpow(12 + 64 * j);
     /* floor(x^76 / G); its top bit, x^64, falls off */
     k->crc_mu = rifl_crc12_xpow_quotient(76);
+    /* GF2P8AFFINEQB computes result bit t of a byte as the parity of the
+     * byte AND matrix byte 7 - t */
+    for (unsigned r = 0; r < 32; r++) {
+        uint64_t c = rifl_crc12_xpow(12 + 64 * r); /* the weight of bit 0 */
+        for (unsigned b = 0; b < 64; b++) {
+            if (r > 0 || b >= 12)
+                for (unsigned t = 0; t < 12; t++)
+                    if ((c >> t) & 1)
+                        k->crc_gf[r][t / 8][b / 8] |= 1ULL << (8 * (7 - t % 8) + b % 8);
+            c <<= 1;
+            if (c & 0x1000u)
+                c ^= 0x1000u | RIFL_CRC12_POLY;
+        }
+    }
     done = 1;
 }
 #endif

@@ -10,10 +10,13 @@
  *   payload's end (its last word has 6 bytes) is loaded and stored with
  *   byte masks.  The shuffle port is the one every step here competes for,
  *   so the code avoids two-table byte permutes (two cycles each there).
- * - The CRC of each lane is a carry-less multiply of each word by
- *   x^(64j+12) mod G (VPCLMULQDQ, two lanes per 128-bit product), two
- *   words' products summed by one three-way XOR, then one Barrett reduction
- *   for all eight lanes.
+ * - The CRC: a byte permute puts byte k of a word of the eight frames in
+ *   lane k, where bit matrices (GF2P8AFFINEQB, one per lane and word) give
+ *   each byte's share of CRC bits 0-7 and 8-11, already reduced mod G; the
+ *   words' shares are XORed, and at the end the lanes.  (Carry-less
+ *   multiplies, as on the AVX2 path, take two VPCLMULQDQ per word and a
+ *   Barrett reduction; on Zen 5 a VPCLMULQDQ costs about five times a
+ *   GF2P8AFFINEQB or a byte permute.)
  * - The scrambler's state is a remainder modulo Q = w^33 + w^20 + 1 in the
  *   basis of frame_batch_priv.h, so the state each frame starts from comes
  *   from the frames' plain words by carry-less multiplies as well: every
@@ -32,7 +35,7 @@
 #include <immintrin.h>
 
 #define AVX512                                                                            \
-    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"))) \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,vpclmulqdq,gfni"))) \
     static inline __attribute__((always_inline))
 
 /* The carry-less multiply constants, shared with the AVX2 path and
@@ -112,11 +115,11 @@ AVX512 void split128(__m512i ev, __m512i od, __m512i *lo, __m512i *hi)
     *hi = _mm512_unpackhi_epi64(ev, od);
 }
 
-/* Barrett step shared by both reductions: the quotient of (hi:lo) >> s by a
- * polynomial whose floor(x^(64+s)/P) is x^64 + mu */
-AVX512 __m512i quotient(__m512i lo, __m512i hi, int s, uint64_t mu)
+/* Barrett step: the quotient of (hi:lo) >> 33 by a polynomial whose
+ * floor(x^97/P) is x^64 + mu */
+AVX512 __m512i quotient(__m512i lo, __m512i hi, uint64_t mu)
 {
-    __m512i b = s == 33 ? _mm512_shrdi_epi64(lo, hi, 33) : _mm512_shrdi_epi64(lo, hi, 12);
+    __m512i b = _mm512_shrdi_epi64(lo, hi, 33);
     __m512i k = _mm512_set1_epi64((long long)mu);
     __m512i qe = _mm512_clmulepi64_epi128(b, k, 0x00), qo = _mm512_clmulepi64_epi128(b, k, 0x01);
     return _mm512_xor_si512(_mm512_unpackhi_epi64(qe, qo), b);
@@ -127,23 +130,10 @@ AVX512 __m512i scr_reduce(__m512i ev, __m512i od)
 {
     __m512i lo, hi;
     split128(ev, od, &lo, &hi);
-    __m512i q = quotient(lo, hi, 33, RIFL_SCR_MU);
+    __m512i q = quotient(lo, hi, RIFL_SCR_MU);
     /* q * Q = q + q w^20 + q w^33: the last term has no low bits */
     __m512i r = _mm512_ternarylogic_epi64(lo, q, _mm512_slli_epi64(q, 20), 0x96);
     return _mm512_and_si512(r, _mm512_set1_epi64((long long)RIFL_SCRAMBLER_MASK));
-}
-
-/* remainders mod G (the CRC, 12 bits) of products below x^76 */
-AVX512 __m512i crc_reduce(__m512i ev, __m512i od)
-{
-    __m512i lo, hi;
-    split128(ev, od, &lo, &hi);
-    __m512i q = quotient(lo, hi, 12, KC.crc_mu);
-    /* the low 12 bits of q * G, G = x^12 + x^5 + x^3 + x^2 + x + 1 */
-    __m512i t = _mm512_ternarylogic_epi64(q, _mm512_slli_epi64(q, 1), _mm512_slli_epi64(q, 2),
-                                          0x96);
-    t = _mm512_ternarylogic_epi64(t, _mm512_slli_epi64(q, 3), _mm512_slli_epi64(q, 5), 0x96);
-    return _mm512_ternarylogic_epi64(lo, t, _mm512_set1_epi64(0xFFF), 0x28); /* (a^b)&c */
 }
 
 /* ---- scrambler -------------------------------------------------------- */
@@ -223,20 +213,46 @@ AVX512 void plain_words(unsigned m, unsigned at, unsigned cnt, const __m512i *p,
     }
 }
 
-/* Accumulate the CRC products of words w[0..cnt) starting at word `at` */
-AVX512 void crc_acc(unsigned m, unsigned at, unsigned cnt, const __m512i *w, __m512i *ev,
-                    __m512i *od)
+/* Byte k of the words of eight frames into lane k, for the CRC's bit
+ * matrices: byte 8k+f of the result is byte 8f+k of the word vector */
+static const uint8_t ix_bytes_t[64] = {
+    0, 8, 16, 24, 32, 40, 48, 56, 1, 9, 17, 25, 33, 41, 49, 57,
+    2, 10, 18, 26, 34, 42, 50, 58, 3, 11, 19, 27, 35, 43, 51, 59,
+    4, 12, 20, 28, 36, 44, 52, 60, 5, 13, 21, 29, 37, 45, 53, 61,
+    6, 14, 22, 30, 38, 46, 54, 62, 7, 15, 23, 31, 39, 47, 55, 63,
+};
+
+/* Accumulate the CRC bits of words w[0..cnt) starting at word `at`: each
+ * word's bytes transposed, then one bit-matrix multiply per byte for CRC
+ * bits 0-7 (into lo) and one for bits 8-11 (into hi), two words per
+ * three-way XOR.  Byte f of lane k of lo and hi is what byte k of frame f's
+ * words gives. */
+AVX512 void crc_acc(unsigned m, unsigned at, unsigned cnt, const __m512i *w, __m512i *lo,
+                    __m512i *hi)
 {
-    /* two words' products per three-way XOR */
+    const __m512i bt = _mm512_loadu_si512(ix_bytes_t);
     _Pragma("GCC unroll 4")
     for (unsigned i = 0; i < cnt; i += 2) {
-        __m512i k0 = _mm512_set1_epi64((long long)KC.crck[m - 1 - at - i]);
-        __m512i k1 = _mm512_set1_epi64((long long)KC.crck[m - 2 - at - i]);
-        *ev = _mm512_ternarylogic_epi64(*ev, _mm512_clmulepi64_epi128(w[i], k0, 0x00),
-                                        _mm512_clmulepi64_epi128(w[i + 1], k1, 0x00), 0x96);
-        *od = _mm512_ternarylogic_epi64(*od, _mm512_clmulepi64_epi128(w[i], k0, 0x01),
-                                        _mm512_clmulepi64_epi128(w[i + 1], k1, 0x01), 0x96);
+        const uint64_t(*k0)[8] = KC.crc_gf[m - 1 - at - i], (*k1)[8] = KC.crc_gf[m - 2 - at - i];
+        __m512i t0 = _mm512_permutexvar_epi8(bt, w[i]), t1 = _mm512_permutexvar_epi8(bt, w[i + 1]);
+        *lo = _mm512_ternarylogic_epi64(
+            *lo, _mm512_gf2p8affine_epi64_epi8(t0, _mm512_loadu_si512(k0[0]), 0),
+            _mm512_gf2p8affine_epi64_epi8(t1, _mm512_loadu_si512(k1[0]), 0), 0x96);
+        *hi = _mm512_ternarylogic_epi64(
+            *hi, _mm512_gf2p8affine_epi64_epi8(t0, _mm512_loadu_si512(k0[1]), 0),
+            _mm512_gf2p8affine_epi64_epi8(t1, _mm512_loadu_si512(k1[1]), 0), 0x96);
     }
+}
+
+/* The eight CRCs XOR x (eight 16-bit values), one per lane: the bytes f of
+ * the eight lanes of lo and hi XORed, as 16-bit values, then XOR word f of
+ * x into lane f */
+AVX512 __m512i crc_fold(__m512i lo, __m512i hi, __m128i x)
+{
+    __m512i u = _mm512_xor_si512(_mm512_unpacklo_epi8(lo, hi), _mm512_unpackhi_epi8(lo, hi));
+    u = _mm512_xor_si512(u, _mm512_shuffle_i64x2(u, u, 0x4E));
+    u = _mm512_xor_si512(u, _mm512_shuffle_i64x2(u, u, 0xB1));
+    return _mm512_cvtepu16_epi64(_mm_xor_si128(_mm512_castsi512_si128(u), x));
 }
 
 /* Scramble plain words y[0..cnt) into wire words w, `prev` the wire word
@@ -253,13 +269,11 @@ AVX512 void scramble_words(unsigned at, unsigned cnt, const __m512i *y, __m512i 
     }
 }
 
-/* The last wire word gets VCODE = CRC XOR frame ID */
-AVX512 __m512i with_vcode(__m512i wl, __m512i ev, __m512i od, const uint16_t *ids)
+/* The last wire word gets VCODE = CRC XOR frame ID in its low 12 bits */
+AVX512 __m512i with_vcode(__m512i wl, __m512i lo, __m512i hi, const uint16_t *ids)
 {
-    __m512i crc = crc_reduce(ev, od);
-    __m512i idv = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)ids));
-    return _mm512_ternarylogic_epi64(_mm512_andnot_si512(_mm512_set1_epi64(0xFFF), wl), crc,
-                                     idv, 0xF6); /* a | (b ^ c) */
+    __m512i v = crc_fold(lo, hi, _mm_loadu_si128((const __m128i *)ids));
+    return _mm512_ternarylogic_epi64(wl, _mm512_set1_epi64(0xFFF), v, 0xBA); /* (a & ~b) | c */
 }
 
 /* Encoding runs in two passes over up to four groups of eight frames: the
@@ -271,7 +285,7 @@ AVX512 __m512i with_vcode(__m512i wl, __m512i ev, __m512i od, const uint16_t *id
 struct enc_plan {
     __m512i y[32];        /* plain words, wire-aligned */
     __m512i d0, start;    /* region chunk 0 and the states the frames start from */
-    __m512i prev, ev, od; /* pass two: the wire word before, the CRC products */
+    __m512i prev, lo, hi; /* pass two: the wire word before, the CRC bits */
 };
 
 /* Pass one for a group: payload words to plain words and start states */
@@ -304,11 +318,10 @@ AVX512 void encode_emit4(uint8_t *wire, const uint8_t *syn, const uint16_t *ids,
 {
     __m512i synv = _mm512_slli_epi64(_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)syn)),
                                      62);
-    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512(), w[4];
+    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512(), w[4];
     scramble_words(0, 4, e->y, e->d0, e->d0, e->start, synv, w);
-    w[3] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[3]);
-    crc_acc(4, 0, 4, w, &ev, &od);
-    w[3] = with_vcode(w[3], ev, od, ids);
+    crc_acc(4, 0, 4, w, &lo, &hi);
+    w[3] = with_vcode(w[3], lo, hi, ids);
     store_half(wire, 32, 0, ~0u, w);
 }
 
@@ -322,16 +335,14 @@ AVX512 void encode_emit_block(unsigned m, unsigned b, uint8_t *wire, const uint8
                                      62);
     __m512i w[8];
     if (b == 0) {
-        e->ev = _mm512_setzero_si512();
-        e->od = _mm512_setzero_si512();
+        e->lo = _mm512_setzero_si512();
+        e->hi = _mm512_setzero_si512();
     }
     scramble_words(8 * b, 8, e->y + 8 * b, e->prev, e->d0, e->start, synv, w);
     e->prev = w[7];
+    crc_acc(m, 8 * b, 8, w, &e->lo, &e->hi);
     if (b + 1 == m / 8)
-        w[7] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[7]);
-    crc_acc(m, 8 * b, 8, w, &e->ev, &e->od);
-    if (b + 1 == m / 8)
-        w[7] = with_vcode(w[7], e->ev, e->od, ids);
+        w[7] = with_vcode(w[7], e->lo, e->hi, ids);
     store_half(wire, 8 * m, 64 * b, ~0u, w);
     store_half(wire, 8 * m, 64 * b + 32, ~0u, w + 4);
 }
@@ -459,10 +470,9 @@ AVX512 void decode8_w4(const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *
     payload_words(4, x, x[0], 1, p);
     if (pl)
         store_half(pl, 30, 0, 0x3FFFFFFFu, p);
-    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-    w[3] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), w[3]);
-    crc_acc(4, 0, 4, w, &ev, &od);
-    check8(4, out, j0, w[0], x[0], vcode, crc_reduce(ev, od), p[0], p[3]);
+    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+    crc_acc(4, 0, 4, w, &lo, &hi);
+    check8(4, out, j0, w[0], x[0], vcode, crc_fold(lo, hi, _mm_setzero_si128()), p[0], p[3]);
 }
 
 /* Wider frames, eight words at a time; the last block first, for the
@@ -479,7 +489,7 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
     __m512i vcode = _mm512_and_si512(wl[7], _mm512_set1_epi64(0xFFF));
     __m512i hl = _mm512_srli_epi64(wl[7], 12), hv = _mm512_alignr_epi64(hl, *hprev, 7);
     *hprev = hl;
-    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512(), prev = hv;
+    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512(), prev = hv;
     __m512i w0 = prev, x0 = prev, p0 = prev;
     for (unsigned b = 0; b < nb; b++) {
         __m512i w[8];
@@ -490,9 +500,6 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
             _Pragma("GCC unroll 8")
             for (int k = 0; k < 8; k++)
                 w[k] = wl[k];
-            /* the VCODE bits out of the CRC (they reach no payload bit in
-             * the descrambler either) */
-            w[7] = _mm512_andnot_si512(_mm512_set1_epi64(0xFFF), wl[7]);
         }
         if (b == 0) {
             x[0] = descramble_first(w[0], hv);
@@ -504,7 +511,7 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
             descramble_words(1, w, prev, x);
         }
         prev = w[7];
-        crc_acc(m, 8 * b, 8, w, &ev, &od);
+        crc_acc(m, 8 * b, 8, w, &lo, &hi);
         if (b > 0) {
             payload_words(8, xp, x[0], 0, p);
             if (b == 1)
@@ -525,7 +532,7 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
         store_half(pl, pb, 64 * (nb - 1), ~0u, p);
         store_half(pl, pb, 64 * (nb - 1) + 32, 0x3FFFFFFFu, p + 4);
     }
-    check8(m, out, j0, w0, x0, vcode, crc_reduce(ev, od), p0, p[7]);
+    check8(m, out, j0, w0, x0, vcode, crc_fold(lo, hi, _mm_setzero_si128()), p0, p[7]);
 }
 
 AVX512 void decode8(unsigned m, const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *out,
@@ -553,14 +560,14 @@ AVX512 unsigned decode_m(unsigned m, const uint8_t *wire, unsigned n, uint64_t *
 /* ---- one function per width ------------------------------------------- */
 
 #define KERNEL_WIDTH(M, WI)                                                              \
-    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"), \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,vpclmulqdq,gfni"), \
                    noinline)) static unsigned                                            \
     encode_w##M(uint8_t *wire, unsigned n, const uint8_t *syn, const uint8_t *meta,      \
                 const uint8_t *payloads, const uint16_t *ids, uint64_t *scr)             \
     {                                                                                    \
         return encode_m(M, WI, wire, n, syn, meta, payloads, ids, scr);                  \
     }                                                                                    \
-    __attribute__((target("avx512f,avx512bw,avx512vbmi2,vpclmulqdq"), \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,vpclmulqdq,gfni"), \
                    noinline)) static unsigned                                            \
     decode_w##M(const uint8_t *wire, unsigned n, uint64_t *descr, uint8_t *payloads,     \
                 struct rifl_batch_out *out)                                              \
@@ -605,14 +612,15 @@ static int k_width(unsigned frame_bits)
 static int k_setup(void)
 {
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vbmi2") || !__builtin_cpu_supports("vpclmulqdq"))
+        !__builtin_cpu_supports("avx512vbmi") || !__builtin_cpu_supports("avx512vbmi2") ||
+        !__builtin_cpu_supports("vpclmulqdq") || !__builtin_cpu_supports("gfni"))
         return 0;
     rifl_batch_consts_init();
     return 1;
 }
 
 const struct rifl_batch_kernel rifl_batch_avx512 = {
-    "avx512", "AVX-512 F, BW and VBMI2 with VPCLMULQDQ", k_setup, k_width, k_encode,
+    "avx512", "AVX-512 F, BW, VBMI and VBMI2 with VPCLMULQDQ and GFNI", k_setup, k_width, k_encode,
     k_decode,
 };
 #endif

@@ -110,6 +110,11 @@ struct rifl_batch_consts {
     /* x^(64j+12) mod G: the CRC weight of the word j places from the end */
     uint64_t crck[32];
     uint64_t crc_mu; /* floor(x^76 / G) without its top bit x^64 */
+    /* The same CRC weights as GF2P8AFFINEQB bit matrices (AVX-512 path), for
+     * the word r places from the end with its bytes transposed (lane k holds
+     * byte k of eight frames): [r][0][k] gives CRC bits 0-7 of such a byte,
+     * [r][1][k] bits 8-11.  The last word's 12 VCODE bits weigh nothing. */
+    uint64_t crc_gf[32][2][8];
 };
 /* Filled once by rifl_batch_consts_init, from a path's set-up (which the
  * dispatcher runs once, when the library is loaded). */
