@@ -4,12 +4,15 @@
  * - Frames move between memory and lanes by transposes in registers, four
  *   words at a time: a 256-bit load and a 256-bit insert put the same four
  *   words of frames k and k+4 in one vector (the transpose's first round),
- *   an unpack and a two-table qword permute make vectors of one word of all
- *   eight frames, and a byte shuffle swaps each word to big-endian order.
- *   Stores run the same steps backwards and write 256-bit halves.  A
+ *   then an unpack and a two-table byte permute make vectors of one word of
+ *   all eight frames, each word's bytes swapped to big-endian order on the
+ *   way.  Stores run the same steps backwards and write 256-bit halves.  A
  *   payload's end (its last word has 6 bytes) is loaded and stored with
- *   byte masks.  The shuffle port is the one every step here competes for,
- *   so the code avoids two-table byte permutes (two cycles each there).
+ *   byte masks.  The shuffles are what every step here competes for.  On
+ *   Zen 5 a two-table byte permute (VPERMT2B) costs what a qword permute
+ *   does, so it replaces a qword permute and a byte shuffle; on Sapphire
+ *   Rapids it takes two cycles of the shuffle port, about what the pair
+ *   costs there.
  * - The CRC: a byte permute puts byte k of a word of the eight frames in
  *   lane k, where bit matrices (GF2P8AFFINEQB, one per lane and word) give
  *   each byte's share of CRC bits 0-7 and 8-11, already reduced mod G; the
@@ -44,18 +47,20 @@
 
 /* ---- transposes ------------------------------------------------------- */
 
-/* the transposes' last round: word pairs (0,2) and (1,3) of two vectors */
-static const long long ix_even[8] = { 0, 1, 8, 9, 4, 5, 12, 13 };
-static const long long ix_odd[8] = { 2, 3, 10, 11, 6, 7, 14, 15 };
+/* The transposes' last round: word pairs (0,2) and (1,3) of two vectors,
+ * every word's bytes reversed on the way (big-endian), in one two-table byte
+ * permute: byte t of qword q of the result is byte 7-t of qword ix[q] of
+ * the two vectors (0-7 the first, 8-15 the second). */
+#define QW_SWAP(q) 8 * (q) + 7, 8 * (q) + 6, 8 * (q) + 5, 8 * (q) + 4, 8 * (q) + 3, \
+                   8 * (q) + 2, 8 * (q) + 1, 8 * (q)
+static const uint8_t ix_even[64] = { QW_SWAP(0), QW_SWAP(1), QW_SWAP(8), QW_SWAP(9),
+                                     QW_SWAP(4), QW_SWAP(5), QW_SWAP(12), QW_SWAP(13) };
+static const uint8_t ix_odd[64] = { QW_SWAP(2), QW_SWAP(3), QW_SWAP(10), QW_SWAP(11),
+                                    QW_SWAP(6), QW_SWAP(7), QW_SWAP(14), QW_SWAP(15) };
 
-/* two-vector qword permute, then every word's bytes swapped (big-endian) */
-AVX512 __m512i perm_swap(__m512i a, const long long *ix, __m512i b)
+AVX512 __m512i perm_swap(__m512i a, const uint8_t *ix, __m512i b)
 {
-    const __m512i sw = _mm512_set_epi8(
-        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1,
-        2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-        13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm512_shuffle_epi8(_mm512_permutex2var_epi64(a, _mm512_loadu_si512(ix), b), sw);
+    return _mm512_permutex2var_epi8(a, _mm512_loadu_si512(ix), b);
 }
 
 /* Four words of eight frames, rows k and k+4 sharing a vector: `mask` has a
