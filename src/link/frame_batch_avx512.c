@@ -110,6 +110,42 @@ AVX512 void store_half(uint8_t *base, size_t stride, size_t off, uint32_t mask,
     }
 }
 
+/* The same for 256-bit frames, whose eight frames are 256 contiguous bytes:
+ * vector k holds frames 2k and 2k+1, so that every load and store is a
+ * whole 512-bit one.  Only the permutes' words differ. */
+static const uint8_t ix4_even[64] = { QW_SWAP(0), QW_SWAP(4), QW_SWAP(1), QW_SWAP(5),
+                                      QW_SWAP(8), QW_SWAP(12), QW_SWAP(9), QW_SWAP(13) };
+static const uint8_t ix4_odd[64] = { QW_SWAP(2), QW_SWAP(6), QW_SWAP(3), QW_SWAP(7),
+                                     QW_SWAP(10), QW_SWAP(14), QW_SWAP(11), QW_SWAP(15) };
+static const uint8_t ix4_lo[64] = { QW_SWAP(0), QW_SWAP(2), QW_SWAP(8), QW_SWAP(10),
+                                    QW_SWAP(1), QW_SWAP(3), QW_SWAP(9), QW_SWAP(11) };
+static const uint8_t ix4_hi[64] = { QW_SWAP(4), QW_SWAP(6), QW_SWAP(12), QW_SWAP(14),
+                                    QW_SWAP(5), QW_SWAP(7), QW_SWAP(13), QW_SWAP(15) };
+
+AVX512 void load_wire4(const uint8_t *base, __m512i *c)
+{
+    __m512i a[4];
+    _Pragma("GCC unroll 4")
+    for (int k = 0; k < 4; k++)
+        a[k] = _mm512_loadu_si512(base + 64 * k);
+    __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
+    __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
+    c[0] = perm_swap(l01, ix4_even, l23);
+    c[1] = perm_swap(h01, ix4_even, h23);
+    c[2] = perm_swap(l01, ix4_odd, l23);
+    c[3] = perm_swap(h01, ix4_odd, h23);
+}
+
+AVX512 void store_wire4(uint8_t *base, const __m512i *c)
+{
+    __m512i l01 = perm_swap(c[0], ix4_lo, c[2]), l23 = perm_swap(c[0], ix4_hi, c[2]);
+    __m512i h01 = perm_swap(c[1], ix4_lo, c[3]), h23 = perm_swap(c[1], ix4_hi, c[3]);
+    _mm512_storeu_si512(base, _mm512_unpacklo_epi64(l01, h01));
+    _mm512_storeu_si512(base + 64, _mm512_unpackhi_epi64(l01, h01));
+    _mm512_storeu_si512(base + 128, _mm512_unpacklo_epi64(l23, h23));
+    _mm512_storeu_si512(base + 192, _mm512_unpackhi_epi64(l23, h23));
+}
+
 /* ---- carry-less arithmetic on eight lanes ----------------------------- */
 
 /* The lanes' 128-bit products, even lanes' in `ev` and odd lanes' in `od`,
@@ -327,7 +363,7 @@ AVX512 void encode_emit4(uint8_t *wire, const uint8_t *syn, const uint16_t *ids,
     scramble_words(0, 4, e->y, e->d0, e->d0, e->start, synv, w);
     crc_acc(4, 0, 4, w, &lo, &hi);
     w[3] = with_vcode(w[3], lo, hi, ids);
-    store_half(wire, 32, 0, ~0u, w);
+    store_wire4(wire, w);
 }
 
 /* Pass two, wider frames: block b of eight words of a group.  The groups
@@ -466,7 +502,7 @@ AVX512 void decode8_w4(const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *
                        unsigned j0, __m512i *hprev)
 {
     __m512i w[4], x[4], p[4];
-    load_half(wire, 32, 0, ~0u, w);
+    load_wire4(wire, w);
     __m512i vcode = _mm512_and_si512(w[3], _mm512_set1_epi64(0xFFF));
     __m512i hl = _mm512_srli_epi64(w[3], 12), hv = _mm512_alignr_epi64(hl, *hprev, 7);
     *hprev = hl;
