@@ -146,6 +146,28 @@ AVX512 void store_wire4(uint8_t *base, const __m512i *c)
     _mm512_storeu_si512(base + 192, _mm512_unpackhi_epi64(l23, h23));
 }
 
+/* The payloads of eight 256-bit frames, 30 contiguous bytes each: 256-bit
+ * stores of 32 bytes, row after row, so that the two bytes a row writes
+ * past its end are written over by the next row's store.  With `end` (no
+ * payload after these eight) the last row is stored with a byte mask. */
+AVX512 void store_pay4(uint8_t *base, const __m512i *c, int end)
+{
+    __m512i l01 = perm_swap(c[0], ix_even, c[2]), l23 = perm_swap(c[0], ix_odd, c[2]);
+    __m512i h01 = perm_swap(c[1], ix_even, c[3]), h23 = perm_swap(c[1], ix_odd, c[3]);
+    __m512i a[4] = { _mm512_unpacklo_epi64(l01, h01), _mm512_unpackhi_epi64(l01, h01),
+                     _mm512_unpacklo_epi64(l23, h23), _mm512_unpackhi_epi64(l23, h23) };
+    _Pragma("GCC unroll 4")
+    for (int k = 0; k < 4; k++)
+        _mm256_storeu_si256((__m256i *)(base + 30 * k), _mm512_castsi512_si256(a[k]));
+    _Pragma("GCC unroll 3")
+    for (int k = 0; k < 3; k++)
+        _mm256_storeu_si256((__m256i *)(base + 30 * (k + 4)), _mm512_extracti64x4_epi64(a[k], 1));
+    if (end)
+        _mm512_mask_storeu_epi8(base + 30 * 7 - 32, 0x3FFFFFFFull << 32, a[3]);
+    else
+        _mm256_storeu_si256((__m256i *)(base + 30 * 7), _mm512_extracti64x4_epi64(a[3], 1));
+}
+
 /* ---- carry-less arithmetic on eight lanes ----------------------------- */
 
 /* The lanes' 128-bit products, even lanes' in `ev` and odd lanes' in `od`,
@@ -499,7 +521,7 @@ AVX512 void check8(unsigned m, struct rifl_batch_out *out, unsigned j0, __m512i 
 }
 
 AVX512 void decode8_w4(const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *out,
-                       unsigned j0, __m512i *hprev)
+                       unsigned j0, int end, __m512i *hprev)
 {
     __m512i w[4], x[4], p[4];
     load_wire4(wire, w);
@@ -510,7 +532,7 @@ AVX512 void decode8_w4(const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *
     descramble_words(3, w + 1, w[0], x + 1);
     payload_words(4, x, x[0], 1, p);
     if (pl)
-        store_half(pl, 30, 0, 0x3FFFFFFFu, p);
+        store_pay4(pl, p, end);
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
     crc_acc(4, 0, 4, w, &lo, &hi);
     check8(4, out, j0, w[0], x[0], vcode, crc_fold(lo, hi, _mm_setzero_si128()), p[0], p[3]);
@@ -577,10 +599,10 @@ AVX512 void decode8_wide(unsigned m, const uint8_t *wire, uint8_t *pl,
 }
 
 AVX512 void decode8(unsigned m, const uint8_t *wire, uint8_t *pl, struct rifl_batch_out *out,
-                    unsigned j0, __m512i *hprev)
+                    unsigned j0, int end, __m512i *hprev)
 {
     if (m == 4)
-        decode8_w4(wire, pl, out, j0, hprev);
+        decode8_w4(wire, pl, out, j0, end, hprev);
     else
         decode8_wide(m, wire, pl, out, j0, hprev);
 }
@@ -592,7 +614,8 @@ AVX512 unsigned decode_m(unsigned m, const uint8_t *wire, unsigned n, uint64_t *
     unsigned done;
     for (done = 0; done + 8 <= n; done += 8)
         decode8(m, wire + (size_t)done * 8 * m,
-                payloads ? payloads + (size_t)done * (8 * m - 2) : NULL, out, done, &h);
+                payloads ? payloads + (size_t)done * (8 * m - 2) : NULL, out, done,
+                done + 8 == n, &h);
     *descr = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(
                  _mm512_permutexvar_epi64(_mm512_set1_epi64(7), h))) & RIFL_SCRAMBLER_MASK;
     return done;
