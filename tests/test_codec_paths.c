@@ -5,7 +5,12 @@
  * check), from buffers at any alignment, with damaged frames among those
  * decoded.  A path the CPU does not run is reported skipped with the reason,
  * and must be refused. */
+/* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE
 #include "testlib.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "rifl/frame.h"
 #include "rifl/rng.h"
@@ -422,7 +427,61 @@ static void t_golden_vectors(void)
     rifl_frame_batch_set_path(NULL);
 }
 
+/* Batches whose payloads, input or output, end where a page the process may
+ * not touch begins: no path reads or writes a byte past them (the vector
+ * paths move rows of the payloads in whole words where the next row
+ * follows). */
+static void t_batch_buffer_ends(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t span = (size_t)page * 4;
+    uint8_t *map = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    REQUIRE(mprotect(map + span, (size_t)page, PROT_NONE) == 0);
+    static uint8_t wire[MAXN * 256], ref[MAXN * 256], syn[MAXN], meta[MAXN];
+    static uint16_t ids[MAXN];
+    static rifl_frame_info info[MAXN];
+    uint64_t odd[1];
+    memset(syn, RIFL_SYN_DATA, sizeof syn);
+    memset(meta, RIFL_META_FULL, sizeof meta);
+    unsigned runs = 0;
+    for (unsigned pi = 0; rifl_frame_batch_path_name(pi); pi++) {
+        const char *path = rifl_frame_batch_path_name(pi);
+        if (rifl_frame_batch_path_check(path, NULL, 0) != RIFL_OK)
+            continue;
+        for (unsigned wi = 0; wi < 6; wi++)
+            for (unsigned n = 1; n <= MAXN; n++) {
+                unsigned F = widths[wi], pb = F / 8 - 2;
+                uint8_t *pay = map + span - (size_t)n * pb;
+                for (size_t j = 0; j < (size_t)n * pb; j++)
+                    pay[j] = (uint8_t)(j * 7 + n);
+                for (unsigned j = 0; j < n; j++)
+                    ids[j] = (uint16_t)j;
+                uint64_t s = 5, r = 5, d = 5;
+                rifl_frame_batch_set_path("portable");
+                rifl_frame_encode_batch(ref, F, n, syn, meta, pay, ids, &r);
+                rifl_frame_batch_set_path(path);
+                CHECK_EQ_I(rifl_frame_encode_batch(wire, F, n, syn, meta, pay, ids, &s), RIFL_OK);
+                CHECK(memcmp(wire, ref, (size_t)n * F / 8) == 0 && s == r);
+                /* decoded into the same place, after the page's end moved */
+                memset(pay, 0, (size_t)n * pb);
+                CHECK_EQ_I(rifl_frame_decode_verify(wire, F, n, &d, ids, pay, odd, info), 0);
+                for (size_t j = 0; j < (size_t)n * pb; j++)
+                    if (pay[j] != (uint8_t)(j * 7 + n)) {
+                        CHECK(!"decoded payload differs");
+                        break;
+                    }
+                runs++;
+            }
+    }
+    rifl_frame_batch_set_path(NULL);
+    printf("  %u batches ending at a page's end\n", runs);
+    munmap(map, span + (size_t)page);
+}
+
 TEST_MAIN({ "path_api", t_path_api },
+          { "batch_buffer_ends", t_batch_buffer_ends },
           { "random_batches", t_random_batches },
           { "compare_catches", t_compare_catches },
           { "golden_vectors", t_golden_vectors })
