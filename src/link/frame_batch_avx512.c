@@ -352,13 +352,15 @@ struct enc_plan {
 };
 
 /* Pass one for a group: payload words to plain words and start states */
-AVX512 void encode_plan(unsigned m, unsigned wi, const uint8_t *pl, const uint8_t *meta,
+AVX512 void encode_plan(unsigned m, unsigned wi, const uint8_t *pl, const uint8_t *meta, int end,
                         struct enc_plan *e, __m512i *g, __m512i *h)
 {
     __m512i metav = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)meta));
     if (m == 4) {
+        /* 32 bytes a row, the next row's first two in the VCODE bits,
+         * unless no payload follows (`end`) */
         __m512i p[4];
-        load_half(pl, 30, 0, 0x3FFFFFFFu, p);
+        load_half(pl, 30, 0, end ? 0x3FFFFFFFu : ~0u, p);
         plain_words(4, 0, 4, p, p[0], metav, &e->d0, e->y);
     } else {
         __m512i prev = _mm512_setzero_si512();
@@ -423,7 +425,7 @@ AVX512 unsigned encode_m(unsigned m, unsigned wi, uint8_t *wire, unsigned n, con
         unsigned groups = (n - done) / 8 < ENC_GROUPS ? (n - done) / 8 : ENC_GROUPS;
         for (unsigned q = 0; q < groups; q++) {
             unsigned j = done + 8 * q;
-            encode_plan(m, wi, payloads + j * pb, meta + j, &plan[q], &g, &h);
+            encode_plan(m, wi, payloads + j * pb, meta + j, j + 8 == n, &plan[q], &g, &h);
         }
         for (unsigned b = 0; b < (m == 4 ? 1 : m / 8); b++)
             for (unsigned q = 0; q < groups; q++) {
