@@ -6,13 +6,16 @@
  *   words of frames k and k+4 in one vector (the transpose's first round),
  *   then an unpack and a two-table byte permute make vectors of one word of
  *   all eight frames, each word's bytes swapped to big-endian order on the
- *   way.  Stores run the same steps backwards and write 256-bit halves.  A
+ *   way.  Stores run the same steps backwards and write 256-bit halves.
+ *   (The wire bytes of eight 256-bit frames are contiguous: there vectors
+ *   hold frames 2k and 2k+1 and move as whole 512-bit ones.)  A
  *   payload's end (its last word has 6 bytes) is loaded and stored with
- *   byte masks.  The shuffles are what every step here competes for.  On
- *   Zen 5 a two-table byte permute (VPERMT2B) costs what a qword permute
- *   does, so it replaces a qword permute and a byte shuffle; on Sapphire
- *   Rapids it takes two cycles of the shuffle port, about what the pair
- *   costs there.
+ *   byte masks; the 30-byte payloads of 256-bit frames are moved as 32-byte
+ *   rows, masked only at the end of a batch.  The shuffles are what every
+ *   step here competes for.  On Zen 5 a two-table byte permute (VPERMT2B)
+ *   costs what a qword permute does, so it replaces a qword permute and a
+ *   byte shuffle; on Sapphire Rapids it takes two cycles of the shuffle
+ *   port, about what the pair costs there.
  * - The CRC: a byte permute puts byte k of a word of the eight frames in
  *   lane k, where bit matrices (GF2P8AFFINEQB, one per lane and word) give
  *   each byte's share of CRC bits 0-7 and 8-11, already reduced mod G; the
