@@ -722,7 +722,9 @@ static inline void pair_route(const rifl_ssim *s, unsigned h, unsigned d, rifl_l
         /* rifl_l2_hdr_make of the one-hop route to port d (d != h), written
          * directly: total = remain = 1, dst port 1 = d's relative number */
         hdr->b[0] = 0x11;
-        hdr->b[1] = (uint8_t)(d < h ? d : d - 1);
+        /* d - 1 above h: which side of h the destination lies is random,
+         * and GCC made a branch of d < h ? d : d - 1 */
+        hdr->b[1] = (uint8_t)(d - (d > h));
         memset(&hdr->b[2], 0, RIFL_L2_HDR_BYTES - 2);
     } else {
         *hdr = s->route[(size_t)h * s->H + d];
