@@ -3,6 +3,7 @@
  * statistics.  Sans-I/O: the caller drives it; all memory is allocated by
  * rifl_ssim_create. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,10 @@ struct gq {
     uint32_t head, cap;
 };
 
+/* hosts_one_cell writes a cell's two tags as one 32-bit word */
+_Static_assert(offsetof(rifl_cell, dst) == offsetof(rifl_cell, src) + 2,
+               "a cell's destination tag follows its source tag");
+
 /* A cell's stamp: the slot it left its host (low STAMP_BITS bits) and how
  * long it waited there (the rest, saturated). */
 #define STAMP_BITS 40
@@ -146,6 +151,15 @@ struct rifl_ssim {
     unsigned hosts_done;
     double off_p, burst_p;
     rifl_geo off_geo, burst_geo; /* the two geometric laws */
+    /* the idle period's draw without rifl_geo_of's loop (off_draw): the
+     * first off_n lower band edges of off_geo (UINT64_MAX past its end)
+     * and, one place on, their upper edges (off_hi[0] = 0); off_n = 0 when
+     * the draw goes through geometric() */
+    unsigned off_n;
+    uint64_t off_lo[8], off_hi[9];
+    /* hosts_one_cell may do the hosts' work: trains of one cell, a single
+     * switch, and a cell's first 8 bytes laid out as it writes them */
+    bool fast_hosts;
     unsigned voq_cells, fc_on, fc_off, rtt;
     bool finished;
     bool oom;                /* a host's queue of generation slots could not grow */
@@ -582,6 +596,67 @@ static int make_switches(rifl_ssim *s, const rifl_ssim_config *cfg, char *err, s
     return RIFL_OK;
 }
 
+/* off_geo's table of bands, its first off_n entries apart (off_draw); none
+ * when the law needs no draw or the edges are not in order. */
+static void off_table(rifl_ssim *s)
+{
+    const rifl_geo *g = &s->off_geo;
+    s->off_n = 0;
+    if (!(g->p > 0.0 && g->p < 1.0))
+        return;
+    /* two edges when a draw is seldom 2 or more, eight otherwise */
+    const unsigned n = g->p >= 0.5 ? 2 : 8;
+    s->off_hi[0] = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        const bool in = j < n && j < g->k_end;
+        s->off_lo[j] = in ? g->band[j].lo : UINT64_MAX;
+        s->off_hi[j + 1] = in ? g->band[j].hi : 0;
+        if (in && j && (s->off_lo[j] < s->off_lo[j - 1] || s->off_hi[j + 1] < s->off_hi[j]))
+            return;
+    }
+    s->off_n = n;
+}
+
+/* geometric(r, &s->off_geo): the same value from the same draw.  The
+ * answer is the number k of lower band edges at or below x when x lies in
+ * none of the bands, which, the edges being in order, is x >= the upper
+ * edge of band k - 1 (x lies below every lower edge not counted); a draw
+ * in a band, or beyond the edges kept, goes through rifl_geo_of.  Neither
+ * the count nor the test takes a branch on the value, which follows the
+ * traffic. */
+static inline __attribute__((always_inline)) uint64_t off_draw(const rifl_ssim *s,
+                                                                rifl_rng *r)
+{
+    if (!s->off_n)
+        return geometric(r, &s->off_geo);
+    const uint64_t x = rifl_rng_next(r) >> 11;
+    unsigned k = (unsigned)(x >= s->off_lo[0]) + (unsigned)(x >= s->off_lo[1]);
+    if (s->off_n > 2)
+        for (unsigned j = 2; j < 8; j++)
+            k += (unsigned)(x >= s->off_lo[j]);
+    if (__builtin_expect((k == s->off_n) | (x < s->off_hi[k]), 0)) {
+        const uint64_t v = rifl_geo_of(&s->off_geo, x);
+        return v < (uint64_t)1e15 ? v : (uint64_t)1e15;
+    }
+    return k;
+}
+
+/* Whether a cell's first 8 bytes are the header, then `bytes` and `vl`
+ * (in the two bytes after it, little-endian), as hosts_one_cell writes
+ * them in one word. */
+static bool cell_head_word(void)
+{
+    rifl_cell c;
+    memset(&c, 0, sizeof c);
+    c.hdr.b[0] = 0x11;
+    c.hdr.b[1] = 0x5a;
+    c.bytes = 256;
+    const uint64_t want = 0x11u | 0x5au << 8 | (uint64_t)256 << (8 * RIFL_L2_HDR_BYTES);
+    uint64_t got;
+    memcpy(&got, &c, sizeof got);
+    return got == want;
+}
+
 /* The destination of a host's next train.  It is the draw that follows the
  * idle period's in the host's stream (nothing else is drawn in between, and
  * the destinations left cannot change before the train starts), made now
@@ -696,6 +771,8 @@ int rifl_ssim_create(const rifl_ssim_config *cfg, rifl_ssim **out, char *err, si
     init_traffic(s, cfg);
     s->one_cell = cfg->packet_bytes == 256 && cfg->traffic == RIFL_TRAFFIC_BERNOULLI &&
                   !cfg->host_fifo && !(cfg->broadcast > 0);
+    s->fast_hosts = s->one_cell && s->single && cell_head_word();
+    off_table(s);
     s->stall_slots = 100000 + 16 * (uint64_t)s->rtt;
     *out = s;
     return RIFL_OK;
@@ -826,7 +903,7 @@ static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct
     /* the next two draws of the host's stream, its state held apart
      * meanwhile (in registers) */
     rifl_rng rng = x->rng;
-    x->next_start = s->t + 1 + geometric(&rng, &s->off_geo);
+    x->next_start = s->t + 1 + off_draw(s, &rng);
     draw_next_dst(s, x, &rng, h);
     x->rng = rng;
 }
@@ -999,7 +1076,7 @@ static void send_fifo(rifl_ssim *s, struct host *x, unsigned h)
 
 /* Per-destination host: round robin from x->rr over the destinations with
  * cells whose first-hop VOQ is not paused. */
-static void send_cell(rifl_ssim *s, unsigned h)
+static inline __attribute__((always_inline)) void send_cell(rifl_ssim *s, unsigned h)
 {
     struct host *x = &s->host[h];
     if (!x->backlog || x->up.kind != PEER_SWITCH)
@@ -1141,6 +1218,78 @@ static void broadcast_pause(struct host *x, unsigned h)
         bset(x->paused, h);
 }
 
+/* generate's short way and send_cell, then the backlog counts, for every
+ * host of a single switch with trains of one cell (s->one_cell): the same
+ * steps in the same order, with what does not change during the slot
+ * (the slot, the row of the input ring) read once, and the counts of
+ * cells and bytes made kept apart until the end of the slot.  A host
+ * that holds no cell after sending adds nothing to the backlog counts. */
+static void hosts_one_cell(rifl_ssim *s)
+{
+    const unsigned H = s->H;
+    const uint64_t t = s->t;
+    rifl_cell *const in_row = s->in_row;
+    uint8_t *const in_vrow = s->in_vrow;
+    uint64_t bl = 0, made = 0, bytes = 0;
+    for (unsigned h = 0; h < H; h++) {
+        struct host *x = &s->host[h];
+        if (x->nactive && t >= x->next_start) {
+            const unsigned d = x->train_dst = x->next_dst;
+            struct pair *pr = &x->pair[d];
+            const uint64_t size = pr->remaining < 256 ? pr->remaining : 256;
+            const uint64_t left = pr->remaining - size;
+            pr->remaining = left;
+            bytes += size;
+            made++;
+            if (!x->backlog && !bget(x->paused, d)) {
+                /* inject(s, x, h, d, t), the cell written as whole words:
+                 * the one-hop header (dst port 1 = d's relative number),
+                 * 256 bytes on VL 0, the tags, a wait of 0 */
+                rifl_cell *c = in_row + h;
+                const uint64_t head = 0x11u | (uint64_t)(d - (d > h)) << 8 |
+                                      (uint64_t)256 << (8 * RIFL_L2_HDR_BYTES);
+                const uint32_t tags = h | d << 16;
+                memcpy(c, &head, sizeof head);
+                memcpy(&c->src, &tags, sizeof tags);
+                c->seq = pr->next_seq++;
+                c->stamp = t & STAMP_MASK;
+                in_vrow[h] = 1;
+                /* (d + 1) mod H, by mask: GCC made a branch of ?: */
+                x->rr = (d + 1) & (0u - (d + 1 != H));
+            } else {
+                if (gq_push(&s->gq[(size_t)h * H + d], pr->queue, t))
+                    s->oom = true;
+                pr->queue++;
+                bset(x->ready, d);
+                x->backlog++;
+            }
+            /* end_train(s, x, h, d) (x->in_train is never set here) */
+            if (!left) {
+                for (unsigned k = 0; k < x->nactive; k++)
+                    if (x->active[k] == d) {
+                        x->active[k] = x->active[--x->nactive];
+                        break;
+                    }
+                if (!x->nactive)
+                    s->hosts_done++;
+            }
+            rifl_rng rng = x->rng;
+            x->next_start = t + 1 + off_draw(s, &rng);
+            draw_next_dst(s, x, &rng, h);
+            x->rng = rng;
+        }
+        if (x->backlog) {
+            send_cell(s, h);
+            bl += x->backlog;
+            if (x->backlog > s->backlog_max)
+                s->backlog_max = x->backlog;
+        }
+    }
+    s->generated += made;
+    s->payload += bytes;
+    s->backlog_sum += bl;
+}
+
 /* 2. hosts: receive, obey flow control, generate, send */
 static void host_slot(rifl_ssim *s)
 {
@@ -1186,6 +1335,10 @@ static void host_slot(rifl_ssim *s)
                     broadcast_pause(x, h);
             }
         }
+    }
+    if (s->fast_hosts) {
+        hosts_one_cell(s);
+        return;
     }
     uint64_t bl = 0;
     for (unsigned h = 0; h < H; h++) {
