@@ -156,7 +156,8 @@ static inline void spec_lane_tx(struct spec_lane *s, uint8_t *wire)
         spec_send_control(s, wire, RIFL_KEY_PAUSE);
         return;
     case SPEC_PAUSE:
-        spec_send_control(s, wire, RIFL_KEY_IDLE);
+        /* project rule: RETRANSMIT instead of IDLE while frame_error is up */
+        spec_send_control(s, wire, s->ferr ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
         return;
     case SPEC_SEND_RETRANS:
         spec_send_control(s, wire, RIFL_KEY_RETRANSMIT);

@@ -143,6 +143,53 @@ static void t_init_and_pause_states(void)
     rifl_lane_free(l);
 }
 
+/* Project rule (docs/link-layer.md): a receiver waiting for a replay keeps
+ * asking for it while the peer pauses it, RETRANSMIT instead of IDLE, so
+ * that the peer, once it resumes, replays before it sends anything new. */
+static void t_pause_asks_replay(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    bring_up(l, &p);
+    /* a frame whose ID is not the one expected: frame_error */
+    p.fid = (p.fid + 5) & (N - 1);
+    slot(l, &p, filler(&p), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).frame_error);
+    slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_RETRANS);
+    CHECK_EQ_U(fi.key, RIFL_KEY_RETRANSMIT);
+    for (int i = 0; i < 7; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK(rifl_lane_get_flags(l).peer_pause);
+    uint64_t retx = rifl_lane_get_stats(l)->tx_retransmit;
+    for (int i = 0; i < 20; i++) {
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+        CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_PAUSE);
+        CHECK_EQ_U(fi.kind, RIFL_KIND_CONTROL);
+        CHECK_EQ_U(fi.key, RIFL_KEY_RETRANSMIT);
+    }
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_retransmit, retx + 20);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->tx_state_slots[RIFL_TX_PAUSE], 20);
+    /* the pause ends: still waiting, so SEND_RETRANS */
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_SEND_RETRANS);
+    CHECK_EQ_U(fi.key, RIFL_KEY_RETRANSMIT);
+    /* the peer replays from the ID the receiver went back to: back in step,
+     * paused again, the lane sends IDLE as before */
+    p.fid = (p.fid - 5 - 16 - 1) & (N - 1);
+    for (int i = 0; i < 40 && rifl_lane_get_flags(l).frame_error; i++)
+        slot(l, &p, filler(&p), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).frame_error);
+    for (int i = 0; i < 9; i++)
+        slot(l, &p, ctl(&p, RIFL_KEY_PAUSE), &fi, NULL);
+    CHECK_EQ_U(rifl_lane_state(l), RIFL_TX_PAUSE);
+    CHECK_EQ_U(fi.key, RIFL_KEY_IDLE);
+    rifl_lane_free(l);
+}
+
 /* The control-frame monitor of link rules §6, frame by frame.  Each step is
  * a received frame (a control key, a data frame 'D', a frame with an illegal
  * SYN 'X') and the PAUSE and RETRANSMIT flags expected after it. */
@@ -1436,6 +1483,7 @@ static void t_frames_by_reference(void)
 }
 
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
+          { "pause_asks_replay", t_pause_asks_replay },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
           { "monitor_startup_sequence", t_monitor_startup_sequence },

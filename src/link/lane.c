@@ -433,7 +433,10 @@ static struct tx_choice tx_choose_state(rifl_lane *l)
     case RIFL_TX_SEND_PAUSE:
         return send_control(l, RIFL_KEY_PAUSE);
     case RIFL_TX_PAUSE:
-        return send_control(l, RIFL_KEY_IDLE);
+        /* (project rule: a receiver waiting for a replay keeps asking for
+         * it while paused, so the peer replays before it sends anything
+         * new) */
+        return send_control(l, l->frame_error ? RIFL_KEY_RETRANSMIT : RIFL_KEY_IDLE);
     case RIFL_TX_RETRANS:
         return tx_retrans(l);
     case RIFL_TX_SEND_RETRANS:

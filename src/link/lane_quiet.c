@@ -645,7 +645,12 @@ static uint64_t lane_run(struct quiet *q, rifl_lane *l, const rifl_lane_ref *in,
         if (rx.fe)
             nse = 0;
         if (pp) {
+            /* PAUSE: IDLE, or RETRANSMIT while a replay is awaited */
             state = RIFL_TX_PAUSE;
+            if (rx.fe) {
+                f.key = RIFL_KEY_RETRANSMIT;
+                q->retx++;
+            }
         } else {
             /* NORMAL: it waits out its error wait or for the peer's flow
              * control, or sends user data where allowed; anything else is
