@@ -66,6 +66,18 @@ AVX512 __m512i perm_swap(__m512i a, const uint8_t *ix, __m512i b)
     return _mm512_permutex2var_epi8(a, _mm512_loadu_si512(ix), b);
 }
 
+/* The rounds after the loads: qword unpacks of vectors 0-1 and 2-3, then
+ * the last round by the permutes `ie` and `io` */
+AVX512 void unpack_perm(const __m512i *a, const uint8_t *ie, const uint8_t *io, __m512i *c)
+{
+    __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
+    __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
+    c[0] = perm_swap(l01, ie, l23);
+    c[1] = perm_swap(h01, ie, h23);
+    c[2] = perm_swap(l01, io, l23);
+    c[3] = perm_swap(h01, io, h23);
+}
+
 /* Four words of eight frames, rows k and k+4 sharing a vector: `mask` has a
  * bit per byte of the 32 at `off` in each row (all but the last two at a
  * payload's end).  The first round of the transpose is in the loads, the
@@ -84,12 +96,7 @@ AVX512 void load_half(const uint8_t *base, size_t stride, size_t off, uint32_t m
             a[k] = _mm512_mask_loadu_epi8(a[k], (uint64_t)mask << 32, hi - 32);
         }
     }
-    __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
-    __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
-    c[0] = perm_swap(l01, ix_even, l23);
-    c[1] = perm_swap(h01, ix_even, h23);
-    c[2] = perm_swap(l01, ix_odd, l23);
-    c[3] = perm_swap(h01, ix_odd, h23);
+    unpack_perm(a, ix_even, ix_odd, c);
 }
 
 /* The inverse: the last round of the transpose is in the stores */
@@ -131,12 +138,7 @@ AVX512 void load_wire4(const uint8_t *base, __m512i *c)
     _Pragma("GCC unroll 4")
     for (int k = 0; k < 4; k++)
         a[k] = _mm512_loadu_si512(base + 64 * k);
-    __m512i l01 = _mm512_unpacklo_epi64(a[0], a[1]), h01 = _mm512_unpackhi_epi64(a[0], a[1]);
-    __m512i l23 = _mm512_unpacklo_epi64(a[2], a[3]), h23 = _mm512_unpackhi_epi64(a[2], a[3]);
-    c[0] = perm_swap(l01, ix4_even, l23);
-    c[1] = perm_swap(h01, ix4_even, h23);
-    c[2] = perm_swap(l01, ix4_odd, l23);
-    c[3] = perm_swap(h01, ix4_odd, h23);
+    unpack_perm(a, ix4_even, ix4_odd, c);
 }
 
 AVX512 void store_wire4(uint8_t *base, const __m512i *c)

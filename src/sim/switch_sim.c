@@ -884,28 +884,38 @@ static inline void inject(rifl_ssim *s, struct host *x, unsigned h, unsigned d, 
     *valid = 1;
 }
 
-/* The end of host h's train to d: d leaves the destinations when it has no
- * bytes left, then the idle period and the next train's destination are
- * drawn. */
-static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct host *x,
-                                                            unsigned h, unsigned d)
+/* Destination d, with no bytes left, leaves host x's destinations. */
+static inline __attribute__((always_inline)) void retire_dst(rifl_ssim *s, struct host *x,
+                                                             unsigned d)
 {
-    x->in_train = false;
-    if (!x->pair[d].remaining) {
-        for (unsigned k = 0; k < x->nactive; k++)
-            if (x->active[k] == d) {
-                x->active[k] = x->active[--x->nactive];
-                break;
-            }
-        if (!x->nactive)
-            s->hosts_done++;
-    }
-    /* the next two draws of the host's stream, its state held apart
-     * meanwhile (in registers) */
+    for (unsigned k = 0; k < x->nactive; k++)
+        if (x->active[k] == d) {
+            x->active[k] = x->active[--x->nactive];
+            break;
+        }
+    if (!x->nactive)
+        s->hosts_done++;
+}
+
+/* The idle period and the next train's destination of host h: the next two
+ * draws of its stream, its state held apart meanwhile (in registers). */
+static inline __attribute__((always_inline)) void next_train(rifl_ssim *s, struct host *x,
+                                                             unsigned h)
+{
     rifl_rng rng = x->rng;
     x->next_start = s->t + 1 + off_draw(s, &rng);
     draw_next_dst(s, x, &rng, h);
     x->rng = rng;
+}
+
+/* The end of host h's train to d. */
+static inline __attribute__((always_inline)) void end_train(rifl_ssim *s, struct host *x,
+                                                            unsigned h, unsigned d)
+{
+    x->in_train = false;
+    if (!x->pair[d].remaining)
+        retire_dst(s, x, d);
+    next_train(s, x, h);
 }
 
 static void generate(rifl_ssim *s, struct host *x, unsigned h)
@@ -1264,19 +1274,9 @@ static void hosts_one_cell(rifl_ssim *s)
                 x->backlog++;
             }
             /* end_train(s, x, h, d) (x->in_train is never set here) */
-            if (!left) {
-                for (unsigned k = 0; k < x->nactive; k++)
-                    if (x->active[k] == d) {
-                        x->active[k] = x->active[--x->nactive];
-                        break;
-                    }
-                if (!x->nactive)
-                    s->hosts_done++;
-            }
-            rifl_rng rng = x->rng;
-            x->next_start = t + 1 + off_draw(s, &rng);
-            draw_next_dst(s, x, &rng, h);
-            x->rng = rng;
+            if (!left)
+                retire_dst(s, x, d);
+            next_train(s, x, h);
         }
         if (x->backlog) {
             send_cell(s, h);
