@@ -1942,7 +1942,44 @@ static void t_one_lane_ppm_offset(void)
     }
 }
 
+/* A stream that can no longer complete ends the run (stall_slots).  A
+ * frame-ID width far below the sizing rule (allowed only through
+ * allow_unsafe_fid) lets a frame pass as another: on bonded lanes the
+ * lanes' segments then fall out of step and every later packet is wrong, so
+ * without the limit the run would wait for them forever. */
+static void t_stalled_stream_ends(void)
+{
+    for (unsigned lanes = 2; lanes <= 4; lanes *= 2) {
+        rifl_linksim_config c = base(test_seed * 61 + lanes, 1e-5, 4000000);
+        c.lanes = lanes;
+        c.lane.link.lane_rate_gbps = 112.0 / lanes;
+        c.lane.fid_bits = 5;
+        c.lane.allow_unsafe_fid = true;
+        c.stall_slots = 1u << 16;
+        rifl_linksim_result res;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK_MSG(!res.lossless && res.stalled && !res.complete,
+                  "%u lanes: lossless %d stalled %d complete %d after %llu slots", lanes,
+                  res.lossless, res.stalled, res.complete, (unsigned long long)res.slots);
+        /* it ended within the limit of the last packet that arrived whole */
+        CHECK(res.slots < (uint64_t)2 * (1u << 16) + res.window[0] + res.window[1]);
+        rifl_linksim_result_free(&res);
+        /* the same lanes at a safe width are lossless and never stall (at a
+         * BER at which a bonded link still carries much) */
+        c.lane.fid_bits = 7;
+        c.lane.allow_unsafe_fid = false;
+        c.ber[0] = c.ber[1] = 1e-7;
+        c.bytes = 1000000;
+        if (!run_ok(&c, &res))
+            continue;
+        CHECK(res.lossless && res.complete && !res.stalled);
+        rifl_linksim_result_free(&res);
+    }
+}
+
 TEST_MAIN({ "quiet_runs_equal_steps", t_quiet_runs_equal_steps },
+          { "stalled_stream_ends", t_stalled_stream_ends },
           { "carried_equals_plain", t_carried_equals_plain },
           { "quiet_runs_crafted", t_quiet_runs_crafted },
           { "keep_source", t_keep_source },

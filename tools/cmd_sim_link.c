@@ -507,6 +507,11 @@ static void print_human(const rifl_linksim_config *c, const rifl_linksim_result 
            (unsigned long long)r->val[0].packets_ok, (unsigned long long)r->val[1].packets_ok,
            (unsigned long long)r->val[0].bytes_ok, (unsigned long long)r->val[1].bytes_ok,
            r->complete ? "" : ", run stopped before everything offered arrived");
+    if (r->stalled)
+        printf("stalled: packets were lost or corrupted and none arrived whole in the last "
+               "%llu slots; the run was ended there (this link cannot deliver its stream: see "
+               "the counters below)\n",
+               (unsigned long long)(c->stall_slots ? c->stall_slots : RIFL_LINKSIM_STALL_SLOTS));
     printf("goodput: %.3f Gbit/s per direction, bandwidth efficiency %.4f", r->goodput_gbps,
            r->efficiency);
     if (!isnan(s->ratio))
@@ -607,14 +612,15 @@ static void print_json(const rifl_linksim_config *c, const rifl_linksim_result *
            "\"lane_rate_gbps\": %g, \"cable_m\": %g, \"transceiver_ns\": %g, "
            "\"delay_frames\": %u, \"fid_bits\": %u, \"frame_ns\": %.6f, \"slots\": %llu, "
            "\"fast_slots\": %llu, \"ref_slots\": %llu, \"quiet_slots\": %llu, "
-           "\"carried\": %llu, \"quiet_hits\": %llu, \"wall_s\": %.3f, \"complete\": %s, ",
+           "\"carried\": %llu, \"quiet_hits\": %llu, \"wall_s\": %.3f, \"complete\": %s, "
+           "\"stalled\": %s, ",
            (unsigned long long)c->seed, c->ber[0], c->ber[1], c->lane.frame_bits,
            c->lane.link.lane_rate_gbps, c->lane.link.cable_m, c->lane.link.transceiver_ns,
            r->delay_frames, c->lane.fid_bits, r->frame_ns, (unsigned long long)r->slots,
            (unsigned long long)r->fast_slots, (unsigned long long)r->ref_slots,
            (unsigned long long)r->quiet_slots, (unsigned long long)r->carried,
            (unsigned long long)r->quiet_hits, s->wall,
-           r->complete ? "true" : "false");
+           r->complete ? "true" : "false", r->stalled ? "true" : "false");
     printf("\"channel_seed\": [%llu, %llu], \"bit_errors\": [%llu, %llu], "
            "\"frames_hit\": [%llu, %llu], ", (unsigned long long)r->channel_seed[0],
            (unsigned long long)r->channel_seed[1], (unsigned long long)r->ch[0].bit_errors,

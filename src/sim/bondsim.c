@@ -330,6 +330,18 @@ static bool all_done(const struct bsim *s)
     return true;
 }
 
+/* A direction whose stream can no longer complete (stall_slots) */
+static bool stalled(const struct bsim *s, uint64_t t)
+{
+    for (int i = 0; i < 2; i++) {
+        const struct bdir *d = &s->d[i];
+        bool due = !d->done || d->pending || d->val.next_seq != d->next_seq;
+        if (rifl_linksim_stalled(s->cfg, &d->val, due, d->last_read, t))
+            return true;
+    }
+    return false;
+}
+
 /* The seed of end e's line of lane i. */
 static uint64_t line_seed(const rifl_linksim_result *res, int e, unsigned i)
 {
@@ -557,6 +569,10 @@ int rifl_linksim_run_bonded(const rifl_linksim_config *cfg, rifl_linksim_result 
                          ? 0 : 1; /* (the driver by lane pairs steps both ends at once) */
         if ((e == 0 && all_done(s)) || (cfg->max_slots && t >= cfg->max_slots))
             break;
+        if (e == 0 && stalled(s, t)) {
+            res->stalled = true;
+            break;
+        }
         if (s->by_pairs) {
             uint64_t did = 0;
             rc = rifl_bondsim_stretch(s, &did);

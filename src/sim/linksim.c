@@ -553,6 +553,14 @@ static bool at_boundary(struct sim *s, struct course *k)
         if (!c->settle_slots || k->satisfied || k->t >= k->complete_at + c->settle_slots)
             return true;
     }
+    for (int i = 0; i < 2; i++) {
+        const struct dir *d = &s->d[i];
+        bool due = d->pending || d->recv_cur != d->next_seq || !(d->done || s->stopped);
+        if (rifl_linksim_stalled(c, &d->val, due, d->last_read, k->t)) {
+            s->res->stalled = true;
+            return true;
+        }
+    }
     return c->max_slots && k->t >= c->max_slots;
 }
 

@@ -184,6 +184,11 @@ int rifl_linksim_user_side(struct sim *s, uint64_t t);
 void rifl_linksim_read_arrived(struct sim *s, struct dir *d, const uint64_t *at, unsigned n,
                                uint64_t shift);
 bool rifl_linksim_all_done(const struct sim *s);
+/* Whether a direction's stream has stalled at slot t (stall_slots in
+ * rifl/sim/linksim.h): its checks found a packet lost or corrupted, packets
+ * are still due, and none arrived whole since last_read. */
+bool rifl_linksim_stalled(const rifl_linksim_config *c, const rifl_validator *v, bool due,
+                          uint64_t last_read, uint64_t t);
 
 /* linksim.c: direction i's measuring window and its share of the goodput
  * and efficiency sums, for `lanes` lanes; once per direction */

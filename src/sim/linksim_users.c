@@ -261,6 +261,13 @@ int rifl_linksim_user_side(struct sim *s, uint64_t t)
 }
 
 /* Every packet the users will give was taken and delivered. */
+bool rifl_linksim_stalled(const rifl_linksim_config *c, const rifl_validator *v, bool due,
+                          uint64_t last_read, uint64_t t)
+{
+    uint64_t w = c->stall_slots ? c->stall_slots : RIFL_LINKSIM_STALL_SLOTS;
+    return t >= last_read && t - last_read >= w && due && !rifl_validator_clean(v);
+}
+
 bool rifl_linksim_all_done(const struct sim *s)
 {
     for (int i = 0; i < 2; i++) {

@@ -43,12 +43,22 @@ typedef struct rifl_linksim_slot {
     bool complete;                /* everything offered was delivered */
 } rifl_linksim_slot;
 
+/* stall_slots' default: 2^22 slots, far beyond any recovery of a link
+ * that still carries data (the longest, a serial lane's start-up at the
+ * reference's rx_up, takes about 2^20 words) */
+#define RIFL_LINKSIM_STALL_SLOTS ((uint64_t)1 << 22)
+
 typedef struct rifl_linksim_config {
     rifl_lane_config lane;     /* both ends */
     double ber[2];             /* [0]: A -> B, [1]: B -> A */
     uint64_t seed;             /* every random choice derives from it */
     uint64_t bytes;            /* payload bytes offered per direction (0: no limit) */
     uint64_t max_slots;        /* stop after this many frame slots (0: no limit) */
+    uint64_t stall_slots;      /* a run whose checks found a packet lost or
+                                  corrupted ends once no packet has arrived
+                                  whole for this many slots while some are
+                                  still due (0: RIFL_LINKSIM_STALL_SLOTS):
+                                  such a stream may never complete */
     double load;               /* offered load per direction as a fraction of
                                   the frame rate, (0, 1]; 1 saturates */
     size_t min_len, max_len;   /* packet sizes, uniform in [min, max] */
@@ -198,6 +208,9 @@ typedef struct rifl_linksim_result {
     rifl_bond_stats bond[2];
     uint64_t comp_requests[2];   /* compensation slots each end asked its lanes for */
     bool complete;               /* every offered packet arrived */
+    bool stalled;                /* ended by stall_slots: packets were lost
+                                    or corrupted and none arrived whole
+                                    since */
     bool lossless;               /* nothing lost, duplicated, reordered, corrupted */
 } rifl_linksim_result;
 
