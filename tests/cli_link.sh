@@ -105,6 +105,25 @@ printf 'bogus = 1\n' > "$tmp/bad.conf"
 "$rifl" bench codec --json --seconds 0.05 > "$tmp/b.json" && ok || bad "bench exit"
 [ "$(grep -c '"frame_width"' "$tmp/b.json")" -eq 2 ] && ok || bad "bench: one object per width"
 grep -q '"payload_gbps"' "$tmp/b.json" && grep -q '"memcpy_ratio"' "$tmp/b.json" && ok || bad "bench keys"
+# the rounds (10 by default, or --rounds) and the spread around the median
+[ "$(python3 -c 'import json,sys
+rs=[json.loads(l) for l in open(sys.argv[1])]
+print(all(r["rounds"] == int(sys.argv[2]) and
+          0 < r["payload_gbps_min"] <= r["payload_gbps"] <= r["payload_gbps_max"] for r in rs))' \
+  "$tmp/b.json" 10)" = True ] && ok || bad "bench: rounds, and min <= median <= max"
+"$rifl" bench codec --json --seconds 0.05 --rounds 4 --widths 256 > "$tmp/b4.json" && ok || bad "bench --rounds 4 exit"
+[ "$(python3 -c 'import json,sys
+rs=[json.loads(l) for l in open(sys.argv[1])]
+print(len(rs) == 1 and all(r["rounds"] == int(sys.argv[2]) and
+          0 < r["payload_gbps_min"] <= r["payload_gbps"] <= r["payload_gbps_max"] for r in rs))' \
+  "$tmp/b4.json" 4)" = True ] && ok || bad "bench --rounds 4: rounds, and min <= median <= max"
+"$rifl" bench codec --seconds 0.05 --rounds 1 --widths 256 > "$tmp/b1.txt" && grep -q "^rounds: 1, " "$tmp/b1.txt" \
+  && ok || bad "bench --rounds 1: the rounds named above the table"
+for v in 0 1001; do
+  "$rifl" bench codec --seconds 0.01 --rounds $v > "$tmp/out" 2> "$tmp/err"
+  [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "option --rounds.*out of range" "$tmp/err" \
+    && ok || bad "bench --rounds $v refused"
+done
 # the path field: the one in use, every path the CPU runs with --all-paths, a
 # forced one with --path or RIFL_CODEC_PATH, and an unknown one refused
 inuse=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["path"])' "$tmp/b.json")
