@@ -155,6 +155,12 @@ timeout 120 "$rifl" sim switch --topology "$tmp/ring.topo" --load 1 --bytes-per-
     > "$tmp/ring.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "NOT FINISHED (stalled)" "$tmp/ring.out" &&
   grep -q "flow-control deadlock" "$tmp/ring.out" || fail "ring deadlock (rc $rc)"
+# ... and the routes' cycle of VOQ waits is named before the run
+grep -q "warning: option --topology: the routes can deadlock under load: the waits of their VOQs close a cycle of 6: s" \
+  "$tmp/ring.out" || fail "ring: no warning of the wait cycle"
+"$rifl" sim switch --topology leafspine:2x2x2 --bytes-per-pair 2KB > "$tmp/ls.out" 2>&1 ||
+  fail "leaf-spine run"
+! grep -q "can deadlock" "$tmp/ls.out" || fail "leaf-spine: a wait cycle named"
 expect_err "K even" --topology fattree:65536
 # hosts on links of delay 0: the round trip is what the cells take, so flow
 # control keeps the VOQs from overflowing

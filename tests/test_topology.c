@@ -472,7 +472,93 @@ static void t_flow_paths(void)
     CHECK_EQ_U(rifl_topo_flow_path(1, 2, 99, 0), 0);
 }
 
+/* A ring of n 4-port switches (two hosts each, port 2 to the next switch's
+ * port 3), optionally with one link cut, as topology text. */
+static void ring_text(char *buf, size_t n_buf, unsigned n, bool cut)
+{
+    size_t at = 0;
+    for (unsigned k = 0; k < n; k++)
+        at += (size_t)snprintf(buf + at, n_buf - at,
+                               "switch s%u 4\nhost a%u\nhost b%u\nlink a%u s%u:0\n"
+                               "link b%u s%u:1\n", k, k, k, k, k, k, k);
+    for (unsigned k = 0; k < n - (cut ? 1 : 0); k++)
+        at += (size_t)snprintf(buf + at, n_buf - at, "link s%u:2 s%u:3\n", k, (k + 1) % n);
+}
+
+/* The VOQ waits of a cycle found: each VOQ's output port leads to the next
+ * VOQ's switch and input port, the last to the first. */
+static bool cycle_closes(const rifl_topology *t, const rifl_topo_voq *c, unsigned len)
+{
+    for (unsigned k = 0; k < len; k++) {
+        const rifl_topo_voq *a = &c[k], *b = &c[(k + 1) % len];
+        const rifl_topo_node *S = &t->nodes[a->sw];
+        if (!S->is_switch || S->peer[a->out_port] != b->sw ||
+            S->peer_port[a->out_port] != b->in_port)
+            return false;
+    }
+    return true;
+}
+
+static void t_wait_cycles(void)
+{
+    char text[4096], err[256];
+    int rc;
+    rifl_topo_voq cyc[16];
+    unsigned len = 99;
+    /* shortest routes round a ring of 6 (3 hops either way: the lowest
+     * ports win the ties) wait on each other all the way round */
+    ring_text(text, sizeof text, 6, false);
+    rifl_topology *t = parse(text, err, sizeof err, &rc);
+    REQUIRE(rc == RIFL_OK && t);
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 1, cyc, 16, &len, err, sizeof err), RIFL_OK);
+    CHECK_EQ_U(len, 6);
+    CHECK(len <= 16 && cycle_closes(t, cyc, len));
+    /* only the first VOQs when there is less room */
+    rifl_topo_voq two[2];
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 1, two, 2, &len, err, sizeof err), RIFL_OK);
+    CHECK(len == 6 && two[0].sw == cyc[0].sw && two[1].sw == cyc[1].sw);
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 1, NULL, 0, &len, err, sizeof err), RIFL_OK);
+    CHECK_EQ_U(len, 6);
+    rifl_topo_free(t);
+    /* a ring of 4: shortest routes cross at most two links, both ways
+     * round with two paths, so a VOQ from one ring link to the next waits
+     * only on VOQs to hosts: no cycle */
+    ring_text(text, sizeof text, 4, false);
+    t = parse(text, err, sizeof err, &rc);
+    REQUIRE(rc == RIFL_OK && t);
+    len = 99;
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 2, cyc, 16, &len, err, sizeof err), RIFL_OK);
+    CHECK_EQ_U(len, 0);
+    rifl_topo_free(t);
+    /* a ring of 5 cut open is a line: no cycle */
+    ring_text(text, sizeof text, 5, true);
+    t = parse(text, err, sizeof err, &rc);
+    REQUIRE(rc == RIFL_OK && t);
+    len = 99;
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 1, cyc, 16, &len, err, sizeof err), RIFL_OK);
+    CHECK_EQ_U(len, 0);
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 0, cyc, 16, &len, err, sizeof err),
+               RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 1, NULL, 4, &len, err, sizeof err),
+               RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_topo_wait_cycle(t, 1, cyc, 16, NULL, err, sizeof err),
+               RIFL_ERR_INVALID_ARG);
+    rifl_topo_free(t);
+    CHECK_EQ_I(rifl_topo_wait_cycle(NULL, 1, cyc, 16, &len, err, sizeof err),
+               RIFL_ERR_INVALID_ARG);
+    /* trees: a leaf-spine and a fat tree, with every shortest path */
+    const char *trees[] = { "leafspine:4x4x2", "fattree:4", "single:8" };
+    for (unsigned k = 0; k < 3; k++) {
+        REQUIRE(rifl_topo_generate(trees[k], &t, err, sizeof err) == RIFL_OK);
+        len = 99;
+        CHECK_EQ_I(rifl_topo_wait_cycle(t, 64, cyc, 16, &len, err, sizeof err), RIFL_OK);
+        CHECK_MSG(len == 0, "%s: a cycle of %u", trees[k], len);
+        rifl_topo_free(t);
+    }
+}
+
 TEST_MAIN({ "parse_ok", t_parse_ok }, { "parse_errors", t_parse_errors },
+          { "wait_cycles", t_wait_cycles },
           { "link_settings", t_link_settings },
           { "chain_routes", t_chain_routes },
           { "shortest_and_disconnected", t_shortest_and_disconnected },

@@ -198,6 +198,11 @@ int cli_load_topology(const struct cli_opt *table, const char *path,
 /* The same for an option of another name. */
 int cli_load_topology_as(const struct cli_opt *table, const char *option, const char *path,
                          struct rifl_topology **topo);
+/* A warning on stderr when the routes over `t` (`paths` per host pair) can
+ * deadlock under per-VOQ flow control (rifl_topo_wait_cycle), naming the
+ * VOQs of a cycle; returns the cycle's length (0: none, or not found). */
+unsigned cli_warn_wait_cycle(const struct cli_opt *table, const char *option,
+                             const struct rifl_topology *t, unsigned paths);
 /* --group-lanes given where no link is bonded (every link one lane: a
  * topology file's link its own lanes, the others `lanes`): said, and 2;
  * else 0. */

@@ -831,6 +831,8 @@ static int run(int argc, char **argv)
             return 2;
         rifl_topology *topo = NULL;
         int st = cli_load_topology(table, o.topology, &topo);
+        if (!st && !strcasecmp(o.fc, "voq"))
+            cli_warn_wait_cycle(table, "topology", topo, (unsigned)o.paths);
         if (!st)
             st = run_sweep(table, &o, topo, &sw);
         rifl_topo_free(topo);
@@ -848,6 +850,8 @@ static int run(int argc, char **argv)
     rifl_topology *topo = NULL;
     if (cli_load_topology(table, o.topology, &topo))
         return 2;
+    if (!strcasecmp(o.fc, "voq"))
+        cli_warn_wait_cycle(table, "topology", topo, (unsigned)o.paths);
     rifl_net_config c;
     if (build(table, &o, topo, NULL, &c)) {
         rifl_topo_free(topo);

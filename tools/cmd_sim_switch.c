@@ -600,6 +600,28 @@ int cli_load_topology_as(const struct cli_opt *table, const char *option, const 
     return 0;
 }
 
+unsigned cli_warn_wait_cycle(const struct cli_opt *table, const char *option,
+                             const rifl_topology *t, unsigned paths)
+{
+    enum { SHOWN = 6 };
+    rifl_topo_voq cyc[SHOWN];
+    unsigned len = 0;
+    char err[512];
+    if (rifl_topo_wait_cycle(t, paths, cyc, SHOWN, &len, err, sizeof err) != RIFL_OK)
+        return 0; /* (the run itself reports a route missing or no memory) */
+    if (!len)
+        return 0;
+    fprintf(stderr, "warning: %s: the routes can deadlock under load: the waits of their "
+            "VOQs close a cycle of %u: ", cli_where(table, option), len);
+    for (unsigned k = 0; k < len && k < SHOWN; k++)
+        fprintf(stderr, "%s (in %u, out %u) -> ", t->nodes[cyc[k].sw].name, cyc[k].in_port,
+                cyc[k].out_port);
+    fprintf(stderr, "%s; every VOQ of it can fill and wait on the next for good (per-VOQ "
+            "flow control, docs/layer2.md); routes over a tree, leaf-spine or fat tree close "
+            "no such cycle\n", len > SHOWN ? "..." : t->nodes[cyc[0].sw].name);
+    return len;
+}
+
 /* Whether any link has more than one lane: a topology file's link its own
  * lanes, the others `lanes`. */
 static bool any_bonded(const rifl_topology *topo, uint64_t lanes)
@@ -912,6 +934,8 @@ static int run_parsed(int argc, char **argv, const struct cli_opt *table, struct
         cli_sweep_free(&sw);
         return 2;
     }
+    if (topo)
+        cli_warn_wait_cycle(table, "topology", topo, 1);
     for (unsigned v = 0; topo && v < topo->nnodes; v++) {
         const rifl_topo_node *nd = &topo->nodes[v];
         bool own = false;

@@ -272,6 +272,26 @@ RIFL_API unsigned rifl_topo_flow_path(unsigned src, unsigned dst, uint64_t flow,
 RIFL_API int rifl_topo_follow(const rifl_topology *t, unsigned from, const uint8_t *route,
                               unsigned hops);
 
+/* A virtual output queue of a switch of a topology: its node index and
+ * the physical ports it joins. */
+typedef struct rifl_topo_voq {
+    int sw;
+    unsigned in_port, out_port;
+} rifl_topo_voq;
+
+/* Whether the routes the simulators take can deadlock under per-VOQ flow
+ * control: the first `paths` shortest routes (rifl_topo_routes_to) between
+ * every pair of linked hosts.  A cell at the head of a VOQ of its route
+ * waits for room in the next VOQ of the route; routes whose waits close a
+ * cycle can fill every VOQ of it and stop for good under load (a ring of
+ * switches with shortest routes does), routes without one cannot.  *len
+ * gets the length of a cycle found (0: none), and cycle[] its first `max`
+ * VOQs, each waiting on the next and the last on the first.  The errors
+ * of rifl_topo_routes_to, RIFL_ERR_INVALID_ARG for a NULL topology or len
+ * or no paths, RIFL_ERR_NOMEM (messages in err). */
+RIFL_API int rifl_topo_wait_cycle(const rifl_topology *t, unsigned paths, rifl_topo_voq *cycle,
+                                  unsigned max, unsigned *len, char *err, size_t errlen);
+
 /* Topologies by name, as the topology text they stand for:
  *   single:N          N hosts h0.. on one switch s0 (port i to host i)
  *   leafspine:LxSxH   L leaves leaf0.. with H hosts each (h0.. in leaf
