@@ -233,17 +233,25 @@ AVX512 __m512i t_basis(__m512i g)
  * the group in T's basis in every lane and `h` the states after each frame
  * of the group before (lane 7: the state before this group); both move on
  * by eight frames. */
-AVX512 __m512i start_states(unsigned m, unsigned wi, const __m512i *y, __m512i *g, __m512i *h)
+/* The weighted sums of plain words y[0..cnt) starting at word `at`, even
+ * lanes' products into ev and odd lanes' into od */
+AVX512 void start_acc(unsigned wi, unsigned at, unsigned cnt, const __m512i *y, __m512i *ev,
+                      __m512i *od)
 {
-    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-    _Pragma("GCC unroll 16")
-    for (unsigned i = 0; i < m; i += 2) {
-        __m512i k0 = _mm512_loadu_si512(KC.ek[wi][i]), k1 = _mm512_loadu_si512(KC.ek[wi][i + 1]);
-        ev = _mm512_ternarylogic_epi64(ev, _mm512_clmulepi64_epi128(y[i], k0, 0x00),
-                                       _mm512_clmulepi64_epi128(y[i + 1], k1, 0x00), 0x96);
-        od = _mm512_ternarylogic_epi64(od, _mm512_clmulepi64_epi128(y[i], k0, 0x11),
-                                       _mm512_clmulepi64_epi128(y[i + 1], k1, 0x11), 0x96);
+    _Pragma("GCC unroll 8")
+    for (unsigned i = 0; i < cnt; i += 2) {
+        __m512i k0 = _mm512_loadu_si512(KC.ek[wi][at + i]);
+        __m512i k1 = _mm512_loadu_si512(KC.ek[wi][at + i + 1]);
+        *ev = _mm512_ternarylogic_epi64(*ev, _mm512_clmulepi64_epi128(y[i], k0, 0x00),
+                                        _mm512_clmulepi64_epi128(y[i + 1], k1, 0x00), 0x96);
+        *od = _mm512_ternarylogic_epi64(*od, _mm512_clmulepi64_epi128(y[i], k0, 0x11),
+                                        _mm512_clmulepi64_epi128(y[i + 1], k1, 0x11), 0x96);
     }
+}
+
+/* The states after the sums of start_acc */
+AVX512 __m512i start_states(unsigned wi, __m512i ev, __m512i od, __m512i *g, __m512i *h)
+{
     /* lane j: e_j / w^((j+1)L); prefix XOR over the lanes, plus the state
      * before, times w^((j+1)L): the state after frame j */
     __m512i a = scr_reduce(ev, od), z = _mm512_setzero_si512();
@@ -361,24 +369,31 @@ AVX512 void encode_plan(unsigned m, unsigned wi, const uint8_t *pl, const uint8_
                         struct enc_plan *e, __m512i *g, __m512i *h)
 {
     __m512i metav = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)meta));
+    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
     if (m == 4) {
         /* 32 bytes a row, the next row's first two in the VCODE bits,
          * unless no payload follows (`end`) */
         __m512i p[4];
         load_half(pl, 30, 0, end ? 0x3FFFFFFFu : ~0u, p);
         plain_words(4, 0, 4, p, p[0], metav, &e->d0, e->y);
+        start_acc(wi, 0, 4, e->y, &ev, &od);
     } else {
+        /* each block's sums while its plain words are at hand */
         __m512i prev = _mm512_setzero_si512();
         const size_t pb = 8 * m - 2;
         for (unsigned b = 0; b < m / 8; b++) {
-            __m512i p[8];
+            __m512i p[8], y[8];
             load_half(pl, pb, 64 * b, ~0u, p);
             load_half(pl, pb, 64 * b + 32, b + 1 == m / 8 ? 0x3FFFFFFFu : ~0u, p + 4);
-            plain_words(m, 8 * b, 8, p, prev, metav, &e->d0, e->y + 8 * b);
+            plain_words(m, 8 * b, 8, p, prev, metav, &e->d0, y);
+            start_acc(wi, 8 * b, 8, y, &ev, &od);
+            _Pragma("GCC unroll 8")
+            for (unsigned k = 0; k < 8; k++)
+                e->y[8 * b + k] = y[k];
             prev = p[7];
         }
     }
-    e->start = start_states(m, wi, e->y, g, h);
+    e->start = start_states(wi, ev, od, g, h);
     e->prev = e->d0;
 }
 
