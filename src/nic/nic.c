@@ -283,7 +283,7 @@ static struct nic_ctx *context_of(rifl_nic *n, unsigned src, const uint8_t *rout
             *index = k;
             return &c[k];
         }
-        if (!spare && !c[k].in_msg) {
+        if (!spare && !nic_ctx_busy(&c[k])) {
             spare = &c[k];
             *index = k;
         }
@@ -338,7 +338,7 @@ int rifl_nic_receive(rifl_nic *n, uint64_t now, const uint8_t *cell, size_t len,
     memcpy(rx->route, route, sizeof rx->route);
     rx->hops = hops;
     rx->path = c->path;
-    if (!c->in_msg) {
+    if (!nic_ctx_busy(c)) {
         unsigned proto = p[0];
         uint64_t ml = 0;
         if (proto == RIFL_L2_PROTO_DATA)
@@ -349,9 +349,8 @@ int rifl_nic_receive(rifl_nic *n, uint64_t now, const uint8_t *cell, size_t len,
             n->st.rx_reserved++;
             return RIFL_ERR_FRAME;
         }
-        c->in_msg = true;
         c->proto = (uint8_t)proto;
-        c->msg_len = ml;
+        c->msg_len = (uint32_t)ml;
         c->got = 0;
         rx->first = true;
         memcpy(rx->prefix, p, RIFL_L2_MSG_PREFIX_BYTES);
@@ -364,10 +363,9 @@ int rifl_nic_receive(rifl_nic *n, uint64_t now, const uint8_t *cell, size_t len,
     rx->offset = c->got;
     rx->msg_len = c->msg_len;
     rx->proto = c->proto;
-    c->got += rx->len;
+    c->got += (uint32_t)rx->len;
     n->st.cells_rx++;
     if (c->got == c->msg_len) {
-        c->in_msg = false;
         rx->last = true;
         n->st.msg_rx++;
     }

@@ -33,15 +33,21 @@ struct nic_dst {
     uint64_t head_since;       /* when the head cell became head */
 };
 
-/* A receive context: the message in progress from one source on one route. */
+/* A receive context: the message in progress from one source on one route.
+ * Every NIC has one per source and route, hosts x paths of them, so a
+ * network holds hosts^2 x paths: kept to 16 bytes.  A message's length
+ * fits 32 bits (24 for data, 16 for RDMA), and it is in progress while
+ * fewer of its bytes have come than it has (no flag of its own). */
 struct nic_ctx {
     uint8_t route[RIFL_L2_MAX_HOPS];
     uint8_t hops;              /* 0: unused */
     uint8_t proto;
     int8_t path;               /* the route back among the map's (-1: none) */
-    bool in_msg;
-    uint64_t msg_len, got;
+    uint32_t msg_len, got;     /* bytes after the prefix; of them received */
 };
+_Static_assert(sizeof(struct nic_ctx) == 16, "a receive context is 16 bytes");
+
+static inline bool nic_ctx_busy(const struct nic_ctx *c) { return c->got < c->msg_len; }
 
 struct rifl_nic {
     rifl_nic_config cfg;
