@@ -780,6 +780,35 @@ static void t_config_refusals(void)
     CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
 }
 
+/* What rifl_lane_config_memory says before a lane exists is what the lane
+ * then takes, over the settings that size it; a refused configuration
+ * counts nothing. */
+static void t_config_memory(void)
+{
+    rifl_lane_config c = rifl_lane_default_config;
+    c.link.cable_m = 1;
+    c.link.transceiver_ns = 0;
+    const unsigned widths[] = { 64, 256, 2048 }, fids[] = { 6, 8, 12 };
+    for (unsigned i = 0; i < 3; i++) {
+        c.frame_bits = widths[i];
+        c.fid_bits = fids[i];
+        c.tx_queue_frames = 100 * (i + 1);
+        c.rx_buffer_frames = i == 1 ? 5000 : 0;
+        rifl_lane *l = NULL;
+        char msg[256] = "";
+        int rc = rifl_lane_create(&c, &l, msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "%s", msg);
+        if (rc != RIFL_OK)
+            continue;
+        CHECK(rifl_lane_config_memory(&c) == rifl_lane_memory(l));
+        CHECK(rifl_lane_memory(l) > 0);
+        rifl_lane_free(l);
+    }
+    c.frame_bits = 100; /* not a width a lane takes */
+    CHECK(rifl_lane_config_memory(&c) == 0);
+    CHECK(rifl_lane_config_memory(NULL) == 0);
+}
+
 /* Frames by content (rifl_lane_tx_frame / rifl_lane_rx_frame) against wire
  * bytes, in lock step: two copies of a link, one carried as wire bytes and
  * one by content, with the same packets and the same corrupted frames
@@ -1497,6 +1526,6 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "frames_by_content", t_frames_by_content }, { "rx_batch", t_rx_batch },
           { "frames_by_reference", t_frames_by_reference },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
-          { "config_refusals", t_config_refusals },
+          { "config_refusals", t_config_refusals }, { "config_memory", t_config_memory },
           { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold },
           { "tx_ready_predicts", t_tx_ready_predicts }, { "lane_tags", t_lane_tags })

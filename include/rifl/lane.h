@@ -167,6 +167,10 @@ RIFL_API int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char
 RIFL_API void rifl_lane_free(rifl_lane *lane);
 /* Bytes allocated by rifl_lane_create for this lane. */
 RIFL_API size_t rifl_lane_memory(const rifl_lane *lane);
+/* The bytes rifl_lane_create would allocate for a lane of cfg (what
+ * rifl_lane_memory then says), without making one; 0 for a configuration
+ * it refuses. */
+RIFL_API size_t rifl_lane_config_memory(const rifl_lane_config *cfg);
 RIFL_API const rifl_lane_config *rifl_lane_get_config(const rifl_lane *lane);
 
 /* ---- per-slot frame interface ------------------------------------------ */

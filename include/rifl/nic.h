@@ -64,6 +64,9 @@ typedef struct rifl_nic_map rifl_nic_map;
 RIFL_API int rifl_nic_map_create(const rifl_topology *topo, unsigned max_paths,
                                  rifl_nic_map **out, char *msg, size_t msglen);
 RIFL_API void rifl_nic_map_free(rifl_nic_map *map);
+/* The bytes rifl_nic_map_create allocates for topo and max_paths, without
+ * making the map (its routes: hosts^2 x max_paths of 7 bytes). */
+RIFL_API uint64_t rifl_nic_map_memory(const rifl_topology *topo, unsigned max_paths);
 /* Hosts are numbered in the order the topology lists them, from 0. */
 RIFL_API unsigned rifl_nic_map_hosts(const rifl_nic_map *map);
 RIFL_API unsigned rifl_nic_map_max_paths(const rifl_nic_map *map);
@@ -100,6 +103,11 @@ typedef struct rifl_nic rifl_nic;
 RIFL_API int rifl_nic_create(const rifl_nic_config *cfg, const rifl_nic_map *map,
                              unsigned host, rifl_nic **out, char *msg, size_t msglen);
 RIFL_API void rifl_nic_free(rifl_nic *nic);
+/* The bytes rifl_nic_create allocates for a NIC of cfg on a map of `hosts`
+ * hosts and max_paths routes per pair, without making it (its receive
+ * contexts: hosts x max_paths of 16 bytes). */
+RIFL_API uint64_t rifl_nic_memory(const rifl_nic_config *cfg, unsigned hosts,
+                                  unsigned max_paths);
 RIFL_API unsigned rifl_nic_host(const rifl_nic *nic);
 
 /* ---- sending ---------------------------------------------------------------- */

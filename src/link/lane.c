@@ -34,6 +34,27 @@ const char *rifl_rx_result_name(rifl_rx_result r)
 
 /* ------------------------------------------------------------------------ */
 
+/* The one block rifl_lane_create allocates for a lane of (checked) cfg: the
+ * lane, a replay key per frame ID, the held frames, and the records of the
+ * replay buffer, the queues and the fixed frames.  rifl_lane_config_memory
+ * counts by it too, so an estimate made before a network exists is what
+ * its lanes then take. */
+static size_t lane_bytes(const rifl_lane_config *cfg)
+{
+    unsigned stride = cfg->frame_bits / 8 - 1; /* META byte + P/8 payload bytes */
+    unsigned nfid = 1u << cfg->fid_bits;
+    unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
+    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 6;
+    size_t held_cap = (size_t)cfg->rx_hold_frames + 1;
+    return sizeof(rifl_lane) + (size_t)nfid * sizeof(uint64_t) +
+           held_cap * sizeof(struct held_frame) + recs * stride;
+}
+
+size_t rifl_lane_config_memory(const rifl_lane_config *cfg)
+{
+    return cfg && rifl_lane_config_check(cfg, NULL, 0) == RIFL_OK ? lane_bytes(cfg) : 0;
+}
+
 int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
                      size_t msglen)
 {
@@ -47,10 +68,8 @@ int rifl_lane_create(const rifl_lane_config *cfg, rifl_lane **out, char *msg,
     unsigned stride = F / 8 - 1; /* META byte + P/8 payload bytes */
     unsigned nfid = 1u << cfg->fid_bits;
     unsigned rxcap = cfg->rx_buffer_frames ? cfg->rx_buffer_frames : 2 * nfid;
-    size_t recs = (size_t)nfid + cfg->tx_queue_frames + 2u * cfg->ext_queue_frames + rxcap + 6;
     size_t held_cap = (size_t)cfg->rx_hold_frames + 1;
-    size_t bytes = sizeof(rifl_lane) + (size_t)nfid * sizeof(uint64_t) +
-                   held_cap * sizeof(struct held_frame) + recs * stride;
+    size_t bytes = lane_bytes(cfg);
     rifl_lane *l = calloc(1, bytes);
     if (!l)
         return RIFL_ERR_NOMEM;

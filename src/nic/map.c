@@ -16,6 +16,34 @@ void rifl_nic_map_free(rifl_nic_map *m)
     free(m);
 }
 
+/* The arrays rifl_nic_map_create allocates, in elements: its own and,
+ * while it works, one destination's routes from every node.  The routes
+ * grow as hosts^2 x max_paths; rifl_nic_map_memory counts by these so an
+ * estimate is what the map then takes. */
+struct map_sizes {
+    size_t host_node, node_host, routes, count; /* the map's */
+    size_t tmp, cnt;                            /* while it is built */
+};
+
+static struct map_sizes map_sizes(unsigned nodes, unsigned hosts, unsigned max_paths)
+{
+    size_t H = hosts;
+    return (struct map_sizes){ .host_node = H, .node_host = nodes,
+                               .routes = H * H * max_paths, .count = H * H,
+                               .tmp = (size_t)nodes * max_paths, .cnt = nodes };
+}
+
+uint64_t rifl_nic_map_memory(const rifl_topology *t, unsigned max_paths)
+{
+    if (!t)
+        return 0;
+    struct map_sizes z = map_sizes(t->nnodes, t->nhosts, max_paths);
+    return sizeof(rifl_nic_map) + (uint64_t)z.host_node * sizeof(unsigned) +
+           (uint64_t)z.node_host * sizeof(int) + (uint64_t)z.routes * sizeof(rifl_nic_route) +
+           (uint64_t)z.count * sizeof(uint8_t) + (uint64_t)z.tmp * sizeof(rifl_topo_route) +
+           (uint64_t)z.cnt * sizeof(unsigned);
+}
+
 int rifl_nic_map_create(const rifl_topology *t, unsigned max_paths, rifl_nic_map **out,
                         char *msg, size_t msglen)
 {
@@ -41,13 +69,14 @@ int rifl_nic_map_create(const rifl_topology *t, unsigned max_paths, rifl_nic_map
     m->hosts = t->nhosts;
     m->paths = max_paths;
     size_t H = m->hosts;
-    m->host_node = calloc(H, sizeof *m->host_node);
-    m->node_host = calloc(t->nnodes, sizeof *m->node_host);
-    m->routes = calloc(H * H * max_paths, sizeof *m->routes);
-    m->count = calloc(H * H, sizeof *m->count);
+    struct map_sizes z = map_sizes(t->nnodes, m->hosts, max_paths);
+    m->host_node = calloc(z.host_node, sizeof *m->host_node);
+    m->node_host = calloc(z.node_host, sizeof *m->node_host);
+    m->routes = calloc(z.routes, sizeof *m->routes);
+    m->count = calloc(z.count, sizeof *m->count);
     /* every source's routes to one destination at a time */
-    rifl_topo_route *tmp = calloc((size_t)t->nnodes * max_paths, sizeof *tmp);
-    unsigned *cnt = calloc(t->nnodes, sizeof *cnt);
+    rifl_topo_route *tmp = calloc(z.tmp, sizeof *tmp);
+    unsigned *cnt = calloc(z.cnt, sizeof *cnt);
     if (!m->host_node || !m->node_host || !m->routes || !m->count || !tmp || !cnt) {
         free(tmp);
         free(cnt);

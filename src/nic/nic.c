@@ -21,6 +21,30 @@ void rifl_nic_free(rifl_nic *n)
     free(n);
 }
 
+/* The arrays rifl_nic_create allocates, in elements: its messages, a queue
+ * and a ready bit per destination, and hosts x paths receive contexts (so
+ * a network's NICs hold hosts^2 x paths).  rifl_nic_memory counts by
+ * these. */
+struct nic_sizes {
+    size_t msg, dst, ready, ctx;
+};
+
+static struct nic_sizes nic_sizes(unsigned tx_messages, unsigned hosts, unsigned paths)
+{
+    return (struct nic_sizes){ .msg = tx_messages, .dst = hosts, .ready = (hosts + 63) / 64,
+                               .ctx = (size_t)hosts * paths };
+}
+
+uint64_t rifl_nic_memory(const rifl_nic_config *cfg, unsigned hosts, unsigned max_paths)
+{
+    if (!cfg)
+        return 0;
+    struct nic_sizes z = nic_sizes(cfg->tx_messages, hosts, max_paths);
+    return sizeof(rifl_nic) + (uint64_t)z.msg * sizeof(struct nic_msg) +
+           (uint64_t)z.dst * sizeof(struct nic_dst) + (uint64_t)z.ready * sizeof(uint64_t) +
+           (uint64_t)z.ctx * sizeof(struct nic_ctx);
+}
+
 int rifl_nic_create(const rifl_nic_config *cfg, const rifl_nic_map *map, unsigned host,
                     rifl_nic **out, char *msg, size_t msglen)
 {
@@ -51,11 +75,12 @@ int rifl_nic_create(const rifl_nic_config *cfg, const rifl_nic_map *map, unsigne
     n->host = host;
     n->vls = cfg->vls ? cfg->vls : 1;
     n->hosts = map->hosts;
-    n->words = (map->hosts + 63) / 64;
-    n->msg = calloc(cfg->tx_messages, sizeof *n->msg);
-    n->dst = calloc(map->hosts, sizeof *n->dst);
-    n->ready = calloc(n->words, sizeof *n->ready);
-    n->ctx = calloc((size_t)map->hosts * map->paths, sizeof *n->ctx);
+    struct nic_sizes z = nic_sizes(cfg->tx_messages, map->hosts, map->paths);
+    n->words = (unsigned)z.ready;
+    n->msg = calloc(z.msg, sizeof *n->msg);
+    n->dst = calloc(z.dst, sizeof *n->dst);
+    n->ready = calloc(z.ready, sizeof *n->ready);
+    n->ctx = calloc(z.ctx, sizeof *n->ctx);
     if (!n->msg || !n->dst || !n->ready || !n->ctx) {
         rifl_nic_free(n);
         return RIFL_ERR_NOMEM;

@@ -30,17 +30,11 @@ unsigned pair_delay(const rifl_pair_config *cfg)
                              : rifl_link_delay_frames(&cfg->lane.link, cfg->lane.frame_bits);
 }
 
-int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen)
+uint64_t pair_flight_bytes(const rifl_pair_config *cfg)
 {
     unsigned D = pair_delay(cfg), F = cfg->lane.frame_bits;
-    if (D > PAIR_MAX_DELAY) {
-        rifl_msg(msg, msglen, "a one-way delay of %u frames is too long; use at most %u "
-                 "(delay_frames, or when it is 0 a shorter cable or transceiver delay)", D,
-                 PAIR_MAX_DELAY);
-        return RIFL_ERR_CONFIG;
-    }
     if (rifl_frame_width_check(F) != RIFL_OK)
-        return RIFL_OK; /* (the lanes' check names it) */
+        return 0;
     /* bytes per slot of delay, each way: at most what the cable's delay
      * line takes (a serial line: its bits, doubled as it is rounded to a
      * power of two, and the room for slips), and the pair's own records of
@@ -59,7 +53,21 @@ int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen)
             per += sizeof(rifl_lane_ref) + sizeof(rifl_pair_inflight) + round16(content) +
                    round16(fb) + sizeof(rifl_lane_frame);
     }
-    uint64_t bytes = 2 * (((uint64_t)D + 1) * per + fixed);
+    return 2 * (((uint64_t)D + 1) * per + fixed);
+}
+
+int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen)
+{
+    unsigned D = pair_delay(cfg), F = cfg->lane.frame_bits;
+    if (D > PAIR_MAX_DELAY) {
+        rifl_msg(msg, msglen, "a one-way delay of %u frames is too long; use at most %u "
+                 "(delay_frames, or when it is 0 a shorter cable or transceiver delay)", D,
+                 PAIR_MAX_DELAY);
+        return RIFL_ERR_CONFIG;
+    }
+    if (rifl_frame_width_check(F) != RIFL_OK)
+        return RIFL_OK; /* (the lanes' check names it) */
+    uint64_t bytes = pair_flight_bytes(cfg);
     if (bytes > RIFL_PHY_MAX_BYTES) {
         rifl_msg(msg, msglen, "a pair of lanes with a one-way delay of %u frames of %u bits "
                  "takes %llu MiB for the frames in flight both ways, more than the %llu MiB "

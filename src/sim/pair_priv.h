@@ -4,6 +4,7 @@
 #define RIFL_SIM_PAIR_PRIV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rifl/sim/pair.h"
 
@@ -16,5 +17,10 @@
  * RIFL_ERR_CONFIG with a message naming the settings to lower. */
 unsigned pair_delay(const rifl_pair_config *cfg);
 int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen);
+/* What pair_check counts: the bytes of the frames in flight both ways, the
+ * cables' delay lines and the pair's records of them (0 for a frame width
+ * the lanes refuse).  rifl_net_create's memory estimate counts a link's by
+ * it. */
+uint64_t pair_flight_bytes(const rifl_pair_config *cfg);
 
 #endif
