@@ -999,6 +999,65 @@ static void t_refusals(void)
     rifl_topo_free(t);
 }
 
+/* The memory estimate: the part that grows with the paths is the map's
+ * routes and the NICs' receive contexts, by the sizes they allocate; a
+ * network above max_memory_gb is refused at once, naming the estimate and
+ * the fix, and one below it (or without a limit) is made. */
+static void t_memory(void)
+{
+    rifl_topology *big = gen("fattree:22"), *small = gen("fattree:4");
+    REQUIRE(big && small);
+    rifl_net_config c = rifl_net_default_config;
+    c.topo = big;
+    c.max_paths = 64;
+    uint64_t m64 = rifl_net_memory(&c);
+    c.max_paths = 8;
+    uint64_t m8 = rifl_net_memory(&c);
+    rifl_nic_config nc = rifl_nic_default_config;
+    nc.tx_messages = c.nic_messages;
+    unsigned H = big->nhosts;
+    uint64_t grow = rifl_nic_map_memory(big, 64) - rifl_nic_map_memory(big, 8) +
+                    (uint64_t)H * (rifl_nic_memory(&nc, H, 64) - rifl_nic_memory(&nc, H, 8));
+    CHECK(m64 - m8 == grow);
+    /* 2662^2 pairs x 56 more paths: 7 bytes of route and 16 of context each */
+    CHECK(grow == (uint64_t)H * H * 56 * (7 + 16) + (uint64_t)big->nnodes * 56 *
+                  sizeof(rifl_topo_route));
+    CHECK_MSG(m64 > 10e9 && m64 < 13e9, "%g GB", m64 / 1e9);
+    CHECK(rifl_net_memory(NULL) == 0);
+
+    rifl_net *n = NULL;
+    char err[512];
+    c.max_paths = 64;
+    c.max_memory_gb = 8;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK(n == NULL);
+    char want[64];
+    snprintf(want, sizeof want, "would take about %.3g GB of memory", m64 / 1e9);
+    CHECK_MSG(strstr(err, want) != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "(max_paths, --paths)") != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "(max_memory_gb, --max-memory-gb; 0: none)") != NULL, "%s", err);
+    c.max_memory_gb = -1;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(err, "memory limit") != NULL, "%s", err);
+
+    c.topo = small;
+    c.window_ns = 1000;
+    const double limits[] = { 0, 8 };
+    for (unsigned i = 0; i < 2; i++) {
+        c.max_memory_gb = limits[i];
+        CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_OK);
+        rifl_net_free(n);
+        n = NULL;
+    }
+    c.max_memory_gb = rifl_net_memory(&c) / 1e9 * 0.99;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_ERR_CONFIG);
+    c.max_memory_gb = rifl_net_memory(&c) / 1e9 * 1.01;
+    CHECK_EQ_I(rifl_net_create(&c, &n, err, sizeof err), RIFL_OK);
+    rifl_net_free(n);
+    rifl_topo_free(big);
+    rifl_topo_free(small);
+}
+
 /* A host application: every host sends MSGS messages of its own prefix and
  * bytes to the next host over a leaf-spine at BER 1e-6; each arrives whole,
  * in order per route, byte for byte; every `sent` frees a buffer; the run
@@ -1184,4 +1243,5 @@ TEST_MAIN({ "unloaded_path", t_unloaded_path }, { "lossless_ber", t_lossless_ber
           { "link_settings", t_link_settings }, { "link_rates", t_link_rates },
           { "host_interface", t_host_interface },
           { "credit", t_credit }, { "bonded", t_bonded }, { "idle_links", t_idle_links }, { "refusals", t_refusals },
+          { "memory", t_memory },
           { "app", t_app }, { "app_error", t_app_error })

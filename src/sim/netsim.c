@@ -18,6 +18,8 @@
 #include "rifl/sim/latency.h"
 #include "rifl/sim/pair.h"
 
+#include "pair_priv.h"
+
 const rifl_net_config rifl_net_default_config = {
     .topo = NULL,
     .fc = RIFL_NET_FC_VOQ,
@@ -46,10 +48,12 @@ const rifl_net_config rifl_net_default_config = {
     .seed = 1,
     .pcie_gbps = 0.0,
     .pcie_rtt_ns = 2500.0,
+    .max_memory_gb = 0.0,     /* no limit (rifl sim net gives one) */
 };
 
 #define MSG_CAP (1u << 20)   /* largest message */
 #define NIC_MESSAGES_MAX (1u << 24) /* messages a NIC queues, at most */
+#define MAX_MEMORY_GB 1e6 /* the highest memory limit one may give */
 #define NONE UINT32_MAX
 /* a cell in credit blocks of 64 bytes */
 #define CELL_BLOCKS ((RIFL_L2_CELL_BYTES + RIFL_FC_BLOCK_BYTES - 1) / RIFL_FC_BLOCK_BYTES)
@@ -500,6 +504,11 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
                               "of 1 to %u", c->nic_messages, NIC_MESSAGES_MAX);
         return RIFL_ERR_CONFIG;
     }
+    if (!(c->max_memory_gb >= 0 && c->max_memory_gb <= MAX_MEMORY_GB)) {
+        rifl_msg(err, errlen, "a memory limit of %g GB: give 0 to %g (0: no limit)",
+                 c->max_memory_gb, MAX_MEMORY_GB);
+        return RIFL_ERR_CONFIG;
+    }
     return RIFL_OK;
 }
 
@@ -588,9 +597,10 @@ static unsigned link_tag_room(const rifl_net *n, const rifl_lane_config *lc, uns
 }
 
 /* "the link A[:port] - B[:port]" for the link at port p of node v. */
-static void link_name(const rifl_net *n, unsigned v, unsigned p, char *what, size_t cap)
+static void link_name(const rifl_net_config *cfg, unsigned v, unsigned p, char *what,
+                      size_t cap)
 {
-    const rifl_topology *t = n->cfg.topo;
+    const rifl_topology *t = cfg->topo;
     const rifl_topo_node *a = &t->nodes[v], *b = &t->nodes[a->peer[p]];
     char ea[48], eb[48];
     snprintf(ea, sizeof ea, "%s", a->name);
@@ -602,20 +612,23 @@ static void link_name(const rifl_net *n, unsigned v, unsigned p, char *what, siz
     snprintf(what, cap, "the link %s - %s", ea, eb);
 }
 
-/* The lane settings of the link at port p of node v, and its lanes. */
-static int port_lane(const rifl_net *n, const rifl_lane_config *base, unsigned v, unsigned p,
-                     rifl_lane_config *lc, unsigned *lanes, char *err, size_t errlen)
+/* The lane settings of the link at port p of node v, and its lanes.  (Of
+ * the configuration alone: the memory estimate runs it before the network
+ * exists.) */
+static int port_lane(const rifl_net_config *cfg, const rifl_lane_config *base, unsigned v,
+                     unsigned p, rifl_lane_config *lc, unsigned *lanes, char *err,
+                     size_t errlen)
 {
-    const rifl_topo_link_attr *at = &n->cfg.topo->nodes[v].attr[p];
-    *lanes = at->lanes > 0 ? (unsigned)at->lanes : n->cfg.lanes ? n->cfg.lanes : 1;
+    const rifl_topo_link_attr *at = &cfg->topo->nodes[v].attr[p];
+    *lanes = at->lanes > 0 ? (unsigned)at->lanes : cfg->lanes ? cfg->lanes : 1;
     if (at->cable_m < 0 && at->transceiver_ns < 0 && at->rate_gbps < 0 && at->lanes <= 0) {
         *lc = *base;
         return RIFL_OK;
     }
     char what[112];
-    link_name(n, v, p, what, sizeof what);
-    return link_lane(&n->cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, *lanes,
-                     what, false, lc, err, errlen);
+    link_name(cfg, v, p, what, sizeof what);
+    return link_lane(cfg, base, at->cable_m, at->transceiver_ns, at->rate_gbps, *lanes, what,
+                     false, lc, err, errlen);
 }
 
 /* Each switch's VOQs sized for the longest round trip among its links. */
@@ -634,7 +647,7 @@ static int switch_rtts(const rifl_net *n, const rifl_lane_config *base, unsigned
                 continue;
             rifl_lane_config lc;
             unsigned lanes;
-            int rc = port_lane(n, base, v, p, &lc, &lanes, err, errlen);
+            int rc = port_lane(&n->cfg, base, v, p, &lc, &lanes, err, errlen);
             if (rc != RIFL_OK)
                 return rc;
             unsigned r = link_rtt_cells(n, &lc, lanes);
@@ -709,7 +722,7 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
             rifl_pair_config pc;
             memset(&pc, 0, sizeof pc);
             unsigned lanes;
-            rc = port_lane(n, base, v, p, &pc.lane, &lanes, err, errlen);
+            rc = port_lane(&n->cfg, base, v, p, &pc.lane, &lanes, err, errlen);
             if (rc != RIFL_OK)
                 break;
             /* end 0 is a, its port sends what lane 0 sends */
@@ -721,7 +734,7 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
             k->nl = lanes;
             if (lanes > 1 && n->cfg.group_lanes > lanes) {
                 char what[112];
-                link_name(n, v, p, what, sizeof what);
+                link_name(&n->cfg, v, p, what, sizeof what);
                 rifl_msg(err, errlen, "groups of %u lanes do not fit %s of %u lanes: give "
                                       "--group-lanes up to %u (0: all of a link's lanes)",
                          n->cfg.group_lanes, what, lanes, lanes);
@@ -1006,6 +1019,150 @@ static int credit_setup(rifl_net *n, char *err, size_t errlen)
 
 static bool sends(const rifl_net *n, unsigned h);
 
+/* The lane settings of every link without settings of its own, and what
+ * follows from them: the fastest link's rate (its frame slot is the time
+ * step, and the switches and NICs work in its cell times), a cell's frame
+ * slots C and the switch pipeline in cell times.  Links without a rate of
+ * their own run at link_gbps. */
+static int base_lane(const rifl_net_config *cfg, rifl_lane_config *lc, double *fastest,
+                     unsigned *C, unsigned *pipe_len, char *err, size_t errlen)
+{
+    const rifl_topology *t = cfg->topo;
+    rifl_lane_config base = rifl_lane_default_config;
+    base.frame_bits = cfg->frame_bits;
+    base.link.lane_rate_gbps = cfg->link_gbps;
+    base.link.ns_per_m = 5.0;
+    *fastest = cfg->link_gbps;
+    for (unsigned v = 0; v < t->nnodes; v++)
+        for (unsigned p = 0; p < t->nodes[v].nports; p++)
+            if (t->nodes[v].peer[p] >= 0 && t->nodes[v].attr[p].rate_gbps > *fastest)
+                *fastest = t->nodes[v].attr[p].rate_gbps;
+    int rc = link_lane(cfg, &base, -1, -1, -1, cfg->lanes ? cfg->lanes : 1, "links", true, lc,
+                       err, errlen);
+    if (rc != RIFL_OK)
+        return rc;
+    unsigned pb = rifl_payload_bytes(lc->frame_bits);
+    *C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
+    double cell_ns = *C * (cfg->frame_bits / *fastest);
+    *pipe_len = (unsigned)llround(cfg->switch_ns / cell_ns);
+    if (*pipe_len < 1)
+        *pipe_len = 1;
+    lc->tx_queue_frames = (*pipe_len + 4) * *C;
+    return RIFL_OK;
+}
+
+/* ---- memory -----------------------------------------------------------------------
+ * A network's memory grows with its host pairs: the map holds every pair's
+ * routes and every NIC a receive context per source and route, each
+ * hosts^2 x max_paths in all (a fat tree of 22-port switches with 64 paths:
+ * over 10 GB).  rifl_net_create adds it up before it allocates anything, by
+ * the sizes the parts allocate (rifl_nic_map_memory, rifl_nic_memory,
+ * rifl_lane_config_memory, pair_flight_bytes), and refuses a network above
+ * max_memory_gb, so that a run too large for the machine is a message, not
+ * the system killing the process part way.  Not counted: the switches
+ * (their VOQ pools are reserved and touched only as cells fill them), the
+ * links' tag rings, and the cells and messages in flight, which grow with
+ * the load. */
+struct mem {
+    uint64_t routes;          /* the map */
+    uint64_t contexts;        /* the NICs' receive contexts */
+    uint64_t messages;        /* the NICs' message slots, the host interfaces' queues */
+    uint64_t links;           /* every link's lane engines and frames in flight */
+    uint64_t other;           /* the NICs' destination queues, a finite workload's tables */
+};
+
+static uint64_t mem_total(const struct mem *m)
+{
+    return m->routes + m->contexts + m->messages + m->links + m->other;
+}
+
+static void mem_count(const rifl_net_config *cfg, struct mem *m)
+{
+    memset(m, 0, sizeof *m);
+    const rifl_topology *t = cfg->topo;
+    uint64_t H = t->nhosts;
+    unsigned P = cfg->max_paths;
+    m->routes = rifl_nic_map_memory(t, P);
+    /* a NIC's share for its contexts is what its paths add, the share for
+     * its messages what they add: the rest is per destination */
+    rifl_nic_config nc = rifl_nic_default_config, bare = nc;
+    nc.tx_messages = cfg->nic_messages;
+    bare.tx_messages = 0;
+    uint64_t nic = rifl_nic_memory(&nc, t->nhosts, P),
+             no_msg = rifl_nic_memory(&bare, t->nhosts, P),
+             no_ctx = rifl_nic_memory(&bare, t->nhosts, 0);
+    m->contexts = H * (no_msg - no_ctx);
+    m->messages = H * (nic - no_msg);
+    m->other = H * no_ctx;
+    if (cfg->pcie_gbps > 0)
+        m->messages += H * cfg->nic_messages * sizeof *((struct host *)NULL)->dma;
+    if (cfg->bytes_per_flow && !cfg->app)
+        m->other += H * H * (sizeof *((struct host *)NULL)->left +
+                             sizeof *((struct host *)NULL)->act);
+    /* each link's pairs of lanes, one or one per bonded lane, as
+     * make_links makes them (settings that rifl_net_create refuses count
+     * nothing: it says why) */
+    rifl_lane_config base;
+    double fastest;
+    unsigned C, pipe_len;
+    if (base_lane(cfg, &base, &fastest, &C, &pipe_len, NULL, 0) != RIFL_OK)
+        return;
+    for (unsigned v = 0; v < t->nnodes; v++) {
+        const rifl_topo_node *a = &t->nodes[v];
+        for (unsigned p = 0; p < a->nports; p++) {
+            int u = a->peer[p];
+            if (u < 0 || (unsigned)u < v || ((unsigned)u == v && a->peer_port[p] < p))
+                continue;
+            rifl_pair_config pc;
+            memset(&pc, 0, sizeof pc);
+            unsigned lanes;
+            if (port_lane(cfg, &base, v, p, &pc.lane, &lanes, NULL, 0) == RIFL_OK)
+                m->links += lanes * (2 * rifl_lane_config_memory(&pc.lane) +
+                                     pair_flight_bytes(&pc));
+        }
+    }
+}
+
+uint64_t rifl_net_memory(const rifl_net_config *cfg)
+{
+    if (!cfg || !cfg->topo)
+        return 0;
+    struct mem m;
+    mem_count(cfg, &m);
+    return mem_total(&m);
+}
+
+/* RIFL_ERR_CONFIG with the estimate, its parts and the fix when the network
+ * would take more than max_memory_gb. */
+static int mem_check(const rifl_net_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->max_memory_gb == 0)
+        return RIFL_OK;
+    struct mem m;
+    mem_count(cfg, &m);
+    double gb = (double)mem_total(&m) / 1e9;
+    if (gb <= cfg->max_memory_gb)
+        return RIFL_OK;
+    /* the fix for the largest part: the paths make the routes and the
+     * contexts, the NICs' queues the message slots, the links the rest */
+    const char *fix;
+    if (m.routes + m.contexts >= m.messages && m.routes + m.contexts >= m.links + m.other)
+        fix = "give fewer paths per host pair (max_paths, --paths) or a smaller topology";
+    else if (m.messages >= m.links + m.other)
+        fix = "give fewer messages per NIC (nic_messages, --nic-messages) or a smaller "
+              "topology";
+    else
+        fix = "give a smaller topology";
+    rifl_msg(err, errlen, "this network would take about %.3g GB of memory, more than the "
+                          "limit of %g GB (%u hosts, %u paths per host pair: routes %.3g GB, "
+                          "NIC receive contexts %.3g GB, NIC message slots %.3g GB, links "
+                          "%.3g GB, the rest %.3g GB); %s, or raise the limit "
+                          "(max_memory_gb, --max-memory-gb; 0: none)",
+             gb, cfg->max_memory_gb, cfg->topo->nhosts, cfg->max_paths, m.routes / 1e9,
+             m.contexts / 1e9, m.messages / 1e9, m.links / 1e9, m.other / 1e9, fix);
+    return RIFL_ERR_CONFIG;
+}
+
 int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_t errlen)
 {
     if (!cfg || !out)
@@ -1014,6 +1171,8 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
     if (err && errlen)
         err[0] = '\0';
     int rc = check(cfg, err, errlen);
+    if (rc == RIFL_OK)
+        rc = mem_check(cfg, err, errlen);
     if (rc != RIFL_OK)
         return rc;
     rifl_net *n = calloc(1, sizeof *n);
@@ -1036,31 +1195,13 @@ int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err, size_
         rc = RIFL_ERR_CONFIG;
         goto fail;
     }
-    /* lanes: links without a rate of their own run at link_gbps; the
-     * fastest link's frame slot is the time step, and the switches and
-     * NICs work in its cell times */
-    rifl_lane_config base = rifl_lane_default_config, lc;
-    base.frame_bits = cfg->frame_bits;
-    base.link.lane_rate_gbps = cfg->link_gbps;
-    base.link.ns_per_m = 5.0;
-    double fastest = cfg->link_gbps;
-    for (unsigned v = 0; v < t->nnodes; v++)
-        for (unsigned p = 0; p < t->nodes[v].nports; p++)
-            if (t->nodes[v].peer[p] >= 0 && t->nodes[v].attr[p].rate_gbps > fastest)
-                fastest = t->nodes[v].attr[p].rate_gbps;
-    n->base_mbps = (uint64_t)llround(fastest * 1000);
-    rc = link_lane(cfg, &base, -1, -1, -1, cfg->lanes ? cfg->lanes : 1, "links", true, &lc, err,
-                   errlen);
+    rifl_lane_config lc;
+    double fastest;
+    rc = base_lane(cfg, &lc, &fastest, &n->C, &n->pipe_len, err, errlen);
     if (rc != RIFL_OK)
         goto fail;
-    unsigned pb = rifl_payload_bytes(lc.frame_bits);
-    n->C = (RIFL_L2_CELL_BYTES + pb - 1) / pb;
+    n->base_mbps = (uint64_t)llround(fastest * 1000);
     n->slot_ns = cfg->frame_bits / fastest;
-    double cell_ns = n->C * n->slot_ns;
-    n->pipe_len = (unsigned)llround(cfg->switch_ns / cell_ns);
-    if (n->pipe_len < 1)
-        n->pipe_len = 1;
-    lc.tx_queue_frames = (n->pipe_len + 4) * n->C;
     rifl_switch_config sc = rifl_switch_default_config;
     sc.flow_control = cfg->fc == RIFL_NET_FC_VOQ;
     sc.check_fabric = false;

@@ -183,13 +183,16 @@ typedef struct rifl_net_config {
     double pcie_rtt_ns;       /* its round trip, 0 to 1e6 */
     const rifl_net_app *app;  /* NULL: the traffic above; else the hosts run
                                  this application (no host interface) */
+    double max_memory_gb;     /* refuse a network that rifl_net_memory puts
+                                 above this many GB (1e9 bytes), 0 to 1e6
+                                 (0: no limit) */
 } rifl_net_config;
 
 /* single:32 at 10% load, Bernoulli, uniform, one-cell messages (252 bytes),
  * per-VOQ flow control, 100 Gbit/s links with F = 256, 2 m cables and 80 ns
  * transceivers, a switch pipeline that makes an unloaded one-switch path 17
  * cell times, BER 0, iSLIP with 3 iterations, 8 paths, 10 us warm-up and 50
- * us window.  `topo` must be set. */
+ * us window, no memory limit.  `topo` must be set. */
 RIFL_API extern const rifl_net_config rifl_net_default_config;
 
 #define RIFL_NET_MAX_SEGMENTS (2 * RIFL_L2_MAX_HOPS + 3)
@@ -271,6 +274,15 @@ typedef struct rifl_net rifl_net;
 
 RIFL_API int rifl_net_create(const rifl_net_config *cfg, rifl_net **out, char *err,
                              size_t errlen);
+/* The bytes rifl_net_create would allocate for cfg's network, counted
+ * before anything is allocated by the sizes its parts allocate: what grows
+ * with host pairs (every pair's routes and every NIC's receive contexts,
+ * hosts^2 x max_paths each), the NICs' message slots and every link's lane
+ * engines.  Not counted: the switches' VOQ pools (reserved, touched only as
+ * cells fill them), the links' delay lines, the cells in flight.  The
+ * receive contexts are touched as sources first send to a host, so a short
+ * run may stay below it. */
+RIFL_API uint64_t rifl_net_memory(const rifl_net_config *cfg);
 RIFL_API void rifl_net_free(rifl_net *n);
 /* Run up to `slots` more frame slots; 1 when finished (window over and its
  * cells delivered, or the drain limit reached), 0 otherwise, a negative
