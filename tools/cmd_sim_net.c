@@ -19,6 +19,7 @@ struct opts {
     double load, burst_bytes, link_gbps, cable_m, transceiver_ns, switch_ns, ber;
     double pcie_gbps, pcie_rtt_ns;
     double warmup_us, time_us, drain_us;
+    double max_memory_gb;
     uint64_t msg_bytes, msg_min, msg_max, incast, frame_bits, iterations, voq_cells, paths;
     uint64_t vls, credit_cells, lanes, group_lanes;
     uint64_t nic_messages, seed, pcap_slots, jobs, bytes_per_flow;
@@ -174,6 +175,7 @@ static int build(const struct cli_opt *t, const struct opts *o, const rifl_topol
     c->voq_cells = (unsigned)o->voq_cells;
     c->max_paths = (unsigned)o->paths;
     c->nic_messages = (unsigned)o->nic_messages;
+    c->max_memory_gb = o->max_memory_gb;
     c->pcie_gbps = o->pcie_gbps;
     c->pcie_rtt_ns = o->pcie_rtt_ns;
     if (c->pcie_gbps != 0 && !(c->pcie_gbps >= 1 && c->pcie_gbps <= 10000))
@@ -701,6 +703,10 @@ static int run(int argc, char **argv)
         .msg_max = 252, .incast = 8, .frame_bits = 256, .iterations = 3, .voq_cells = 0,
         .paths = 8, .nic_messages = 1024, .vls = 4, .lanes = 1, .group_lanes = 0, .credit_cells = 0, .pcie_gbps = 0, .pcie_rtt_ns = 2500, .seed = 1,
         .pcap_host = "h0", .pcap_slots = 100000, .plot_y = "latency_p99_ns,head_p99_ns",
+        /* (a machine of 16 GB keeps room for the rest; fattree:22 with 64
+         * paths, about 11.5 GB, is refused at once instead of running the
+         * machine out of memory) */
+        .max_memory_gb = 8,
     };
     struct cli_opt table[] = {
         { "topology", CLI_STRING, &o.topology,
@@ -753,6 +759,9 @@ static int run(int argc, char **argv)
         { "paths", CLI_UINT, &o.paths, "shortest routes used per host pair", 1, 64 },
         { "nic-messages", CLI_UINT, &o.nic_messages,
           "messages a NIC queues before its source waits", 1, 1 << 24 },
+        { "max-memory-gb", CLI_DOUBLE, &o.max_memory_gb,
+          "refuse a network whose memory, estimated before anything is allocated, is above "
+          "this many GB (0: no limit) (docs/netsim.md)", 0, 1e6 },
         { "pcie-gbps", CLI_DOUBLE, &o.pcie_gbps,
           "the NIC's host interface, PCIe DMA each way (0: none; the paper's NIC: 90): "
           "messages are read from host memory, cells written to it", 0, 10000 },
