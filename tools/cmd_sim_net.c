@@ -636,6 +636,7 @@ static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_top
     }
     /* every point is built and checked before any runs */
     int status = 0;
+    unsigned most_paths = 0; /* the most routes per pair of a point with per-VOQ flow control */
     for (size_t i = 0; i < sw->npoints && !status; i++) {
         if (cli_sweep_apply(sw, i, table) || build(table, o, topo, sw, &pt[i].cfg)) {
             status = 2;
@@ -649,9 +650,14 @@ static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_top
             status = 2;
         }
         rifl_net_free(n);
+        if (!status && pt[i].cfg.fc == RIFL_NET_FC_VOQ && pt[i].cfg.max_paths > most_paths)
+            most_paths = pt[i].cfg.max_paths;
         /* cost: simulated time x load x links */
         cost[i] = (pt[i].cfg.warmup_ns + pt[i].cfg.window_ns) * pt[i].cfg.load;
     }
+    /* (more paths only add waits: a cycle of any point's routes is one of these) */
+    if (!status && most_paths)
+        cli_warn_wait_cycle(table, "topology", topo, most_paths);
     struct net_plot plot;
     if (!status && o->plot && (status = plot_setup(table, o, sw, &plot)) == 0) {
         if (!(plot.f = fopen(plot.csv, "w"))) {
@@ -840,8 +846,6 @@ static int run(int argc, char **argv)
             return 2;
         rifl_topology *topo = NULL;
         int st = cli_load_topology(table, o.topology, &topo);
-        if (!st && !strcasecmp(o.fc, "voq"))
-            cli_warn_wait_cycle(table, "topology", topo, (unsigned)o.paths);
         if (!st)
             st = run_sweep(table, &o, topo, &sw);
         rifl_topo_free(topo);
@@ -859,13 +863,16 @@ static int run(int argc, char **argv)
     rifl_topology *topo = NULL;
     if (cli_load_topology(table, o.topology, &topo))
         return 2;
-    if (!strcasecmp(o.fc, "voq"))
-        cli_warn_wait_cycle(table, "topology", topo, (unsigned)o.paths);
     rifl_net_config c;
     if (build(table, &o, topo, NULL, &c)) {
         rifl_topo_free(topo);
         return 2;
     }
+    /* (a network over the memory limit is refused by rifl_net_create before
+     * the check would go through all its routes) */
+    if (c.fc == RIFL_NET_FC_VOQ &&
+        (c.max_memory_gb == 0 || (double)rifl_net_memory(&c) / 1e9 <= c.max_memory_gb))
+        cli_warn_wait_cycle(table, "topology", topo, c.max_paths);
     /* (the time step, the fastest link's frame slot, comes from the network) */
     struct net_capture cap = { NULL, c.frame_bits, 0, 0, false, 0 };
     int cap_host = -1;
