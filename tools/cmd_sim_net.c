@@ -868,11 +868,6 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
-    /* (a network over the memory limit is refused by rifl_net_create before
-     * the check would go through all its routes) */
-    if (c.fc == RIFL_NET_FC_VOQ &&
-        (c.max_memory_gb == 0 || (double)rifl_net_memory(&c) / 1e9 <= c.max_memory_gb))
-        cli_warn_wait_cycle(table, "topology", topo, c.max_paths);
     /* (the time step, the fastest link's frame slot, comes from the network) */
     struct net_capture cap = { NULL, c.frame_bits, 0, 0, false, 0 };
     int cap_host = -1;
@@ -913,6 +908,10 @@ static int run(int argc, char **argv)
         rifl_topo_free(topo);
         return 2;
     }
+    /* (after rifl_net_create, which refuses a network over the memory limit
+     * before the check would go through all its routes) */
+    if (c.fc == RIFL_NET_FC_VOQ)
+        cli_warn_wait_cycle(table, "topology", topo, c.max_paths);
     cap.slot_ns = rifl_net_slot_ns(net);
     double t0 = cli_now();
     int r;
