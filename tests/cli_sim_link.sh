@@ -218,7 +218,8 @@ assert d["latency_ns"] is None and d["latency_last_frame_ns"] is None, d' \
 "$RIFL" sim link --frames 50 --csv 2>/dev/null | python3 -c '
 import csv, sys
 r = next(csv.DictReader(sys.stdin))
-assert r["lat_p99_ns"] == "" and r["last_max_ns"] == "", r' \
+assert r["lat_p99_ns"] == "" and r["last_max_ns"] == "", r
+assert r["stalled"] == "0" and r["complete"] == "0", r' \
     || bad "CSV latency of a run that delivered nothing is not empty"
 # the start-up line names every lane, and why they never came up
 "$RIFL" sim link --lanes 4 --serial --up-log2 12 --bytes 100kB >"$TMP/su.txt" 2>&1

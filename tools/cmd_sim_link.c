@@ -745,7 +745,7 @@ static const char csv_header[] =
     "ber,ber_ab,ber_ba,seed,frame_bits,bytes_per_dir,slots,fast_slots,wall_s,goodput_gbps,"
     "efficiency,bandwidth_ratio,lat_avg_ns,lat_p50_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,"
     "last_avg_ns,last_p99_ns,last_max_ns,lost,duplicated,reordered,corrupted,lossless,"
-    "complete,replay_cycles,verify_fail,bit_errors,frames_hit";
+    "complete,replay_cycles,verify_fail,bit_errors,frames_hit,stalled";
 static const char *const csv_has[] = { "ber", "ber-ab", "ber-ba", "seed", "frame-bits", "bytes",
                                        NULL };
 
@@ -776,13 +776,13 @@ static void print_csv(const rifl_linksim_config *c, const rifl_linksim_result *r
                q_ns(r, &r->lat, 0.5), q_ns(r, &r->lat, 0.99), q_ns(r, &r->lat, 0.999),
                (double)r->lat.max * r->frame_ns, rifl_hist_avg(&r->lat_last) * r->frame_ns,
                q_ns(r, &r->lat_last, 0.99), (double)r->lat_last.max * r->frame_ns);
-    printf("%llu,%llu,%llu,%llu,%d,%d,%llu,%llu,%llu,%llu%s\n", (unsigned long long)VSUM(r, lost),
+    printf("%llu,%llu,%llu,%llu,%d,%d,%llu,%llu,%llu,%llu,%d%s\n", (unsigned long long)VSUM(r, lost),
            (unsigned long long)VSUM(r, duplicated), (unsigned long long)VSUM(r, reordered),
            (unsigned long long)VSUM(r, corrupted), r->lossless, r->complete,
            (unsigned long long)(r->lane[0].tx_replay_cycles + r->lane[1].tx_replay_cycles),
            (unsigned long long)(r->lane[0].rx_verify_fail + r->lane[1].rx_verify_fail),
            (unsigned long long)(r->ch[0].bit_errors + r->ch[1].bit_errors),
-           (unsigned long long)(r->ch[0].frames_hit + r->ch[1].frames_hit), extra);
+           (unsigned long long)(r->ch[0].frames_hit + r->ch[1].frames_hit), r->stalled, extra);
     fflush(stdout);
 }
 
