@@ -277,7 +277,7 @@ works "${L[@]}" --csv --sweep ber=1e-7,1e-6
 check "sim link list sweep gives 2 rows" [ "$(wc -l < "$out")" -eq 3 ]
 works "${L[@]}" --csv --sweep "ber=1e-7,1e-6 load=0.5:1:0.5"
 check "sim link two-key sweep gives 4 rows" [ "$(wc -l < "$out")" -eq 5 ]
-check "a swept load gets a CSV column" grep -q ',frames_hit,load$' "$out"
+check "a swept load gets a CSV column" grep -q ',frames_hit,stalled,load$' "$out"
 works "${L[@]}" --json --sweep "load=.5,1 fast=true,false"
 check "sweep JSON is valid and names the swept values" python3 -c '
 import json, sys

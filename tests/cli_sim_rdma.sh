@@ -172,6 +172,9 @@ expect_err() {
   grep -q -- "$want" "$tmp/err" || fail "message for '$*' lacks '$want': $(cat "$tmp/err")"
 }
 expect_err "--op" --op bogus
+# a network too big for the memory limit is refused before it is built
+expect_err "more than the limit of 0.1 GB.*--max-memory-gb" --net fattree:16 --paths 32 --max-memory-gb 0.1
+expect_err "--max-memory-gb has no effect without --net" --max-memory-gb 1
 expect_err "--fault" --fault nonsense:0.1
 expect_err "--fault" --fault drop:2
 expect_err "--frame-bits" --frame-bits 100

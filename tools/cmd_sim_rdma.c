@@ -14,7 +14,7 @@ struct opts {
     const char *op, *fault, *sizes, *mapping, *net, *fc;
     uint64_t size, bytes, flows, senders, hops, paths, frame_bits, bundle, seed;
     uint64_t vls, credit_cells, lanes, group_lanes;
-    double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s, ber;
+    double link_gbps, link_ns, switch_ns, page_in_ns, timeout_us, max_s, ber, max_memory_gb;
     bool go_back_n, json, csv, victim;
     const rifl_topology *topo; /* --net, loaded */
 };
@@ -225,6 +225,7 @@ static int build_cfg(const struct opts *o, rifl_rdmasim_config *c, bool quiet)
     c->topo = o->topo;
     c->ber = o->ber;
     c->victim = o->victim;
+    c->max_memory_gb = o->topo ? o->max_memory_gb : 0;
     c->lanes = (unsigned)o->lanes;
     c->group_lanes = (unsigned)o->group_lanes;
     if (!strcmp(o->fc, "voq"))
@@ -261,6 +262,7 @@ static int run(int argc, char **argv)
         .flows = 32, .senders = 1, .hops = 1, .paths = 1, .frame_bits = 256, .bundle = 0,
         .seed = 1, .link_gbps = 10, .link_ns = 100, .switch_ns = 200, .page_in_ns = 10000,
         .timeout_us = 1000, .max_s = 10, .net = "", .fc = "voq", .ber = 0, .vls = 4, .lanes = 1,
+        .max_memory_gb = 8,
     };
     const struct cli_opt opts[] = {
         { "op", CLI_STRING, &o.op, "write, read or send (to a mailbox, 1 to 256 bytes)", 0, 0 },
@@ -301,6 +303,9 @@ static int run(int argc, char **argv)
           "with --net: lanes per group of a bonded link (0: all, spatial; 1: temporal)", 0,
           16 },
         { "ber", CLI_DOUBLE, &o.ber, "with --net: every link's bit error rate, below 1e-3", 0, 1e-3 },
+        { "max-memory-gb", CLI_DOUBLE, &o.max_memory_gb,
+          "with --net: refuse a network whose memory, estimated before anything is "
+          "allocated, is above this many GB (0: no limit) (docs/netsim.md)", 0, 1e6 },
         { "victim", CLI_FLAG, &o.victim,
           "with --net: host 1 also writes to host senders+1 all through the run", 0, 0 },
         { "max-s", CLI_DOUBLE, &o.max_s, "give up after this much simulated time, s", 1e-6, 1e4 },
@@ -355,7 +360,8 @@ static int run(int argc, char **argv)
         }
         o.topo = topo;
     } else {
-        static const char *const net_only[] = { "fc", "ber", "victim", "lanes", "group-lanes" };
+        static const char *const net_only[] = { "fc", "ber", "victim", "lanes", "group-lanes",
+                                                "max-memory-gb" };
         for (size_t i = 0; i < sizeof net_only / sizeof *net_only; i++)
             if (cli_unused(opts, net_only[i], "without --net (the path model has no lanes or "
                                               "shared switch)"))
@@ -414,7 +420,7 @@ static int run_all(const struct cli_opt *opts, struct opts *o)
     int status = 0;
     for (int i = 0; i < nsizes; i++) {
         c.size = (uint64_t)sizes[i];
-        char msg[256] = "";
+        char msg[1024] = "";
         if (rifl_rdmasim_check(&c, msg, sizeof msg) != RIFL_OK) {
             if (*o->sizes) {
                 fprintf(stderr, "error: option --sizes (%llu): %s\n",

@@ -41,6 +41,7 @@ const rifl_rdmasim_config rifl_rdmasim_default_config = {
     .fc = RIFL_NET_FC_VOQ,
     .ber = 0,
     .victim = false,
+    .max_memory_gb = 0,
 };
 
 #define MAX_HOSTS 64
@@ -155,6 +156,8 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
             BAD("fc is %d; give voq, credit or link", (int)c->fc);
         if (!(c->ber >= 0 && c->ber < 1e-3))
             BAD("ber is %g; give 0 to 1e-3 (exclusive)", c->ber);
+        if (!(c->max_memory_gb >= 0 && c->max_memory_gb <= 1e6))
+            BAD("max_memory_gb is %g; give 0 (no limit) to 1e6", c->max_memory_gb);
         if (c->fc != RIFL_NET_FC_CREDIT && (c->vls || c->credit_cells))
             BAD("%s is %u with %s flow control: virtual lanes and their credit are for credit "
                 "flow control; give %s 0, or fc credit", c->vls ? "vls" : "credit_cells",
@@ -181,6 +184,9 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
         if (c->group_lanes > fewest && most)
             BAD("group_lanes is %u and a bonded link has %u lanes; give group_lanes up to %u "
                 "(0: all of a link's lanes)", c->group_lanes, fewest, fewest);
+    } else if (c->max_memory_gb != 0) {
+        BAD("max_memory_gb is %g without a network (a topology): it limits a network's "
+            "memory; give max_memory_gb 0, or a topology", c->max_memory_gb);
     } else if (c->victim || c->ber > 0) {
         BAD("%s needs a network (a topology): the path model has no shared links%s",
             c->victim ? "a victim flow" : "a bit error rate",
@@ -872,6 +878,7 @@ static int net_create(struct sim *s, rifl_net_app *app, char *msg, size_t msglen
     nc.window_ns = c->max_ns;
     nc.drain_ns = 0;
     nc.app = app;
+    nc.max_memory_gb = c->max_memory_gb;
     s->rx_paths = c->paths;
     return rifl_net_create(&nc, &s->net, msg, msglen);
 }

@@ -82,6 +82,8 @@ typedef struct rifl_rdmasim_config {
                                  senders + 1 (a destination nobody else uses)
                                  all through the run, `flows` transfers more
                                  of `size` bytes, at most 64 KiB */
+    double max_memory_gb;     /* with topo: refuse a network above this many GB,
+                                 as rifl_net_config's (0: no limit) */
 } rifl_rdmasim_config;
 
 /* One sender, writes of 1 MB, 32 flows, 64 MB, 10 Gbit/s links, F = 256,
