@@ -72,4 +72,17 @@ refused "point 2 of option --sweep: this network would take about" \
 # the limit itself: a number from 0 up
 refused "option --max-memory-gb" --max-memory-gb -1
 refused "option --max-memory-gb" --max-memory-gb nan
+
+# points run at once add up: three points of about 0.047 GB each under a
+# limit of 0.1 GB run two at a time, said on stderr, all three printed
+"$rifl" sim net --topology fattree:8 --time-us 1 --sweep load=0.1,0.2,0.3 --jobs 3 \
+  --max-memory-gb 0.1 --csv > "$tmp/j.csv" 2> "$tmp/j.err" || fail "sweep under a shared limit"
+grep -q "^note: 3 sweep points at once could take about 0.1[0-9]* GB, more than the limit of 0.1 GB (option --max-memory-gb); running 2 at a time" \
+  "$tmp/j.err" || fail "jobs under the memory limit: $(cat "$tmp/j.err")"
+[ "$(wc -l < "$tmp/j.csv")" = 4 ] || fail "sweep under a shared limit: $(cat "$tmp/j.csv")"
+# with room for all of them, no note
+"$rifl" sim net --topology fattree:8 --time-us 1 --sweep load=0.1,0.2,0.3 --jobs 3 \
+  --max-memory-gb 0.2 --csv > "$tmp/j.csv" 2> "$tmp/j.err" || fail "sweep with room"
+! grep -q "at a time" "$tmp/j.err" || fail "a note although all points fit: $(cat "$tmp/j.err")"
 echo "cli_sim_net_memory: ok"
+

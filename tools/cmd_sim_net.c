@@ -623,6 +623,42 @@ static int point_print(void *ctx, size_t i)
     return status;
 }
 
+static int by_size_down(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Points run at once add up: the most of `jobs` whose largest estimates
+ * together stay within the points' memory limit (the lowest one given),
+ * said on stderr when that is fewer than `jobs`. */
+static unsigned jobs_within_memory(const struct cli_opt *table, const struct point *pt, size_t n,
+                                   unsigned jobs)
+{
+    double limit = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pt[i].cfg.max_memory_gb > 0 && (limit == 0 || pt[i].cfg.max_memory_gb < limit))
+            limit = pt[i].cfg.max_memory_gb;
+    uint64_t *est = limit > 0 && jobs > 1 ? malloc(n * sizeof *est) : NULL;
+    if (!est)
+        return jobs; /* (without memory for the list, as before: each point within the limit) */
+    for (size_t i = 0; i < n; i++)
+        est[i] = rifl_net_memory(&pt[i].cfg);
+    qsort(est, n, sizeof *est, by_size_down);
+    unsigned fit = 0;
+    double sum = 0;
+    while (fit < jobs && (sum += (double)est[fit]) <= limit * 1e9)
+        fit++;
+    if (fit < 1)
+        fit = 1;
+    if (fit < jobs)
+        fprintf(stderr, "note: %u sweep points at once could take about %.3g GB, more than the "
+                "limit of %g GB (%s); running %u at a time\n", jobs, sum / 1e9, limit,
+                cli_where(table, "max-memory-gb"), fit);
+    free(est);
+    return fit;
+}
+
 static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_topology *topo,
                      const struct cli_sweep *sw)
 {
@@ -675,7 +711,8 @@ static int run_sweep(const struct cli_opt *table, struct opts *o, const rifl_top
             printf("{\"runs\": [\n");
         struct sweep_run w = { o, sw, pt, o->plot ? &plot : NULL };
         struct cli_jobs j = { sw->npoints, cost, point_run, point_print, &w, o->progress };
-        status = cli_jobs_run(&j, cli_job_count(o->jobs, sw->npoints));
+        unsigned jobs = cli_job_count(o->jobs, sw->npoints);
+        status = cli_jobs_run(&j, jobs_within_memory(table, pt, sw->npoints, jobs));
         if (status < 0)
             status = 2;
         if (o->json)
