@@ -58,6 +58,7 @@ static void t_link_states(void)
     CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_OK);
     CHECK_EQ_U(it.kind, RIFL_CREDIT_ITEM_FCP);
     CHECK_EQ_U(it.fcp[0] >> 4, RIFL_FCP_OP_INIT);
+    CHECK_EQ_U((it.fcp[0] & 0xFu) << 8 | it.fcp[1], 0); /* FCTBS: nothing sent yet */
     CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_OK); /* VL1's FCP */
     CHECK_EQ_I(rifl_credit_poll(a, 0, &it), RIFL_OK);
     CHECK_EQ_U(it.kind, RIFL_CREDIT_ITEM_DATA);
@@ -377,9 +378,22 @@ static void t_bad_reinit_dropped(void)
     }
     CHECK_EQ_U(rifl_credit_get_stats(b)->vl[0].rx_packets, got + 1);
     CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_ACTIVE);
+    /* the same FCP with an FCTBS other than 0, which no peer initialising
+     * sends: dropped, nothing moves */
+    want = *rifl_credit_get_stats(a);
+    for (unsigned v = 0; v < 2; v++)
+        rx[v] = *rifl_credit_rx_regs(a, v);
+    f.fccl = 100;
+    f.fctbs = 5;
+    rifl_fcp_encode(&f, buf);
+    CHECK_EQ_I(rifl_credit_rx_fcp(a, buf, 8, now), RIFL_ERR_FRAME);
+    want.fcp_rx_bad_fctbs++;
+    CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_ACTIVE);
+    CHECK(memcmp(rifl_credit_get_stats(a), &want, sizeof want) == 0);
+    CHECK_EQ_U(rifl_credit_rx_regs(a, 0)->abr, rx[0].abr);
     /* FCCL 100: impossible against the old FCTBS (1088) but right for a
      * peer that restarted: A starts again and takes it */
-    f.fccl = 100;
+    f.fctbs = 0;
     rifl_fcp_encode(&f, buf);
     CHECK_EQ_I(rifl_credit_rx_fcp(a, buf, 8, now), RIFL_OK);
     CHECK_EQ_U(rifl_credit_state(a), RIFL_FC_LINK_INIT);

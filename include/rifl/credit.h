@@ -356,6 +356,9 @@ typedef struct rifl_credit_stats {
     uint64_t fcp_rx_bad_fccl;    /* FCPs whose FCCL lies outside FCTBS ..
                                     FCTBS + 2048 (impossible on a correct
                                     link): dropped */
+    uint64_t fcp_rx_bad_fctbs;   /* FCPs of Op 1 whose FCTBS is not 0 (a
+                                    peer initialising has sent no data):
+                                    dropped */
     uint64_t peer_reinits;       /* FCPs of Op 1 on an active link: the peer
                                     re-initialised, and so did this end */
     uint64_t abr_resyncs;        /* FCTBS values that corrected ABR */

@@ -430,6 +430,14 @@ int rifl_credit_rx_fcp(rifl_credit *c, const uint8_t *fcp, size_t len, uint64_t 
         c->st.fcp_rx_bad_fccl++;
         return RIFL_ERR_FRAME;
     }
+    /* An FCP of Op 1 comes from a peer in LinkInitialize, which has sent no
+     * data since its registers were reset: its FCTBS is 0.  Another value
+     * would move ABR, and with it the FCCL this end grants, past the blocks
+     * the peer really sent, so the FCP is dropped like a bad FCCL. */
+    if (f.op == RIFL_FCP_OP_INIT && f.fctbs != 0) {
+        c->st.fcp_rx_bad_fctbs++;
+        return RIFL_ERR_FRAME;
+    }
     if (reinit) {
         rifl_credit_set_state(c, RIFL_FC_LINK_INIT);
         c->st.peer_reinits++;
