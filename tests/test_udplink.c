@@ -998,6 +998,74 @@ static void t_probe_width_then_restart(void)
     free_pair(&p);
 }
 
+/* One read of the socket brings the probes of a start of the peer's that
+ * published its round-trip estimate, and then a probe of the peer's next
+ * start (the peer stopped and restarted, both before this end read its
+ * socket).  The value the old start published is forgotten with it: sized
+ * from other settings (here a lane rate of 8 Gbit/s, which the new start
+ * corrected), it does not stop this end with the error naming the
+ * settings; sized as this end is, it does not start a lane that the new
+ * epoch resets at once.  The new epoch is adopted as if its probe had come
+ * alone, and the link comes up with it, with no reset at either end. */
+static void t_probe_value_then_restart(void)
+{
+    for (int other = 0; other < 2; other++) {
+        struct pair p;
+        pair_rate1 = other ? 8.0 : 0;
+        bool made = make_pair(&p, 0, 1.0, 20000); /* the round trip given */
+        pair_rate1 = 0;
+        if (!made) {
+            free_pair(&p);
+            return;
+        }
+        /* end 0 probes; end 1 (epoch 11) answers it, publishes its value at
+         * once and probes with it, naming end 0's epoch */
+        uint64_t wake;
+        char msg[512] = "";
+        p.now += 10000;
+        REQUIRE(rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg) == RIFL_OK);
+        REQUIRE(rifl_udplink_step(p.l[1], p.now, &wake, msg, sizeof msg) == RIFL_OK);
+        REQUIRE(rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[1]))->peer_epoch == 10);
+        unsigned port0 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[0]));
+        unsigned port1 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[1]));
+        REQUIRE(port0 && port1);
+        /* end 1 goes; a new one (epoch 13, end 0's settings) on its port
+         * probes before end 0 reads */
+        rifl_udplink_free(p.l[1]);
+        p.l[1] = NULL;
+        if (!new_end1(&p, port1, port0, 13, 0)) {
+            rifl_udplink_free(p.l[0]);
+            return;
+        }
+        send_probe_ask(rifl_udplink_fd(p.l[1]), 2048, 13, 2);
+        p.now += 10000;
+        int rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
+        CHECK_MSG(rc == RIFL_OK, "old end 1 at %s Gbit/s: %s", other ? "8" : "1", msg);
+        const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+        const rifl_udplink_stats *s0 = rifl_udplink_get_stats(p.l[0]);
+        CHECK(!rifl_udplink_running(p.l[0]));
+        CHECK_EQ_U(s0->resets, 0);
+        CHECK_EQ_U(s0->peer_epochs_adopted, 1);
+        CHECK_EQ_U(u0->epoch, 10);
+        CHECK_EQ_U(u0->peer_epoch, 13);
+        CHECK_EQ_U(u0->peer_epoch_new, 0);
+        CHECK_EQ_U(u0->peer_probe_value, 0);
+        /* the link comes up with the new end 1 */
+        p.stream[1] = 43;
+        p.sent[1] = p.got[1] = p.have[1] = 0;
+        CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
+        for (int i = 0; i < 2; i++) {
+            CHECK(rifl_udplink_running(p.l[i]));
+            CHECK_EQ_U(rifl_udplink_get_stats(p.l[i])->resets, 0);
+        }
+        CHECK_EQ_U(u0->peer_epoch, 13);
+        CHECK_EQ_U(p.got[0], 100);
+        CHECK_EQ_U(p.got[1], 100);
+        CHECK_EQ_U(p.bad, 0);
+        free_pair(&p);
+    }
+}
+
 /* The driver's list of the frames a read hands over (rx_frames entries)
  * counts against RIFL_PHY_MAX_BYTES with the PHY's queue: 2^21 frames of
  * 2048 bits fill the 1 GiB with the queue alone (twice 512 MiB), and the
@@ -1092,4 +1160,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "restart_other_width", t_restart_other_width },
           { "probe_restarting_peer", t_probe_restarting_peer },
           { "probe_width_then_restart", t_probe_width_then_restart },
+          { "probe_value_then_restart", t_probe_value_then_restart },
           { "rx_size", t_rx_size }, { "exchange", t_exchange })

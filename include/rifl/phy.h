@@ -407,7 +407,10 @@ typedef struct rifl_phy_udp_stats {
     uint64_t probe_answers;     /* answers to our probes kept for the driver */
     uint64_t probe_answers_dropped; /* answers dropped: too many not taken */
     uint64_t peer_probe_value;  /* the value of the peer's latest probe or
-                                   answer (rifl_phy_udp_set_probe_value) */
+                                   answer (rifl_phy_udp_set_probe_value);
+                                   0 again when a new epoch of the peer's
+                                   shows, and none taken from then until
+                                   rifl_phy_udp_rejoin */
     uint64_t announcements;     /* sequence announcements sent */
     uint64_t rx_announcements;  /* and received (frames they showed missing
                                    are counted in rx_missing) */
@@ -472,7 +475,9 @@ RIFL_API int rifl_phy_udp_set_encoder(rifl_phy *phy, size_t content_bytes,
  * first), which the peer sees in peer_probe_value: the two drivers agree
  * on the round trip that way.  A probe names the epoch its sender knows
  * for the peer; its value is taken only when that is this end's epoch, so
- * a value a driver sees was published for this start of this end. */
+ * a value a driver sees was published for this start of this end, and it
+ * is dropped when a new epoch of the peer's shows, so that it was
+ * published by the peer's current start. */
 RIFL_API int rifl_phy_udp_probe(rifl_phy *phy, uint64_t token);
 RIFL_API int rifl_phy_udp_set_probe_value(rifl_phy *phy, uint64_t value);
 /* Send the part-filled datagram, then a sequence announcement: a probe

@@ -266,11 +266,12 @@ static void retire(struct dgram *u, uint32_t epoch)
  * (rx_stale); one of an epoch it never had shows it restarted
  * (rx_foreign): noted in peer_epoch_new, with the epoch it had before
  * (`prev`, from a probe; 0 from a datagram of frames), for the driver's
- * rifl_phy_udp_rejoin; a frame width heard before it (peer_frame_bits)
- * was the peer's before that restart and is forgotten, as the rejoin
- * would: a peer that stopped on another width and restarted with the right
- * one, both before this end read its socket, is taken as if its new probe
- * had come alone.  Once this end probes, only a probe (`probe`: a
+ * rifl_phy_udp_rejoin; a frame width (peer_frame_bits) or a probe's value
+ * (peer_probe_value) heard before it was the peer's before that restart
+ * and is forgotten, as the rejoin would: a peer that stopped on another
+ * width or on other sizing settings and restarted with the right ones,
+ * both before this end read its socket, is taken as if its new probe had
+ * come alone.  Once this end probes, only a probe (`probe`: a
  * question or an answer) fixes the peer's epoch or shows a new one: a peer
  * that starts sends probes before anything else, so frames or an
  * announcement of an epoch not the peer's are old ones (rx_foreign, and
@@ -298,6 +299,7 @@ static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev, bool pro
         u->new_prev = prev;
     u->st.peer_epoch_new = epoch;
     u->st.peer_frame_bits = 0;
+    u->st.peer_probe_value = 0;
     return false;
 }
 
@@ -382,7 +384,9 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
         }
         return true;
     }
-    if ((uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 8, 4) == u->cfg.epoch)
+    /* (not once a new epoch of the peer's showed: a start it left) */
+    if ((uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 8, 4) == u->cfg.epoch &&
+        !u->st.peer_epoch_new)
         u->st.peer_probe_value = get_be(d + RIFL_UDP_HEADER_BYTES, 8);
     if (d[6] == PROBE_ASK) {
         u->st.probes_answered++;
