@@ -482,18 +482,18 @@ static void t_probes_ber(void)
     refused(&c, RIFL_ERR_CONFIG, "bit error rate");
 }
 
-/* A probe datagram as a peer would send it: `kind` (1 asks, 2 answers),
- * the sender's epoch, a token, its value, the epoch it knows for the
- * receiver and its epoch before. */
-static void send_probe_dgram(int fd, unsigned kind, uint32_t epoch, uint64_t token,
-                             uint64_t value, uint32_t echo, uint32_t prev)
+/* A probe datagram as a peer of `bits`-bit frames would send it: `kind`
+ * (1 asks, 2 answers), the sender's epoch, a token, its value, the epoch it
+ * knows for the receiver and its epoch before. */
+static void send_probe_bits(int fd, unsigned bits, unsigned kind, uint32_t epoch,
+                            uint64_t token, uint64_t value, uint32_t echo, uint32_t prev)
 {
     uint8_t d[RIFL_UDP_HEADER_BYTES + 16];
     memset(d, 0, sizeof d);
     d[0] = 'R';
     d[1] = 'F';
     d[2] = 1;
-    d[3] = 8; /* 256-bit frames */
+    d[3] = (uint8_t)__builtin_ctz(bits);
     d[6] = (uint8_t)kind;
     for (int k = 0; k < 4; k++) {
         d[8 + k] = (uint8_t)(epoch >> (24 - 8 * k));
@@ -505,6 +505,13 @@ static void send_probe_dgram(int fd, unsigned kind, uint32_t epoch, uint64_t tok
         d[20 + k] = (uint8_t)(value >> (56 - 8 * k));
     }
     REQUIRE(send(fd, d, sizeof d, 0) == (ssize_t)sizeof d);
+}
+
+/* The same from a peer of the ends' width (256-bit frames). */
+static void send_probe_dgram(int fd, unsigned kind, uint32_t epoch, uint64_t token,
+                             uint64_t value, uint32_t echo, uint32_t prev)
+{
+    send_probe_bits(fd, F, kind, epoch, token, value, echo, prev);
 }
 
 /* 4 frames of `epoch` from `seq`, each filled with its sequence number. */
@@ -683,6 +690,65 @@ static void t_other_width_malformed(void)
     CHECK_EQ_U(sb->rx_other_width, 2);
     CHECK_EQ_U(sb->peer_frame_bits, 1024);
     CHECK_EQ_U(sb->peer_epoch, 0);
+    free_ends(&e);
+}
+
+/* What came from a start of the peer's that it left is not kept.  The
+ * value of its probes is forgotten when a new epoch of the peer's shows
+ * (a probe of the old start after that gives none either), and a datagram
+ * or probe of another frame width keeps its width (peer_frame_bits) only
+ * when it is of the peer's epoch (the new one, once one shows), or of any
+ * before one is known: one of another epoch is counted as other epochs'
+ * datagrams are (rx_foreign, rx_stale). */
+static void t_left_epoch(void)
+{
+    struct ends e = { .spare = -1 };
+    if (!make_ends(&e, 4, 0, 0, test_seed)) {
+        free_ends(&e);
+        return;
+    }
+    rifl_phy *b = e.phy[1];
+    const rifl_phy_udp_stats *sb = rifl_phy_udp_get_stats(b);
+    uint8_t d[RIFL_UDP_HEADER_BYTES + 128];
+    memset(d, 0, sizeof d);
+    rifl_udp_header h = { 1024, 1, 555, 0 };
+    /* the peer (epoch 100) probes with a value, naming b's epoch; one frame
+     * of 1024 bits of another epoch, 555, comes after it */
+    send_probe_dgram(e.spare, 1, 100, 1, 4242, 101, 0);
+    REQUIRE(rifl_udp_header_write(&h, d) == RIFL_OK);
+    REQUIRE(send(e.spare, d, sizeof d, 0) == (ssize_t)sizeof d);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->peer_epoch, 100);
+    CHECK_EQ_U(sb->peer_probe_value, 4242);
+    CHECK_EQ_U(sb->rx_other_width, 1);
+    CHECK_EQ_U(sb->rx_foreign, 1);
+    CHECK_EQ_U(sb->peer_frame_bits, 0);
+    CHECK_EQ_U(sb->peer_epoch_new, 0);
+    /* the peer restarts (epoch 300), and an answer and a 1024-bit probe of
+     * its start before come after the new one's probe */
+    send_probe_dgram(e.spare, 1, 300, 2, 0, 0, 0);
+    send_probe_dgram(e.spare, 2, 100, 3, 4343, 101, 0);
+    send_probe_bits(e.spare, 1024, 1, 100, 4, 0, 101, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->peer_epoch_new, 300);
+    CHECK_EQ_U(sb->peer_probe_value, 0);
+    CHECK_EQ_U(sb->rx_other_width, 2);
+    CHECK_EQ_U(sb->rx_foreign, 3);
+    CHECK_EQ_U(sb->peer_frame_bits, 0);
+    /* 300 adopted, 100 retired: a 1024-bit probe of 100 is stale, one of
+     * 300 the peer's */
+    CHECK_EQ_I(rifl_phy_udp_rejoin(b, 0), RIFL_OK);
+    send_probe_bits(e.spare, 1024, 1, 100, 5, 0, 101, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_stale, 1);
+    CHECK_EQ_U(sb->rx_other_width, 3);
+    CHECK_EQ_U(sb->peer_frame_bits, 0);
+    send_probe_bits(e.spare, 1024, 1, 300, 6, 0, 101, 0);
+    CHECK_EQ_I(rifl_phy_udp_poll(b), RIFL_OK);
+    CHECK_EQ_U(sb->rx_other_width, 4);
+    CHECK_EQ_U(sb->peer_frame_bits, 1024);
+    CHECK_EQ_U(sb->rx_foreign + sb->rx_stale, 4);
+    CHECK_EQ_U(sb->peer_epoch, 300);
     free_ends(&e);
 }
 
@@ -901,6 +967,7 @@ TEST_MAIN({ "header", t_header }, { "bad_config", t_bad_config }, { "lanes_conte
           { "dropped_datagrams", t_dropped_datagrams }, { "empty_datagrams", t_empty_datagrams },
           { "probes_ber", t_probes_ber },
           { "rejoin", t_rejoin },
-          { "other_width_malformed", t_other_width_malformed }, { "jump", t_jump },
+          { "other_width_malformed", t_other_width_malformed },
+          { "left_epoch", t_left_epoch }, { "jump", t_jump },
           { "jump_repeat", t_jump_repeat }, { "rx_every", t_rx_every },
           { "late_slots", t_late_slots })

@@ -704,14 +704,22 @@ static void t_exchange(void)
     free_pair(&p);
 }
 
-/* A datagram of frames of `epoch` sent on `fd` (connected to the other end). */
-static void send_epoch(int fd, uint32_t epoch)
+/* A datagram of one frame of `bits` bits and `epoch` sent on `fd`
+ * (connected to the other end). */
+static void send_frame_bits(int fd, unsigned bits, uint32_t epoch)
 {
     uint8_t d[RIFL_UDP_HEADER_BYTES + 256];
     memset(d, 0, sizeof d);
-    rifl_udp_header h = { 2048, 1, epoch, 5 };
+    rifl_udp_header h = { bits, 1, epoch, 5 };
     REQUIRE(rifl_udp_header_write(&h, d) == RIFL_OK);
-    REQUIRE(send(fd, d, sizeof d, 0) == (ssize_t)sizeof d);
+    size_t len = RIFL_UDP_HEADER_BYTES + bits / 8;
+    REQUIRE(send(fd, d, len, 0) == (ssize_t)len);
+}
+
+/* A datagram of frames of `epoch` sent on `fd`, in the ends' width. */
+static void send_epoch(int fd, uint32_t epoch)
+{
+    send_frame_bits(fd, 2048, epoch);
 }
 
 /* A peer restart mid-stream: end 1 is destroyed while both send, and a new
@@ -825,9 +833,10 @@ static bool new_end1(struct pair *p, unsigned port1, unsigned port0, uint32_t ep
 
 /* The peer restarts with another frame width, stops on it (its probes
  * were answered in the running end's width), and restarts again with the
- * right one: the running end, which heard the wrong width while it ran,
- * rejoins the new peer and the link comes back, instead of its probing
- * stopping on the width of the peer's start before. */
+ * right one: the running end, which heard the wrong width while it ran
+ * (counted, of an epoch not its peer's: the width not kept), rejoins the
+ * new peer and the link comes back, instead of its probing stopping on the
+ * width of the peer's start before. */
 static void t_restart_other_width(void)
 {
     struct pair p;
@@ -840,13 +849,15 @@ static void t_restart_other_width(void)
     unsigned port0 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[0]));
     unsigned port1 = rifl_phy_udp_local_port(rifl_udplink_phy(p.l[1]));
     REQUIRE(port0 && port1);
+    const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+    uint64_t foreign = u0->rx_foreign;
     rifl_udplink_free(p.l[1]);
     p.l[1] = NULL;
     if (!new_end1(&p, port1, port0, 12, 1024)) {
         rifl_udplink_free(p.l[0]);
         return;
     }
-    /* the 1024-bit end stops; end 0 runs on, the width noted */
+    /* the 1024-bit end stops; end 0 runs on, its probes counted */
     int rc = RIFL_OK;
     char msg[512] = "";
     for (unsigned k = 0; k < 2000 && rc == RIFL_OK; k++) {
@@ -856,8 +867,9 @@ static void t_restart_other_width(void)
     }
     CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
     CHECK_MSG(strstr(msg, "same frame width") != NULL, "%s", msg);
-    const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
-    CHECK_EQ_U(u0->peer_frame_bits, 1024);
+    CHECK(u0->rx_other_width > 0);
+    CHECK_EQ_U(u0->rx_foreign - foreign, u0->rx_other_width);
+    CHECK_EQ_U(u0->peer_frame_bits, 0);
     CHECK(rifl_udplink_running(p.l[0]));
     rifl_udplink_free(p.l[1]);
     p.l[1] = NULL;
@@ -1066,6 +1078,68 @@ static void t_probe_value_then_restart(void)
     }
 }
 
+/* A late datagram of another frame width from a start of the peer's before
+ * the one this end adopted (that start stopped on the width, the peer
+ * restarted with the right one, and the old start's datagrams were held up
+ * on the way): counted (rx_other_width) and dropped as a datagram of an
+ * epoch not the peer's (rx_foreign), its width not kept, and the link comes
+ * up with the peer's start that uses the right width.  The same width from
+ * the epoch adopted still stops start-up with the error naming both
+ * widths. */
+static void t_probe_late_other_width(void)
+{
+    for (int adopted = 0; adopted < 2; adopted++) {
+        struct pair p;
+        if (!make_pair(&p, 0, 1.0, 0)) {
+            free_pair(&p);
+            return;
+        }
+        /* a few probes each way: end 0 knows end 1's epoch, 11 */
+        CHECK_EQ_I(pump(&p, 3, 10000, 3, 0), RIFL_OK);
+        REQUIRE(!rifl_udplink_running(p.l[0]) && !rifl_udplink_running(p.l[1]));
+        const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+        REQUIRE(u0->peer_epoch == 11);
+        uint64_t foreign = u0->rx_foreign;
+        /* a probe and a datagram of frames of 1024 bits: of epoch 12 (the
+         * start before), or of 11 */
+        uint32_t epoch = adopted ? 11 : 12;
+        int fd1 = rifl_udplink_fd(p.l[1]);
+        send_probe_ask(fd1, 1024, epoch, 1);
+        send_frame_bits(fd1, 1024, epoch);
+        p.now += 10000;
+        uint64_t wake;
+        char msg[512] = "";
+        int rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
+        CHECK_EQ_U(u0->rx_other_width, 2);
+        CHECK_EQ_U(u0->peer_epoch, 11);
+        CHECK_EQ_U(u0->peer_epoch_new, 0);
+        if (adopted) {
+            CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
+            CHECK_MSG(strstr(msg, "uses 1024-bit frames and this end 2048-bit") != NULL, "%s",
+                      msg);
+            CHECK_EQ_U(u0->peer_frame_bits, 1024);
+            CHECK_EQ_U(u0->rx_foreign, foreign);
+            free_pair(&p);
+            continue;
+        }
+        CHECK_MSG(rc == RIFL_OK, "%s", msg);
+        CHECK_EQ_U(u0->peer_frame_bits, 0);
+        CHECK_EQ_U(u0->rx_foreign, foreign + 2);
+        /* the link comes up with end 1 */
+        CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
+        for (int i = 0; i < 2; i++)
+            CHECK(rifl_udplink_running(p.l[i]));
+        const rifl_udplink_stats *s0 = rifl_udplink_get_stats(p.l[0]);
+        CHECK_EQ_U(s0->resets + s0->peer_epochs_adopted, 0);
+        CHECK_EQ_U(u0->peer_epoch, 11);
+        CHECK_EQ_U(u0->rx_other_width, 2);
+        CHECK_EQ_U(p.got[0], 100);
+        CHECK_EQ_U(p.got[1], 100);
+        CHECK_EQ_U(p.bad, 0);
+        free_pair(&p);
+    }
+}
+
 /* The driver's list of the frames a read hands over (rx_frames entries)
  * counts against RIFL_PHY_MAX_BYTES with the PHY's queue: 2^21 frames of
  * 2048 bits fill the 1 GiB with the queue alone (twice 512 MiB), and the
@@ -1161,4 +1235,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "probe_restarting_peer", t_probe_restarting_peer },
           { "probe_width_then_restart", t_probe_width_then_restart },
           { "probe_value_then_restart", t_probe_value_then_restart },
+          { "probe_late_other_width", t_probe_late_other_width },
           { "rx_size", t_rx_size }, { "exchange", t_exchange })

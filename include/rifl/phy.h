@@ -370,13 +370,20 @@ typedef struct rifl_phy_udp_stats {
     uint64_t rx_malformed;      /* bad header or size */
     uint64_t rx_other_width;    /* datagrams and probes of another frame
                                    width than this end's: a peer set up
-                                   differently (peer_frame_bits) */
-    unsigned peer_frame_bits;   /* that width (0: none seen since the
-                                   start, the last rifl_phy_udp_rejoin or
-                                   the last new epoch of the peer's) */
+                                   differently (peer_frame_bits); those of
+                                   an epoch not the peer's are counted in
+                                   rx_foreign or rx_stale too */
+    unsigned peer_frame_bits;   /* that width, from the peer's epoch (its
+                                   new one, once one showed) or from any
+                                   while none is known (0: none seen since
+                                   the start, the last rifl_phy_udp_rejoin
+                                   or the last new epoch of the peer's) */
     uint64_t rx_foreign;        /* another epoch than the peer's, not one it
                                    left: a restart of the peer
-                                   (peer_epoch_new) */
+                                   (peer_epoch_new), or an old datagram,
+                                   which shows none (frames or an
+                                   announcement once this end probed; one
+                                   of another frame width) */
     uint64_t rx_stale;          /* of an epoch the peer left (retired at
                                    rifl_phy_udp_rejoin): old, dropped */
     uint64_t rx_late;           /* before what was taken already: duplicate,

@@ -303,15 +303,28 @@ static bool epoch_taken(struct dgram *u, uint32_t epoch, uint32_t prev, bool pro
     return false;
 }
 
-/* Byte 3 of a header otherwise well formed (log2 of the frame width) names
- * a legal width other than this end's: dropped, counted, the width kept for
- * the driver. */
-static bool other_width(struct dgram *u, uint8_t lg)
+/* Byte 3 of a header otherwise well formed (log2 of the frame width) of
+ * the sender's `epoch` names a legal width other than this end's: dropped
+ * and counted.  The width is kept for the driver when the datagram is of
+ * the peer's epoch (its new one, once one showed), or of any while none is
+ * known.  One of another epoch is counted as other epochs' datagrams are
+ * (rx_stale, rx_foreign), and its width is not kept: a late one of a start
+ * the peer left (it stopped on that width and restarted with this end's)
+ * must not stop the start-up with the peer's start of the right width.  (A
+ * new start of another width learns this end's from the answers and stops
+ * on it itself.) */
+static bool other_width(struct dgram *u, uint8_t lg, uint32_t epoch)
 {
     if (lg < 6 || lg > 11 || (1u << lg) == u->cfg.frame_bits)
         return false;
     u->st.rx_other_width++;
-    u->st.peer_frame_bits = 1u << lg;
+    uint32_t peer = u->st.peer_epoch_new ? u->st.peer_epoch_new : u->st.peer_epoch;
+    if (retired(u, epoch))
+        u->st.rx_stale++;
+    else if (peer && epoch != peer)
+        u->st.rx_foreign++;
+    else
+        u->st.peer_frame_bits = 1u << lg;
     return true;
 }
 
@@ -361,7 +374,7 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
         u->st.rx_malformed++; /* (no sender has epoch 0, nor such a width) */
         return true;
     }
-    if (other_width(u, d[3])) {
+    if (other_width(u, d[3], epoch)) {
         /* answered all the same, so that the peer learns this end's width */
         if (d[6] == PROBE_ASK)
             send_probe(u, PROBE_ANSWER, token);
@@ -428,7 +441,7 @@ static void take_dgram(struct dgram *u, const uint8_t *d, size_t len)
         u->st.rx_malformed++;
         return;
     }
-    if (other_width(u, d[3]))
+    if (other_width(u, d[3], h.epoch))
         return;
     if (!epoch_taken(u, h.epoch, 0, false))
         return;
