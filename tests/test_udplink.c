@@ -1140,6 +1140,40 @@ static void t_probe_late_other_width(void)
     }
 }
 
+/* The peer starts again with another frame width while this end probes
+ * with its old start adopted, and the old start says nothing more: the
+ * new start's datagrams are of an epoch this end has not adopted, so they
+ * set no width, but when the time is up the error names them and the fix,
+ * not "did not answer". */
+static void t_probe_new_start_other_width(void)
+{
+    struct pair p;
+    if (!make_pair(&p, 0, 1.0, 0)) {
+        free_pair(&p);
+        return;
+    }
+    CHECK_EQ_I(pump(&p, 3, 10000, 3, 0), RIFL_OK);
+    const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
+    REQUIRE(u0->peer_epoch == 11 && !rifl_udplink_running(p.l[0]));
+    int fd1 = rifl_udplink_fd(p.l[1]);
+    char msg[512] = "";
+    int rc = RIFL_OK;
+    uint64_t start = p.now;
+    for (uint32_t k = 1; rc == RIFL_OK && p.now - start < 10000000000ull; k++) {
+        send_probe_ask(fd1, 1024, 12, k);
+        p.now += 100000000; /* 100 ms */
+        uint64_t wake;
+        rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
+    }
+    CHECK_EQ_I(rc, RIFL_ERR_CONFIG);
+    CHECK_MSG(strstr(msg, "did not answer with 2048-bit frames in 5.0 s") &&
+                  strstr(msg, "of another frame width came from a new start of it") &&
+                  strstr(msg, "--frame-bits"), "%s", msg);
+    CHECK_EQ_U(u0->peer_frame_bits, 0);
+    CHECK(u0->rx_other_width >= 40);
+    free_pair(&p);
+}
+
 /* The driver's list of the frames a read hands over (rx_frames entries)
  * counts against RIFL_PHY_MAX_BYTES with the PHY's queue: 2^21 frames of
  * 2048 bits fill the 1 GiB with the queue alone (twice 512 MiB), and the
@@ -1236,4 +1270,5 @@ TEST_MAIN({ "sizing", t_sizing }, { "first_packet", t_first_packet }, { "probe_a
           { "probe_width_then_restart", t_probe_width_then_restart },
           { "probe_value_then_restart", t_probe_value_then_restart },
           { "probe_late_other_width", t_probe_late_other_width },
-          { "rx_size", t_rx_size }, { "exchange", t_exchange })
+          { "rx_size", t_rx_size },
+          { "probe_new_start_other_width", t_probe_new_start_other_width }, { "exchange", t_exchange })

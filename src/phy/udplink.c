@@ -32,6 +32,7 @@ struct rifl_udplink {
     bool probe_started, published;
     uint64_t probe_start_ns, probe_next_ns;
     uint64_t adopted_at_start;    /* peer_epochs_adopted when this start-up began */
+    uint64_t other_width_at_start; /* rx_other_width then */
     uint64_t first_answer_ns;     /* when the first answer came; 0: none yet */
     uint64_t samples[MAX_SAMPLES];
     unsigned nsamples;
@@ -354,6 +355,7 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
         l->probe_started = true;
         l->probe_start_ns = l->probe_next_ns = now_ns;
         l->adopted_at_start = l->st.peer_epochs_adopted;
+        l->other_width_at_start = rifl_phy_udp_get_stats(l->phy)->rx_other_width;
     }
     rifl_phy_udp_poll(l->phy);
     uint64_t token;
@@ -446,6 +448,17 @@ static int probe_step(rifl_udplink *l, uint64_t now_ns, uint64_t *wake_ns, char 
                  l->cfg.probe_timeout_ns / 1e9, l->nsamples, l->cfg.probes,
                  peer ? "its estimate received" : "no estimate from it");
         return RIFL_ERR_IO;
+    }
+    uint64_t other_width = us->rx_other_width - l->other_width_at_start;
+    if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns && other_width) {
+        /* (of a start of the peer's this end had not adopted: the peer
+         * itself stops with the width error) */
+        rifl_msg(msg, msglen, "the peer %s did not answer with %u-bit frames in %.1f s, but "
+                 "%llu datagram%s of another frame width came from a new start of it: give "
+                 "both ends the same frame width (frame_bits, --frame-bits)", l->peer,
+                 l->cfg.udp.frame_bits, l->cfg.probe_timeout_ns / 1e9,
+                 (unsigned long long)other_width, other_width == 1 ? "" : "s");
+        return RIFL_ERR_CONFIG;
     }
     if (now_ns - l->probe_start_ns > l->cfg.probe_timeout_ns) {
         rifl_msg(msg, msglen, "the peer %s did not answer: %u round trips measured (%u "
