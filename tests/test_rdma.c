@@ -175,6 +175,22 @@ static void t_config_refused(void)
     CHECK_EQ_I(rifl_rdma_open(&c, &e, msg, sizeof msg), RIFL_ERR_CONFIG);
     CHECK(strstr(msg, "node") != NULL);
     CHECK(e == NULL);
+    /* a block remembered less than twice its longest life: 2 x 16 x 16 ms by
+     * default, 2 x 16 x 2 x 8 us here */
+    c = rifl_rdma_default_config;
+    c.block_memory_ns = 511999999;
+    CHECK_EQ_I(rifl_rdma_open(&c, &e, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(strstr(msg, "block_memory_ns") != NULL && strstr(msg, "512000000") != NULL);
+    c.block_timeout_ns = 1000;
+    c.block_timeout_max_ns = 8000;
+    c.page_fault_retry_ns = 1000;
+    c.no_context_retry_ns = 1000;
+    c.block_memory_ns = 512000;
+    REQUIRE(rifl_rdma_open(&c, &e, msg, sizeof msg) == RIFL_OK);
+    rifl_rdma_close(e);
+    c.block_memory_ns = 511999;
+    CHECK_EQ_I(rifl_rdma_open(&c, &e, msg, sizeof msg), RIFL_ERR_CONFIG);
+    CHECK(e == NULL);
     CHECK_EQ_I(rifl_rdma_open(NULL, &e, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
     CHECK(strcmp(rifl_rdma_strerror(RIFL_ERR_RETRY_EXCEEDED), "E_RETRY_EXCEEDED") == 0);
     CHECK(strcmp(rifl_rdma_strerror(RIFL_ERR_AGAIN), "E_NO_RESOURCES") == 0);
@@ -914,6 +930,252 @@ static void send_once_run(uint64_t seed, unsigned per_sender)
 static void t_send_once_random(void)
 {
     send_once_run(test_seed + 800, test_long_run ? 1024 : 600);
+}
+
+/* A block is remembered block_memory_ns after its last packet came, and no
+ * longer (docs/rdma.md, "Forgetting").  Within that time a retry whose ACK
+ * was lost is a duplicate (ACKed, never delivered) and the memory lasts
+ * from it, and an older block's packet is stale; after it, the TID's next
+ * packet starts a new block, although its generation is "older" than the
+ * one remembered (512 or more uses of the TID the node never saw, all
+ * lost) or the same (1024 uses on): both are delivered, once.  The memory
+ * is looked at through the TID's context and, once other blocks have
+ * taken the context, through the node's memory of the TID alone. */
+static void t_memory_ages_out(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.block_memory_ns = 600000000;
+    const uint64_t mem = c.block_memory_ns;
+    struct wire w;
+    wire_init(&w, &c, 19);
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 64) == RIFL_OK);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    unsigned n[RIFL_RDMA_STATUS_COUNT], filler = 1;
+    uint8_t first[64];
+    const unsigned tid = 1 + 16 * 60; /* set (tid ^ 1) mod 16 = 0 */
+    feed_send(&w, tid, 1, 0, 'A');
+    uint64_t last = w.now; /* the block's last packet */
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+    CHECK_EQ_U(drain_mailbox2(&w, first), 1);
+    CHECK_EQ_U(first[0], 'A');
+    /* 16 other sends of set 0 take the TID's context */
+    for (unsigned k = 0; k < 16; k++, filler++)
+        feed_send(&w, 1 + 16 * filler, 1, 0, 'z');
+    count_nacks(&w, n);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 16);
+    /* retries at the end of the memory, each renewing it: duplicates */
+    for (unsigned attempt = 1; attempt <= 2; attempt++) {
+        w.now = last + mem - 10; /* (feed_send adds 10) */
+        feed_send(&w, tid, 1, attempt, 'A');
+        last = w.now;
+        count_nacks(&w, n);
+        CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+        CHECK_EQ_U(drain_mailbox2(&w, NULL), 0);
+    }
+    /* an older block's packet, as late: stale (and it renews nothing) */
+    uint64_t stale = st->stale_dropped;
+    w.now = last + mem - 10;
+    feed_send(&w, tid, 1020, 3, 'O');
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 0);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 0);
+    CHECK_EQ_U(st->stale_dropped, stale + 1);
+    CHECK_EQ_U(st->memory_expired, 0);
+    /* the context goes to other blocks again; just past the memory a
+     * block 600 uses on ("older" by the half window) is a new one */
+    for (unsigned k = 0; k < 16; k++, filler++)
+        feed_send(&w, 1 + 16 * filler, 1, 0, 'z');
+    count_nacks(&w, n);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 16);
+    w.now = last + mem + 1 - 10;
+    feed_send(&w, tid, 601, 0, 'B');
+    count_nacks(&w, n);
+    CHECK_MSG(n[RIFL_RDMA_ACK] == 1, "gen 601 after gen 1 forgotten: %u ACKs", n[RIFL_RDMA_ACK]);
+    CHECK_EQ_U(drain_mailbox2(&w, first), 1);
+    CHECK_EQ_U(first[0], 'B');
+    CHECK_EQ_U(st->memory_expired, 1);
+    /* and is remembered in turn: its retry is a duplicate */
+    feed_send(&w, tid, 601, 1, 'B');
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 1);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 0);
+    /* another TID, 1024 uses on, past the memory: the same generation, a
+     * new block (its context still holds the last one), delivered; its
+     * retry is ACKed again, not delivered */
+    const unsigned tid2 = 1 + 16 * 61;
+    feed_send(&w, tid2, 5, 0, 'C');
+    count_nacks(&w, n);
+    CHECK_EQ_U(drain_mailbox2(&w, NULL), 1);
+    w.now += mem + 1;
+    unsigned acks = 0, got = 0;
+    for (unsigned attempt = 0; attempt < 2; attempt++) {
+        feed_send(&w, tid2, 5, attempt, 'D');
+        count_nacks(&w, n);
+        acks += n[RIFL_RDMA_ACK];
+        got += drain_mailbox2(&w, first + got);
+    }
+    CHECK_MSG(acks == 2 && got == 1 && first[0] == 'D',
+              "gen 5 again after it was forgotten: %u ACKs, %u delivered", acks, got);
+    CHECK_EQ_U(st->memory_expired, 2);
+    CHECK_EQ_U(st->mailbox_messages, 4 + 32);
+    wire_free(&w);
+}
+
+/* Drops node 1's bundles to node 2 while set. */
+static bool lose_to_node2;
+static bool drop_to_node2(struct wire *w, struct pkt_msg *m)
+{
+    (void)w;
+    return !(lose_to_node2 && m->from.node == 1 && m->to == 1);
+}
+
+/* Nothing on the wire and nothing staged: jump to just before the next
+ * timer of any engine. */
+static void wire_skip_idle(struct wire *w)
+{
+    if (w->qn)
+        return;
+    uint64_t due = UINT64_MAX;
+    for (unsigned n = 0; n < NODES; n++) {
+        if (rifl_rdma_staged(w->e[n]))
+            return;
+        uint64_t d = rifl_rdma_next_due(w->e[n]);
+        due = d < due ? d : due;
+    }
+    if (due != UINT64_MAX && due > w->now + 100)
+        w->now = due - 100;
+}
+
+/* Node 1's next completion, idle times skipped; 0 when none came within
+ * `limit` ns. */
+static unsigned wire_complete(struct wire *w, rifl_rdma_wc *wc, uint64_t limit)
+{
+    uint64_t end = w->now + limit;
+    while (w->now < end) {
+        wire_skip_idle(w);
+        wire_step(w);
+        if (rifl_rdma_poll_cq(w->e[0], wc, 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* The case the memory's limit is for, on real engines: node 1 has one TID
+ * free (a chain to node 3 whose first write waits for a source page holds
+ * the others), so that every send it makes to node 2 uses that TID.  One
+ * send arrives; then 512 in a row are lost whole and fail, and the next
+ * one's generation is "older" than the one node 2 remembers by the half
+ * window; then another 1023, and the next has the very generation of a
+ * block node 2 completed.  Both must arrive, once: neither dropped as
+ * stale nor ACKed as a duplicate. */
+static void t_loss_past_half_window(void)
+{
+    rifl_rdma_config c = rifl_rdma_default_config;
+    c.blocks_per_node = 1024;
+    c.max_transfers = 2048;
+    c.transfers_per_pd = 1024;
+    struct wire w;
+    wire_init(&w, &c, 20);
+    w.tamper = drop_to_node2;
+    lose_to_node2 = false;
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 64) == RIFL_OK);
+    REQUIRE(rifl_rdma_set_resident(w.e[0], w.mr[0].va + 8192, 1, false) == RIFL_OK);
+    static rifl_rdma_wr wr[1023];
+    for (unsigned i = 0; i < 1023; i++)
+        wr[i] = (rifl_rdma_wr){ .op = i ? RIFL_RDMA_OP_SEND : RIFL_RDMA_OP_WRITE, .pdid = PD,
+                                .node = 3, .local_va = w.mr[0].va + 8192,
+                                .remote_va = w.mr[2].va, .len = i ? 1 : 64, .mailbox = 2,
+                                .buf = "x", .wr_id = 100000 + i };
+    unsigned posted = 0;
+    CHECK_EQ_I(rifl_rdma_post_chain(w.e[0], wr, 1023, &posted, w.now), RIFL_OK);
+    CHECK_EQ_U(posted, 1023);
+    const unsigned lost[3] = { 0, 512, 1023 };
+    unsigned failed = 0;
+    for (unsigned round = 0; round < 3; round++) {
+        lose_to_node2 = true;
+        for (unsigned i = 0; i < lost[round]; i++) {
+            uint8_t m = 'x';
+            REQUIRE(rifl_rdma_post_send(w.e[0], PD, 2, 2, &m, 1, i, w.now) == RIFL_OK);
+            rifl_rdma_wc wc;
+            REQUIRE(wire_complete(&w, &wc, 1000000000) == 1);
+            failed += wc.status == RIFL_ERR_RETRY_EXCEEDED;
+        }
+        lose_to_node2 = false;
+        uint8_t m = (uint8_t)('A' + round);
+        REQUIRE(rifl_rdma_post_send(w.e[0], PD, 2, 2, &m, 1, 7, w.now) == RIFL_OK);
+        rifl_rdma_wc wc;
+        REQUIRE(wire_complete(&w, &wc, 1000000000) == 1);
+        uint8_t first[64];
+        unsigned got = drain_mailbox2(&w, first);
+        CHECK_MSG(wc.status == RIFL_OK && got == 1 && first[0] == m,
+                  "after %u lost: %s, %u in the mailbox", lost[round],
+                  rifl_rdma_strerror(wc.status), got);
+    }
+    CHECK_EQ_U(failed, 512 + 1023);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[1])->mailbox_messages, 3);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[1])->memory_expired, 2);
+    CHECK_EQ_U(rifl_rdma_pending(w.e[0]), 1023); /* (the chain still waits) */
+    wire_free(&w);
+}
+
+/* Drops node 2's bundles (its ACKs) while set. */
+static bool lose_from_node2;
+static bool drop_from_node2(struct wire *w, struct pkt_msg *m)
+{
+    (void)w;
+    return !(lose_from_node2 && m->from.node == 2);
+}
+
+/* A write with a notification to a mailbox whose ACK is lost, and whose
+ * retry then waits for a source page: served within the block's longest
+ * life, the retry goes and is a duplicate (ACKed, the record not written
+ * again); served later, when node 2 may have forgotten the block, the
+ * write gives up (E_RETRY_EXCEEDED, blocks_expired) instead of sending a
+ * retry node 2 would take for a new block, writing the record twice. */
+static void t_source_page_past_block_life(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 21);
+    w.tamper = drop_from_node2;
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 8) == RIFL_OK);
+    const rifl_rdma_stats *s0 = rifl_rdma_get_stats(w.e[0]), *s1 = rifl_rdma_get_stats(w.e[1]);
+    const uint64_t wait[2] = { 100000000, 600000000 }; /* within L (256 ms); past M (512) */
+    for (unsigned round = 0; round < 2; round++) {
+        lose_from_node2 = true;
+        fill_random(w.mem[0] + 8192, 64, 30 + round);
+        rifl_rdma_notification nt = { rifl_rdma_gva_word(2, RIFL_RDMA_PERIPHERAL(2)), round, 0 };
+        REQUIRE(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va + 8192, 2, w.mr[1].va, 64, 0, &nt,
+                                     round, w.now) == RIFL_OK);
+        uint64_t written = s1->notifications_written;
+        for (unsigned i = 0; i < 100 && s1->notifications_written == written; i++)
+            wire_step(&w);
+        REQUIRE(s1->notifications_written == written + 1); /* (its ACK lost) */
+        REQUIRE(rifl_rdma_set_resident(w.e[0], w.mr[0].va + 8192, 1, false) == RIFL_OK);
+        uint64_t page = 0, until = w.now + 10000000;
+        while (!rifl_rdma_poll_fault(w.e[0], &page) && w.now < until) {
+            wire_skip_idle(&w);
+            wire_step(&w);
+        }
+        REQUIRE(page == w.mr[0].va + 8192); /* the retry waits for it */
+        lose_from_node2 = false;
+        w.now += wait[round];
+        CHECK_EQ_I(rifl_rdma_page_in(w.e[0], page, w.now), RIFL_OK);
+        rifl_rdma_wc wc;
+        REQUIRE(wire_complete(&w, &wc, 100000000) == 1);
+        CHECK_EQ_I(wc.status, round ? RIFL_ERR_RETRY_EXCEEDED : RIFL_OK);
+        CHECK_EQ_U(s0->blocks_expired, round);
+        CHECK_EQ_U(s1->notifications_written, written + 1);
+        CHECK(memcmp(w.mem[1], w.mem[0] + 8192, 64) == 0);
+    }
+    uint8_t rec[256];
+    size_t len;
+    uint32_t src;
+    unsigned records = 0;
+    while (rifl_rdma_poll_mailbox(w.e[1], PD, 2, rec, sizeof rec, &len, &src) == 1)
+        records++;
+    CHECK_EQ_U(records, 2);
+    wire_free(&w);
 }
 
 /* Header and footer check codes: dropped without a word, counted. */
@@ -2300,7 +2562,10 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "send_late_attempt_after_context_reused", t_send_late_attempt_after_context_reused },
           { "send_older_block_after_context_reused", t_send_older_block_after_context_reused },
           { "generation_wrap", t_generation_wrap },
-          { "send_once_random", t_send_once_random }, { "check_codes", t_check_codes },
+          { "send_once_random", t_send_once_random }, { "memory_ages_out", t_memory_ages_out },
+          { "loss_past_half_window", t_loss_past_half_window },
+          { "source_page_past_block_life", t_source_page_past_block_life },
+          { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },
           { "write_refused", t_write_refused }, { "paths_mod_routes", t_paths_mod_routes },

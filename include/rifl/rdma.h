@@ -18,8 +18,9 @@
  *
  * Completion statuses are the project's error codes: RIFL_OK, and for a
  * failed transfer RIFL_ERR_REMOTE_PROTECTION (the target refused it),
- * RIFL_ERR_RETRY_EXCEEDED (a block's 16 retries used up) or
- * RIFL_ERR_TIMEOUT (a read whose data never came). */
+ * RIFL_ERR_RETRY_EXCEEDED (a block's 16 retries used up, or a retry held
+ * up past a block's longest life by a source page) or RIFL_ERR_TIMEOUT (a
+ * read whose data never came). */
 #ifndef RIFL_RDMA_H
 #define RIFL_RDMA_H
 
@@ -68,6 +69,13 @@ typedef struct rifl_rdma_config {
     uint64_t page_fault_retry_ns;  /* after a PAGE_FAULT NACK (20 us, doubled) */
     uint64_t no_context_retry_ns;  /* after a NO_CONTEXT NACK (10 us) */
     uint64_t context_idle_ns;    /* a receive context idle this long is free (16 ms) */
+    uint64_t block_memory_ns;    /* a source's last block of each TID is remembered this
+                                    long after its last packet (docs/rdma.md,
+                                    "Forgetting"); 0: twice a block's longest life, 32 x
+                                    the longest wait between its attempts (the largest of
+                                    2 x block_timeout_max_ns, page_fault_retry_ns and
+                                    no_context_retry_ns): 512 ms by default; else at least
+                                    that */
     uint64_t read_timeout_ns;    /* a read whose data never comes fails (100 ms) */
     bool go_back_n;              /* on a NACK or timeout resend the block and every
                                     later block of its transfer already sent, as
@@ -286,6 +294,7 @@ typedef struct rifl_rdma_stats {
     uint64_t notifications_written, scheduler_reenqueues, responses_dropped;
     uint64_t stale_responses, read_requests_served, completions, failed_transfers;
     uint64_t mailbox_messages, chain_waits, nacks_coalesced, duplicates_remembered;
+    uint64_t memory_expired, blocks_expired;
 } rifl_rdma_stats;
 
 RIFL_API const rifl_rdma_stats *rifl_rdma_get_stats(const rifl_rdma *e);

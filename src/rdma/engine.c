@@ -25,11 +25,25 @@ const rifl_rdma_config rifl_rdma_default_config = {
     .page_fault_retry_ns = 20000,
     .no_context_retry_ns = 10000,
     .context_idle_ns = 16000000,
+    .block_memory_ns = 0,
     .read_timeout_ns = 100000000,
     .go_back_n = false,
 };
 
 #define FIRST_VA 0x10000000ull
+
+/* L ("Forgetting" in rdma_priv.h): 16 attempts of a block, each after the
+ * longest wait there can be between two: a timeout (block_timeout_max_ns;
+ * 2x: a page fault's doubled wait stops past it) or a NO_CONTEXT wait. */
+static uint64_t block_life(const rifl_rdma_config *c)
+{
+    uint64_t w = 2 * c->block_timeout_max_ns;
+    if (c->page_fault_retry_ns > w)
+        w = c->page_fault_retry_ns;
+    if (c->no_context_retry_ns > w)
+        w = c->no_context_retry_ns;
+    return (RIFL_RDMA_ATTEMPT_MAX + 1) * w;
+}
 
 static int check_config(const rifl_rdma_config *c, char *msg, size_t msglen)
 {
@@ -69,6 +83,16 @@ static int check_config(const rifl_rdma_config *c, char *msg, size_t msglen)
     RANGE(context_idle_ns, 1000, 1000000000000ull);
     RANGE(read_timeout_ns, 1000, 1000000000000ull);
 #undef RANGE
+    uint64_t least = 2 * block_life(c);
+    const uint64_t most = 1000000000000000ull;
+    if (c->block_memory_ns && (c->block_memory_ns < least || c->block_memory_ns > most)) {
+        rifl_msg(msg, msglen, "rdma: block_memory_ns is %llu; give 0 (twice a block's longest "
+                 "life, %llu with these timers) or %llu to %llu: a block must be remembered "
+                 "as long as its packets can come",
+                 (unsigned long long)c->block_memory_ns, (unsigned long long)least,
+                 (unsigned long long)least, (unsigned long long)most);
+        return RIFL_ERR_CONFIG;
+    }
     return RIFL_OK;
 }
 
@@ -112,9 +136,10 @@ int rifl_rdma_open(const rifl_rdma_config *cfg, rifl_rdma **out, char *msg, size
     e->stage_mem = malloc((size_t)slots * RIFL_RDMA_MAX_ROUTES * cfg->stage_packets *
                           sizeof *e->stage_mem);
     e->done_mem = calloc((size_t)cfg->max_nodes * 2 * TIDS, sizeof *e->done_mem);
+    e->done_at_mem = calloc((size_t)cfg->max_nodes * TIDS, sizeof *e->done_at_mem);
     if (!e->nodes || !e->regions || !e->pds || !e->mailboxes || !e->xf || !e->pool ||
         !e->pool_len || !e->pool_free || !e->active || !e->req || !e->cq || !e->stage_mem ||
-        !e->done_mem) {
+        !e->done_mem || !e->done_at_mem) {
         rifl_rdma_close(e);
         return RIFL_ERR_NOMEM;
     }
@@ -134,6 +159,8 @@ int rifl_rdma_open(const rifl_rdma_config *cfg, rifl_rdma **out, char *msg, size
     e->issue_head = e->issue_tail = XF_NONE;
     e->next_va = FIRST_VA;
     e->due_min = UINT64_MAX;
+    e->life_ns = block_life(cfg);
+    e->memory_ns = cfg->block_memory_ns ? cfg->block_memory_ns : 2 * e->life_ns;
     *out = e;
     return RIFL_OK;
 }
@@ -166,6 +193,7 @@ void rifl_rdma_close(rifl_rdma *e)
     free(e->cq);
     free(e->stage_mem);
     free(e->done_mem);
+    free(e->done_at_mem);
     free(e);
 }
 
@@ -214,6 +242,7 @@ int rifl_rdma_add_node(rifl_rdma *e, uint32_t node, unsigned routes)
     e->nodes[i].inflight = 0;
     e->nodes[i].done = e->done_mem + (size_t)e->nodes_used * 2 * TIDS; /* (nodes stay) */
     e->nodes[i].sent = e->nodes[i].done + TIDS;
+    e->nodes[i].done_at = e->done_at_mem + (size_t)e->nodes_used * TIDS;
     e->nodes_used++;
     return RIFL_OK;
 }
@@ -638,6 +667,13 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, chain_waits, "blocks held (DB) behind the block before them in a chain"),
     RIFL_COUNTER(S, nacks_coalesced, "packets dropped unanswered: their attempt was NACKed "
                                      "without a context"),
+    RIFL_COUNTER(S, memory_expired, "packets taken for a new block that the memory of their "
+                                    "TID's last block here, no packet of which came for "
+                                    "block_memory_ns, would have dropped (as older, or as that "
+                                    "block's own)"),
+    RIFL_COUNTER(S, blocks_expired, "blocks given up (E_RETRY_EXCEEDED): a retry held up by a "
+                                    "source page past the block's longest life, when a receiver "
+                                    "may have forgotten it"),
 };
 #undef S
 RIFL_COUNTER_TABLE(rifl_rdma_counters, rdma_counters, rifl_rdma_stats)

@@ -66,6 +66,7 @@ struct node {
     unsigned next_route;/* rifl_rdma_output_to: the route to look at first */
     uint16_t *done;     /* [TIDS]: the block of each of its TIDs seen here
                            last (DONE_* below), 0 for none */
+    uint64_t *done_at;  /* [TIDS]: when a packet of that block last came */
     uint16_t *sent;     /* [TIDS]: the generation of each TID's last block
                            issued to it (a TID's generations count its uses
                            towards one node) */
@@ -87,6 +88,48 @@ struct node {
     ((uint16_t)(DONE_VALID | DONE_COMPLETE | (unsigned)(attempt) << 10 | (gen)))
 #define DONE_GEN(v) ((unsigned)(v) & 1023u)
 #define DONE_ATTEMPT(v) ((unsigned)(v) >> 10 & 15u)
+
+/* Forgetting.  A generation alone cannot tell a TID's next block from the
+ * one 1024 uses later, nor an older block from one 512-1023 uses later: if
+ * a source used a TID towards this node 512 times or more and none of
+ * those blocks reached it (all lost, say, while a link was down), its next
+ * block would look older than the one remembered and be dropped as stale
+ * until its transfer failed, and at 1024 uses it would look like the
+ * completed block (ACKed, never delivered).  So the memory of a block, its
+ * `done` entry and its context, lasts M = block_memory_ns after the last
+ * packet of that block came; after that it refuses nothing, and the TID's
+ * next packet starts a new block.  With W the longest wait between two
+ * attempts of a block (max(2 x block_timeout_max_ns, page_fault_retry_ns,
+ * no_context_retry_ns): a timeout, or the wait after a NACK) and L = 16 W,
+ * the sender cuts no packet of a block later than L after the block first
+ * went whole (all its packets and its NOTIFY cut: only then can it
+ * complete anywhere); an attempt held up longer, which only a source page
+ * not resident can do, gives the block up instead (blocks_expired).  M is
+ * at least 2 L.  This is safe, no block delivered twice and none ACKed
+ * without being delivered, provided (1) a packet reaches this node within
+ * M - L of being cut (256 ms by default, against round trips of
+ * microseconds) and (2) a source does not use one TID towards this node
+ * 1024 times, none of them reaching it, within M.  A packet P that the
+ * memory E of its TID would refuse is
+ *  - of an older block: its source let that block go before it issued E's
+ *    block, so P was cut before E's first packet, which came before E was
+ *    last refreshed, and P comes within M - L of that;
+ *  - or of E's own block, completed here: P was cut no later than L after
+ *    the block first went whole, which was before it completed here, and
+ *    every packet of the block refreshes E; P comes within L + (M - L) = M
+ *    of the last packet of the block before it.
+ * Either way E still holds when P comes.  And while E holds, (2) keeps a
+ * new block of the TID from having E's generation, so it is never taken
+ * for E's block (ACKed, never delivered).  Such a use ends only when its
+ * transfer fails.  Where transfers fail by timeouts, each failure takes a
+ * block that lived at least 100 ms by default (16 timeouts, or a read's
+ * timeout) and ends at most one use of the TID, with at most
+ * blocks_per_node (16) blocks in flight to the node: 1024 such uses take
+ * at least 6.4 s at the defaults.  Transfers failing at once (a block
+ * refused, or damaged 16 times) while another of their blocks is lost whole
+ * each time could break (2); nothing else here guards that case, as
+ * nothing did before the memory had a limit.  (With 512 to 1023 such uses
+ * within M, the next block is dropped as stale until E lapses.) */
 
 /* ---- transfers and blocks --------------------------------------------------------------- */
 
@@ -164,6 +207,9 @@ struct block {
     bool done;          /* every data packet cut once (the descriptor's `done`) */
     bool chained;       /* dep_tid (of use dep_use) waits in B_DB for it */
     unsigned dep_tid, dep_use; /* the descriptor's dependency_id, and its use */
+    bool went_whole;    /* an attempt cut all its packets (and its NOTIFY) */
+    uint64_t whole_at;  /* when the first one did: no packet is cut later
+                           than life_ns after it ("Forgetting" above) */
 };
 
 /* ---- the receiver ----------------------------------------------------------------------- */
@@ -213,6 +259,9 @@ struct rifl_rdma {
     unsigned nodes_used;
     uint16_t *stage_mem;
     uint16_t *done_mem;       /* max_nodes x 2 TIDS: each node's `done` and `sent` */
+    uint64_t *done_at_mem;    /* max_nodes x TIDS: each node's `done_at` */
+    uint64_t life_ns;         /* L: 16 x the longest wait between a block's attempts */
+    uint64_t memory_ns;       /* M: block_memory_ns, or 2 L */
 
     struct region *regions;
     unsigned regions_hi;      /* regions at this index and above are unused */
@@ -282,6 +331,7 @@ void rdma_read_record(rifl_rdma *e, uint32_t src, uint16_t pdid, const uint8_t *
 void rdma_serve_requests(rifl_rdma *e, uint64_t now);
 void rdma_chain_done(rifl_rdma *e, unsigned tid);
 void rdma_chain_drop(rifl_rdma *e, unsigned tid);
+void rdma_block_expire(rifl_rdma *e, unsigned tid, uint64_t now);
 
 /* send.c */
 void rdma_sched_push(rifl_rdma *e, unsigned tid);

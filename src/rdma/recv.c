@@ -13,6 +13,7 @@ struct rx {
     uint64_t now;
     rifl_rdma_route from;
     const rifl_rdma_packet *p;
+    int slot;            /* a data packet's source in the route table, -1 none */
 };
 
 static void respond(struct rx *x, unsigned status)
@@ -82,39 +83,76 @@ static bool decode_ok(const rifl_rdma *e, const rifl_rdma_packet *p)
     }
 }
 
-/* The source's `done` entry for the packet's TID; NULL for a source
- * outside the route table (it could not be answered anyway). */
-static uint16_t *seen_entry(const rifl_rdma *e, const rifl_rdma_ftr *f)
+/* The source's `done` entry for the packet's TID, whatever it holds; NULL
+ * for a source outside the route table (it could not be answered anyway). */
+static uint16_t *seen_entry(const struct rx *x)
 {
-    int s = rdma_node_slot(e, f->src_node);
-    return s < 0 ? NULL : &e->nodes[s].done[f->tid & (TIDS - 1)];
+    return x->slot < 0 ? NULL : &x->e->nodes[x->slot].done[x->p->ftr.tid & (TIDS - 1)];
+}
+
+/* That entry while it holds: a block remembered, a packet of which came
+ * within block_memory_ns ("Forgetting" in rdma_priv.h); else NULL. */
+static uint16_t *remembered(const struct rx *x)
+{
+    uint16_t *v = seen_entry(x);
+    if (!v || !(*v & DONE_VALID))
+        return NULL;
+    uint64_t at = x->e->nodes[x->slot].done_at[x->p->ftr.tid & (TIDS - 1)];
+    return x->now - at <= x->e->memory_ns ? v : NULL;
+}
+
+/* Whether entry `v` refuses packet `f` as a new block: `f` is of an older
+ * block, or of v's own block completed here. */
+static bool refuses(uint16_t v, const rifl_rdma_ftr *f)
+{
+    return ((v & DONE_COMPLETE) && DONE_GEN(v) == f->gen) ||
+           rifl_rdma_gen_newer(DONE_GEN(v), f->gen);
+}
+
+/* A packet of the remembered block came: the memory of it lasts from now. */
+static void refresh(const struct rx *x)
+{
+    const uint16_t *v = remembered(x);
+    if (v && DONE_GEN(*v) == x->p->ftr.gen)
+        x->e->nodes[x->slot].done_at[x->p->ftr.tid & (TIDS - 1)] = x->now;
+}
+
+/* The entry now names the packet's block, as `v`. */
+static void remember(const struct rx *x, uint16_t v)
+{
+    if (x->slot < 0)
+        return;
+    unsigned tid = x->p->ftr.tid & (TIDS - 1);
+    x->e->nodes[x->slot].done[tid] = v;
+    x->e->nodes[x->slot].done_at[tid] = x->now;
 }
 
 /* The `done` entry of the packet's block, when that block completed here
  * (its ACK may have been lost, or an earlier attempt held up on its way),
  * whatever the attempt: the context that knew may have gone to another
  * block since.  NULL for a block not completed here. */
-static uint16_t *completed_before(const rifl_rdma *e, const rifl_rdma_ftr *f)
+static uint16_t *completed_before(const struct rx *x)
 {
-    uint16_t *v = seen_entry(e, f);
-    return v && (*v & DONE_COMPLETE) && DONE_GEN(*v) == f->gen ? v : NULL;
+    uint16_t *v = remembered(x);
+    return v && (*v & DONE_COMPLETE) && DONE_GEN(*v) == x->p->ftr.gen ? v : NULL;
 }
 
 /* The packet is of a block older than the last one of its TID begun here
  * (one on its way since before the sender let its TID go): stale. */
-static bool older_than_seen(const rifl_rdma *e, const rifl_rdma_ftr *f)
+static bool older_than_seen(const struct rx *x)
 {
-    const uint16_t *v = seen_entry(e, f);
-    return v && (*v & DONE_VALID) && rifl_rdma_gen_newer(DONE_GEN(*v), f->gen);
+    const uint16_t *v = remembered(x);
+    return v && rifl_rdma_gen_newer(DONE_GEN(*v), x->p->ftr.gen);
 }
 
-/* The completed block of `f` is ACKed for attempt f->attempt: its `done`
+/* The completed block of the packet is ACKed for its attempt: its `done`
  * entry keeps the latest attempt ACKed, so that it is ACKed once. */
-static void remember_ack(const rifl_rdma *e, const rifl_rdma_ftr *f)
+static void remember_ack(const struct rx *x)
 {
-    uint16_t *v = completed_before(e, f);
+    const rifl_rdma_ftr *f = &x->p->ftr;
+    uint16_t *v = completed_before(x);
     if (v && f->attempt > DONE_ATTEMPT(*v))
-        *v = DONE_ENTRY(f->gen, f->attempt);
+        remember(x, DONE_ENTRY(f->gen, f->attempt));
 }
 
 /* Way `c` (NULL: none to take) starts holding the packet's (src, tid,
@@ -126,11 +164,11 @@ static struct ctx *start(struct rx *x, struct ctx *c)
 {
     rifl_rdma *e = x->e;
     const rifl_rdma_ftr *f = &x->p->ftr;
-    if (older_than_seen(e, f)) {
+    if (older_than_seen(x)) {
         e->st.stale_dropped++;
         return NULL;
     }
-    uint16_t *v = completed_before(e, f);
+    uint16_t *v = completed_before(x);
     unsigned acked = v ? DONE_ATTEMPT(*v) : 0;
     bool again = v && f->attempt > acked; /* a new attempt: its ACK was lost */
     if (c)
@@ -141,13 +179,17 @@ static struct ctx *start(struct rx *x, struct ctx *c)
                                                             : (int16_t)acked,
                            .first = -1, .last = -1, .last_time = x->now, .done_time = x->now };
     if (!v) {
-        uint16_t *s = seen_entry(e, f);
-        if (c && s) /* older blocks of the TID are stale from now on */
-            *s = DONE_BEGUN(f->gen);
+        if (c) { /* older blocks of the TID are stale from now on */
+            const uint16_t *s = seen_entry(x);
+            if (s && (*s & DONE_VALID) && refuses(*s, f)) /* (held no longer) */
+                e->st.memory_expired++;
+            remember(x, DONE_BEGUN(f->gen));
+        }
         return c;
     }
     e->st.duplicates_dropped++;
     e->st.duplicates_remembered++;
+    refresh(x);
     if (again) {
         *v = DONE_ENTRY(f->gen, f->attempt);
         respond(x, RIFL_RDMA_ACK);
@@ -167,13 +209,19 @@ static struct ctx *lookup(struct rx *x)
         struct ctx *c = &way[w];
         if (c->state == C_FREE || c->src != f->src_node || c->tid != f->tid)
             continue;
-        bool idle = c->state == C_ACTIVE && x->now - c->last_time >= e->cfg.context_idle_ns;
+        /* idle: an ACTIVE context whose block stopped coming, or any context
+         * whose block is no longer remembered ("Forgetting", rdma_priv.h) */
+        uint64_t age = x->now - c->last_time;
+        bool idle = (c->state == C_ACTIVE && age >= e->cfg.context_idle_ns) ||
+                    age > e->memory_ns;
         if (c->gen == f->gen && !idle) {
+            refresh(x);
             if (c->state == C_DONE) {
+                c->last_time = x->now; /* (remembered from now) */
                 e->st.duplicates_dropped++;
                 if ((int)f->attempt > c->acked_attempt) { /* the ACK was lost */
                     c->acked_attempt = (int16_t)f->attempt;
-                    remember_ack(e, f);
+                    remember_ack(x);
                     respond(x, RIFL_RDMA_ACK);
                 }
                 return NULL;
@@ -183,7 +231,7 @@ static struct ctx *lookup(struct rx *x)
                 return NULL;
             }
             if (f->attempt > c->attempt) { /* a retry: start the block over */
-                if (completed_before(e, f)) /* (this context began after it completed) */
+                if (completed_before(x)) /* (this context began after it completed) */
                     return start(x, c);
                 c->attempt = (uint8_t)f->attempt;
                 c->bitmap = 0;
@@ -212,7 +260,7 @@ static struct ctx *lookup(struct rx *x)
                     take = &way[v];
         }
     if (!take) {
-        if (completed_before(e, f) || older_than_seen(e, f))
+        if (completed_before(x) || older_than_seen(x))
             return start(x, NULL); /* dropped (and ACKed) all the same */
         nack_once(x, RIFL_RDMA_NACK_NO_CONTEXT);
         return NULL;
@@ -279,9 +327,7 @@ static void complete_block(struct rx *x, struct ctx *c)
     c->state = C_DONE;
     c->done_time = x->now;
     c->acked_attempt = (int16_t)x->p->ftr.attempt;
-    int s = rdma_node_slot(e, c->src); /* remembered past the context */
-    if (s >= 0)
-        e->nodes[s].done[c->tid & (TIDS - 1)] = DONE_ENTRY(c->gen, c->attempt);
+    remember(x, DONE_ENTRY(c->gen, c->attempt)); /* remembered past the context */
     respond(x, RIFL_RDMA_ACK);
 }
 
@@ -291,6 +337,7 @@ static void data_packet(struct rx *x, rifl_rdma_check check)
     const rifl_rdma_packet *p = x->p;
     const rifl_rdma_hdr *h = &p->hdr;
     const rifl_rdma_ftr *f = &p->ftr;
+    x->slot = rdma_node_slot(e, f->src_node);
     /* 2: decode */
     if (check == RIFL_RDMA_PKT_BAD_LENGTH || !decode_ok(e, p)) {
         nack_once(x, RIFL_RDMA_NACK_DECODE);
@@ -436,7 +483,7 @@ int rifl_rdma_input(rifl_rdma *e, uint64_t now, const uint8_t *msg, size_t len,
 {
     if (!e || (!msg && len))
         return RIFL_ERR_INVALID_ARG;
-    struct rx x = { e, now, from, NULL };
+    struct rx x = { e, now, from, NULL, -1 };
     rifl_rdma_packet p;
     rifl_rdma_check check = RIFL_RDMA_PKT_OK;
     if (e->cfg.mapping == RIFL_RDMA_MAP_CELL) { /* one packet, the cell's padding after it */

@@ -90,6 +90,10 @@ static enum cut_result cut(rifl_rdma *e, unsigned tid, uint64_t now)
     rifl_rdma_hdr h = { .pdid = t->pdid, .dst_node = b->dst_node, .path = b->path };
     rifl_rdma_ftr f = { .src_node = e->cfg.node, .tid = tid, .gen = b->gen,
                         .attempt = b->attempt, .notify = b->send_notify };
+    if (b->went_whole && now - b->whole_at > e->life_ns) { /* past its longest life */
+        rdma_block_expire(e, tid, now);
+        return CUT_DONE;
+    }
     if (b->off == b->len) { /* only the NOTIFY is left */
         if (!rdma_notify_ready(e, tid)) {
             b->state = B_HOLD;

@@ -493,11 +493,26 @@ bool rdma_notify_ready(const rifl_rdma *e, unsigned tid)
 void rdma_block_sent(rifl_rdma *e, unsigned tid, uint64_t now)
 {
     struct block *b = &e->blocks[tid];
+    if (!b->went_whole) { /* it may complete at its receiver from now on */
+        b->went_whole = true;
+        b->whole_at = now;
+    }
     b->state = B_SENT;
     b->due = now + timeout_of(e, b);
     if (b->due < e->due_min)
         e->due_min = b->due;
     e->st.blocks_sent++;
+}
+
+/* Block `tid` would cut a packet more than life_ns after it first went
+ * whole (a retry held up by a source page): its receiver may have
+ * forgotten it by the time the packet came, and take a retry of a block
+ * it completed for a new one.  Its transfer fails instead ("Forgetting"
+ * in rdma_priv.h). */
+void rdma_block_expire(rifl_rdma *e, unsigned tid, uint64_t now)
+{
+    e->st.blocks_expired++;
+    xf_finish(e, e->blocks[tid].xf, RIFL_ERR_RETRY_EXCEEDED, now);
 }
 
 /* Send block `tid` again, whole, as a new attempt on the next path. */
