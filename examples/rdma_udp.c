@@ -88,6 +88,11 @@ static int turn(struct node *n)
         if (rifl_udplink_get_stats(n->link)->resets != n->resets) {
             n->resets = rifl_udplink_get_stats(n->link)->resets;
             n->have = 0; /* a joint reset lost the rest: the engine sends the block again */
+            /* a joint reset follows only a restart of the peer's end, which
+             * its process makes once: the peer's engine is a new one, whose
+             * blocks must not be taken for the old one's, and the reset
+             * dropped all the old one sent (no quiet time) */
+            rifl_rdma_forget_node(n->e, n->peer, 0, now);
         }
         size_t len;
         int eop;

@@ -40,28 +40,46 @@ struct wire {
     uint64_t sent;
 };
 
+/* Node n + 1's engine: every node over 2 routes, domain PD, its memory
+ * registered. */
+static void wire_engine(struct wire *w, unsigned n, const rifl_rdma_config *base)
+{
+    rifl_rdma_config c = base ? *base : rifl_rdma_default_config;
+    c.node = n + 1;
+    char msg[128];
+    REQUIRE(rifl_rdma_open(&c, &w->e[n], msg, sizeof msg) == RIFL_OK);
+    for (unsigned m = 0; m < NODES; m++)
+        REQUIRE(rifl_rdma_add_node(w->e[n], m + 1, 2) == RIFL_OK);
+    REQUIRE(rifl_rdma_alloc_pd(w->e[n], PD) == RIFL_OK);
+    REQUIRE(rifl_rdma_reg_mr(w->e[n], PD, w->mem[n], MEM,
+                             RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE |
+                                 RIFL_RDMA_REMOTE_READ,
+                             &w->mr[n]) == RIFL_OK);
+}
+
 static void wire_init(struct wire *w, const rifl_rdma_config *base, uint64_t seed)
 {
     memset(w, 0, sizeof *w);
     w->delay = 500;
     rifl_rng_seed(&w->rng, seed);
     for (unsigned n = 0; n < NODES; n++) {
-        rifl_rdma_config c = base ? *base : rifl_rdma_default_config;
-        c.node = n + 1;
-        char msg[128];
-        REQUIRE(rifl_rdma_open(&c, &w->e[n], msg, sizeof msg) == RIFL_OK);
-        for (unsigned m = 0; m < NODES; m++)
-            REQUIRE(rifl_rdma_add_node(w->e[n], m + 1, 2) == RIFL_OK);
-        REQUIRE(rifl_rdma_alloc_pd(w->e[n], PD) == RIFL_OK);
         w->mem[n] = calloc(MEM, 1);
         REQUIRE(w->mem[n] != NULL);
-        REQUIRE(rifl_rdma_reg_mr(w->e[n], PD, w->mem[n], MEM,
-                                 RIFL_RDMA_LOCAL_WRITE | RIFL_RDMA_REMOTE_WRITE |
-                                     RIFL_RDMA_REMOTE_READ,
-                                 &w->mr[n]) == RIFL_OK);
+        wire_engine(w, n, base);
     }
     w->qcap = 64;
     w->q = malloc(w->qcap * sizeof *w->q);
+}
+
+/* Node n + 1 restarts: its engine is replaced by a new one (the same node,
+ * routes, domain and memory, registered again at the same VA), which
+ * knows nothing of the old one. */
+static void wire_restart(struct wire *w, unsigned n, const rifl_rdma_config *base)
+{
+    uint64_t va = w->mr[n].va;
+    rifl_rdma_close(w->e[n]);
+    wire_engine(w, n, base);
+    CHECK_EQ_U(w->mr[n].va, va);
 }
 
 static void wire_free(struct wire *w)
@@ -1175,6 +1193,147 @@ static void t_source_page_past_block_life(void)
     while (rifl_rdma_poll_mailbox(w.e[1], PD, 2, rec, sizeof rec, &len, &src) == 1)
         records++;
     CHECK_EQ_U(records, 2);
+    wire_free(&w);
+}
+
+/* Node 1 restarts (a new engine for the same node, whose TIDs'
+ * generations start again from the beginning) after sending node 2 1032
+ * messages: TIDs 0-7 twice (generation 2), the others once (1).  Node 2
+ * remembers those blocks, completed; unless it forgets node 1's old engine
+ * (rifl_rdma_forget_node), the new engine's blocks on TIDs 0-7 look older
+ * (dropped as stale until they fail) and those on TIDs 8 and up look like
+ * the completed ones (ACKed, never delivered).  Forgotten, the two
+ * exchange as they did before: 16 sends each in the mailbox once, a write
+ * of two blocks and its notification record written, and node 2's write
+ * to node 1 landing in the new engine's memory. */
+static void t_restart_forget_node(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 22);
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 1024) == RIFL_OK);
+    rifl_rdma_wc wc;
+    /* before: both ways */
+    CHECK_EQ_U(sends_to_node2(&w, 0, 1024), 1024);
+    CHECK_EQ_U(sends_to_node2(&w, 1, 8), 8);
+    fill_random(w.mem[1], 5000, 40);
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[1], PD, w.mr[1].va, 1, w.mr[0].va + 200000, 5000, 0, NULL,
+                                    1, w.now),
+               RIFL_OK);
+    REQUIRE(wire_wait(&w, 1, &wc, 1, 10000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    for (unsigned i = 0; i < 100; i++) /* (the last ACKs arrive) */
+        wire_step(&w);
+    REQUIRE(w.qn == 0);
+    /* node 1 restarts; node 2 learns it */
+    wire_restart(&w, 0, NULL);
+    memset(w.mem[0], 0, MEM);
+    CHECK_EQ_I(rifl_rdma_forget_node(w.e[1], 77, 0, w.now), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_rdma_forget_node(NULL, 1, 0, w.now), RIFL_ERR_INVALID_ARG);
+    CHECK_EQ_I(rifl_rdma_forget_node(w.e[1], 1, 0, w.now), RIFL_OK);
+    /* after: sends (TIDs 0-15) */
+    unsigned once = sends_to_node2(&w, 2, 16);
+    CHECK_MSG(once == 16, "after the restart %u of 16 sends arrived once", once);
+    /* a write of two blocks (TIDs 16, 17) with its notification */
+    fill_random(w.mem[0], 20000, 41);
+    rifl_rdma_notification nt = { rifl_rdma_gva_word(2, w.mr[1].va + 900000), 0xBEEF, 9 };
+    memset(w.mem[1] + 900000, 0, 32);
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[0], PD, w.mr[0].va, 2, w.mr[1].va + 100000, 20000, 0, &nt,
+                                    2, w.now),
+               RIFL_OK);
+    REQUIRE(wire_wait(&w, 0, &wc, 1, 200000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    CHECK_MSG(memcmp(w.mem[1] + 100000, w.mem[0], 20000) == 0,
+              "the new engine's write completed but its bytes are not there");
+    rifl_rdma_record r;
+    rifl_rdma_record_unpack(w.mem[1] + 900000, &r);
+    CHECK(r.written && r.cookie == 0xBEEF && r.immediate == 9 && r.transfer_length == 20000 &&
+          r.src_node == 1);
+    /* node 2 writes to the new engine */
+    fill_random(w.mem[1], 5000, 42);
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[1], PD, w.mr[1].va, 1, w.mr[0].va + 200000, 5000, 0, NULL,
+                                    3, w.now),
+               RIFL_OK);
+    REQUIRE(wire_wait(&w, 1, &wc, 1, 10000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    CHECK(memcmp(w.mem[0] + 200000, w.mem[1], 5000) == 0);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[1])->mailbox_messages, 1032 + 16);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[0])->failed_transfers, 0);
+    wire_free(&w);
+}
+
+/* Takes node 1's next bundle to node 2 off the wire, into `in_lane`. */
+static bool hold_next;
+static struct pkt_msg in_lane;
+static bool hold_one(struct wire *w, struct pkt_msg *m)
+{
+    (void)w;
+    if (!hold_next || m->from.node != 1 || m->to != 1)
+        return true;
+    in_lane = *m;
+    hold_next = false;
+    return false;
+}
+
+/* Node 1 restarts with a send of its old engine still on its way to node
+ * 2, on a TID and generation its new engine uses too.  Node 2 forgets
+ * node 1 with a quiet time of 1 ms: the old packet, arriving after the
+ * restart, is dropped and counted, not delivered (nor taken for the new
+ * engine's block, which would then be ACKed and never delivered); the new
+ * engine's sends, their first attempts dropped in the quiet time too,
+ * arrive once each after their timeouts. */
+static void t_restart_old_packet_in_lane(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 23);
+    w.tamper = hold_one;
+    hold_next = false;
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 1024) == RIFL_OK);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    CHECK_EQ_U(sends_to_node2(&w, 0, 3), 3); /* TIDs 0-2 */
+    for (unsigned i = 0; i < 100; i++)
+        wire_step(&w);
+    REQUIRE(w.qn == 0);
+    hold_next = true;
+    uint8_t m[3] = { 9, 9, 9 };
+    REQUIRE(rifl_rdma_post_send(w.e[0], PD, 2, 2, m, sizeof m, 99, w.now) == RIFL_OK); /* TID 3 */
+    for (unsigned i = 0; i < 100 && hold_next; i++)
+        wire_step(&w);
+    REQUIRE(!hold_next);
+    wire_restart(&w, 0, NULL);
+    CHECK_EQ_I(rifl_rdma_forget_node(w.e[1], 1, 1000000, w.now), RIFL_OK);
+    w.now += 500;
+    CHECK_EQ_I(rifl_rdma_input(w.e[1], w.now, in_lane.b, in_lane.len, in_lane.from), RIFL_OK);
+    unsigned n[RIFL_RDMA_STATUS_COUNT];
+    count_nacks(&w, n);
+    CHECK_EQ_U(n[RIFL_RDMA_ACK], 0);
+    CHECK_MSG(drain_mailbox2(&w, NULL) == 0, "the old engine's send was delivered after the "
+                                             "restart");
+    CHECK_EQ_U(st->quiet_dropped, 1);
+    unsigned once = sends_to_node2(&w, 1, 5); /* TIDs 0-4 */
+    CHECK_MSG(once == 5, "after the restart %u of 5 sends arrived once", once);
+    CHECK(st->quiet_dropped > 1);
+    CHECK_EQ_U(st->mailbox_messages, 3 + 5);
+    wire_free(&w);
+}
+
+/* Node 1 restarts and is not forgotten, but node 2 hears nothing from it
+ * for longer than block_memory_ns: the memory of the old engine's blocks
+ * has lapsed, and the new engine's sends arrive once each. */
+static void t_restart_after_pause(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 24);
+    REQUIRE(rifl_rdma_create_mailbox(w.e[1], PD, 2, 1024) == RIFL_OK);
+    CHECK_EQ_U(sends_to_node2(&w, 0, 1024), 1024);
+    CHECK_EQ_U(sends_to_node2(&w, 1, 8), 8);
+    for (unsigned i = 0; i < 100; i++)
+        wire_step(&w);
+    REQUIRE(w.qn == 0);
+    wire_restart(&w, 0, NULL);
+    w.now += 512000001; /* (twice 16 x 16 ms, the default) */
+    unsigned once = sends_to_node2(&w, 2, 16);
+    CHECK_MSG(once == 16, "after the restart %u of 16 sends arrived once", once);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[1])->memory_expired, 16);
     wire_free(&w);
 }
 
@@ -2565,6 +2724,9 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "send_once_random", t_send_once_random }, { "memory_ages_out", t_memory_ages_out },
           { "loss_past_half_window", t_loss_past_half_window },
           { "source_page_past_block_life", t_source_page_past_block_life },
+          { "restart_forget_node", t_restart_forget_node },
+          { "restart_old_packet_in_lane", t_restart_old_packet_in_lane },
+          { "restart_after_pause", t_restart_after_pause },
           { "check_codes", t_check_codes },
           { "page_faults", t_page_faults },
           { "set_resident_wakes", t_set_resident_wakes },

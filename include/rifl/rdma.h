@@ -272,6 +272,24 @@ RIFL_API unsigned rifl_rdma_staged(const rifl_rdma *e);
 RIFL_API int rifl_rdma_input(rifl_rdma *e, uint64_t now, const uint8_t *msg, size_t len,
                              rifl_rdma_route from);
 
+/* The engine of `node` is a new one: the node restarted (its process, its
+ * engine), and its generations start again from the beginning.  This
+ * engine forgets what it remembers of the old one's blocks (the last block
+ * of each TID, and the receive contexts and NACKs of its blocks), so that
+ * the new engine's blocks are never taken for the old one's (dropped as
+ * stale, or as duplicates of completed blocks: ACKed and never
+ * delivered), and for the next `quiet_ns` drops every packet from `node`
+ * but responses, unanswered (counted in quiet_dropped): give the longest a
+ * packet of the old engine may still be on its way here, 0 when none can
+ * be (a link that dropped what it held when the node restarted, as
+ * rifl_udplink's joint reset does).  The new engine's blocks dropped in
+ * that time are sent again after their timeouts.  Call it only for a new
+ * engine: forgetting a live one's blocks would let a retry of a completed
+ * block be delivered again.  This engine's own transfers to `node`, and the
+ * reads it serves for it, go on (docs/rdma.md, "A node restarts").
+ * RIFL_ERR_INVALID_ARG for a node not in the route table. */
+RIFL_API int rifl_rdma_forget_node(rifl_rdma *e, uint32_t node, uint64_t quiet_ns, uint64_t now);
+
 /* When rifl_rdma_advance must next run (UINT64_MAX: no timer). */
 RIFL_API uint64_t rifl_rdma_next_due(const rifl_rdma *e);
 /* Run the timers due by `now`: timeouts, delayed retries, reads given up. */
@@ -294,7 +312,7 @@ typedef struct rifl_rdma_stats {
     uint64_t notifications_written, scheduler_reenqueues, responses_dropped;
     uint64_t stale_responses, read_requests_served, completions, failed_transfers;
     uint64_t mailbox_messages, chain_waits, nacks_coalesced, duplicates_remembered;
-    uint64_t memory_expired, blocks_expired;
+    uint64_t memory_expired, quiet_dropped, blocks_expired;
 } rifl_rdma_stats;
 
 RIFL_API const rifl_rdma_stats *rifl_rdma_get_stats(const rifl_rdma *e);

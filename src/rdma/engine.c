@@ -243,6 +243,7 @@ int rifl_rdma_add_node(rifl_rdma *e, uint32_t node, unsigned routes)
     e->nodes[i].done = e->done_mem + (size_t)e->nodes_used * 2 * TIDS; /* (nodes stay) */
     e->nodes[i].sent = e->nodes[i].done + TIDS;
     e->nodes[i].done_at = e->done_at_mem + (size_t)e->nodes_used * TIDS;
+    e->nodes[i].quiet_until = 0;
     e->nodes_used++;
     return RIFL_OK;
 }
@@ -671,6 +672,9 @@ static const rifl_counter rdma_counters[] = {
                                     "TID's last block here, no packet of which came for "
                                     "block_memory_ns, would have dropped (as older, or as that "
                                     "block's own)"),
+    RIFL_COUNTER(S, quiet_dropped, "packets (not responses) dropped unanswered in the quiet "
+                                   "time after rifl_rdma_forget_node: its old engine's still on "
+                                   "their way, or its new one's, sent again later"),
     RIFL_COUNTER(S, blocks_expired, "blocks given up (E_RETRY_EXCEEDED): a retry held up by a "
                                     "source page past the block's longest life, when a receiver "
                                     "may have forgotten it"),

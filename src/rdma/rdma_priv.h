@@ -67,6 +67,8 @@ struct node {
     uint16_t *done;     /* [TIDS]: the block of each of its TIDs seen here
                            last (DONE_* below), 0 for none */
     uint64_t *done_at;  /* [TIDS]: when a packet of that block last came */
+    uint64_t quiet_until; /* its packets but responses are dropped before this
+                           (rifl_rdma_forget_node) */
     uint16_t *sent;     /* [TIDS]: the generation of each TID's last block
                            issued to it (a TID's generations count its uses
                            towards one node) */
@@ -129,7 +131,8 @@ struct node {
  * refused, or damaged 16 times) while another of their blocks is lost whole
  * each time could break (2); nothing else here guards that case, as
  * nothing did before the memory had a limit.  (With 512 to 1023 such uses
- * within M, the next block is dropped as stale until E lapses.) */
+ * within M, the next block is dropped as stale until E lapses.)  A source whose engine restarts is
+ * forgotten by rifl_rdma_forget_node. */
 
 /* ---- transfers and blocks --------------------------------------------------------------- */
 

@@ -338,6 +338,10 @@ static void data_packet(struct rx *x, rifl_rdma_check check)
     const rifl_rdma_hdr *h = &p->hdr;
     const rifl_rdma_ftr *f = &p->ftr;
     x->slot = rdma_node_slot(e, f->src_node);
+    if (x->slot >= 0 && x->now < e->nodes[x->slot].quiet_until) { /* a restart's quiet time */
+        e->st.quiet_dropped++;
+        return;
+    }
     /* 2: decode */
     if (check == RIFL_RDMA_PKT_BAD_LENGTH || !decode_ok(e, p)) {
         nack_once(x, RIFL_RDMA_NACK_DECODE);
@@ -516,5 +520,34 @@ int rifl_rdma_input(rifl_rdma *e, uint64_t now, const uint8_t *msg, size_t len,
     }
     rdma_serve_requests(e, now);
     rdma_issue(e, now);
+    return RIFL_OK;
+}
+
+/* A node's engine is a new one.  Forgetting its old engine's blocks is
+ * safe: the old engine sends nothing more, and what it sent that is still
+ * on its way comes within quiet_ns (the caller's word), in which every
+ * packet from the node is dropped unanswered.  After it only the new
+ * engine's packets come, and none of its blocks was delivered here before
+ * the memory was emptied, so no block can be delivered twice, nor one be
+ * ACKed as a duplicate of another; from then on its blocks are remembered
+ * as any source's ("Forgetting" in rdma_priv.h). */
+int rifl_rdma_forget_node(rifl_rdma *e, uint32_t node, uint64_t quiet_ns, uint64_t now)
+{
+    int s = e ? rdma_node_slot(e, node) : -1;
+    if (s < 0)
+        return RIFL_ERR_INVALID_ARG;
+    struct node *n = &e->nodes[s];
+    /* its blocks: remembered, held in contexts, NACKed without one */
+    memset(n->done, 0, TIDS * sizeof *n->done);
+    memset(n->done_at, 0, TIDS * sizeof *n->done_at);
+    for (unsigned i = 0; i < CTX_SETS * CTX_WAYS; i++)
+        if (e->ctx[i].state != C_FREE && e->ctx[i].src == node)
+            e->ctx[i].state = C_FREE;
+    for (unsigned i = 0; i < CTX_SETS; i++)
+        if (e->nacked[i].valid && e->nacked[i].src == node)
+            e->nacked[i].valid = false;
+    /* the old engine's packets still on their way are dropped, not taken
+     * for the new one's */
+    n->quiet_until = now + (quiet_ns < UINT64_MAX - now ? quiet_ns : UINT64_MAX - now);
     return RIFL_OK;
 }
