@@ -19,8 +19,8 @@
  * Completion statuses are the project's error codes: RIFL_OK, and for a
  * failed transfer RIFL_ERR_REMOTE_PROTECTION (the target refused it),
  * RIFL_ERR_RETRY_EXCEEDED (a block's 16 retries used up, or a retry held
- * up past a block's longest life by a source page) or RIFL_ERR_TIMEOUT (a
- * read whose data never came). */
+ * up past the block's longest life, by a source page say) or
+ * RIFL_ERR_TIMEOUT (a read whose data never came). */
 #ifndef RIFL_RDMA_H
 #define RIFL_RDMA_H
 

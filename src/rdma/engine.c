@@ -675,9 +675,9 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, quiet_dropped, "packets (not responses) dropped unanswered in the quiet "
                                    "time after rifl_rdma_forget_node: its old engine's still on "
                                    "their way, or its new one's, sent again later"),
-    RIFL_COUNTER(S, blocks_expired, "blocks given up (E_RETRY_EXCEEDED): a retry held up by a "
-                                    "source page past the block's longest life, when a receiver "
-                                    "may have forgotten it"),
+    RIFL_COUNTER(S, blocks_expired, "blocks given up (E_RETRY_EXCEEDED) with a packet to cut "
+                                    "past their longest life (a retry held up by a source "
+                                    "page), when a receiver may have forgotten them"),
 };
 #undef S
 RIFL_COUNTER_TABLE(rifl_rdma_counters, rdma_counters, rifl_rdma_stats)

@@ -105,8 +105,9 @@ struct node {
  * no_context_retry_ns): a timeout, or the wait after a NACK) and L = 16 W,
  * the sender cuts no packet of a block later than L after the block first
  * went whole (all its packets and its NOTIFY cut: only then can it
- * complete anywhere); an attempt held up longer, which only a source page
- * not resident can do, gives the block up instead (blocks_expired).  M is
+ * complete anywhere); a block held up longer (a source page not resident,
+ * or a port holding its packets back that long) gives up instead
+ * (blocks_expired).  M is
  * at least 2 L.  This is safe, no block delivered twice and none ACKed
  * without being delivered, provided (1) a packet reaches this node within
  * M - L of being cut (256 ms by default, against round trips of

@@ -505,7 +505,7 @@ void rdma_block_sent(rifl_rdma *e, unsigned tid, uint64_t now)
 }
 
 /* Block `tid` would cut a packet more than life_ns after it first went
- * whole (a retry held up by a source page): its receiver may have
+ * whole (a retry held up by a source page, say): its receiver may have
  * forgotten it by the time the packet came, and take a retry of a block
  * it completed for a new one.  Its transfer fails instead ("Forgetting"
  * in rdma_priv.h). */
