@@ -337,11 +337,6 @@ static void data_packet(struct rx *x, rifl_rdma_check check)
     const rifl_rdma_packet *p = x->p;
     const rifl_rdma_hdr *h = &p->hdr;
     const rifl_rdma_ftr *f = &p->ftr;
-    x->slot = rdma_node_slot(e, f->src_node);
-    if (x->slot >= 0 && x->now < e->nodes[x->slot].quiet_until) { /* a restart's quiet time */
-        e->st.quiet_dropped++;
-        return;
-    }
     /* 2: decode */
     if (check == RIFL_RDMA_PKT_BAD_LENGTH || !decode_ok(e, p)) {
         nack_once(x, RIFL_RDMA_NACK_DECODE);
@@ -467,6 +462,11 @@ static bool one_packet(struct rx *x, rifl_rdma_packet *p, rifl_rdma_check check)
             rdma_response(e, p, x->now);
         else
             e->st.stale_responses++;
+        return true;
+    }
+    x->slot = rdma_node_slot(e, p->ftr.src_node);
+    if (x->slot >= 0 && x->now < e->nodes[x->slot].quiet_until) { /* a restart's quiet time */
+        e->st.quiet_dropped++;
         return true;
     }
     data_packet(x, check);
