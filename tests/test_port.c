@@ -212,9 +212,9 @@ static void t_credit_peer_reinit(void)
     const rifl_fc_rx *rx = rifl_credit_rx_regs(rifl_port_credit(l.p[1]), 0);
     REQUIRE(rx != NULL);
     CHECK_EQ_U(rx->free_chunks, 0); /* the reader let the buffer fill */
-    /* what a peer starting again sends: an FCP of Op 1 */
-    const rifl_fc_tx *atx = rifl_credit_tx_regs(rifl_port_credit(l.p[0]), 0);
-    rifl_fcp f = { .op = RIFL_FCP_OP_INIT, .fctbs = atx->fctbs, .vl = 0, .fccl = 128 };
+    /* what a peer starting again sends: an FCP of Op 1, its registers reset
+     * (FCTBS 0: nothing sent since) */
+    rifl_fcp f = { .op = RIFL_FCP_OP_INIT, .fctbs = 0, .vl = 0, .fccl = 128 };
     uint8_t b[RIFL_FC_FCP_BYTES];
     rifl_fcp_encode(&f, b);
     REQUIRE(rifl_lane_send_ext(rifl_port_lane(l.p[0]), RIFL_FCP_EXT_CODE, b, sizeof b) ==
