@@ -831,6 +831,34 @@ static bool new_end1(struct pair *p, unsigned port1, unsigned port0, uint32_t ep
     return rc == RIFL_OK;
 }
 
+/* End 1 goes and a new one (`epoch`, `bits`-bit frames, 0: the default)
+ * takes its port; false, with both ends freed, when it cannot be made. */
+static bool replace_end1(struct pair *p, unsigned port1, unsigned port0, uint32_t epoch,
+                         unsigned bits)
+{
+    rifl_udplink_free(p->l[1]);
+    p->l[1] = NULL;
+    if (new_end1(p, port1, port0, epoch, bits))
+        return true;
+    rifl_udplink_free(p->l[0]);
+    p->l[0] = NULL;
+    return false;
+}
+
+/* End 1's user starts a new stream and the link carries `n` packets each
+ * way: both ends running, every packet whole. */
+static void comes_back(struct pair *p, unsigned n)
+{
+    p->stream[1] = 43;
+    p->sent[1] = p->got[1] = p->have[1] = 0;
+    CHECK_EQ_I(pump(p, 3, 1000, 300000, n), RIFL_OK);
+    for (int i = 0; i < 2; i++)
+        CHECK(rifl_udplink_running(p->l[i]));
+    CHECK_EQ_U(p->got[0], n);
+    CHECK_EQ_U(p->got[1], n);
+    CHECK_EQ_U(p->bad, 0);
+}
+
 /* The peer restarts with another frame width, stops on it (its probes
  * were answered in the running end's width), and restarts again with the
  * right one: the running end, which heard the wrong width while it ran
@@ -851,12 +879,8 @@ static void t_restart_other_width(void)
     REQUIRE(port0 && port1);
     const rifl_phy_udp_stats *u0 = rifl_phy_udp_get_stats(rifl_udplink_phy(p.l[0]));
     uint64_t foreign = u0->rx_foreign;
-    rifl_udplink_free(p.l[1]);
-    p.l[1] = NULL;
-    if (!new_end1(&p, port1, port0, 12, 1024)) {
-        rifl_udplink_free(p.l[0]);
+    if (!replace_end1(&p, port1, port0, 12, 1024))
         return;
-    }
     /* the 1024-bit end stops; end 0 runs on, its probes counted */
     int rc = RIFL_OK;
     char msg[512] = "";
@@ -871,24 +895,13 @@ static void t_restart_other_width(void)
     CHECK_EQ_U(u0->rx_foreign - foreign, u0->rx_other_width);
     CHECK_EQ_U(u0->peer_frame_bits, 0);
     CHECK(rifl_udplink_running(p.l[0]));
-    rifl_udplink_free(p.l[1]);
-    p.l[1] = NULL;
     /* end 1 again, of end 0's width: the joint reset, the link back */
-    if (!new_end1(&p, port1, port0, 13, 0)) {
-        rifl_udplink_free(p.l[0]);
+    if (!replace_end1(&p, port1, port0, 13, 0))
         return;
-    }
-    p.stream[1] = 43;
-    p.sent[1] = p.got[1] = p.have[1] = 0;
-    CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
-    for (int i = 0; i < 2; i++)
-        CHECK(rifl_udplink_running(p.l[i]));
+    comes_back(&p, 100);
     CHECK_EQ_U(rifl_udplink_get_stats(p.l[0])->resets, 1);
     CHECK_EQ_U(u0->peer_epoch, 13);
     CHECK_EQ_U(u0->peer_frame_bits, 0);
-    CHECK_EQ_U(p.got[0], 100);
-    CHECK_EQ_U(p.got[1], 100);
-    CHECK_EQ_U(p.bad, 0);
     free_pair(&p);
 }
 
@@ -976,12 +989,8 @@ static void t_probe_width_then_restart(void)
     /* end 1 goes; a new one (epoch 13) on its port, whose socket sends, for
      * end 0's next read, a probe of the start it replaced (epoch 12, 1024-bit
      * frames) and then its own first probe */
-    rifl_udplink_free(p.l[1]);
-    p.l[1] = NULL;
-    if (!new_end1(&p, port1, port0, 13, 0)) {
-        rifl_udplink_free(p.l[0]);
+    if (!replace_end1(&p, port1, port0, 13, 0))
         return;
-    }
     int fd1 = rifl_udplink_fd(p.l[1]);
     send_probe_ask(fd1, 1024, 12, 1);
     send_probe_ask(fd1, 2048, 13, 2);
@@ -997,16 +1006,9 @@ static void t_probe_width_then_restart(void)
     CHECK_EQ_U(u0->peer_frame_bits, 0);
     CHECK_EQ_U(rifl_udplink_get_stats(p.l[0])->peer_epochs_adopted, 1);
     /* the link comes up with the new end 1 */
-    p.stream[1] = 43;
-    p.sent[1] = p.got[1] = p.have[1] = 0;
-    CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
-    for (int i = 0; i < 2; i++)
-        CHECK(rifl_udplink_running(p.l[i]));
+    comes_back(&p, 100);
     CHECK_EQ_U(u0->peer_epoch, 13);
     CHECK_EQ_U(u0->rx_other_width, 1);
-    CHECK_EQ_U(p.got[0], 100);
-    CHECK_EQ_U(p.got[1], 100);
-    CHECK_EQ_U(p.bad, 0);
     free_pair(&p);
 }
 
@@ -1043,12 +1045,8 @@ static void t_probe_value_then_restart(void)
         REQUIRE(port0 && port1);
         /* end 1 goes; a new one (epoch 13, end 0's settings) on its port
          * probes before end 0 reads */
-        rifl_udplink_free(p.l[1]);
-        p.l[1] = NULL;
-        if (!new_end1(&p, port1, port0, 13, 0)) {
-            rifl_udplink_free(p.l[0]);
+        if (!replace_end1(&p, port1, port0, 13, 0))
             return;
-        }
         send_probe_ask(rifl_udplink_fd(p.l[1]), 2048, 13, 2);
         p.now += 10000;
         int rc = rifl_udplink_step(p.l[0], p.now, &wake, msg, sizeof msg);
@@ -1063,17 +1061,10 @@ static void t_probe_value_then_restart(void)
         CHECK_EQ_U(u0->peer_epoch_new, 0);
         CHECK_EQ_U(u0->peer_probe_value, 0);
         /* the link comes up with the new end 1 */
-        p.stream[1] = 43;
-        p.sent[1] = p.got[1] = p.have[1] = 0;
-        CHECK_EQ_I(pump(&p, 3, 1000, 300000, 100), RIFL_OK);
-        for (int i = 0; i < 2; i++) {
-            CHECK(rifl_udplink_running(p.l[i]));
+        comes_back(&p, 100);
+        for (int i = 0; i < 2; i++)
             CHECK_EQ_U(rifl_udplink_get_stats(p.l[i])->resets, 0);
-        }
         CHECK_EQ_U(u0->peer_epoch, 13);
-        CHECK_EQ_U(p.got[0], 100);
-        CHECK_EQ_U(p.got[1], 100);
-        CHECK_EQ_U(p.bad, 0);
         free_pair(&p);
     }
 }
