@@ -10,7 +10,7 @@
 
 static void t_error_texts(void)
 {
-    for (int e = 0; e >= RIFL_ERR_TIMEOUT; e--) {
+    for (int e = 0; e >= RIFL_ERR_PEER_RESTARTED; e--) {
         const char *t = rifl_strerror(e);
         CHECK(t != NULL && strcmp(t, "unknown error") != 0);
     }

@@ -1261,6 +1261,61 @@ static void t_restart_forget_node(void)
     wire_free(&w);
 }
 
+/* Node 1 restarts while node 2 writes 200 KB to it and serves its read
+ * of 200 KB.  Forgetting node 1 ends both at node 2: the write completes
+ * with E_PEER_RESTARTED, the serve fails, the packets staged for node 1
+ * are dropped, and nothing of either reaches the new engine's memory (the
+ * link's joint reset dropped what was on its way), where before their
+ * blocks went on, into the new engine's memory, and the write completed
+ * OK with half its bytes in the old engine's.  A new write then goes as
+ * usual. */
+static void t_restart_fails_transfers(void)
+{
+    struct wire w;
+    wire_init(&w, NULL, 25);
+    fill_random(w.mem[1], 400000, 43);
+    rifl_rdma_wc wc;
+    REQUIRE(rifl_rdma_post_write(w.e[1], PD, w.mr[1].va, 1, w.mr[0].va + 100000, 200000, 0,
+                                 NULL, 5, w.now) == RIFL_OK);
+    REQUIRE(rifl_rdma_post_read(w.e[0], PD, w.mr[0].va + 500000, 2, w.mr[1].va + 200000, 200000,
+                                0, 6, w.now) == RIFL_OK);
+    const rifl_rdma_stats *st = rifl_rdma_get_stats(w.e[1]);
+    for (unsigned i = 0; i < 60; i++)
+        wire_step(&w);
+    REQUIRE(rifl_rdma_poll_cq(w.e[1], &wc, 1) == 0);
+    REQUIRE(st->acks_rx > 0 && st->read_requests_served == 0);
+    wire_restart(&w, 0, NULL);
+    memset(w.mem[0], 0, MEM);
+    w.qn = 0; /* (the link's joint reset) */
+    unsigned staged = rifl_rdma_staged(w.e[1]);
+    uint64_t failed = st->failed_transfers;
+    CHECK_EQ_I(rifl_rdma_forget_node(w.e[1], 1, 0, w.now), RIFL_OK);
+    CHECK_EQ_U(rifl_rdma_staged(w.e[1]), 0);
+    CHECK_EQ_U(st->restart_dropped, staged);
+    CHECK_EQ_U(st->restart_failed, 2);
+    CHECK_EQ_U(st->failed_transfers, failed + 2);
+    REQUIRE(rifl_rdma_poll_cq(w.e[1], &wc, 1) == 1);
+    CHECK_EQ_U(wc.wr_id, 5);
+    CHECK_EQ_I(wc.status, RIFL_ERR_PEER_RESTARTED);
+    CHECK(strcmp(rifl_rdma_strerror(wc.status), "E_PEER_RESTARTED") == 0);
+    for (unsigned i = 0; i < 100000; i++) /* 10 ms: past the blocks' timeouts */
+        wire_step(&w);
+    CHECK_EQ_U(rifl_rdma_get_stats(w.e[0])->rx_packets, 0);
+    size_t nz = 0;
+    for (size_t i = 0; i < MEM; i++)
+        nz += w.mem[0][i] != 0;
+    CHECK_MSG(nz == 0, "%zu bytes of the old transfers reached the new engine's memory", nz);
+    CHECK_EQ_U(rifl_rdma_poll_cq(w.e[1], &wc, 1), 0);
+    /* a new write */
+    CHECK_EQ_I(rifl_rdma_post_write(w.e[1], PD, w.mr[1].va, 1, w.mr[0].va + 100000, 50000, 0,
+                                    NULL, 7, w.now),
+               RIFL_OK);
+    REQUIRE(wire_wait(&w, 1, &wc, 1, 10000000) == 1);
+    CHECK_EQ_I(wc.status, RIFL_OK);
+    CHECK(memcmp(w.mem[0] + 100000, w.mem[1], 50000) == 0);
+    wire_free(&w);
+}
+
 /* Takes node 1's next bundle to node 2 off the wire, into `in_lane`. */
 static bool hold_next;
 static struct pkt_msg in_lane;
@@ -2725,6 +2780,7 @@ TEST_MAIN({ "config_refused", t_config_refused }, { "write_notify", t_write_noti
           { "loss_past_half_window", t_loss_past_half_window },
           { "source_page_past_block_life", t_source_page_past_block_life },
           { "restart_forget_node", t_restart_forget_node },
+          { "restart_fails_transfers", t_restart_fails_transfers },
           { "restart_old_packet_in_lane", t_restart_old_packet_in_lane },
           { "restart_after_pause", t_restart_after_pause },
           { "check_codes", t_check_codes },

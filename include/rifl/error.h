@@ -33,7 +33,9 @@ typedef enum rifl_err {
                                     out of bounds or without the right */
     RIFL_ERR_REMOTE_PROTECTION = -14, /* the remote end refused the access */
     RIFL_ERR_RETRY_EXCEEDED = -15,    /* given up after the retries allowed */
-    RIFL_ERR_TIMEOUT = -16            /* no answer in the time allowed */
+    RIFL_ERR_TIMEOUT = -16,           /* no answer in the time allowed */
+    RIFL_ERR_PEER_RESTARTED = -17     /* the peer restarted before the operation
+                                         finished: its outcome there is unknown */
 } rifl_err;
 
 /* Fixed text for an error code; never NULL. */

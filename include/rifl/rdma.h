@@ -19,8 +19,10 @@
  * Completion statuses are the project's error codes: RIFL_OK, and for a
  * failed transfer RIFL_ERR_REMOTE_PROTECTION (the target refused it),
  * RIFL_ERR_RETRY_EXCEEDED (a block's 16 retries used up, or a retry held
- * up past the block's longest life, by a source page say) or
- * RIFL_ERR_TIMEOUT (a read whose data never came). */
+ * up past the block's longest life, by a source page say),
+ * RIFL_ERR_TIMEOUT (a read whose data never came) or
+ * RIFL_ERR_PEER_RESTARTED (the target's engine restarted before the
+ * transfer finished: rifl_rdma_forget_node). */
 #ifndef RIFL_RDMA_H
 #define RIFL_RDMA_H
 
@@ -285,9 +287,13 @@ RIFL_API int rifl_rdma_input(rifl_rdma *e, uint64_t now, const uint8_t *msg, siz
  * rifl_udplink's joint reset does).  The new engine's blocks dropped in
  * that time are sent again after their timeouts.  Call it only for a new
  * engine: forgetting a live one's blocks would let a retry of a completed
- * block be delivered again.  This engine's own transfers to `node`, and the
- * reads it serves for it, go on (docs/rdma.md, "A node restarts").
- * RIFL_ERR_INVALID_ARG for a node not in the route table. */
+ * block be delivered again.  What this engine had for the old engine ends
+ * too: its transfers to `node` (writes, sends, reads of its memory)
+ * complete with RIFL_ERR_PEER_RESTARTED and the reads it serves for it
+ * fail (restart_failed), its packets staged for `node` and the read
+ * requests it has not served yet are dropped (restart_dropped)
+ * (docs/rdma.md, "A node restarts").  RIFL_ERR_INVALID_ARG for a node not
+ * in the route table. */
 RIFL_API int rifl_rdma_forget_node(rifl_rdma *e, uint32_t node, uint64_t quiet_ns, uint64_t now);
 
 /* When rifl_rdma_advance must next run (UINT64_MAX: no timer). */
@@ -313,6 +319,7 @@ typedef struct rifl_rdma_stats {
     uint64_t stale_responses, read_requests_served, completions, failed_transfers;
     uint64_t mailbox_messages, chain_waits, nacks_coalesced, duplicates_remembered;
     uint64_t memory_expired, quiet_dropped, blocks_expired;
+    uint64_t restart_failed, restart_dropped;
 } rifl_rdma_stats;
 
 RIFL_API const rifl_rdma_stats *rifl_rdma_get_stats(const rifl_rdma *e);

@@ -24,6 +24,7 @@ const char *rifl_strerror(int err)
     case RIFL_ERR_REMOTE_PROTECTION: return "remote protection error";
     case RIFL_ERR_RETRY_EXCEEDED: return "retries exceeded";
     case RIFL_ERR_TIMEOUT: return "timed out";
+    case RIFL_ERR_PEER_RESTARTED: return "the peer restarted";
     default: return "unknown error";
     }
 }

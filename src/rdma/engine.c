@@ -678,6 +678,11 @@ static const rifl_counter rdma_counters[] = {
     RIFL_COUNTER(S, blocks_expired, "blocks given up (E_RETRY_EXCEEDED) with a packet to cut "
                                     "past their longest life (a retry held up by a source "
                                     "page), when a receiver may have forgotten them"),
+    RIFL_COUNTER(S, restart_failed, "this engine's transfers to a node, and reads served for "
+                                    "it, failed (E_PEER_RESTARTED) by rifl_rdma_forget_node"),
+    RIFL_COUNTER(S, restart_dropped, "packets staged for a node, and its read requests not yet "
+                                     "served, dropped by rifl_rdma_forget_node: its old "
+                                     "engine's"),
 };
 #undef S
 RIFL_COUNTER_TABLE(rifl_rdma_counters, rdma_counters, rifl_rdma_stats)
@@ -693,6 +698,7 @@ const char *rifl_rdma_strerror(int status)
     case RIFL_ERR_REMOTE_PROTECTION: return "E_REMOTE_PROTECTION";
     case RIFL_ERR_RETRY_EXCEEDED: return "E_RETRY_EXCEEDED";
     case RIFL_ERR_TIMEOUT: return "E_TIMEOUT";
+    case RIFL_ERR_PEER_RESTARTED: return "E_PEER_RESTARTED";
     default: return rifl_strerror(status);
     }
 }

@@ -336,6 +336,8 @@ void rdma_serve_requests(rifl_rdma *e, uint64_t now);
 void rdma_chain_done(rifl_rdma *e, unsigned tid);
 void rdma_chain_drop(rifl_rdma *e, unsigned tid);
 void rdma_block_expire(rifl_rdma *e, unsigned tid, uint64_t now);
+void rdma_fail_node(rifl_rdma *e, uint32_t node, uint64_t now);
+void rdma_unstage_node(rifl_rdma *e, unsigned slot);
 
 /* send.c */
 void rdma_sched_push(rifl_rdma *e, unsigned tid);

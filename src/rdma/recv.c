@@ -546,6 +546,10 @@ int rifl_rdma_forget_node(rifl_rdma *e, uint32_t node, uint64_t quiet_ns, uint64
     for (unsigned i = 0; i < CTX_SETS; i++)
         if (e->nacked[i].valid && e->nacked[i].src == node)
             e->nacked[i].valid = false;
+    /* what this engine had for the old one: packets staged, transfers,
+     * read requests */
+    rdma_unstage_node(e, (unsigned)s);
+    rdma_fail_node(e, node, now);
     /* the old engine's packets still on their way are dropped, not taken
      * for the new one's */
     n->quiet_until = now + (quiet_ns < UINT64_MAX - now ? quiet_ns : UINT64_MAX - now);

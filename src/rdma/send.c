@@ -216,6 +216,22 @@ static void pop_head(rifl_rdma *e, struct route_q *q, bool prio, unsigned i)
     e->staged--;
 }
 
+/* Drop every packet staged for node slot `slot` (its engine restarted:
+ * they were for the old one, responses included). */
+void rdma_unstage_node(rifl_rdma *e, unsigned slot)
+{
+    struct node *n = &e->nodes[slot];
+    for (unsigned r = 0; r < n->routes; r++) {
+        struct route_q *q = &n->q[r];
+        while (q->pn || q->dn) {
+            bool prio;
+            unsigned i = head_of(q, &prio);
+            pop_head(e, q, prio, i);
+            e->st.restart_dropped++;
+        }
+    }
+}
+
 static size_t bundle_from(rifl_rdma *e, struct route_q *q, uint8_t *buf, size_t cap)
 {
     bool prio;

@@ -473,6 +473,29 @@ static void xf_finish(rifl_rdma *e, unsigned x, int status, uint64_t now)
     rdma_complete(e, x, status, now);
 }
 
+/* `node`'s engine restarted: this engine's transfers to it (writes, sends,
+ * reads of its memory, reads served for it) end with E_PEER_RESTARTED,
+ * whatever of them the old engine took being gone with it, and its read
+ * requests not yet served are dropped: the new engine never asked. */
+void rdma_fail_node(rifl_rdma *e, uint32_t node, uint64_t now)
+{
+    for (unsigned x = 0; x < e->n_xf; x++)
+        if (e->xf[x].kind != XF_FREE && e->xf[x].dst_node == node) {
+            e->st.restart_failed++;
+            xf_finish(e, x, RIFL_ERR_PEER_RESTARTED, now);
+        }
+    const unsigned fifo = e->cfg.req_fifo;
+    unsigned keep = 0;
+    for (unsigned k = 0; k < e->rn; k++) {
+        const struct read_req *q = &e->req[(e->rh + k) % fifo];
+        if (q->from == node)
+            e->st.restart_dropped++;
+        else
+            e->req[(e->rh + keep++) % fifo] = *q;
+    }
+    e->rn = keep;
+}
+
 /* ---- a block's life ------------------------------------------------------------------------- */
 
 static uint64_t timeout_of(const rifl_rdma *e, const struct block *b)
