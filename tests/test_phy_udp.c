@@ -690,6 +690,7 @@ static void t_other_width_malformed(void)
     CHECK_EQ_U(sb->rx_other_width, 2);
     CHECK_EQ_U(sb->peer_frame_bits, 1024);
     CHECK_EQ_U(sb->peer_epoch, 0);
+    CHECK_EQ_U(sb->probes_answered, 1); /* (answered all the same) */
     free_ends(&e);
 }
 

@@ -376,8 +376,10 @@ static bool take_probe(struct dgram *u, const uint8_t *d, size_t len)
     }
     if (other_width(u, d[3], epoch)) {
         /* answered all the same, so that the peer learns this end's width */
-        if (d[6] == PROBE_ASK)
+        if (d[6] == PROBE_ASK) {
+            u->st.probes_answered++;
             send_probe(u, PROBE_ANSWER, token);
+        }
         return true;
     }
     if (!epoch_taken(u, epoch, (uint32_t)get_be(d + RIFL_UDP_HEADER_BYTES + 12, 4),
