@@ -8,7 +8,9 @@
  * from its queue, which its user keeps topped up; every lane sends the
  * segment its group's word gives it, or a filler; D slots later the word
  * arrives whole at the far end and is read at once.  A stretch works this
- * out from packet lengths alone, no byte made or moved, keeping the users,
+ * out from packet lengths alone, no byte made or moved, one direction at a
+ * time and the slots in which a bond places a word of every group of one
+ * packet, none its last, as one bulk run, keeping the users,
  * the packet stamps, the validators and the latency histograms in step,
  * then hands the counts to the lanes' accelerator through each pair
  * (rifl_pair_advance) and to each bond (rifl_bond_advance), which rebuild
@@ -41,7 +43,9 @@ int rifl_bondsim_fast_init(struct bsim *s)
         s->placed[e] = calloc(cap, sizeof *s->placed[e]);
         s->pcache[e] = malloc(s->maxlen);
         s->pcache_seq[e] = UINT64_MAX;
-        if (!s->placed[e] || !s->pcache[e])
+        s->runs[e] = calloc(2 * cap, sizeof *s->runs[e]);
+        s->pre[e] = calloc(cap, sizeof *s->pre[e]);
+        if (!s->placed[e] || !s->pcache[e] || !s->runs[e] || !s->pre[e])
             return RIFL_ERR_NOMEM;
         for (unsigned i = 0; i < s->L; i++) {
             s->seglog[e][i] = calloc(nfid, sizeof *s->seglog[e][i]);
@@ -59,6 +63,8 @@ void rifl_bondsim_fast_free(struct bsim *s)
     for (int e = 0; e < 2; e++) {
         free(s->placed[e]);
         free(s->pcache[e]);
+        free(s->runs[e]);
+        free(s->pre[e]);
         for (unsigned i = 0; i < RIFL_BOND_MAX_LANES; i++) {
             free(s->seglog[e][i]);
             free(s->sent_by_id[e][i]);
@@ -139,6 +145,9 @@ struct emu {
     uint64_t tx_bytes[RIFL_BOND_MAX_LANES], tx_pk[RIFL_BOND_MAX_LANES];
     uint64_t rx_data[RIFL_BOND_MAX_LANES], rx_bytes_l[RIFL_BOND_MAX_LANES],
         rx_pk[RIFL_BOND_MAX_LANES];
+    /* the placements the far end has still to read (s->runs[e]), and its
+     * next slot of the stretch */
+    uint64_t rh, rn, ku;
 };
 
 /* Word w of packet p: its offset and bytes, its segments, the lane of its
@@ -288,13 +297,13 @@ static void emu_place(struct bsim *s, struct emu *em, uint64_t u, uint64_t k, un
     s->placed[e][k & s->pmask] = em->txw;
 }
 
-/* The far end in slot k: the words placed D slots before arrive, whole, and
- * its user reads them, as read_side() in bondsim.c. */
-static void emu_read(struct bsim *s, struct emu *em, uint64_t k)
+/* The far end in slot k: the words placed D slots before (by then, avail
+ * of them) arrive, whole, and its user reads them, as read_side() in
+ * bondsim.c. */
+static void emu_read(struct bsim *s, struct emu *em, uint64_t k, uint64_t avail)
 {
     struct bdir *d = &s->d[em->e];
     unsigned pb = em->g.pb;
-    uint64_t avail = s->placed[em->e][(k - s->D) & s->pmask];
     uint64_t n = avail - em->rxw;
     if (n && n % em->g.G == 0 && bpkt_at(d, em->rseq)->last >= avail) {
         /* whole rounds of full words of one packet, none its last */
@@ -334,6 +343,112 @@ static void emu_read(struct bsim *s, struct emu *em, uint64_t k)
         while (d->oldest < d->val.next_seq && d->oldest < d->stamp_cur)
             d->oldest++;
     }
+}
+
+/* Stretch slots u .. u + n - 1 placed (see struct brun). */
+static void run_push(struct bsim *s, struct emu *em, uint64_t u, uint64_t n, bool bulk)
+{
+    uint64_t rmask = 2 * s->pmask + 1;
+    uint64_t txw = bulk ? em->txw - (n - 1) * em->g.G : em->txw;
+    s->runs[em->e][(em->rh + em->rn++) & rmask] = (struct brun){ u, n, txw, bulk };
+}
+
+/* The far end's slots of the stretch up to `end` (not included): each
+ * reads what was placed D slots before, a bulk run's slots at once (every
+ * one brings a word of every group, none ending its packet: read as
+ * emu_read's first case would, slot by slot). */
+static void emu_read_to(struct bsim *s, struct emu *em, uint64_t t, uint64_t end)
+{
+    uint64_t rmask = 2 * s->pmask + 1, D = s->D;
+    const struct brun *runs = s->runs[em->e];
+    while (em->ku < end) {
+        uint64_t k = em->ku;
+        if (k < D) {
+            emu_read(s, em, t + k, s->pre[em->e][k]);
+            em->ku++;
+            continue;
+        }
+        uint64_t j = k - D;
+        const struct brun *r = &runs[em->rh & rmask];
+        while (r->u + r->n <= j) {
+            em->rh++;
+            em->rn--;
+            r = &runs[em->rh & rmask];
+        }
+        if (!r->bulk) {
+            emu_read(s, em, t + k, r->txw);
+            em->ku++;
+            continue;
+        }
+        uint64_t q = r->u + r->n - j;
+        if (q > end - k)
+            q = end - k;
+        uint64_t w = q * em->g.G;
+        em->all_rx += q;
+        em->rxw += w;
+        em->rx_words += w;
+        em->rx_bytes += w * em->g.wb;
+        em->have += w * em->g.wb;
+        em->ku += q;
+    }
+}
+
+/* Slots from the next on (at most `room`) in which end e's bond would
+ * place a word of every group of its head packet, none its last. */
+static uint64_t bulk_slots(const struct bsim *s, const struct emu *em, uint64_t room)
+{
+    const struct bdir *d = &s->d[em->e];
+    if (em->head >= d->next_seq)
+        return 0;
+    const struct bpkt *p = bpkt_at(d, em->head);
+    if (p->last < em->txw + em->g.G)
+        return 0;
+    uint64_t r = (p->last - em->txw) / em->g.G;
+    return r < room ? r : room;
+}
+
+/* Direction e through the m slots of a stretch from slot t: its sending
+ * user offers and its bond places, slot by slot or a bulk run at once,
+ * and the far end reads, D slots behind and never behind the slot before
+ * the next placed (so that the users' shared records are as stepping would
+ * leave them at each offer). */
+static int emu_direction(struct bsim *s, struct emu *em, uint64_t t, uint64_t m)
+{
+    unsigned kmask = s->kmask;
+    size_t qcap = rifl_bond_max_packet(s->end[0]) + RIFL_BOND_PACKET_OVERHEAD;
+    uint64_t log_from = m > kmask + 1u ? m - kmask - 1u : 0, P = s->pmask + 1;
+    for (uint64_t k = 0; k < s->D; k++)
+        s->pre[em->e][k] = s->placed[em->e][(t + k - s->D) & s->pmask];
+    for (uint64_t u = 0; u < m;) {
+        emu_read_to(s, em, t, u);
+        int rc = emu_offer(s, em, qcap);
+        if (rc != RIFL_OK)
+            return rc;
+        uint64_t r = u < log_from ? bulk_slots(s, em, log_from - u) : 0;
+        if (r < 2) {
+            emu_place(s, em, u, t + u, kmask, u >= log_from);
+            run_push(s, em, u, 1, false);
+            u++;
+            continue;
+        }
+        /* the user's offers in the other slots find the queue as full */
+        struct bpkt *p = bpkt_at(&s->d[em->e], em->head);
+        if (em->txw == p->first)
+            p->t_first = t + u + 1;
+        uint64_t txw0 = em->txw;
+        em->txw += r * em->g.G;
+        em->tx.tx_words += r * em->g.G;
+        em->tx.tx_rejected += r - 1;
+        em->all_tx += r;
+        /* (the ring, for the slots stepped after the stretch: its last
+         * slots are placed one by one, in all but the shortest) */
+        for (uint64_t j = u + r + P > m ? (r > P ? r - P : 0) : r; j < r; j++)
+            s->placed[em->e][(t + u + j) & s->pmask] = txw0 + (j + 1) * em->g.G;
+        run_push(s, em, u, r, true);
+        u += r;
+    }
+    emu_read_to(s, em, t, m);
+    return RIFL_OK;
 }
 
 /* Direction e's packet seq (of `len` bytes), whole. */
@@ -454,16 +569,12 @@ int rifl_bondsim_stretch(struct bsim *s, uint64_t *done)
             return RIFL_OK;
         }
     }
-    unsigned kmask = s->kmask;
-    size_t qcap = rifl_bond_max_packet(s->end[0]) + RIFL_BOND_PACKET_OVERHEAD;
-    for (uint64_t u = 0; u < m; u++)
-        for (unsigned e = 0; e < 2; e++) {
-            int rc = emu_offer(s, &em[e], qcap);
-            if (rc != RIFL_OK)
-                return rc;
-            emu_place(s, &em[e], u, t + u, kmask, m - u <= kmask + 1u);
-            emu_read(s, &em[e], t + u);
-        }
+    /* (the directions share nothing in a stretch) */
+    for (unsigned e = 0; e < 2; e++) {
+        int rc = emu_direction(s, &em[e], t, m);
+        if (rc != RIFL_OK)
+            return rc;
+    }
     int rc = land(s, em, m);
     if (rc == RIFL_OK)
         *done = m;

@@ -22,6 +22,14 @@ struct bseg {
     uint8_t end;
 };
 
+/* Slots u .. u + n - 1 of a steady stretch: the words placed by the end
+ * of the first (txw), and, in a bulk run, G more in each of the others (a
+ * word of every group, none ending its packet). */
+struct brun {
+    uint64_t u, n, txw;
+    bool bulk;
+};
+
 /* One direction: end `tx` sends, end `rx` receives. */
 struct bdir {
     rifl_bond *tx, *rx;
@@ -80,6 +88,9 @@ struct bsim {
     uint64_t *placed[2];      /* [e]: end e's words placed by the end of a
                                  slot, a ring of pmask + 1 slots */
     uint64_t pmask;
+    struct brun *runs[2];     /* [e]: a stretch's placements not yet read,
+                                 a ring of 2 (pmask + 1) */
+    uint64_t *pre[2];         /* [e]: the D slots' placements before it */
     struct bseg *seglog[2][RIFL_BOND_MAX_LANES]; /* end e's lane i: its data
                                  frames' bytes, by number, 2^K of them */
     int64_t *sent_by_id[2][RIFL_BOND_MAX_LANES];
