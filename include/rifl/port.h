@@ -142,7 +142,12 @@ RIFL_API uint64_t rifl_port_next_due(const rifl_port *port, uint64_t now);
 
 /* ---- receiving -------------------------------------------------------------- */
 
-/* After the lane received in slot `now`: take FCPs and packets off it. */
+/* After the lane received in slot `now`: take FCPs and packets off it.
+ * Call it after every slot in which the lane may have received a frame:
+ * FCPs are taken before packets, so with credits an FCP that came after
+ * the last frame of a packet, in the same call, would have its FCTBS
+ * (which counts that packet) set ABR before the packet adds its blocks
+ * again. */
 RIFL_API void rifl_port_collect(rifl_port *port, uint64_t now);
 /* Length of the packet waiting first on `vl`: RIFL_OK, or RIFL_ERR_AGAIN
  * when none waits. */
