@@ -143,6 +143,42 @@ static void t_init_and_pause_states(void)
     rifl_lane_free(l);
 }
 
+/* rifl-link section 7: frame_error ends with a good data or control frame
+ * while the receiver is back in step; a frame with an illegal SYN whose
+ * code checks (only an undetected error or a broken peer makes one) is
+ * neither, and leaves it raised. */
+static void t_illegal_syn_keeps_frame_error(void)
+{
+    rifl_lane *l = make_lane(0);
+    REQUIRE(l);
+    struct peer p = { 0 };
+    rifl_frame_info fi;
+    bring_up(l, &p);
+    p.fid = (p.fid + 5) & (N - 1); /* frames missed: frame_error */
+    slot(l, &p, filler(&p), &fi, NULL);
+    REQUIRE(rifl_lane_get_flags(l).frame_error);
+    /* the peer replays from the ID expected, 16 before the next new one:
+     * after 15 the receiver is in step again, the error still raised */
+    p.fid = rifl_lane_expected_id(l);
+    for (int i = 0; i < 15; i++)
+        CHECK_EQ_I(slot(l, &p, filler(&p), &fi, NULL), RIFL_RX_SKIPPED);
+    REQUIRE(rifl_lane_get_flags(l).frame_error);
+    uint64_t bad_syn = rifl_lane_get_stats(l)->rx_bad_syn;
+    uint64_t control = rifl_lane_get_stats(l)->rx_control;
+    for (unsigned syn = 0; syn <= 3; syn += 3) {
+        REQUIRE(rifl_frame_encode(p.wire, F, syn, 0, NULL, p.fid, &p.scr) == RIFL_OK);
+        slot(l, &p, p.wire, &fi, NULL);
+        CHECK_MSG(rifl_lane_get_flags(l).frame_error, "a good frame with SYN %u ended "
+                  "frame_error", syn);
+    }
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_bad_syn, bad_syn + 2);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_control, control);
+    slot(l, &p, ctl(&p, RIFL_KEY_IDLE), &fi, NULL);
+    CHECK(!rifl_lane_get_flags(l).frame_error);
+    CHECK_EQ_U(rifl_lane_get_stats(l)->rx_control, control + 1);
+    rifl_lane_free(l);
+}
+
 /* Project rule (docs/link-layer.md): a receiver waiting for a replay keeps
  * asking for it while the peer pauses it, RETRANSMIT instead of IDLE, so
  * that the peer, once it resumes, replays before it sends anything new. */
@@ -1513,6 +1549,7 @@ static void t_frames_by_reference(void)
 
 TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "pause_asks_replay", t_pause_asks_replay },
+          { "illegal_syn_keeps_frame_error", t_illegal_syn_keeps_frame_error },
           { "slot_rule", t_slot_rule },
           { "monitor_rule", t_monitor_rule },
           { "monitor_startup_sequence", t_monitor_startup_sequence },

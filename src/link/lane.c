@@ -998,8 +998,11 @@ static int rx_frame(rifl_lane *l, const rifl_frame_info *fi, const uint8_t *payl
             res = RIFL_RX_SKIPPED;
         }
         l->rfid = (l->rfid + 1) & l->kmask;
-    } else {
+    } else if (fi->syn == RIFL_SYN_CONTROL) {
         l->st.rx_control++;
+    } else {
+        return res; /* an illegal SYN (counted above) that checks: no data,
+                       no control, and not a frame that ends frame_error */
     }
     if (l->frame_error && in_step)
         l->frame_error = false;
