@@ -143,7 +143,7 @@ RIFL_API uint64_t rifl_port_next_due(const rifl_port *port, uint64_t now);
 /* ---- receiving -------------------------------------------------------------- */
 
 /* After the lane received in slot `now`: take FCPs and packets off it.
- * Call it after every slot in which the lane may have received a frame:
+ * Call it after every frame the lane receives (rifl_port_rx does both):
  * FCPs are taken before packets, so with credits an FCP that came after
  * the last frame of a packet, in the same call, would have its FCTBS
  * (which counts that packet) set ABR before the packet adds its blocks
