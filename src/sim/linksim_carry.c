@@ -25,6 +25,7 @@
 #include "rifl/phy.h"
 
 #include "linksim_priv.h"
+#include "pair_priv.h"
 
 /* Upcoming hits looked at per cable when planning a stretch. */
 enum { PEEK = 16 };
@@ -69,8 +70,6 @@ void rifl_linksim_carry_free(struct sim *s)
  * for any frame (the outcome depends on the error bits alone). */
 static bool hit_carried(const struct sim *s, const rifl_phy_hit *h)
 {
-    if (h->nbits == 0 || h->nbits > RIFL_PHY_HIT_BITS)
-        return false;
     unsigned F = s->cfg->lane.frame_bits;
     uint8_t wire[2][RIFL_FRAME_MAX_BYTES], zero[RIFL_PAYLOAD_MAX_BYTES] = { 0 };
     uint8_t out[RIFL_PAYLOAD_MAX_BYTES];
@@ -81,11 +80,8 @@ static bool hit_carried(const struct sim *s, const rifl_phy_hit *h)
             return false;
         clean[k] = scr;
     }
-    for (unsigned b = 0; b < h->nbits; b++) {
-        if (h->bit[b] >= F)
-            return false;
-        wire[0][h->bit[b] >> 3] ^= (uint8_t)(0x80u >> (h->bit[b] & 7));
-    }
+    if (!pair_hit_flip(h, wire[0], F))
+        return false;
     uint64_t descr = 0;
     for (int k = 0; k < 2; k++) {
         /* the hit frame (ID 0 here) must come out with another ID: the

@@ -534,6 +534,18 @@ __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
     p->slot++;
 }
 
+bool pair_hit_flip(const rifl_phy_hit *h, uint8_t *wire, unsigned frame_bits)
+{
+    if (h->nbits == 0 || h->nbits > RIFL_PHY_HIT_BITS)
+        return false;
+    for (unsigned b = 0; b < h->nbits; b++) {
+        if (h->bit[b] >= frame_bits)
+            return false;
+        wire[h->bit[b] >> 3] ^= (uint8_t)(0x80u >> (h->bit[b] & 7));
+    }
+    return true;
+}
+
 /* Hit h is one a quiet run can carry: whatever frame it falls in, that
  * frame keeps its SYN, verifies as an ID of 2^K or more and leaves the far
  * end's descrambler where the undamaged frame would (what ref_build makes a
@@ -543,15 +555,10 @@ __attribute__((flatten)) void rifl_pair_ref_step(rifl_pair *p)
 static bool hit_quiet(const rifl_pair *p, const rifl_phy_hit *h, uint16_t *kx)
 {
     unsigned F = rifl_lane_get_config(p->lane[0])->frame_bits;
-    if (h->nbits == 0 || h->nbits > RIFL_PHY_HIT_BITS)
-        return false;
     uint8_t wire[RIFL_FRAME_MAX_BYTES], payload[RIFL_PAYLOAD_MAX_BYTES];
     memcpy(wire, p->zero_wire, F / 8);
-    for (unsigned b = 0; b < h->nbits; b++) {
-        if (h->bit[b] >= F)
-            return false;
-        wire[h->bit[b] >> 3] ^= (uint8_t)(0x80u >> (h->bit[b] & 7));
-    }
+    if (!pair_hit_flip(h, wire, F))
+        return false;
     uint64_t descr = 0;
     rifl_frame_info fi;
     rifl_frame_decode(wire, F, &descr, payload, &fi);

@@ -1,5 +1,7 @@
 /* The checks of rifl_pair_create that need no lanes made, shared with the
- * link simulator's configuration check so that both refuse the same. */
+ * link simulator's configuration check so that both refuse the same; and
+ * how a cable's hit damages a frame, shared with the link simulator's
+ * recoveries carried as counts. */
 #ifndef RIFL_SIM_PAIR_PRIV_H
 #define RIFL_SIM_PAIR_PRIV_H
 
@@ -22,5 +24,11 @@ int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen);
  * the lanes refuse).  rifl_net_create's memory estimate counts a link's by
  * it. */
 uint64_t pair_flight_bytes(const rifl_pair_config *cfg);
+
+/* Hit h flipped into the wire bytes of a frame of frame_bits bits: false,
+ * with the frame partly flipped, for a hit whose bits are not all known
+ * (none, or more than RIFL_PHY_HIT_BITS) or one with a bit beyond the
+ * frame, which a frame of zeros cannot stand for. */
+bool pair_hit_flip(const rifl_phy_hit *h, uint8_t *wire, unsigned frame_bits);
 
 #endif
