@@ -816,6 +816,32 @@ static void t_config_refusals(void)
     CHECK_EQ_I(rifl_lane_create(NULL, &l, msg, sizeof msg), RIFL_ERR_INVALID_ARG);
 }
 
+/* The sizing rule on a round trip in frames: 2^K just covers 32 + RTT (a
+ * round trip that makes 32 + RTT a power of two takes that power, a hair
+ * more the next), at most 31; and on a link it is the rule on that link's
+ * round trip. */
+static void t_fid_bits_for_rtt(void)
+{
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(0), 5);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(0.5), 6);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(96), 7);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(97), 8);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(4064), 12);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(4064.25), 13);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(-32), 0);
+    CHECK_EQ_U(rifl_lane_fid_bits_for_rtt(1e12), 31);
+    rifl_link_params link = rifl_lane_default_config.link;
+    const double cables[] = { 0, 10, 20, 100, 900 };
+    for (unsigned i = 0; i < 5; i++) {
+        link.cable_m = cables[i];
+        for (unsigned w = 64; w <= 2048; w *= 2) {
+            double rtt = rifl_link_rtt_frames(&link, w, 2);
+            CHECK_MSG(rifl_lane_min_fid_bits(&link, w, 2) == rifl_lane_fid_bits_for_rtt(rtt),
+                      "%g m, %u-bit frames: RTT %.2f", cables[i], w, rtt);
+        }
+    }
+}
+
 /* What rifl_lane_config_memory says before a lane exists is what the lane
  * then takes, over the settings that size it; a refused configuration
  * counts nothing. */
@@ -1563,6 +1589,7 @@ TEST_MAIN({ "init_and_pause_states", t_init_and_pause_states },
           { "frames_by_content", t_frames_by_content }, { "rx_batch", t_rx_batch },
           { "frames_by_reference", t_frames_by_reference },
           { "packet_larger_than_queue", t_packet_larger_than_queue },
-          { "config_refusals", t_config_refusals }, { "config_memory", t_config_memory },
+          { "config_refusals", t_config_refusals }, { "fid_bits_for_rtt", t_fid_bits_for_rtt },
+          { "config_memory", t_config_memory },
           { "serial_lane_inputs", t_serial_lane_inputs }, { "serial_hold", t_serial_hold },
           { "tx_ready_predicts", t_tx_ready_predicts }, { "lane_tags", t_lane_tags })

@@ -60,6 +60,10 @@ RIFL_API double rifl_link_rtt_frames(const rifl_link_params *link, unsigned fram
  * 12, which means no frame-ID width is safe for that link. */
 RIFL_API unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
                                          unsigned extra_frames);
+/* The same rule for a round trip given in frame slots (a delay set by hand
+ * rather than from a link): the smallest K with 2^K >= 32 + rtt_frames, at
+ * most 31. */
+RIFL_API unsigned rifl_lane_fid_bits_for_rtt(double rtt_frames);
 
 /* ---- configuration ----------------------------------------------------- */
 

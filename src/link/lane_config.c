@@ -16,14 +16,19 @@ double rifl_link_rtt_frames(const rifl_link_params *link, unsigned frame_bits,
     return rtt_ns * link->lane_rate_gbps / (double)frame_bits + (double)extra_frames;
 }
 
-unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
-                                unsigned extra_frames)
+unsigned rifl_lane_fid_bits_for_rtt(double rtt_frames)
 {
-    double need = 32.0 + rifl_link_rtt_frames(link, frame_bits, extra_frames);
+    double need = 32.0 + rtt_frames;
     unsigned k = 0;
     while ((double)(1u << k) < need && k < 31)
         k++;
     return k;
+}
+
+unsigned rifl_lane_min_fid_bits(const rifl_link_params *link, unsigned frame_bits,
+                                unsigned extra_frames)
+{
+    return rifl_lane_fid_bits_for_rtt(rifl_link_rtt_frames(link, frame_bits, extra_frames));
 }
 
 unsigned rifl_lane_min_replay_tail(const rifl_lane_config *c)

@@ -80,11 +80,9 @@ int pair_check(const rifl_pair_config *cfg, char *msg, size_t msglen)
         /* the lanes check their frame-ID width against the link's round
          * trip; a delay given here must pass the same rule, or frames
          * replayed after 2^K others pass verification as the wrong ones */
-        double need = 32.0 + 2.0 * D + cfg->lane.pipeline_frames;
+        double rtt = 2.0 * D + cfg->lane.pipeline_frames, need = 32.0 + rtt;
         if ((double)(1u << cfg->lane.fid_bits) < need) {
-            unsigned k = 0;
-            while ((double)(1u << k) < need && k < 31)
-                k++;
+            unsigned k = rifl_lane_fid_bits_for_rtt(rtt);
             rifl_msg(msg, msglen, "a one-way delay of %u frames (delay_frames) is too long "
                      "for frame-ID width %u: the replay buffer of 2^K frames must cover 32 + "
                      "the round trip (2 x %u + %u pipeline frames) = %.0f; use fid_bits %u or "
