@@ -18,6 +18,7 @@
 #include "rifl/sim/latency.h"
 #include "rifl/sim/pair.h"
 
+#include "netsim_priv.h"
 #include "pair_priv.h"
 
 const rifl_net_config rifl_net_default_config = {
@@ -479,14 +480,15 @@ static int check(const rifl_net_config *c, char *err, size_t errlen)
         rifl_msg(err, errlen, "a host application needs its tick, deliver, sent and done calls");
         return RIFL_ERR_CONFIG;
     }
-    unsigned L = c->lanes ? c->lanes : 1, S = c->group_lanes;
-    if (L > RIFL_BOND_MAX_LANES || (L & (L - 1))) {
+    enum net_lanes_fault lf = net_lanes_rule(c->lanes, c->group_lanes, 0);
+    if (lf == NET_LANES_COUNT) {
         rifl_msg(err, errlen, "%u lanes per link: give 1, 2, 4, 8 or 16", c->lanes);
         return RIFL_ERR_CONFIG;
     }
-    if (S > RIFL_BOND_MAX_LANES || (S & (S - 1))) {
+    if (lf == NET_LANES_GROUP) {
         rifl_msg(err, errlen, "groups of %u lanes: give a power of two up to a bonded link's "
-                              "lanes (0: all of them, spatial only; 1: temporal only)", S);
+                              "lanes (0: all of them, spatial only; 1: temporal only)",
+                 c->group_lanes);
         return RIFL_ERR_CONFIG;
     }
     if (c->app && c->pcie_gbps > 0) {
@@ -535,6 +537,24 @@ static void mean_sizes(const rifl_net_config *c, double p, double *cells, double
     *cells = sc / k;
     *bytes = sb / k;
     *train = sc / sq;
+}
+
+enum net_lanes_fault net_lanes_rule(unsigned lanes, unsigned group_lanes, unsigned link_lanes)
+{
+    unsigned L = lanes ? lanes : 1, S = group_lanes;
+    if (L > RIFL_BOND_MAX_LANES || (L & (L - 1)))
+        return NET_LANES_COUNT;
+    if (S > RIFL_BOND_MAX_LANES || (S & (S - 1)))
+        return NET_LANES_GROUP;
+    if (link_lanes > 1 && S > link_lanes)
+        return NET_LANES_UNFIT;
+    return NET_LANES_OK;
+}
+
+unsigned net_link_lanes(const rifl_topology *t, unsigned lanes, unsigned v, unsigned p)
+{
+    int own = t->nodes[v].attr ? t->nodes[v].attr[p].lanes : 0;
+    return own > 0 ? (unsigned)own : lanes ? lanes : 1;
 }
 
 /* The lanes of a link of `cable_m` metres, `xcvr_ns` of transceivers and
@@ -620,7 +640,7 @@ static int port_lane(const rifl_net_config *cfg, const rifl_lane_config *base, u
                      size_t errlen)
 {
     const rifl_topo_link_attr *at = &cfg->topo->nodes[v].attr[p];
-    *lanes = at->lanes > 0 ? (unsigned)at->lanes : cfg->lanes ? cfg->lanes : 1;
+    *lanes = net_link_lanes(cfg->topo, cfg->lanes, v, p);
     if (at->cable_m < 0 && at->transceiver_ns < 0 && at->rate_gbps < 0 && at->lanes <= 0) {
         *lc = *base;
         return RIFL_OK;
@@ -732,7 +752,7 @@ static int make_links(rifl_net *n, const rifl_lane_config *base, char *err, size
             unsigned qcap = link_tag_room(n, &pc.lane, lanes);
             k->cable_m = pc.lane.link.cable_m;
             k->nl = lanes;
-            if (lanes > 1 && n->cfg.group_lanes > lanes) {
+            if (net_lanes_rule(n->cfg.lanes, n->cfg.group_lanes, lanes) == NET_LANES_UNFIT) {
                 char what[112];
                 link_name(&n->cfg, v, p, what, sizeof what);
                 rifl_msg(err, errlen, "groups of %u lanes do not fit %s of %u lanes: give "

@@ -14,6 +14,8 @@
 #include "rifl/rng.h"
 #include "rifl/sim/rdmasim.h"
 
+#include "netsim_priv.h"
+
 const rifl_rdmasim_config rifl_rdmasim_default_config = {
     .senders = 1,
     .op = RIFL_RDMASIM_WRITE,
@@ -62,8 +64,7 @@ static void bonded_lanes(const rifl_topology *t, unsigned lanes, unsigned *most,
     *most = *fewest = 0;
     for (unsigned v = 0; v < t->nnodes; v++)
         for (unsigned p = 0; p < t->nodes[v].nports; p++) {
-            int own = t->nodes[v].attr ? t->nodes[v].attr[p].lanes : 0;
-            unsigned nl = own > 0 ? (unsigned)own : lanes;
+            unsigned nl = net_link_lanes(t, lanes, v, p);
             if (t->nodes[v].peer[p] < 0 || nl < 2)
                 continue;
             if (nl > *most)
@@ -71,6 +72,32 @@ static void bonded_lanes(const rifl_topology *t, unsigned lanes, unsigned *most,
             if (!*fewest || nl < *fewest)
                 *fewest = nl;
         }
+}
+
+/* The lanes and groups of a run over a network, by the rule rifl_net_create
+ * holds its links to; and groups only where a link is bonded. */
+static int check_net_lanes(const rifl_rdmasim_config *c, char *msg, size_t msglen)
+{
+    unsigned most, fewest;
+    bonded_lanes(c->topo, c->lanes, &most, &fewest);
+    enum net_lanes_fault lf = net_lanes_rule(c->lanes, c->group_lanes, fewest);
+    if (lf == NET_LANES_COUNT)
+        rifl_msg(msg, msglen, "lanes is %u; give 1, 2, 4, 8 or 16 lanes per link (0: 1)",
+                 c->lanes);
+    else if (lf == NET_LANES_GROUP)
+        rifl_msg(msg, msglen, "group_lanes is %u; give a power of two up to a bonded link's "
+                 "lanes (0: all of them, spatial only; 1: temporal only)", c->group_lanes);
+    else if (c->group_lanes && !most)
+        rifl_msg(msg, msglen, "group_lanes is %u without bonded links: no link has more than "
+                 "one lane; give group_lanes 0, or lanes 2 to 16 (or a topology whose links "
+                 "have lanes)", c->group_lanes);
+    else if (lf == NET_LANES_UNFIT)
+        rifl_msg(msg, msglen, "group_lanes is %u and a bonded link has %u lanes; give "
+                 "group_lanes up to %u (0: all of a link's lanes)", c->group_lanes, fewest,
+                 fewest);
+    else
+        return RIFL_OK;
+    return RIFL_ERR_CONFIG;
 }
 
 int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
@@ -170,20 +197,9 @@ int rifl_rdmasim_check(const rifl_rdmasim_config *c, char *msg, size_t msglen)
             BAD("credit_cells is %u; give 1 to %u cells per virtual lane (a receiver "
                 "advertises at most %u blocks of %u bytes; 0: the 1.5-round-trip rule)",
                 c->credit_cells, CREDIT_CELLS_MAX, RIFL_FC_CREDIT_CAP, RIFL_FC_BLOCK_BYTES);
-        if (c->lanes > RIFL_BOND_MAX_LANES || (c->lanes & (c->lanes - 1)))
-            BAD("lanes is %u; give 1, 2, 4, 8 or 16 lanes per link (0: 1)", c->lanes);
-        if (c->group_lanes > RIFL_BOND_MAX_LANES || (c->group_lanes & (c->group_lanes - 1)))
-            BAD("group_lanes is %u; give a power of two up to a bonded link's lanes (0: all "
-                "of them, spatial only; 1: temporal only)", c->group_lanes);
-        unsigned most, fewest;
-        bonded_lanes(c->topo, c->lanes, &most, &fewest);
-        if (c->group_lanes && !most)
-            BAD("group_lanes is %u without bonded links: no link has more than one lane; "
-                "give group_lanes 0, or lanes 2 to 16 (or a topology whose links have lanes)",
-                c->group_lanes);
-        if (c->group_lanes > fewest && most)
-            BAD("group_lanes is %u and a bonded link has %u lanes; give group_lanes up to %u "
-                "(0: all of a link's lanes)", c->group_lanes, fewest, fewest);
+        int rc = check_net_lanes(c, msg, msglen);
+        if (rc != RIFL_OK)
+            return rc;
     } else if (c->max_memory_gb != 0) {
         BAD("max_memory_gb is %g without a network (a topology): it limits a network's "
             "memory; give max_memory_gb 0, or a topology", c->max_memory_gb);
