@@ -252,6 +252,11 @@ done
 invoke "${L[@]}" --seed 18446744073709551616
 check "seed 2^64 refused" [ "$rc" -eq 2 ]
 check "seed 2^64 named" grep -q -- "--seed" "$err"
+# white space in front of a count is refused, whatever the character (a seed
+# read past a newline or a form feed went through a double, losing digits)
+for ws in ' ' $'\t' $'\n' $'\v' $'\f' $'\r'; do
+  refused "--seed" "${L[@]}" --seed "${ws}9007199254740993"
+done
 # a run that cannot finish is refused at once, naming the bound
 refused "--ber.*--frames" sim link --ber 1e-4
 refused "--ber-ab.*--frames" sim link --ber-ab 2e-4 --bytes 1MB

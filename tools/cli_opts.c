@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "rifl/counter.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,7 +64,9 @@ int cli_parse_double(const char *s, double *out)
 static int parse_scaled(const char *s, uint64_t *out, int bytes)
 {
     char *end;
-    if (!s || !*s || *s == '-' || *s == ' ' || *s == '\t')
+    /* no minus and no white space of any kind in front (strtod would skip a
+     * newline or a form feed and read the digits after it through a double) */
+    if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
         return -1;
     /* plain digits: exact, whatever the size (strtod would round above 2^53) */
     size_t nd = strspn(s, "0123456789");
