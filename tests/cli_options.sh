@@ -317,6 +317,16 @@ assert [r["seed"] for r in rows] == ["1152921504606846977", "1152921504606847977
                                      "1152921504606848977"], [r["seed"] for r in rows]' "$out"
 refused "--sweep.*stay below 2.53" sim link --bytes 1KB --sweep seed=1:1152921504606846976:x2
 refused "--sweep.*repeats the value" sim link --bytes 1KB --sweep ber=1e-7:1.0000001e-7:x1.00000001
+# a range is read whole however long it is written: a factor of 10^5 with 60
+# zeros in its exponent gives two points, not 10^0.5's eleven; a FROM of 300
+# characters is a number, not a range cut short
+zeros=$(printf '0%.0s' {1..60})
+works sim link --bytes 1KB --csv --sweep "ber=1e-10:1e-5:x10^0.5${zeros}e1"
+check "a long factor is read whole" [ "$(cut -d, -f1 "$out" | tr '\n' ' ')" = "ber 1e-10 1e-05 " ]
+zeros=$(printf '0%.0s' {1..300})
+works "${L[@]}" --csv --sweep "load=0.5${zeros}:1:+0.5"
+check "a long FROM is read whole" [ "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "load") c = i }
+  { printf "%s ", $c }' "$out")" = "load 0.5 1 " ]
 refused "--sweep.*size" "${L[@]}" --sweep size=1,2
 refused "--sweep.*topology" "${S[@]}" --sweep topology=a,b
 refused "--sweep.*voq-cells=5" "${S[@]}" --sweep voq-cells=100,5

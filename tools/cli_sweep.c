@@ -130,16 +130,15 @@ static int whole_added_range(struct cli_sweep_key *k, const char *item, const ch
 /* whole numbers are exact in a double up to 2^53 */
 #define EXACT_DOUBLE 9007199254740992.0
 
-static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
+/* FROM:TO:STEP in `buf`, which is cut into its parts */
+static int range_values(struct cli_sweep_key *k, const char *item, char *buf)
 {
     enum cli_type t = k->opt->type;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
     char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (!c2 || strchr(c2 + 1, ':'))
         return sweep_err(item, syntax, "; a range has three parts, FROM:TO:STEP");
     *c1 = *c2 = '\0';
-    const char *st = c2 + 1;
+    char *st = c2 + 1;
     bool mult = *st == 'x' || *st == 'X' || *st == '*';
     if (whole(t) && !mult)
         return whole_added_range(k, item, buf, c1 + 1, st + (*st == '+'));
@@ -150,13 +149,11 @@ static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
                          k->opt->name);
     if (mult) {
         st++;
-        char sb[64];
-        snprintf(sb, sizeof sb, "%s", st);
-        char *caret = strchr(sb, '^');
+        char *caret = strchr(st, '^');
         double base, ex = 1;
         if (caret)
             *caret = '\0';
-        if (cli_parse_double(sb, &base) || (caret && cli_parse_double(caret + 1, &ex)))
+        if (cli_parse_double(st, &base) || (caret && cli_parse_double(caret + 1, &ex)))
             return sweep_err(item, syntax, "; the factor is a number such as x2 or x10^0.25");
         step = pow(base, ex);
         if (!(step > 1.0) || !isfinite(step))
@@ -205,6 +202,18 @@ static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
             return sweep_err(item, "out of memory%s", "");
     }
     return 0;
+}
+
+/* A range, whatever its length: its parts are cut from a copy of it (a copy
+ * into a fixed buffer cut short would be read as other numbers). */
+static int parse_range(struct cli_sweep_key *k, const char *item, const char *v)
+{
+    char *buf = strdup(v);
+    if (!buf)
+        return sweep_err(item, "out of memory%s", "");
+    int rc = range_values(k, item, buf);
+    free(buf);
+    return rc;
 }
 
 static int parse_list(struct cli_sweep_key *k, const char *item, const char *v)
