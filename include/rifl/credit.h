@@ -207,7 +207,10 @@ typedef struct rifl_vlarb {
 } rifl_vlarb;
 
 /* Parse "vl:weight,vl:weight,..." (e.g. "0:32,1:16").  An empty string (or
- * NULL) = no entries.  `out` and `n` are required (RIFL_ERR_INVALID_ARG). */
+ * NULL) = no entries.  `out` and `n` are required (RIFL_ERR_INVALID_ARG);
+ * `out` holds RIFL_VLARB_MAX_ENTRIES entries, and a longer table is refused
+ * (RIFL_ERR_PARSE, as is a VL above 14 or a weight above 255).  *n is set
+ * only on success; after an error `out` may hold some entries. */
 RIFL_API int rifl_vlarb_parse_table(const char *s, rifl_vlarb_entry *out, unsigned *n,
                                     char *msg, size_t msglen);
 /* Default: every data VL 0..n_vls-1 in the low table with weight 16. */
