@@ -7,7 +7,8 @@
  * behind a UTF-8 byte order mark gives the same pairs and the same answer;
  * an error returned by the callback stops the parse at once and is
  * returned; the pairs written back as `key = "value"` lines read back the
- * same; a message buffer of a few bytes is never overrun. */
+ * same; a message buffer of 5 bytes gets the message's first 4 and is never
+ * overrun. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,21 @@ static void check_stop(const struct seen *all, const char *text, size_t size, si
     free(c.back);
 }
 
+/* A message buffer of 5 bytes: the same answer, the message cut short. */
+static void check_short(const struct seen *all, int rc, const char *err, const char *text,
+                        size_t size, size_t skip)
+{
+    struct seen c;
+    char *small = malloc(5);
+    if (!small)
+        __builtin_trap();
+    if (run(&c, text, size, skip, 0, small, 5) != rc || c.calls != all->calls ||
+        strncmp(small, err, 4) || strlen(small) != (strlen(err) < 4 ? strlen(err) : 4))
+        __builtin_trap();
+    free(small);
+    free(c.back);
+}
+
 /* The same text behind a byte order mark: the same pairs, lines and answer. */
 static void check_bom(const struct seen *all, int rc, const char *err, const uint8_t *data,
                       size_t size)
@@ -234,6 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = run(&all, text, size, skip, 0, err, sizeof err);
     if (rc != RIFL_OK && !err[0])
         __builtin_trap(); /* every failure carries a message */
+    check_short(&all, rc, err, text, size, skip);
     if (all.calls > 0)
         check_stop(&all, text, size, skip);
     if (!skip)
