@@ -29,10 +29,16 @@ for src in "$root"/fuzz/fuzz_*.c; do
   work=$(mktemp -d)
   find "$corpus" -maxdepth 1 -type f -exec cp {} "$work"/ \;
   echo "fuzz $name for ${secs}s from $seeds seeds"
-  if ! ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" -print_final_stats=0 \
+  # (the harnesses' undefined-behaviour checks recover by default: made to
+  # stop the run, and any report left in the log fails it too)
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "$bin" -max_total_time="$secs" -print_final_stats=0 \
         -artifact_prefix="$work/" "$work" > "$work.log" 2>&1; then
     tail -40 "$work.log"
     bad "$name (log above)"
+  elif grep -q "runtime error:" "$work.log"; then
+    grep -m 5 -A 5 "runtime error:" "$work.log"
+    bad "$name: undefined behaviour (above)"
   elif ! grep -q "^INFO: seed corpus: files: $seeds " "$work.log"; then
     sed -n '/seed corpus\|files found/p' "$work.log"
     bad "$name: libFuzzer did not read the $seeds seed inputs"
